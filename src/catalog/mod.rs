@@ -1,0 +1,128 @@
+//! Tools and catalogs. A `Catalog` is the validated union of every catalog file given on
+//! the command line or in a scenario: ids are unique, names present, schemas are objects.
+//! Later stages (tokenizing, search, simulation) index tools by their position here.
+
+mod load;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+pub use load::{CatalogSource, load_catalogs, parse_catalog_arg};
+
+/// Where a tool was declared, for error messages that point back at the catalog.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    pub path: PathBuf,
+    pub line: usize,
+    pub column: usize,
+}
+
+/// One tool definition, as the agent would send it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tool {
+    /// `Read` for a built-in, `mcp__<server>__<tool>` for an MCP tool.
+    pub id: String,
+    /// The tool's own name (for MCP tools, without the server prefix).
+    pub name: String,
+    /// The MCP server, `None` for a built-in.
+    pub server: Option<String>,
+    pub description: String,
+    /// The JSON Schema of the input, an object, keys in source order.
+    pub input_schema: Value,
+    /// Native form only: a built-in's explicit choice to be deferred or not.
+    pub should_defer: Option<bool>,
+    /// Never deferred (per tool, or inherited from its server).
+    pub always_load: bool,
+    /// Extra words the keyword scorer matches (Claude Code's `searchHint`).
+    pub search_hint: Option<String>,
+    /// Tools that must be loaded together with this one (ids).
+    pub depends_on: Vec<String>,
+    pub origin: Option<Origin>,
+}
+
+impl Tool {
+    pub fn is_mcp(&self) -> bool {
+        self.server.is_some()
+    }
+}
+
+/// A server's own description, used when the deferred list shows servers rather than tools.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ServerInfo {
+    pub name: String,
+    pub description: Option<String>,
+}
+
+/// A validated set of tools with unique ids, in load order.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    tools: Vec<Tool>,
+    by_id: HashMap<String, usize>,
+    servers: Vec<ServerInfo>,
+}
+
+impl Catalog {
+    /// Builds a catalog from tools already known to have unique ids (the loaders check and
+    /// report duplicates with positions; this asserts the invariant for programmatic use).
+    pub fn from_tools(tools: Vec<Tool>) -> Result<Catalog, String> {
+        let mut by_id = HashMap::with_capacity(tools.len());
+        let mut servers: Vec<ServerInfo> = Vec::new();
+        for (i, t) in tools.iter().enumerate() {
+            if by_id.insert(t.id.clone(), i).is_some() {
+                return Err(format!("duplicate tool id {:?}", t.id));
+            }
+            if let Some(s) = &t.server
+                && !servers.iter().any(|x| &x.name == s)
+            {
+                servers.push(ServerInfo {
+                    name: s.clone(),
+                    description: None,
+                });
+            }
+        }
+        Ok(Catalog {
+            tools,
+            by_id,
+            servers,
+        })
+    }
+
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    pub fn get(&self, index: usize) -> &Tool {
+        &self.tools[index]
+    }
+
+    /// Index of the tool with exactly this id.
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.by_id.get(id).copied()
+    }
+
+    /// MCP servers in the order they first appear.
+    pub fn servers(&self) -> &[ServerInfo] {
+        &self.servers
+    }
+
+    pub(crate) fn set_server_description(&mut self, server: &str, description: Option<String>) {
+        if let Some(s) = self.servers.iter_mut().find(|s| s.name == server) {
+            s.description = description;
+        }
+    }
+}
+
+/// Builds an MCP tool id. Server and tool names keep their spelling.
+pub fn mcp_id(server: &str, tool: &str) -> String {
+    format!("mcp__{server}__{tool}")
+}

@@ -1,0 +1,595 @@
+//! Reading a JSON or YAML input file into a `serde_json::Value` (key order preserved) while
+//! keeping a way back to the text: `Document::locate` turns a path inside the value
+//! (`tools[3].name`) into a `line:column`, so validation errors found after parsing can still
+//! point at the offending place. Used by every loader (catalogs, scenarios, queries).
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::{Map, Number, Value};
+
+use crate::error::{Error, Position, Result, position_of_offset};
+
+/// Largest input file we read: far above any real catalog (the largest public one is ~2 MB).
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// Deepest nesting accepted in YAML; JSON uses serde_json's limit of 128.
+pub const MAX_YAML_DEPTH: usize = 128;
+
+/// One step of a path into a document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+impl From<&str> for Seg {
+    fn from(k: &str) -> Self {
+        Seg::Key(k.to_string())
+    }
+}
+
+impl From<usize> for Seg {
+    fn from(i: usize) -> Self {
+        Seg::Index(i)
+    }
+}
+
+/// Builds a path from mixed keys and indices: `path!["tools", 3, "name"]`.
+#[macro_export]
+macro_rules! path {
+    ($($seg:expr),* $(,)?) => { [$($crate::document::Seg::from($seg)),*] };
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Syntax {
+    Json,
+    Yaml,
+}
+
+/// A parsed input file.
+pub struct Document {
+    pub path: PathBuf,
+    pub syntax: Syntax,
+    pub value: Value,
+    text: String,
+    yaml_spans: Option<YNode>,
+}
+
+impl Document {
+    /// Reads and parses `path`; the syntax comes from the extension, or from the first
+    /// character when the extension says nothing (`{`/`[` mean JSON).
+    pub fn read(path: &Path) -> Result<Document> {
+        let meta = std::fs::metadata(path)
+            .map_err(|e| Error::input(path, None, format!("cannot read file: {e}")))?;
+        if meta.is_dir() {
+            return Err(Error::input(path, None, "is a directory, expected a file"));
+        }
+        if meta.len() > MAX_FILE_BYTES {
+            return Err(Error::input(
+                path,
+                None,
+                format!(
+                    "file is {} bytes, larger than the limit of {MAX_FILE_BYTES} bytes",
+                    meta.len()
+                ),
+            ));
+        }
+        let bytes = std::fs::read(path)
+            .map_err(|e| Error::input(path, None, format!("cannot read file: {e}")))?;
+        Self::parse(path, bytes)
+    }
+
+    /// Parses bytes that came from `path` (the path only names the source in errors and
+    /// picks the syntax by extension).
+    pub fn parse(path: &Path, bytes: Vec<u8>) -> Result<Document> {
+        let text = match String::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                let offset = e.utf8_error().valid_up_to();
+                let text = String::from_utf8_lossy(e.as_bytes());
+                let pos = position_of_offset(&text[..], offset.min(text.len()));
+                return Err(Error::input(
+                    path,
+                    Some(pos),
+                    "file is not valid UTF-8 (byte {offset})"
+                        .replace("{offset}", &offset.to_string()),
+                ));
+            }
+        };
+        // A UTF-8 byte order mark is legal in both syntaxes; drop it so offsets stay simple.
+        let text = match text.strip_prefix('\u{feff}') {
+            Some(rest) => rest.to_string(),
+            None => text,
+        };
+        if text.trim().is_empty() {
+            return Err(Error::input(
+                path,
+                Some(Position { line: 1, column: 1 }),
+                "file is empty, expected a JSON or YAML document",
+            ));
+        }
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        let syntax = match ext.as_deref() {
+            Some("json") | Some("jsonl") => Syntax::Json,
+            Some("yaml") | Some("yml") => Syntax::Yaml,
+            _ => match text.trim_start().chars().next() {
+                Some('{') | Some('[') => Syntax::Json,
+                _ => Syntax::Yaml,
+            },
+        };
+        match syntax {
+            Syntax::Json => {
+                let value: Value = serde_json::from_str(&text).map_err(|e| json_error(path, &e))?;
+                Ok(Document {
+                    path: path.to_path_buf(),
+                    syntax,
+                    value,
+                    text,
+                    yaml_spans: None,
+                })
+            }
+            Syntax::Yaml => {
+                let node = parse_yaml(path, &text)?;
+                let value = node.to_value(path, 0)?;
+                Ok(Document {
+                    path: path.to_path_buf(),
+                    syntax,
+                    value,
+                    text,
+                    yaml_spans: Some(node),
+                })
+            }
+        }
+    }
+
+    /// The `line:column` of the value at `path`, or of the deepest existing ancestor.
+    pub fn locate(&self, path: &[Seg]) -> Option<Position> {
+        match &self.yaml_spans {
+            Some(node) => node.locate(path),
+            None => json_locate(&self.text, path).map(|off| position_of_offset(&self.text, off)),
+        }
+    }
+
+    /// An input error located at `path` in this document.
+    pub fn error_at(&self, path: &[Seg], message: impl Into<String>) -> Error {
+        Error::input(&self.path, self.locate(path), message)
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+/// A serde_json syntax error as a located input error.
+pub fn json_error(path: &Path, e: &serde_json::Error) -> Error {
+    let msg = e.to_string();
+    // serde_json appends " at line L column C"; we print the position up front instead.
+    let msg = match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg,
+    };
+    let pos = (e.line() > 0).then(|| Position {
+        line: e.line(),
+        column: e.column().max(1),
+    });
+    Error::input(path, pos, format!("invalid JSON: {msg}"))
+}
+
+fn parse_yaml(path: &Path, text: &str) -> Result<YNode> {
+    let options = serde_saphyr::options! {
+        budget: serde_saphyr::budget! { max_depth: MAX_YAML_DEPTH },
+    };
+    serde_saphyr::from_str_with_options::<YNode>(text, options).map_err(|e| {
+        let pos = e.location().and_then(|l| {
+            (l.line() > 0).then(|| Position {
+                line: l.line() as usize,
+                column: l.column().max(1) as usize,
+            })
+        });
+        let mut msg = e.without_snippet().to_string();
+        // The rendered message may carry its own "line L column C" text; ours comes first.
+        if let Some(i) = msg.find(" at line ") {
+            msg.truncate(i);
+        }
+        let msg = msg.lines().next().unwrap_or("").trim().to_string();
+        Error::input(path, pos, format!("invalid YAML: {msg}"))
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// YAML: a value tree that remembers where each node was written.
+
+#[derive(Debug)]
+enum YValue {
+    Null,
+    Bool(bool),
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<YNode>),
+    Map(Vec<(String, YNode)>),
+}
+
+#[derive(Debug)]
+struct YNode {
+    value: YValue,
+    line: u32,
+    column: u32,
+}
+
+impl<'de> Deserialize<'de> for YNode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let spanned = serde_saphyr::Spanned::<YValue>::deserialize(d)?;
+        Ok(YNode {
+            value: spanned.value,
+            line: spanned.referenced.line() as u32,
+            column: spanned.referenced.column() as u32,
+        })
+    }
+}
+
+/// Map keys may be any scalar in YAML; catalogs only use strings, so other scalars are
+/// turned into their text.
+struct YKey(String);
+
+impl<'de> Deserialize<'de> for YKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = YKey;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a scalar mapping key")
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<YKey, E> {
+                Ok(YKey(v.to_string()))
+            }
+            fn visit_string<E>(self, v: String) -> std::result::Result<YKey, E> {
+                Ok(YKey(v))
+            }
+            fn visit_bool<E>(self, v: bool) -> std::result::Result<YKey, E> {
+                Ok(YKey(v.to_string()))
+            }
+            fn visit_i64<E>(self, v: i64) -> std::result::Result<YKey, E> {
+                Ok(YKey(v.to_string()))
+            }
+            fn visit_u64<E>(self, v: u64) -> std::result::Result<YKey, E> {
+                Ok(YKey(v.to_string()))
+            }
+            fn visit_f64<E>(self, v: f64) -> std::result::Result<YKey, E> {
+                Ok(YKey(v.to_string()))
+            }
+            fn visit_unit<E>(self) -> std::result::Result<YKey, E> {
+                Ok(YKey("null".to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for YValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = YValue;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any YAML value")
+            }
+            fn visit_unit<E>(self) -> std::result::Result<YValue, E> {
+                Ok(YValue::Null)
+            }
+            fn visit_none<E>(self) -> std::result::Result<YValue, E> {
+                Ok(YValue::Null)
+            }
+            fn visit_some<D: serde::Deserializer<'de>>(
+                self,
+                d: D,
+            ) -> std::result::Result<YValue, D::Error> {
+                YValue::deserialize(d)
+            }
+            fn visit_bool<E>(self, v: bool) -> std::result::Result<YValue, E> {
+                Ok(YValue::Bool(v))
+            }
+            fn visit_i64<E>(self, v: i64) -> std::result::Result<YValue, E> {
+                Ok(YValue::Int(v))
+            }
+            fn visit_u64<E>(self, v: u64) -> std::result::Result<YValue, E> {
+                Ok(YValue::UInt(v))
+            }
+            fn visit_f64<E>(self, v: f64) -> std::result::Result<YValue, E> {
+                Ok(YValue::Float(v))
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<YValue, E> {
+                Ok(YValue::Str(v.to_string()))
+            }
+            fn visit_string<E>(self, v: String) -> std::result::Result<YValue, E> {
+                Ok(YValue::Str(v))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<YValue, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element::<YNode>()? {
+                    items.push(item);
+                }
+                Ok(YValue::Seq(items))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<YValue, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(YKey(k)) = map.next_key::<YKey>()? {
+                    let v = map.next_value::<YNode>()?;
+                    entries.push((k, v));
+                }
+                Ok(YValue::Map(entries))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl YNode {
+    fn position(&self) -> Option<Position> {
+        (self.line > 0).then(|| Position {
+            line: self.line as usize,
+            column: self.column.max(1) as usize,
+        })
+    }
+
+    fn to_value(&self, path: &Path, depth: usize) -> Result<Value> {
+        if depth > MAX_YAML_DEPTH {
+            return Err(Error::input(
+                path,
+                self.position(),
+                format!("nesting deeper than {MAX_YAML_DEPTH} levels"),
+            ));
+        }
+        Ok(match &self.value {
+            YValue::Null => Value::Null,
+            YValue::Bool(b) => Value::Bool(*b),
+            YValue::Int(i) => Value::Number((*i).into()),
+            YValue::UInt(u) => Value::Number((*u).into()),
+            YValue::Float(f) => match Number::from_f64(*f) {
+                Some(n) => Value::Number(n),
+                None => {
+                    return Err(Error::input(
+                        path,
+                        self.position(),
+                        "non-finite number (.inf or .nan) cannot be rendered as JSON",
+                    ));
+                }
+            },
+            YValue::Str(s) => Value::String(s.clone()),
+            YValue::Seq(items) => Value::Array(
+                items
+                    .iter()
+                    .map(|n| n.to_value(path, depth + 1))
+                    .collect::<Result<_>>()?,
+            ),
+            YValue::Map(entries) => {
+                let mut map = Map::with_capacity(entries.len());
+                for (k, n) in entries {
+                    map.insert(k.clone(), n.to_value(path, depth + 1)?);
+                }
+                Value::Object(map)
+            }
+        })
+    }
+
+    fn locate(&self, path: &[Seg]) -> Option<Position> {
+        let mut node = self;
+        for seg in path {
+            let next = match (&node.value, seg) {
+                (YValue::Map(entries), Seg::Key(k)) => {
+                    entries.iter().find(|(key, _)| key == k).map(|(_, n)| n)
+                }
+                (YValue::Seq(items), Seg::Index(i)) => items.get(*i),
+                _ => None,
+            };
+            match next {
+                Some(n) => node = n,
+                None => break,
+            }
+        }
+        node.position()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON: find the byte offset of the value at a path by scanning text that already parsed.
+// Iterative, so deep nesting cannot overflow the stack.
+
+fn json_locate(text: &str, path: &[Seg]) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut pos = skip_ws(b, 0);
+    for seg in path {
+        match (seg, b.get(pos)) {
+            (Seg::Key(want), Some(b'{')) => {
+                let mut p = skip_ws(b, pos + 1);
+                let mut found = None;
+                while b.get(p) == Some(&b'"') {
+                    let key_end = skip_string(b, p)?;
+                    let key: String = serde_json::from_str(&text[p..key_end]).ok()?;
+                    p = skip_ws(b, key_end);
+                    if b.get(p) != Some(&b':') {
+                        return Some(pos);
+                    }
+                    p = skip_ws(b, p + 1);
+                    if &key == want {
+                        found = Some(p);
+                    }
+                    // Later duplicates win in serde_json, so keep scanning.
+                    p = skip_ws(b, skip_value(b, p)?);
+                    if b.get(p) == Some(&b',') {
+                        p = skip_ws(b, p + 1);
+                    }
+                }
+                match found {
+                    Some(p) => pos = p,
+                    None => return Some(pos),
+                }
+            }
+            (Seg::Index(want), Some(b'[')) => {
+                let mut p = skip_ws(b, pos + 1);
+                let mut i = 0;
+                while i < *want {
+                    if b.get(p) == Some(&b']') || p >= b.len() {
+                        return Some(pos);
+                    }
+                    p = skip_ws(b, skip_value(b, p)?);
+                    if b.get(p) == Some(&b',') {
+                        p = skip_ws(b, p + 1);
+                    }
+                    i += 1;
+                }
+                if b.get(p) == Some(&b']') {
+                    return Some(pos);
+                }
+                pos = p;
+            }
+            _ => return Some(pos),
+        }
+    }
+    Some(pos)
+}
+
+fn skip_ws(b: &[u8], mut p: usize) -> usize {
+    while p < b.len() && matches!(b[p], b' ' | b'\t' | b'\n' | b'\r') {
+        p += 1;
+    }
+    p
+}
+
+/// `p` is at an opening quote; returns the offset just past the closing quote.
+fn skip_string(b: &[u8], mut p: usize) -> Option<usize> {
+    p += 1;
+    while p < b.len() {
+        match b[p] {
+            b'\\' => p += 2,
+            b'"' => return Some(p + 1),
+            _ => p += 1,
+        }
+    }
+    None
+}
+
+/// Skips one JSON value starting at `p`; returns the offset just past it.
+fn skip_value(b: &[u8], p: usize) -> Option<usize> {
+    match b.get(p)? {
+        b'"' => skip_string(b, p),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut q = p;
+            while q < b.len() {
+                match b[q] {
+                    b'"' => {
+                        q = skip_string(b, q)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(q + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                q += 1;
+            }
+            None
+        }
+        _ => {
+            let mut q = p;
+            while q < b.len() && !matches!(b[q], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+            {
+                q += 1;
+            }
+            Some(q)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(name: &str, text: &str) -> Document {
+        Document::parse(Path::new(name), text.as_bytes().to_vec()).unwrap()
+    }
+
+    #[test]
+    fn json_paths_locate_values() {
+        let d = doc(
+            "a.json",
+            "{\n  \"tools\": [\n    {\"name\": \"x\"},\n    {\"name\": \"y\", \"d\": [1, {\"z\": 2}]}\n  ]\n}",
+        );
+        assert_eq!(
+            d.locate(&path!["tools", 1, "name"]),
+            Some(Position {
+                line: 4,
+                column: 14
+            })
+        );
+        assert_eq!(
+            d.locate(&path!["tools", 1, "d", 1, "z"]),
+            Some(Position {
+                line: 4,
+                column: 34
+            })
+        );
+        // A missing key points at the enclosing object.
+        assert_eq!(
+            d.locate(&path!["tools", 0, "nope"]),
+            Some(Position { line: 3, column: 5 })
+        );
+    }
+
+    #[test]
+    fn yaml_paths_locate_values_and_keep_key_order() {
+        let d = doc("a.yaml", "builtins:\n  - name: Read\n    z: 1\n    a: 2\n");
+        assert_eq!(
+            d.locate(&path!["builtins", 0, "name"]),
+            Some(Position {
+                line: 2,
+                column: 11
+            })
+        );
+        let keys: Vec<_> = d.value["builtins"][0]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        assert_eq!(keys, ["name", "z", "a"]);
+    }
+
+    #[test]
+    fn syntax_errors_carry_positions() {
+        let e = Document::parse(Path::new("t.json"), b"{\"a\": [1,".to_vec())
+            .err()
+            .unwrap();
+        let Error::Input(e) = e else { panic!() };
+        assert!(e.position.is_some(), "{e}");
+        let e = Document::parse(Path::new("t.yaml"), b"a: [1\nb: 2\n".to_vec())
+            .err()
+            .unwrap();
+        let Error::Input(e) = e else { panic!() };
+        assert!(e.position.is_some(), "{e}");
+        assert!(e.to_string().starts_with("t.yaml:"), "{e}");
+    }
+
+    #[test]
+    fn non_utf8_and_empty_files_are_errors() {
+        assert!(Document::parse(Path::new("x.json"), vec![b'{', 0xff, b'}']).is_err());
+        assert!(Document::parse(Path::new("x.yaml"), b"  \n".to_vec()).is_err());
+        let d = doc("bom.json", "\u{feff}{\"a\": 1}");
+        assert_eq!(d.value["a"], 1);
+    }
+}

@@ -1,0 +1,17 @@
+//! toolbudget: measures what deferred tool loading buys an LLM agent.
+//!
+//! Data flows one way: `catalog` loads and validates tool definitions; `tokenize` counts each
+//! tool once; `search` ranks tools for a query; `eval` scores rankings against labels;
+//! `simulate` replays conversations eagerly and deferred through the same search core;
+//! `report` renders finished results. Only `commands` (and the binary) do I/O.
+
+pub mod catalog;
+pub mod cli;
+pub mod commands;
+pub mod document;
+pub mod error;
+pub mod output;
+pub mod search;
+pub mod tokenize;
+
+pub use error::{Error, InputError, Result};

@@ -1,0 +1,202 @@
+//! Output formats and the one place that writes result files. Renderers elsewhere are pure
+//! functions to `String`; this module decides where the bytes go and writes files atomically
+//! (a temporary file in the same folder, then a rename), so a file is whole or absent.
+
+use std::io::Write;
+use std::path::Path;
+use std::str::FromStr;
+
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    #[default]
+    Table,
+    Json,
+    Csv,
+    Md,
+}
+
+impl FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "table" => Ok(Format::Table),
+            "json" => Ok(Format::Json),
+            "csv" => Ok(Format::Csv),
+            "md" | "markdown" => Ok(Format::Md),
+            _ => Err(format!(
+                "unknown format {s:?}, expected one of: table, json, csv, md"
+            )),
+        }
+    }
+}
+
+/// Writes `bytes` to `path` whole or not at all.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let err = |source| Error::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir).map_err(err)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
+    tmp.write_all(bytes).map_err(err)?;
+    tmp.as_file().sync_all().map_err(err)?;
+    tmp.persist(path).map_err(|e| err(e.error))?;
+    Ok(())
+}
+
+/// Sends output to the file given by `--out`, or to stdout.
+pub fn emit(out: Option<&Path>, text: &str) -> Result<()> {
+    match out {
+        Some(p) => write_atomic(p, text.as_bytes()),
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            // A closed pipe (`| head`) is not an error worth reporting.
+            match stdout
+                .write_all(text.as_bytes())
+                .and_then(|_| stdout.flush())
+            {
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                r => r.map_err(|source| Error::Write {
+                    path: "<stdout>".into(),
+                    source,
+                }),
+            }
+        }
+    }
+}
+
+/// JSON text with a trailing newline; stable because every map we emit is ordered.
+pub fn to_json<T: serde::Serialize>(value: &T) -> String {
+    let mut s = serde_json::to_string_pretty(value).expect("result types always serialize");
+    s.push('\n');
+    s
+}
+
+/// A plain-text table with aligned columns; `right` marks numeric columns.
+pub fn text_table(headers: &[&str], rows: &[Vec<String>], right: &[bool]) -> String {
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            widths[i] = widths[i].max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let line = |cells: &[String], out: &mut String| {
+        let mut first = true;
+        for (i, c) in cells.iter().enumerate() {
+            if !first {
+                out.push_str("  ");
+            }
+            first = false;
+            let pad = widths[i] - c.chars().count();
+            if right.get(i).copied().unwrap_or(false) {
+                out.push_str(&" ".repeat(pad));
+                out.push_str(c);
+            } else {
+                out.push_str(c);
+                if i + 1 < cells.len() {
+                    out.push_str(&" ".repeat(pad));
+                }
+            }
+        }
+        out.push('\n');
+    };
+    let h: Vec<String> = headers.iter().map(|s| s.to_string()).collect();
+    line(&h, &mut out);
+    let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    line(&rule, &mut out);
+    for row in rows {
+        line(row, &mut out);
+    }
+    out
+}
+
+/// A Markdown table; `right` marks numeric columns.
+pub fn md_table(headers: &[&str], rows: &[Vec<String>], right: &[bool]) -> String {
+    let mut out = String::new();
+    out.push_str("| ");
+    out.push_str(&headers.join(" | "));
+    out.push_str(" |\n|");
+    for i in 0..headers.len() {
+        out.push_str(if right.get(i).copied().unwrap_or(false) {
+            "---:|"
+        } else {
+            "---|"
+        });
+    }
+    out.push('\n');
+    for row in rows {
+        out.push_str("| ");
+        let cells: Vec<String> = row.iter().map(|c| c.replace('|', "\\|")).collect();
+        out.push_str(&cells.join(" | "));
+        out.push_str(" |\n");
+    }
+    out
+}
+
+/// CSV with RFC 4180 quoting.
+pub fn csv(headers: &[&str], rows: &[Vec<String>]) -> String {
+    fn field(s: &str) -> String {
+        if s.contains([',', '"', '\n', '\r']) {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s.to_string()
+        }
+    }
+    let mut out = String::new();
+    out.push_str(
+        &headers
+            .iter()
+            .map(|h| field(h))
+            .collect::<Vec<_>>()
+            .join(","),
+    );
+    out.push('\n');
+    for row in rows {
+        out.push_str(&row.iter().map(|c| field(c)).collect::<Vec<_>>().join(","));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_quotes_what_needs_quoting() {
+        assert_eq!(
+            csv(&["a", "b"], &[vec!["x,y".into(), "say \"hi\"".into()]]),
+            "a,b\n\"x,y\",\"say \"\"hi\"\"\"\n"
+        );
+    }
+
+    #[test]
+    fn atomic_write_replaces_whole_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sub/out.json");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"two");
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("sub")).unwrap().count(),
+            1
+        );
+    }
+
+    #[test]
+    fn text_table_aligns_columns() {
+        let t = text_table(
+            &["id", "n"],
+            &[vec!["Read".into(), "12".into()]],
+            &[false, true],
+        );
+        assert_eq!(t, "id     n\n----  --\nRead  12\n");
+    }
+}

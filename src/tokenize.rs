@@ -1,0 +1,362 @@
+//! Tokenizers and tool rendering. A tool's token count is the count of its rendering under a
+//! tokenizer; `ToolTokens` computes every tool's count once (in parallel) and the rest of the
+//! program reuses those numbers.
+
+use std::fmt::Write as _;
+use std::str::FromStr;
+use std::sync::OnceLock;
+
+use rayon::prelude::*;
+use serde_json::Value;
+use tiktoken_rs::CoreBPE;
+
+use crate::catalog::{Catalog, Tool};
+
+/// A real BPE tokenizer, compiled in (no download).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum Tokenizer {
+    #[default]
+    O200kBase,
+    Cl100kBase,
+}
+
+impl Tokenizer {
+    pub const ALL: [Tokenizer; 2] = [Tokenizer::O200kBase, Tokenizer::Cl100kBase];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Tokenizer::O200kBase => "o200k_base",
+            Tokenizer::Cl100kBase => "cl100k_base",
+        }
+    }
+
+    fn bpe(self) -> &'static CoreBPE {
+        static O200K: OnceLock<CoreBPE> = OnceLock::new();
+        static CL100K: OnceLock<CoreBPE> = OnceLock::new();
+        match self {
+            Tokenizer::O200kBase => O200K.get_or_init(|| {
+                tiktoken_rs::o200k_base().expect("the o200k_base vocabulary is compiled in")
+            }),
+            Tokenizer::Cl100kBase => CL100K.get_or_init(|| {
+                tiktoken_rs::cl100k_base().expect("the cl100k_base vocabulary is compiled in")
+            }),
+        }
+    }
+
+    /// Number of tokens in `text`; special-token text counts as ordinary text, as it would in
+    /// a tool description sent to a model.
+    pub fn count(self, text: &str) -> usize {
+        self.bpe().encode_ordinary(text).len()
+    }
+}
+
+impl std::fmt::Display for Tokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Tokenizer {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "o200k_base" | "o200k" => Ok(Tokenizer::O200kBase),
+            "cl100k_base" | "cl100k" => Ok(Tokenizer::Cl100kBase),
+            _ => Err(format!(
+                "unknown tokenizer {s:?}, expected one of: o200k_base, cl100k_base"
+            )),
+        }
+    }
+}
+
+/// How a tool definition is turned into text before counting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Render {
+    /// Compact JSON of `{"name", "description", "input_schema"}` (CONTRACT.md).
+    #[default]
+    Json,
+}
+
+impl Render {
+    pub fn name(self) -> &'static str {
+        match self {
+            Render::Json => "json",
+        }
+    }
+
+    pub fn render(self, tool: &Tool) -> String {
+        match self {
+            Render::Json => render_json(tool),
+        }
+    }
+}
+
+impl FromStr for Render {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "json" => Ok(Render::Json),
+            _ => Err(format!("unknown rendering {s:?}, expected: json")),
+        }
+    }
+}
+
+/// `{"name":ID,"description":D,"input_schema":S}`: no spaces, UTF-8 kept, schema keys in
+/// source order, numbers written as Python's `json.dumps` writes them (the reference counts).
+pub fn render_json(tool: &Tool) -> String {
+    let mut out = String::with_capacity(64 + tool.description.len() * 2);
+    out.push_str("{\"name\":");
+    write_json_str(&mut out, &tool.id);
+    out.push_str(",\"description\":");
+    write_json_str(&mut out, &tool.description);
+    out.push_str(",\"input_schema\":");
+    write_compact(&mut out, &tool.input_schema);
+    out.push('}');
+    out
+}
+
+/// Compact JSON of any value with Python-compatible number formatting.
+pub fn write_compact(out: &mut String, v: &Value) {
+    // Iterative over an explicit stack so a deeply nested schema cannot overflow ours.
+    enum Step<'a> {
+        Value(&'a Value),
+        Raw(&'static str),
+        Key(&'a str),
+    }
+    let mut stack = vec![Step::Value(v)];
+    while let Some(step) = stack.pop() {
+        match step {
+            Step::Raw(s) => out.push_str(s),
+            Step::Key(k) => {
+                write_json_str(out, k);
+                out.push(':');
+            }
+            Step::Value(v) => match v {
+                Value::Null => out.push_str("null"),
+                Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+                Value::Number(n) => write_number(out, n),
+                Value::String(s) => write_json_str(out, s),
+                Value::Array(items) => {
+                    out.push('[');
+                    stack.push(Step::Raw("]"));
+                    for (i, item) in items.iter().enumerate().rev() {
+                        stack.push(Step::Value(item));
+                        if i > 0 {
+                            stack.push(Step::Raw(","));
+                        }
+                    }
+                }
+                Value::Object(map) => {
+                    out.push('{');
+                    stack.push(Step::Raw("}"));
+                    let entries: Vec<_> = map.iter().collect();
+                    for (i, (k, item)) in entries.into_iter().enumerate().rev() {
+                        stack.push(Step::Value(item));
+                        stack.push(Step::Key(k));
+                        if i > 0 {
+                            stack.push(Step::Raw(","));
+                        }
+                    }
+                }
+            },
+        }
+    }
+}
+
+fn write_json_str(out: &mut String, s: &str) {
+    // serde_json escapes exactly what Python's json.dumps(ensure_ascii=False) escapes.
+    out.push_str(&serde_json::to_string(s).expect("strings always serialize"));
+}
+
+fn write_number(out: &mut String, n: &serde_json::Number) {
+    if let Some(i) = n.as_i64() {
+        let _ = write!(out, "{i}");
+    } else if let Some(u) = n.as_u64() {
+        let _ = write!(out, "{u}");
+    } else if let Some(f) = n.as_f64() {
+        out.push_str(&python_float_repr(f));
+    }
+}
+
+/// Python's `repr(float)`: the shortest round-tripping digits, in positional notation when the
+/// decimal exponent is in [-4, 16), otherwise `d.ddde+XX` with at least two exponent digits.
+pub fn python_float_repr(f: f64) -> String {
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0.0" } else { "0.0" }.to_string();
+    }
+    // ryu gives the shortest digits; normalise its output to (sign, digits, exponent).
+    let mut buf = ryu::Buffer::new();
+    let s = buf.format_finite(f);
+    let (neg, s) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    let (mantissa, exp) = match s.split_once('e') {
+        Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
+        None => (s, 0),
+    };
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let mut digits: String = format!("{int_part}{frac_part}");
+    let mut point = int_part.len() as i32 + exp; // position of the decimal point in `digits`
+    let lead = digits.len() - digits.trim_start_matches('0').len();
+    digits.drain(..lead);
+    point -= lead as i32;
+    let digits = digits.trim_end_matches('0');
+    let digits = if digits.is_empty() { "0" } else { digits };
+    let sci_exp = point - 1;
+    let mut out = String::new();
+    if neg {
+        out.push('-');
+    }
+    if (-4..16).contains(&sci_exp) {
+        if point <= 0 {
+            out.push_str("0.");
+            out.push_str(&"0".repeat((-point) as usize));
+            out.push_str(digits);
+        } else if point as usize >= digits.len() {
+            out.push_str(digits);
+            out.push_str(&"0".repeat(point as usize - digits.len()));
+            out.push_str(".0");
+        } else {
+            out.push_str(&digits[..point as usize]);
+            out.push('.');
+            out.push_str(&digits[point as usize..]);
+        }
+    } else {
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        let _ = write!(
+            out,
+            "e{}{:02}",
+            if sci_exp < 0 { '-' } else { '+' },
+            sci_exp.abs()
+        );
+    }
+    out
+}
+
+/// Every tool's token count under one tokenizer and rendering, computed once.
+#[derive(Debug, Clone)]
+pub struct ToolTokens {
+    pub tokenizer: Tokenizer,
+    pub render: Render,
+    counts: Vec<usize>,
+}
+
+impl ToolTokens {
+    pub fn compute(catalog: &Catalog, tokenizer: Tokenizer, render: Render) -> ToolTokens {
+        let counts = catalog
+            .tools()
+            .par_iter()
+            .with_min_len(64)
+            .map(|t| tokenizer.count(&render.render(t)))
+            .collect();
+        ToolTokens {
+            tokenizer,
+            render,
+            counts,
+        }
+    }
+
+    /// Counts supplied directly (tests, or a fixed-count model of a catalog).
+    pub fn from_counts(tokenizer: Tokenizer, render: Render, counts: Vec<usize>) -> ToolTokens {
+        ToolTokens {
+            tokenizer,
+            render,
+            counts,
+        }
+    }
+
+    pub fn get(&self, tool_index: usize) -> usize {
+        self.counts[tool_index]
+    }
+
+    pub fn counts(&self) -> &[usize] {
+        &self.counts
+    }
+
+    pub fn total(&self) -> usize {
+        self.counts.iter().sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tool(id: &str, desc: &str, schema: Value) -> Tool {
+        Tool {
+            id: id.into(),
+            name: id.into(),
+            server: None,
+            description: desc.into(),
+            input_schema: schema,
+            should_defer: None,
+            always_load: false,
+            search_hint: None,
+            depends_on: vec![],
+            origin: None,
+        }
+    }
+
+    #[test]
+    fn json_rendering_is_compact_ordered_and_keeps_utf8() {
+        let schema: Value = serde_json::from_str(
+            r#"{"type":"object","properties":{"z":{"type":"string","enum":["a","b"]},"a":{"type":"number","default":1.5}},"required":["z"]}"#,
+        )
+        .unwrap();
+        let t = tool("Read", "Lit un fichier — \"vite\"\n", schema);
+        assert_eq!(
+            render_json(&t),
+            r#"{"name":"Read","description":"Lit un fichier — \"vite\"\n","input_schema":{"type":"object","properties":{"z":{"type":"string","enum":["a","b"]},"a":{"type":"number","default":1.5}},"required":["z"]}}"#
+        );
+    }
+
+    #[test]
+    fn floats_render_like_python() {
+        for (f, want) in [
+            (1.0, "1.0"),
+            (0.5, "0.5"),
+            (1e16, "1e+16"),
+            (1.5e16, "1.5e+16"),
+            (123456789012345.0, "123456789012345.0"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (-2.5e-7, "-2.5e-07"),
+            (1e100, "1e+100"),
+            (2.71, "2.71"),
+            (-0.0, "-0.0"),
+        ] {
+            assert_eq!(python_float_repr(f), want, "{f}");
+        }
+        assert_eq!(
+            {
+                let mut s = String::new();
+                write_compact(
+                    &mut s,
+                    &json!({"a": 1e20, "b": -3, "c": 18446744073709551615u64}),
+                );
+                s
+            },
+            r#"{"a":1e+20,"b":-3,"c":18446744073709551615}"#
+        );
+    }
+
+    #[test]
+    fn counts_are_real_bpe_counts() {
+        // Known values of the reference tiktoken implementation.
+        assert_eq!(Tokenizer::Cl100kBase.count("hello world"), 2);
+        assert_eq!(Tokenizer::O200kBase.count("hello world"), 2);
+        assert_eq!(Tokenizer::O200kBase.count(""), 0);
+    }
+
+    #[test]
+    fn tokenizer_names_parse() {
+        assert_eq!("o200k_base".parse::<Tokenizer>(), Ok(Tokenizer::O200kBase));
+        assert!("gpt2".parse::<Tokenizer>().is_err());
+    }
+}
