@@ -3,13 +3,15 @@
 //! Later stages (tokenizing, search, simulation) index tools by their position here.
 
 mod load;
+mod native_writer;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 use serde_json::Value;
 
-pub use load::{CatalogSource, load_catalogs, parse_catalog_arg};
+pub use load::{CatalogSource, MAX_TOOLS, load_catalogs, parse_catalog_arg};
+pub use native_writer::to_native_json;
 
 /// Where a tool was declared: the file and the path to the tool inside it. The `line:column`
 /// is only worked out when an error needs it (`Origin::position`), because locating every tool
