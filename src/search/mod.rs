@@ -4,8 +4,14 @@
 //! A scorer is built once per catalog (indexes precomputed) and then answers queries over all
 //! tools or over a candidate subset (the simulator searches only the deferred tools).
 
+pub mod bm25;
+pub mod keyword;
+pub mod regex_scorer;
+pub mod text;
+
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use crate::catalog::Catalog;
 use crate::error::InputError;
@@ -163,11 +169,16 @@ pub struct ScorerConfig {
 /// Builds the scorer of `kind` over `catalog`, precomputing its index.
 pub fn build(
     kind: ScorerKind,
-    catalog: std::sync::Arc<Catalog>,
+    catalog: Arc<Catalog>,
     config: &ScorerConfig,
 ) -> crate::Result<Box<dyn Scorer>> {
-    let _ = (&catalog, config);
-    Err(crate::Error::Missing(format!(
-        "the {kind} scorer is not built yet"
-    )))
+    let _ = config;
+    match kind {
+        ScorerKind::Keyword => Ok(Box::new(keyword::KeywordScorer::new(catalog))),
+        ScorerKind::Regex => Ok(Box::new(regex_scorer::RegexScorer::new(catalog))),
+        ScorerKind::Bm25 => Ok(Box::new(bm25::Bm25Scorer::new(catalog))),
+        ScorerKind::Semantic | ScorerKind::Hybrid => Err(crate::Error::Missing(format!(
+            "the {kind} scorer is not built yet"
+        ))),
+    }
 }
