@@ -27,7 +27,7 @@ struct DevSet {
     queries: Vec<(String, Vec<usize>)>,
 }
 
-fn load(data: &PathBuf, name: &'static str) -> DevSet {
+fn load(data: &std::path::Path, name: &'static str) -> DevSet {
     let cat_path = data.join(format!("catalogs/{name}.json"));
     let catalog = Arc::new(
         load_catalogs(&[parse_catalog_arg(cat_path.to_str().unwrap())]).expect("catalog loads"),
