@@ -121,31 +121,90 @@ fn dev_set_recall_and_mrr() {
 }
 
 fn grid(sets: &[DevSet]) {
-    for k1 in [0.9, 1.2, 1.5] {
-        for b in [0.5, 0.75, 0.9] {
-            for name in [1.0, 2.0, 3.0] {
-                for args in [0.5, 1.0] {
-                    for arg_desc in [0.25, 0.5, 1.0] {
-                        let params = Bm25Params {
-                            k1,
-                            b,
-                            weights: [name, 1.0, args, arg_desc],
-                        };
-                        let row: Vec<String> = sets
-                            .iter()
-                            .map(|set| {
-                                let s = Bm25Scorer::with_params(set.catalog.clone(), params);
-                                let (r, m) = measure(&s, set);
-                                format!("{r:.3} {m:.3}")
-                            })
-                            .collect();
-                        println!(
-                            "k1={k1} b={b} name={name} args={args} arg_desc={arg_desc}: {}",
-                            row.join(" | ")
-                        );
+    for normalize in [true, false] {
+        for k1 in [0.9, 1.2, 1.5] {
+            for b in [0.5, 0.75, 0.9] {
+                for name in [1.0, 2.0, 3.0] {
+                    for args in [0.5, 1.0] {
+                        for arg_desc in [0.25, 0.5, 1.0] {
+                            let params = Bm25Params {
+                                k1,
+                                b,
+                                normalize,
+                                weights: [name, 1.0, args, arg_desc],
+                            };
+                            let row: Vec<String> = sets
+                                .iter()
+                                .map(|set| {
+                                    let s = Bm25Scorer::with_params(set.catalog.clone(), params);
+                                    let (r, m) = measure(&s, set);
+                                    format!("{r:.3} {m:.3}")
+                                })
+                                .collect();
+                            println!(
+                                "normalize={normalize} k1={k1} b={b} name={name} args={args} arg_desc={arg_desc}: {}",
+                                row.join(" | ")
+                            );
+                        }
                     }
                 }
             }
         }
+    }
+}
+
+/// Query latency on a catalog of about 10,000 real tools (the two dev catalogs, copied under
+/// renamed servers/names), every dev query once. Prints microseconds per query; meaningful in
+/// `--release` only.
+#[test]
+fn latency_on_ten_thousand_tools() {
+    let Some(data) = shared_data() else {
+        eprintln!("skipped: no shared data (set TOOLBUDGET_SHARED_DATA)");
+        return;
+    };
+    let sets = [load(&data, "stabletoolbench"), load(&data, "bfcl")];
+    let mut tools = Vec::new();
+    for copy in 0..3 {
+        for set in &sets {
+            for t in set.catalog.tools() {
+                let mut t = t.clone();
+                match &t.server {
+                    Some(s) => {
+                        let server = format!("{s}{copy}");
+                        t.id = toolbudget::catalog::mcp_id(&server, &t.name);
+                        t.server = Some(server);
+                    }
+                    None => {
+                        t.name = format!("{}{copy}", t.name);
+                        t.id = t.name.clone();
+                    }
+                }
+                tools.push(t);
+            }
+        }
+    }
+    let catalog = Arc::new(Catalog::from_tools(tools).unwrap());
+    let queries: Vec<&str> = sets
+        .iter()
+        .flat_map(|s| s.queries.iter().map(|(q, _)| q.as_str()))
+        .collect();
+    for kind in [ScorerKind::Keyword, ScorerKind::Bm25] {
+        let started = std::time::Instant::now();
+        let scorer = build(kind, catalog.clone(), &ScorerConfig::default()).unwrap();
+        let built = started.elapsed();
+        let started = std::time::Instant::now();
+        let mut found = 0;
+        for q in &queries {
+            found += scorer.search(&SearchRequest::new(q, 5)).unwrap().hits.len();
+        }
+        let per_query = started.elapsed().as_secs_f64() * 1e6 / queries.len() as f64;
+        println!(
+            "{:8} {} tools: index {:.0} ms, {per_query:.0} µs per query ({} queries, {found} hits)",
+            kind.name(),
+            catalog.len(),
+            built.as_secs_f64() * 1e3,
+            queries.len()
+        );
+        assert!(found > 0);
     }
 }

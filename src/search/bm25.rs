@@ -24,7 +24,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::text::{schema_text, strip_prefix_ignore_case, words};
+use super::text::{STOPWORDS, schema_text, stem_plural, strip_prefix_ignore_case, words};
 use super::{
     Contribution, Explanation, Hit, Scorer, ScorerKind, SearchOutcome, SearchRequest, rank_hits,
 };
@@ -37,6 +37,7 @@ pub const DEFAULT_NAME_WEIGHT: f64 = 2.0;
 pub const DEFAULT_DESCRIPTION_WEIGHT: f64 = 1.0;
 pub const DEFAULT_ARGUMENT_NAME_WEIGHT: f64 = 0.5;
 pub const DEFAULT_ARGUMENT_DESCRIPTION_WEIGHT: f64 = 0.5;
+pub const DEFAULT_NORMALIZE: bool = true;
 pub const MAX_QUERY_CHARS: usize = 500;
 
 pub const FIELD_COUNT: usize = 4;
@@ -52,6 +53,8 @@ pub const FIELD_NAMES: [&str; FIELD_COUNT] = [
 pub struct Bm25Params {
     pub k1: f64,
     pub b: f64,
+    /// Drop [`STOPWORDS`] and fold plurals ([`stem_plural`]) in tools and queries.
+    pub normalize: bool,
     /// Per field, in [`FIELD_NAMES`] order.
     pub weights: [f64; FIELD_COUNT],
 }
@@ -61,6 +64,7 @@ impl Default for Bm25Params {
         Bm25Params {
             k1: DEFAULT_K1,
             b: DEFAULT_B,
+            normalize: DEFAULT_NORMALIZE,
             weights: [
                 DEFAULT_NAME_WEIGHT,
                 DEFAULT_DESCRIPTION_WEIGHT,
@@ -71,8 +75,19 @@ impl Default for Bm25Params {
     }
 }
 
+/// Stopwords dropped and plurals folded, when `normalize` is on.
+fn normalized(mut tokens: Vec<String>, normalize: bool) -> Vec<String> {
+    if normalize {
+        tokens.retain(|w| !STOPWORDS.contains(&w.as_str()));
+        for w in &mut tokens {
+            *w = stem_plural(w);
+        }
+    }
+    tokens
+}
+
 /// The words of each field of one tool.
-pub fn tool_fields(tool: &Tool) -> [Vec<String>; FIELD_COUNT] {
+pub fn tool_fields(tool: &Tool, normalize: bool) -> [Vec<String>; FIELD_COUNT] {
     let mut fields: [Vec<String>; FIELD_COUNT] = Default::default();
     let name = strip_prefix_ignore_case(&tool.id, "mcp__").unwrap_or(&tool.id);
     words(name, true, &mut fields[0]);
@@ -84,13 +99,14 @@ pub fn tool_fields(tool: &Tool) -> [Vec<String>; FIELD_COUNT] {
     for d in &schema.descriptions {
         words(d, false, &mut fields[3]);
     }
-    fields
+    fields.map(|f| normalized(f, normalize))
 }
 
 /// The words of a query, each distinct word once, in first-seen order.
-pub fn query_terms(query: &str) -> Vec<String> {
+pub fn query_terms(query: &str, normalize: bool) -> Vec<String> {
     let mut all = Vec::new();
     words(query, true, &mut all);
+    let mut all = normalized(all, normalize);
     let mut seen = std::collections::HashSet::new();
     all.retain(|w| seen.insert(w.clone()));
     all
@@ -140,7 +156,7 @@ impl Bm25Scorer {
         let mut postings: Vec<Vec<Posting>> = Vec::new();
         let mut lengths: Vec<[usize; FIELD_COUNT]> = Vec::with_capacity(catalog.len());
         for (tool, t) in catalog.tools().iter().enumerate() {
-            let fields = tool_fields(t);
+            let fields = tool_fields(t, params.normalize);
             lengths.push(std::array::from_fn(|f| fields[f].len()));
             for (f, field) in fields.iter().enumerate() {
                 for w in field {
@@ -221,7 +237,7 @@ impl Scorer for Bm25Scorer {
     fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, InputError> {
         Self::check_query(request.query)?;
         let mut score: HashMap<u32, f64> = HashMap::new();
-        for term in query_terms(request.query) {
+        for term in query_terms(request.query, self.params.normalize) {
             let Some(&id) = self.term_ids.get(&term) else {
                 continue;
             };
@@ -255,7 +271,7 @@ impl Scorer for Bm25Scorer {
         Self::check_query(query)?;
         let mut contributions = Vec::new();
         let mut total = 0.0;
-        for term in query_terms(query) {
+        for term in query_terms(query, self.params.normalize) {
             let Some(&id) = self.term_ids.get(&term) else {
                 continue;
             };
@@ -295,6 +311,7 @@ impl Scorer for Bm25Scorer {
         vec![
             ("k1".into(), self.params.k1.to_string()),
             ("b".into(), self.params.b.to_string()),
+            ("normalize".into(), self.params.normalize.to_string()),
             (
                 "weights".into(),
                 format!(
@@ -329,12 +346,12 @@ mod tests {
     #[test]
     fn fields_and_query_terms() {
         let cat = tiny();
-        let f = tool_fields(cat.get(2));
+        let f = tool_fields(cat.get(2), false);
         assert_eq!(f[0], ["web", "search"]);
         assert_eq!(f[2], ["query"]);
         assert_eq!(f[3], ["what", "to", "find"]);
         assert_eq!(
-            query_terms("Read the FILE, read it"),
+            query_terms("Read the FILE, read it", false),
             ["read", "the", "file", "it"]
         );
     }
@@ -345,6 +362,7 @@ mod tests {
         let params = Bm25Params {
             k1: 1.2,
             b: 0.75,
+            normalize: false,
             weights: [0.0, 1.0, 0.0, 0.0],
         };
         let s = Bm25Scorer::with_params(tiny(), params);

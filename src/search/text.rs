@@ -99,6 +99,42 @@ pub fn words(text: &str, camel: bool, out: &mut Vec<String>) {
     }
 }
 
+/// Common English function words: frequent in long natural-language queries, and saying
+/// nothing about which tool is meant.
+pub const STOPWORDS: &[&str] = &[
+    "a", "about", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "do",
+    "does", "for", "from", "had", "has", "have", "he", "her", "his", "how", "i", "if", "in",
+    "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "please", "she", "so", "some",
+    "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "us",
+    "was", "we", "were", "what", "when", "where", "which", "who", "will", "with", "would", "you",
+    "your",
+];
+
+/// A plural-only stemmer (a small part of Porter's step 1a): `queries` → `query`,
+/// `boxes` → `box`, `files` → `file`; words of 3 letters or fewer, and `-ss`, `-us`, `-is`
+/// endings, are kept.
+pub fn stem_plural(word: &str) -> String {
+    let n = word.len();
+    if n <= 3 || !word.is_ascii() {
+        return word.to_string();
+    }
+    if let Some(stem) = word.strip_suffix("ies")
+        && n > 4
+    {
+        return format!("{stem}y");
+    }
+    if ["sses", "xes", "ches", "shes"]
+        .iter()
+        .any(|e| word.ends_with(e))
+    {
+        return word[..n - 2].to_string();
+    }
+    if word.ends_with('s') && !["ss", "us", "is"].iter().any(|e| word.ends_with(e)) {
+        return word[..n - 1].to_string();
+    }
+    word.to_string()
+}
+
 /// Whether `needle` occurs in `haystack` with a word boundary (JavaScript `\b`) on both sides,
 /// i.e. whether the regex `(?-u:\b)NEEDLE(?-u:\b)` matches. Checks every occurrence,
 /// overlapping ones included. An empty needle never matches.
@@ -281,6 +317,25 @@ mod tests {
         out.clear();
         words("getUserById", true, &mut out);
         assert_eq!(out, ["get", "user", "by", "id"]);
+    }
+
+    #[test]
+    fn plurals_fold_to_their_singular() {
+        let cases = [
+            ("queries", "query"),
+            ("boxes", "box"),
+            ("files", "file"),
+            ("matches", "match"),
+            ("classes", "class"),
+            ("class", "class"),
+            ("status", "status"),
+            ("analysis", "analysis"),
+            ("ids", "ids"),
+            ("cafés", "cafés"),
+        ];
+        for (word, stem) in cases {
+            assert_eq!(stem_plural(word), stem, "{word}");
+        }
     }
 
     #[test]
