@@ -105,6 +105,11 @@ impl TextColumn {
     }
 
     /// Tools whose text matches `\bterm\b`, ascending, each once.
+    ///
+    /// Every maximal run of word characters inside the term is bounded by a non-word character
+    /// of the term or by a `\b` at its edge, so in any match it is a whole word run of the
+    /// text: the tools having the term's rarest run are the only candidates, checked one by
+    /// one. A term without word characters (`-`, `?`) scans the whole blob.
     fn tools_with_word(&self, term: &str, out: &mut Vec<u32>) {
         out.clear();
         if is_all_word(term) {
@@ -113,11 +118,28 @@ impl TextColumn {
             }
             return;
         }
+        let rarest = ascii_word_runs(term)
+            .map(|w| self.words.get(w).map_or(&[][..], Vec::as_slice))
+            .min_by_key(|list| list.len());
         let finder = Finder::new(term.as_bytes());
-        for at in occurrences_with_boundaries(self.blob.as_bytes(), &finder) {
-            let t = self.tool_at(at);
-            if out.last() != Some(&t) {
-                out.push(t);
+        match rarest {
+            Some(candidates) => {
+                for &t in candidates {
+                    let text = self.text(t as usize).as_bytes();
+                    if occurrences_with_boundaries(text, &finder).next().is_some() {
+                        out.push(t);
+                    }
+                }
+            }
+            None => {
+                let hay = self.blob.as_bytes();
+                let mut from = 0;
+                while let Some(at) = occurrences_with_boundaries(&hay[from..], &finder).next() {
+                    let t = self.tool_at(from + at);
+                    out.push(t);
+                    // One hit per tool is enough: go on with the next tool's text.
+                    from = self.starts[t as usize + 1];
+                }
             }
         }
     }
@@ -125,11 +147,14 @@ impl TextColumn {
     /// Tools whose text contains `term`, ascending, each once.
     fn tools_containing(&self, term: &str, out: &mut Vec<u32>) {
         out.clear();
-        for at in Finder::new(term.as_bytes()).find_iter(self.blob.as_bytes()) {
-            let t = self.tool_at(at);
-            if out.last() != Some(&t) {
-                out.push(t);
-            }
+        let finder = Finder::new(term.as_bytes());
+        let hay = self.blob.as_bytes();
+        let mut from = 0;
+        while let Some(at) = finder.find(&hay[from..]) {
+            let t = self.tool_at(from + at);
+            out.push(t);
+            // One hit per tool is enough: go on with the next tool's text.
+            from = self.starts[t as usize + 1];
         }
     }
 }
@@ -209,6 +234,10 @@ pub struct KeywordScorer {
     is_mcp: Vec<bool>,
     parts: PartIndex,
     ids: TextColumn,
+    /// Lowercase ids of the built-ins whose name has a CamelCase split, and their tools.
+    camel_ids: TextColumn,
+    camel_tools: Vec<u32>,
+    mcp_tools: Vec<u32>,
     descriptions: TextColumn,
     hints: TextColumn,
     /// Lowercase id → tools (several only when ids differ by case alone), ascending by id.
@@ -248,7 +277,26 @@ impl KeywordScorer {
         for list in lower_ids.values_mut() {
             list.sort_by(|&a, &b| tools[a as usize].id.cmp(&tools[b as usize].id));
         }
+        let camel_tools: Vec<u32> = (0..tools.len() as u32)
+            .filter(|&i| {
+                let t = &tools[i as usize];
+                !t.is_mcp()
+                    && t.id
+                        .split(text::is_name_separator)
+                        .any(|p| text::split_camel(p).len() > 1)
+            })
+            .collect();
         KeywordScorer {
+            camel_ids: TextColumn::new(
+                camel_tools
+                    .iter()
+                    .map(|&i| tools[i as usize].id.to_lowercase()),
+                false,
+            ),
+            camel_tools,
+            mcp_tools: (0..tools.len() as u32)
+                .filter(|&i| tools[i as usize].is_mcp())
+                .collect(),
             is_mcp: tools.iter().map(|t| t.is_mcp()).collect(),
             parts: PartIndex::new(&parts_per_tool),
             ids: TextColumn::new(tools.iter().map(|t| t.id.to_lowercase()), false),
@@ -352,6 +400,25 @@ impl KeywordScorer {
             .collect()
     }
 
+    /// A superset of the tools whose lowercase id contains `term` but none of whose name parts
+    /// does: the only ones the 3-point fallback can reach (the others already scored).
+    /// Without a separator character in the term, an occurrence outside every part must lie in
+    /// an MCP id's `mcp` prefix or span a built-in's CamelCase boundary, so only those ids are
+    /// searched; a term with a separator searches every id.
+    fn fallback_candidates(&self, term: &str, out: &mut Vec<u32>) {
+        if term.contains(text::is_name_separator) || !term.is_ascii() {
+            self.ids.tools_containing(term, out);
+            return;
+        }
+        self.camel_ids.tools_containing(term, out);
+        for t in out.iter_mut() {
+            *t = self.camel_tools[*t as usize];
+        }
+        if "mcp".contains(term) {
+            out.extend_from_slice(&self.mcp_tools);
+        }
+    }
+
     /// Tools that pass every required term, or `None` when no term is required.
     fn required_filter(&self, terms: &[Term], s: &mut Scratch) -> Option<Vec<bool>> {
         let n = self.catalog.len();
@@ -423,7 +490,7 @@ impl KeywordScorer {
                 }
             }
             s.parts = parts;
-            self.ids.tools_containing(&term.text, &mut s.buf);
+            self.fallback_candidates(&term.text, &mut s.buf);
             let buf = std::mem::take(&mut s.buf);
             for &t in &buf {
                 let t = t as usize;

@@ -40,7 +40,7 @@ pub fn split_camel(s: &str) -> Vec<&str> {
     pieces
 }
 
-fn is_name_separator(c: char) -> bool {
+pub fn is_name_separator(c: char) -> bool {
     c == '_' || c == '-' || c == '.' || c.is_whitespace()
 }
 
