@@ -148,13 +148,22 @@ impl FromStr for ScorerKind {
 }
 
 /// Sorts hits best first with the tool id as tie-break, and keeps the first `limit`.
+/// Selects the best `limit` before sorting, so a query matching most of a large catalog costs
+/// linear time, not a full sort.
 pub fn rank_hits(catalog: &Catalog, mut hits: Vec<Hit>, limit: usize) -> Vec<Hit> {
-    hits.sort_by(|a, b| {
+    let order = |a: &Hit, b: &Hit| {
         b.score
             .total_cmp(&a.score)
             .then_with(|| catalog.get(a.tool).id.cmp(&catalog.get(b.tool).id))
-    });
-    hits.truncate(limit);
+    };
+    if limit == 0 {
+        return Vec::new();
+    }
+    if hits.len() > limit {
+        hits.select_nth_unstable_by(limit - 1, order);
+        hits.truncate(limit);
+    }
+    hits.sort_by(order);
     hits
 }
 
