@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::output::Format;
+use crate::search::ScorerKind;
 use crate::tokenize::{Render, Tokenizer};
 
 #[derive(Debug, Parser)]
@@ -26,6 +27,8 @@ pub struct Cli {
 pub enum Command {
     /// Count the tokens of every tool definition, per tool, per server and in total.
     Count(CountArgs),
+    /// Rank the tools of a catalog for one query, as the agent's tool search would.
+    Search(SearchArgs),
 }
 
 /// Options shared by every command that reads catalogs.
@@ -63,6 +66,30 @@ pub struct CountArgs {
     pub render: Render,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
+    /// Scorer: keyword, regex, bm25 (semantic and hybrid when built).
+    #[arg(long, default_value = "keyword", value_parser = parse_scorer)]
+    pub scorer: ScorerKind,
+    /// Most results (keyword caps at 20).
+    #[arg(long, default_value_t = 5)]
+    pub limit: usize,
+    /// Show each match's score per term and field.
+    #[arg(long)]
+    pub explain: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// The query: keywords (`select:A,B`, `+required` for keyword), a regex, or free text.
+    #[arg(allow_hyphen_values = true)]
+    pub query: String,
+}
+
+pub fn parse_scorer(s: &str) -> Result<ScorerKind, String> {
+    s.parse()
 }
 
 pub fn parse_format(s: &str) -> Result<Format, String> {
