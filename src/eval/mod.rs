@@ -5,8 +5,10 @@
 //! every query and aggregates; `compare` diffs two results; `bootstrap` gives intervals.
 
 pub mod bootstrap;
+pub mod compare;
 pub mod metrics;
 pub mod queries;
+pub mod report;
 pub mod run;
 
 pub use queries::{LabeledQuery, QuerySet, load_queries, parse_queries};
