@@ -113,7 +113,13 @@ mod tests {
     #[test]
     fn constant_values_give_a_point_interval() {
         let i = mean_interval(&[0.25; 50], 1000, SEED).unwrap();
-        assert_eq!(i, Interval { low: 0.25, high: 0.25 });
+        assert_eq!(
+            i,
+            Interval {
+                low: 0.25,
+                high: 0.25
+            }
+        );
         assert_eq!(mean_interval(&[], 1000, SEED), None);
     }
 

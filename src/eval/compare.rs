@@ -180,7 +180,12 @@ impl Comparison {
 }
 
 /// Compares `candidate` against `base`, checking `metric` with tolerance `max_drop`.
-pub fn compare(base: &EvalFile, candidate: &EvalFile, metric: &str, max_drop: f64) -> Result<Comparison> {
+pub fn compare(
+    base: &EvalFile,
+    candidate: &EvalFile,
+    metric: &str,
+    max_drop: f64,
+) -> Result<Comparison> {
     if !(max_drop.is_finite() && max_drop >= 0.0) {
         return Err(Error::usage(format!(
             "--max-drop must be a number ≥ 0, got {max_drop}"
@@ -372,7 +377,9 @@ mod tests {
         let rows = rows.map_or(String::new(), |rows| {
             let r: Vec<String> = rows
                 .iter()
-                .map(|(id, v)| format!(r#"{{"id": "{id}", "metrics": {{"recall@5": {v}, "mrr": {v}}}}}"#))
+                .map(|(id, v)| {
+                    format!(r#"{{"id": "{id}", "metrics": {{"recall@5": {v}, "mrr": {v}}}}}"#)
+                })
                 .collect();
             format!(r#", "per_query": [{}]"#, r.join(","))
         });
@@ -400,14 +407,26 @@ mod tests {
         let base = file("a.json", &eval_json(0.80, None));
         let within = file("b.json", &eval_json(0.79, None));
         let beyond = file("c.json", &eval_json(0.7899, None));
-        assert!(!compare(&base, &within, "recall@5", 0.01).unwrap().has_regression());
+        assert!(
+            !compare(&base, &within, "recall@5", 0.01)
+                .unwrap()
+                .has_regression()
+        );
         let c = compare(&base, &beyond, "recall@5", 0.01).unwrap();
         assert_eq!(c.regressions, vec!["bm25"]);
         assert_eq!(c.results[0].metrics[0].difference, -0.0101);
         assert!(!c.results[0].paired);
-        assert!(c.notes[0].contains("aggregates compared only"), "{:?}", c.notes);
+        assert!(
+            c.notes[0].contains("aggregates compared only"),
+            "{:?}",
+            c.notes
+        );
         // A rise never fails, and the other metric is not checked unless asked.
-        assert!(!compare(&beyond, &base, "recall@5", 0.0).unwrap().has_regression());
+        assert!(
+            !compare(&beyond, &base, "recall@5", 0.0)
+                .unwrap()
+                .has_regression()
+        );
         assert!(compare(&base, &beyond, "nope", 0.0).is_err());
     }
 
@@ -426,13 +445,23 @@ mod tests {
         assert_eq!(ids(&r.better), vec!["q3"]);
         let ci = r.metrics[0].ci95.unwrap();
         // per-query differences -1, 0, 0.5, -0.5: mean -0.25, bounded by -1 and 0.5
-        assert!(ci[0] < -0.25 && -0.25 < ci[1] && ci[0] >= -1.0 && ci[1] <= 0.5, "{ci:?}");
-        assert_eq!(compare(&base, &cand, "recall@5", 0.01).unwrap().results[0].metrics[0].ci95, Some(ci));
+        assert!(
+            ci[0] < -0.25 && -0.25 < ci[1] && ci[0] >= -1.0 && ci[1] <= 0.5,
+            "{ci:?}"
+        );
+        assert_eq!(
+            compare(&base, &cand, "recall@5", 0.01).unwrap().results[0].metrics[0].ci95,
+            Some(ci)
+        );
     }
 
     #[test]
     fn bad_files_are_located_errors() {
-        let doc = Document::parse(Path::new("x.json"), br#"{"results": [{"metrics": {}}]}"#.to_vec()).unwrap();
+        let doc = Document::parse(
+            Path::new("x.json"),
+            br#"{"results": [{"metrics": {}}]}"#.to_vec(),
+        )
+        .unwrap();
         let e = read_eval_file(&doc).unwrap_err().to_string();
         assert!(e.starts_with("x.json:1:14: expected a `scorer`"), "{e}");
         let doc = Document::parse(
@@ -441,7 +470,10 @@ mod tests {
         )
         .unwrap();
         let e = read_eval_file(&doc).unwrap_err().to_string();
-        assert!(e.starts_with("x.json:2:21: metric \"mrr\" is not a number"), "{e}");
+        assert!(
+            e.starts_with("x.json:2:21: metric \"mrr\" is not a number"),
+            "{e}"
+        );
         let doc = Document::parse(Path::new("x.json"), b"[]".to_vec()).unwrap();
         assert!(read_eval_file(&doc).is_err());
     }

@@ -205,7 +205,10 @@ mod tests {
             ]
         );
         let r = ranks(&["a"], &["x", "a"]);
-        assert_eq!(all_metrics(&r, &[1, 5])[..6], [0.0, 1.0, 0.0, 1.0, 0.0, 1.0]);
+        assert_eq!(
+            all_metrics(&r, &[1, 5])[..6],
+            [0.0, 1.0, 0.0, 1.0, 0.0, 1.0]
+        );
     }
 
     #[test]

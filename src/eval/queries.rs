@@ -146,9 +146,11 @@ fn parse_jsonl(path: &Path, bytes: Vec<u8>, catalog: &Catalog) -> Result<Vec<Lab
     let text = match String::from_utf8(bytes) {
         Ok(t) => t,
         // Document reports the first invalid byte with its line and column.
-        Err(e) => return Err(Document::parse(path, e.into_bytes()).err().unwrap_or_else(|| {
-            Error::input(path, None, "file is not valid UTF-8")
-        })),
+        Err(e) => {
+            return Err(Document::parse(path, e.into_bytes())
+                .err()
+                .unwrap_or_else(|| Error::input(path, None, "file is not valid UTF-8")));
+        }
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut checker = Checker::new(path, catalog);
@@ -160,7 +162,7 @@ fn parse_jsonl(path: &Path, bytes: Vec<u8>, catalog: &Catalog) -> Result<Vec<Lab
         let raw: RawQuery = serde_json::from_str(line).map_err(|e| {
             // serde_json counts lines inside the string it parsed: always 1 here.
             let located = json_error(path, &e);
-            let column = (e.column() > 0).then_some(e.column()).unwrap_or(1);
+            let column = e.column().max(1);
             match located {
                 Error::Input(mut inner) => {
                     inner.position = Some(Position {
@@ -375,12 +377,24 @@ pub(crate) mod tests {
             "{\"id\": \"q1\", \"query\": \"read\", \"expected\": [\"Read\"]}\n\
              {\"id\": \"q2\", \"query\": \"read\" \"expected\": []}\n",
         );
-        assert!(e.starts_with("q.jsonl:2:30: invalid query: expected `,`"), "{e}");
-        let e = err("q.jsonl", "{\"id\": \"q1\", \"query\": 3, \"expected\": [\"Read\"]}\n");
-        assert!(e.starts_with("q.jsonl:1:23: invalid query: invalid type: integer `3`"), "{e}");
+        assert!(
+            e.starts_with("q.jsonl:2:30: invalid query: expected `,`"),
+            "{e}"
+        );
+        let e = err(
+            "q.jsonl",
+            "{\"id\": \"q1\", \"query\": 3, \"expected\": [\"Read\"]}\n",
+        );
+        assert!(
+            e.starts_with("q.jsonl:1:23: invalid query: invalid type: integer `3`"),
+            "{e}"
+        );
         let e = err("q.jsonl", "{\"id\": \"q1\", \"query\": \"x\"}\n");
         assert!(e.contains("missing field `expected`"), "{e}");
-        let e = err("q.jsonl", "{\"id\": \"q1\", \"query\": \"x\", \"expected\": [\"Read\"], \"extra\": 1}\n");
+        let e = err(
+            "q.jsonl",
+            "{\"id\": \"q1\", \"query\": \"x\", \"expected\": [\"Read\"], \"extra\": 1}\n",
+        );
         assert!(e.contains("unknown field `extra`"), "{e}");
     }
 
@@ -391,12 +405,27 @@ pub(crate) mod tests {
             "{\"id\": \"q1\", \"query\": \"a\", \"expected\": [\"Read\"]}\n\
              {\"id\": \"q1\", \"query\": \"b\", \"expected\": [\"Bash\"]}\n",
         );
-        assert_eq!(e, "q.jsonl:2:8: duplicate query id \"q1\" (first at line 1)");
-        let e = err("q.jsonl", "{\"id\": \"q1\", \"query\": \"  \", \"expected\": [\"Read\"]}");
+        assert_eq!(
+            e,
+            "q.jsonl:2:8: duplicate query id \"q1\" (first at line 1)"
+        );
+        let e = err(
+            "q.jsonl",
+            "{\"id\": \"q1\", \"query\": \"  \", \"expected\": [\"Read\"]}",
+        );
         assert_eq!(e, "q.jsonl:1:23: query \"q1\" has empty query text");
-        let e = err("q.jsonl", "{\"id\": \"q1\", \"query\": \"a\", \"expected\": []}");
-        assert!(e.starts_with("q.jsonl:1:40: query \"q1\" expects no tool"), "{e}");
-        let e = err("q.jsonl", "{\"id\": \"q1\", \"query\": \"a\", \"expected\": [\"Read\", \"Read\"]}");
+        let e = err(
+            "q.jsonl",
+            "{\"id\": \"q1\", \"query\": \"a\", \"expected\": []}",
+        );
+        assert!(
+            e.starts_with("q.jsonl:1:40: query \"q1\" expects no tool"),
+            "{e}"
+        );
+        let e = err(
+            "q.jsonl",
+            "{\"id\": \"q1\", \"query\": \"a\", \"expected\": [\"Read\", \"Read\"]}",
+        );
         assert!(e.contains("lists tool \"Read\" twice"), "{e}");
         let e = err("q.json", "{}");
         assert!(e.contains("missing field"), "{e}");

@@ -124,7 +124,13 @@ mod tests {
         };
         let options = EvalOptions::new(&[1, 3, 5, 10], None, true).unwrap();
         let render = || {
-            let e = evaluate(&scorer, &scorer.catalog, &set.queries, &options, fake_clock());
+            let e = evaluate(
+                &scorer,
+                &scorer.catalog,
+                &set.queries,
+                &options,
+                fake_clock(),
+            );
             crate::output::to_json(&EvalReport::new(scorer.catalog.len(), &set, &options, &[e]))
         };
         let json = render();
@@ -143,13 +149,27 @@ mod tests {
         assert_eq!(
             keys,
             [
-                "recall@1", "recall@3", "recall@5", "recall@10", "hit@1", "hit@3", "hit@5",
-                "hit@10", "complete@1", "complete@3", "complete@5", "complete@10", "mrr",
+                "recall@1",
+                "recall@3",
+                "recall@5",
+                "recall@10",
+                "hit@1",
+                "hit@3",
+                "hit@5",
+                "hit@10",
+                "complete@1",
+                "complete@3",
+                "complete@5",
+                "complete@10",
+                "mrr",
                 "ndcg@10"
             ]
         );
         assert_eq!(r["metrics"]["recall@1"], 0.375);
-        assert_eq!(r["metrics"]["ndcg@10"], round_metric((1.0 + 1.5 / (1.0 + 1.0 / 3f64.log2())) / 4.0));
+        assert_eq!(
+            r["metrics"]["ndcg@10"],
+            round_metric((1.0 + 1.5 / (1.0 + 1.0 / 3f64.log2())) / 4.0)
+        );
         assert_eq!(r["latency_us"]["p50"], 2.0);
         assert_eq!(r["failed_queries"], 1);
         assert_eq!(r["per_query"][1]["ranks"], serde_json::json!([3, 1]));

@@ -225,7 +225,11 @@ pub(crate) mod tests {
             if request.query == "bad(" {
                 return Err(InputError::usage("unbalanced parenthesis"));
             }
-            let ids = self.rankings.get(request.query).cloned().unwrap_or_default();
+            let ids = self
+                .rankings
+                .get(request.query)
+                .cloned()
+                .unwrap_or_default();
             let hits = ids
                 .iter()
                 .take(request.limit)
@@ -324,7 +328,13 @@ pub(crate) mod tests {
         assert_eq!(e.per_query[1].ranks, vec![Some(3), Some(1)]);
         assert_eq!(e.per_query[1].top, vec!["c", "d", "b"]);
         assert_eq!(e.per_query[2].ranks, vec![None]);
-        assert!(e.per_query[3].error.as_deref().unwrap().contains("parenthesis"));
+        assert!(
+            e.per_query[3]
+                .error
+                .as_deref()
+                .unwrap()
+                .contains("parenthesis")
+        );
         // fake latencies 1, 2, 3, 4 µs
         assert_eq!(e.latency_p50, Duration::from_micros(2));
         assert_eq!(e.latency_p95, Duration::from_micros(4));
