@@ -27,7 +27,8 @@ pub struct ScorerResult {
     pub settings: IndexMap<String, String>,
     /// Means over all queries, rounded to 6 decimals.
     pub metrics: IndexMap<String, f64>,
-    /// 95% percentile-bootstrap interval of each mean (10,000 resamples, fixed seed).
+    /// 95% percentile-bootstrap interval of the mean of recall@k, mrr and ndcg@10 (10,000
+    /// resamples, fixed seed).
     pub ci95: IndexMap<String, [f64; 2]>,
     /// Per-query search latency in microseconds (a measurement: varies run to run).
     pub latency_us: Latency,
@@ -176,5 +177,7 @@ mod tests {
         assert_eq!(r["per_query"][2]["ranks"], serde_json::json!([null]));
         assert_eq!(r["per_query"][0]["metrics"]["mrr"], 1.0);
         assert!(r["ci95"]["recall@5"].is_array());
+        assert!(r["ci95"]["ndcg@10"].is_array());
+        assert!(r["ci95"].get("hit@1").is_none());
     }
 }

@@ -98,7 +98,8 @@ pub struct ScorerEval {
     pub metric_names: Vec<String>,
     /// Mean of each metric over all queries.
     pub means: Vec<f64>,
-    /// 95% bootstrap interval of each mean (None without queries or resamples).
+    /// 95% bootstrap interval of each mean, for the metrics of `has_interval` (None for the
+    /// others, and without queries or resamples).
     pub intervals: Vec<Option<Interval>>,
     pub latency_p50: Duration,
     pub latency_p95: Duration,
@@ -160,7 +161,21 @@ pub fn evaluate(
         }
     }
     let means = columns.iter().map(|c| mean(c)).collect();
-    let intervals = bootstrap::mean_intervals(&columns, options.resamples, bootstrap::SEED);
+    // Intervals for the graded metrics only: hit@k and complete@k are proportions whose
+    // intervals add little and would double the bootstrap's cost.
+    let with_interval: Vec<bool> = names.iter().map(|n| has_interval(n)).collect();
+    let chosen: Vec<Vec<f64>> = columns
+        .iter()
+        .zip(&with_interval)
+        .filter(|(_, w)| **w)
+        .map(|(c, _)| c.clone())
+        .collect();
+    let mut found =
+        bootstrap::mean_intervals(&chosen, options.resamples, bootstrap::SEED).into_iter();
+    let intervals = with_interval
+        .iter()
+        .map(|&w| if w { found.next().flatten() } else { None })
+        .collect();
     latencies.sort_unstable();
     ScorerEval {
         scorer: scorer.kind().name().to_string(),
@@ -173,6 +188,11 @@ pub fn evaluate(
         failed,
         per_query,
     }
+}
+
+/// Whether `evaluate` computes a bootstrap interval for this metric: recall@k, mrr, ndcg@10.
+pub fn has_interval(metric: &str) -> bool {
+    metric.starts_with("recall@") || metric == "mrr" || metric.starts_with("ndcg@")
 }
 
 /// Nearest-rank percentile of sorted values: the smallest value with at least p% at or below.
@@ -350,6 +370,110 @@ pub(crate) mod tests {
         let a = evaluate(&scorer, &scorer.catalog, &queries, &options, fake_clock());
         let b = evaluate(&scorer, &scorer.catalog, &queries, &options, fake_clock());
         assert_eq!(a, b);
+    }
+
+    /// A scorer that knows the labels: it ranks a query's expected tools first (in label
+    /// order), then every other tool by id. Evaluating it must give perfect scores.
+    struct OracleScorer {
+        by_text: HashMap<String, Vec<usize>>,
+        tool_count: usize,
+    }
+
+    impl Scorer for OracleScorer {
+        fn kind(&self) -> ScorerKind {
+            ScorerKind::Bm25
+        }
+        fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, InputError> {
+            let first = self.by_text.get(request.query).cloned().unwrap_or_default();
+            let rest = (0..self.tool_count).filter(|t| !first.contains(t));
+            let hits = first
+                .iter()
+                .copied()
+                .chain(rest)
+                .take(request.limit)
+                .enumerate()
+                .map(|(i, tool)| Hit {
+                    tool,
+                    score: -(i as f64),
+                })
+                .collect();
+            Ok(SearchOutcome {
+                hits,
+                not_found: vec![],
+                total_tools: self.tool_count,
+            })
+        }
+        fn explain(&self, _: &str, tool: usize) -> Result<Explanation, InputError> {
+            Ok(Explanation {
+                tool,
+                score: 0.0,
+                contributions: vec![],
+                note: None,
+            })
+        }
+        fn settings(&self) -> Vec<(String, String)> {
+            vec![]
+        }
+    }
+
+    #[test]
+    fn oracle_scores_perfectly_on_the_shared_query_sets() {
+        let Some(dir) = crate::eval::queries::tests::shared_data() else {
+            eprintln!("skipped: no shared data (set TOOLBUDGET_SHARED_DATA)");
+            return;
+        };
+        for name in ["bfcl", "stabletoolbench"] {
+            let catalog = crate::catalog::load_catalogs(&[crate::catalog::CatalogSource {
+                path: dir.join(format!("catalogs/{name}.json")),
+                server: None,
+            }])
+            .unwrap();
+            let set =
+                crate::eval::load_queries(&dir.join(format!("queries/{name}.jsonl")), &catalog)
+                    .unwrap();
+            let mut by_text: HashMap<String, Vec<usize>> = HashMap::new();
+            let mut ambiguous = std::collections::HashSet::new();
+            for q in &set.queries {
+                if let Some(prev) = by_text.insert(q.query.clone(), q.expected_tools.clone())
+                    && prev != q.expected_tools
+                {
+                    ambiguous.insert(q.query.clone());
+                }
+            }
+            let oracle = OracleScorer {
+                by_text,
+                tool_count: catalog.len(),
+            };
+            let options = EvalOptions::new(&DEFAULT_KS, None, true).unwrap();
+            assert_eq!(options.resamples, 10_000);
+            let started = std::time::Instant::now();
+            let e = evaluate(&oracle, &catalog, &set.queries, &options, fake_clock());
+            eprintln!(
+                "{name}: {} queries evaluated with 95% intervals in {:?}",
+                set.queries.len(),
+                started.elapsed()
+            );
+            let mrr = e.metric_names.iter().position(|n| n == "mrr").unwrap();
+            let ndcg = e.metric_names.iter().position(|n| n == "ndcg@10").unwrap();
+            let recall10 = e
+                .metric_names
+                .iter()
+                .position(|n| n == "recall@10")
+                .unwrap();
+            let mut checked = 0;
+            for (q, o) in set.queries.iter().zip(&e.per_query) {
+                if ambiguous.contains(&q.query) {
+                    continue;
+                }
+                checked += 1;
+                assert_eq!(o.metrics[mrr], 1.0, "{}", q.id);
+                assert!((o.metrics[ndcg] - 1.0).abs() < 1e-12, "{}", q.id);
+                if q.expected.len() <= 10 {
+                    assert_eq!(o.metrics[recall10], 1.0, "{}", q.id);
+                }
+            }
+            assert!(checked * 10 >= set.queries.len() * 9, "{name}: {checked}");
+        }
     }
 
     #[test]
