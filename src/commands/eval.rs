@@ -210,3 +210,89 @@ fn per_query_csv(report: &EvalReport, metric_names: &[String]) -> String {
     }
     csv(&headers, &rows)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::QuerySet;
+    use crate::eval::run::tests::{fake_clock, fixture};
+
+    fn report(per_query: bool) -> EvalReport {
+        let (scorer, queries) = fixture();
+        let set = QuerySet {
+            path: "q.jsonl".into(),
+            queries,
+        };
+        let options = EvalOptions::new(&[1, 5], None, per_query).unwrap();
+        let e = evaluate(
+            &scorer,
+            &scorer.catalog,
+            &set.queries,
+            &options,
+            fake_clock(),
+        );
+        EvalReport::new(scorer.catalog.len(), &set, &options, &[e])
+    }
+
+    #[test]
+    fn table_has_a_row_per_scorer_and_names_what_was_measured() {
+        let t = render(&report(false), Format::Table);
+        let lines: Vec<&str> = t.lines().collect();
+        let cells = |l: &str| l.split_whitespace().map(String::from).collect::<Vec<_>>();
+        assert_eq!(
+            cells(lines[0]),
+            [
+                "scorer",
+                "recall@1",
+                "recall@5",
+                "hit@1",
+                "hit@5",
+                "complete@1",
+                "complete@5",
+                "mrr",
+                "ndcg@10",
+                "p50",
+                "µs",
+                "p95",
+                "µs"
+            ]
+        );
+        assert_eq!(
+            cells(lines[2]),
+            [
+                "keyword", "0.3750", "0.5000", "0.5000", "0.5000", "0.2500", "0.5000", "0.5000",
+                "0.4799", "2.0", "4.0"
+            ]
+        );
+        assert!(
+            t.contains("4 queries (q.jsonl) over 5 tools; 10 results requested per query (MRR@10)"),
+            "{t}"
+        );
+        assert!(t.contains("keyword: recall@5 0.5000 (95% CI"), "{t}");
+        assert!(
+            t.contains("settings: fixed=yes; 1 queries rejected (scored 0)"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn csv_is_the_metrics_table_or_the_per_query_rows() {
+        let c = render(&report(false), Format::Csv);
+        assert_eq!(
+            c.lines().next().unwrap(),
+            "scorer,recall@1,recall@5,hit@1,hit@5,complete@1,complete@5,mrr,ndcg@10,latency_p50_us,latency_p95_us"
+        );
+        let c = render(&report(true), Format::Csv);
+        let lines: Vec<&str> = c.lines().collect();
+        assert_eq!(lines.len(), 5);
+        assert!(
+            lines[2].starts_with("keyword,q2,second,b;c,3;1,c;d;b,0.5000,1.0000"),
+            "{c}"
+        );
+        let md = render(&report(true), Format::Md);
+        assert!(
+            md.contains("| keyword | q3 | - | 0.0000 | 0.0000 |  |"),
+            "{md}"
+        );
+    }
+}
