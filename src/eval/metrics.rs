@@ -71,7 +71,8 @@ pub fn ndcg_at(ranks: &[Option<usize>], k: usize) -> f64 {
         .flatten()
         .filter(|&&r| r <= k)
         .map(|&r| discount(r))
-        .sum();
+        // fold from +0.0: `Sum` for f64 starts at -0.0, which would print as "-0.0000".
+        .fold(0.0, |a, b| a + b);
     let ideal: f64 = (1..=ideal_hits).map(discount).sum();
     dcg / ideal
 }
@@ -81,7 +82,7 @@ pub fn mean(values: &[f64]) -> f64 {
     if values.is_empty() {
         0.0
     } else {
-        values.iter().sum::<f64>() / values.len() as f64
+        values.iter().fold(0.0, |a, b| a + b) / values.len() as f64
     }
 }
 
@@ -111,7 +112,8 @@ pub fn all_metrics(ranks: &[Option<usize>], ks: &[usize]) -> Vec<f64> {
 /// Rounds a metric for output: 6 decimals keeps outputs byte-identical across runs and
 /// platforms while hiding no difference a labeled set of < 10^6 queries can show.
 pub fn round_metric(x: f64) -> f64 {
-    (x * 1e6).round() / 1e6
+    // `+ 0.0` turns -0.0 into 0.0 so a zero never prints with a sign.
+    (x * 1e6).round() / 1e6 + 0.0
 }
 
 #[cfg(test)]
@@ -186,7 +188,11 @@ mod tests {
         let r = ranks(&["a", "b"], &[]);
         let m = all_metrics(&r, &[1, 5]);
         assert_eq!(m.len(), metric_names(&[1, 5]).len());
-        assert!(m.iter().all(|&x| x == 0.0), "{m:?}");
+        // positive zeros: "-0.0000" must never reach a table
+        assert!(m.iter().all(|&x| x == 0.0 && x.is_sign_positive()), "{m:?}");
+        assert!(mean(&m).is_sign_positive());
+        assert!(round_metric(-0.0).is_sign_positive());
+        assert_eq!(format!("{:.4}", round_metric(-1e-9)), "0.0000");
     }
 
     #[test]
