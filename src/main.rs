@@ -16,6 +16,8 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Count(args) => commands::count::run(args).map(|()| ExitCode::SUCCESS),
         Command::Search(args) => commands::search::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Eval(args) => commands::eval::run(args, cli.quiet).map(|()| ExitCode::SUCCESS),
+        Command::Compare(args) => commands::compare::run(args).map(ExitCode::from),
     };
     match result {
         Ok(code) => code,
