@@ -12,6 +12,7 @@ pub mod document;
 pub mod error;
 pub mod output;
 pub mod search;
+pub mod simulate;
 pub mod tokenize;
 
 pub use error::{Error, InputError, Result};
