@@ -26,6 +26,8 @@ pub struct Cli {
 pub enum Command {
     /// Count the tokens of every tool definition, per tool, per server and in total.
     Count(CountArgs),
+    /// Replay scenarios eagerly and with deferred tool loading; compare tokens, cost, latency.
+    Simulate(SimulateArgs),
 }
 
 /// Options shared by every command that reads catalogs.
@@ -61,6 +63,21 @@ pub struct CountArgs {
     /// How a tool is rendered before counting.
     #[arg(long, default_value = "json", value_parser = parse_render)]
     pub render: Render,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// Scenario files (YAML or JSON).
+    #[arg(value_name = "SCENARIO", required = true)]
+    pub scenarios: Vec<PathBuf>,
+    /// Tokenizer (overrides the scenario's): o200k_base or cl100k_base.
+    #[arg(long, value_parser = parse_tokenizer)]
+    pub tokenizer: Option<Tokenizer>,
+    /// Include one row per request (json: `requests` in each scenario; csv: request rows).
+    #[arg(long)]
+    pub per_request: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -15,6 +15,7 @@ fn main() -> ExitCode {
     };
     let result = match &cli.command {
         Command::Count(args) => commands::count::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Simulate(args) => commands::simulate::run(args).map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,

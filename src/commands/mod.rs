@@ -2,6 +2,7 @@
 //! This layer (with `main.rs`) is the only one that touches files, stdout and the clock.
 
 pub mod count;
+pub mod simulate;
 
 use crate::catalog::{Catalog, load_catalogs, parse_catalog_arg};
 use crate::cli::CatalogArgs;

@@ -420,6 +420,11 @@ fn validate_conversation(scenario: &Scenario, p: &Prepared) -> Result<()> {
     walk(scenario, p, &scenario.conversation)
 }
 
+/// Whether tool `i` is deferrable under the prepared scenario's settings (before `auto:N`).
+pub fn is_deferrable(prepared: &Prepared, i: usize) -> bool {
+    prepared.plan.deferrable[i]
+}
+
 /// Replays the scenario eagerly and deferred and summarizes both.
 pub fn run(scenario: &Scenario, prepared: &Prepared) -> Result<ScenarioResult> {
     validate_conversation(scenario, prepared)?;
