@@ -13,7 +13,7 @@ use crate::error::Result;
 use crate::output::{Format, csv, emit, md_table, text_table, to_json};
 use crate::search::{self, ScorerConfig, ScorerKind, SearchRequest};
 use crate::simulate::scenario::Item;
-use crate::simulate::{self, Prepared, ScenarioResult, Scenario};
+use crate::simulate::{self, Prepared, Scenario, ScenarioResult};
 
 #[derive(Debug, Serialize)]
 pub struct SimulateReport {
@@ -236,7 +236,12 @@ pub fn render(
             let table = if md { md_table } else { text_table };
             let mut out = String::new();
             for (i, s) in report.scenarios.iter().enumerate() {
-                out.push_str(&summary_text(s, measured.get(i).copied().flatten(), md, table));
+                out.push_str(&summary_text(
+                    s,
+                    measured.get(i).copied().flatten(),
+                    md,
+                    table,
+                ));
                 if per_request {
                     let rows: Vec<Vec<String>> = request_rows(&SimulateReport {
                         scenarios: vec![s.clone()],
@@ -298,6 +303,15 @@ fn summary_text(s: &ScenarioResult, m: Option<MeasuredSearch>, md: bool, table: 
             e.first_request_tokens.to_string(),
             d.first_request_tokens.to_string(),
             format!("{}%", s.savings.first_request_pct),
+        ),
+        row(
+            "  of which tools + list",
+            e.first_request_tool_tokens.to_string(),
+            d.first_request_tool_tokens.to_string(),
+            pct(
+                e.first_request_tool_tokens as f64,
+                d.first_request_tool_tokens as f64,
+            ),
         ),
         row(
             "mean request tokens",

@@ -64,6 +64,8 @@ pub struct Prepared {
     pub overhead_tokens: usize,
     pub(crate) plan: Plan,
     list_memo: Mutex<HashMap<(u64, u8), usize>>,
+    /// Counts of short texts (user messages, calls, search framing), each counted once.
+    text_memo: Mutex<HashMap<String, usize>>,
 }
 
 /// The tokenizer in force: the command line's, else the scenario's, else o200k_base.
@@ -169,6 +171,7 @@ pub fn prepare_with(
         overhead_tokens,
         plan,
         list_memo: Mutex::new(HashMap::new()),
+        text_memo: Mutex::new(HashMap::new()),
     };
     validate_conversation(scenario, &prepared)?;
     Ok(prepared)
@@ -180,6 +183,21 @@ impl Prepared {
         self.catalog
             .index_of(id)
             .expect("tool ids are validated before replay")
+    }
+
+    /// Tokens of `text` under the scenario tokenizer, memoized (texts repeat across turns
+    /// and conversations).
+    pub(crate) fn count_text(&self, text: &str) -> usize {
+        if let Some(&n) = self.text_memo.lock().expect("not poisoned").get(text) {
+            return n;
+        }
+        let n = self.tokenizer.count(text);
+        let mut memo = self.text_memo.lock().expect("not poisoned");
+        // Bound the memo: long unique texts are rare and cheap to recount.
+        if memo.len() < 100_000 {
+            memo.insert(text.to_string(), n);
+        }
+        n
     }
 
     /// Tokens of the deferred list for one listed set, counted once per set.

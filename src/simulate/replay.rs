@@ -149,7 +149,7 @@ impl<'a> Run<'a> {
     }
 
     fn count(&self, text: &str) -> usize {
-        self.prep.tokenizer.count(text)
+        self.prep.count_text(text)
     }
 
     /// Replays the whole conversation; `Err` only for a query the scorer rejects.

@@ -40,6 +40,8 @@ pub struct ModeResult {
     pub cached_input_tokens: usize,
     /// `total_input_tokens / requests`, 2 decimals.
     pub mean_request_tokens: f64,
+    /// Tools + deferred list of the main agent's first request (what tool definitions cost).
+    pub first_request_tool_tokens: usize,
     /// Input tokens by part, summed over requests (`total()` equals `total_input_tokens`).
     pub parts: Parts,
     pub cost_usd: Cost,

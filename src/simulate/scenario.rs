@@ -213,7 +213,8 @@ pub struct Published {
     pub eager_tokens: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deferred_tokens: Option<f64>,
-    /// Which measured figure the numbers compare with: `first_request_tokens` (default) or
+    /// Which measured figure the numbers compare with: `first_request_tokens` (default),
+    /// `first_request_tool_tokens` (tools + deferred list of the first request) or
     /// `mean_request_tokens`.
     pub metric: String,
 }
@@ -309,6 +310,12 @@ pub const PUBLISHED_KEYS: &[&str] = &[
     "eager_tokens",
     "deferred_tokens",
     "metric",
+];
+
+pub const PUBLISHED_METRICS: &[&str] = &[
+    "first_request_tokens",
+    "first_request_tool_tokens",
+    "mean_request_tokens",
 ];
 
 /// Most turns a scenario may expand to (after `repeat`).
@@ -971,10 +978,10 @@ impl Reader<'_> {
                 let metric = self
                     .opt_string(&ip, o, "metric")?
                     .unwrap_or_else(|| "first_request_tokens".into());
-                if !["first_request_tokens", "mean_request_tokens"].contains(&metric.as_str()) {
+                if !PUBLISHED_METRICS.contains(&metric.as_str()) {
                     return Err(self.err(
                         &child(&ip, "metric"),
-                        "metric must be first_request_tokens or mean_request_tokens",
+                        format!("metric must be one of: {}", PUBLISHED_METRICS.join(", ")),
                     ));
                 }
                 Ok(Published {

@@ -34,10 +34,9 @@ pub(crate) fn mode_result(run: &Run<'_>) -> ModeResult {
         headroom = headroom.min(r.headroom_tokens);
     }
     let total = parts.total();
-    let first = rows
-        .iter()
-        .find(|r| r.agent == 0)
-        .map_or(0, |r| r.input_tokens);
+    let first_row = rows.iter().find(|r| r.agent == 0);
+    let first = first_row.map_or(0, |r| r.input_tokens);
+    let first_tools = first_row.map_or(0, |r| r.parts.tools + r.parts.deferred_list);
     ModeResult {
         first_request_tokens: first,
         total_input_tokens: total,
@@ -59,6 +58,7 @@ pub(crate) fn mode_result(run: &Run<'_>) -> ModeResult {
         } else {
             round(total as f64 / rows.len() as f64, 2)
         },
+        first_request_tool_tokens: first_tools,
         parts,
         cost_usd: Cost {
             without_caching: round(cost, 6),
@@ -144,6 +144,7 @@ pub(crate) fn summarize(
         .map(|p| {
             let pick = |m: &ModeResult| match p.metric.as_str() {
                 "mean_request_tokens" => m.mean_request_tokens,
+                "first_request_tool_tokens" => m.first_request_tool_tokens as f64,
                 _ => m.first_request_tokens as f64,
             };
             PublishedComparison {

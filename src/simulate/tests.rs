@@ -16,6 +16,7 @@ use crate::tokenize::{Render, Tokenizer, ToolTokens};
 /// contains a query word (lowercased), scored by the number of words matched, ties by id.
 pub(crate) struct WordScorer {
     catalog: Arc<Catalog>,
+    lower: Vec<String>,
 }
 
 impl Scorer for WordScorer {
@@ -38,11 +39,10 @@ impl Scorer for WordScorer {
             }
         } else {
             let words: Vec<String> = r.query.split_whitespace().map(str::to_lowercase).collect();
-            for (i, t) in self.catalog.tools().iter().enumerate() {
+            for (i, id) in self.lower.iter().enumerate() {
                 if !r.is_candidate(i) {
                     continue;
                 }
-                let id = t.id.to_lowercase();
                 let n = words.iter().filter(|w| id.contains(w.as_str())).count();
                 if n > 0 {
                     hits.push(Hit {
@@ -75,7 +75,8 @@ impl Scorer for WordScorer {
 }
 
 pub(crate) fn word_builder(_k: ScorerKind, c: Arc<Catalog>) -> Result<Box<dyn Scorer>> {
-    Ok(Box::new(WordScorer { catalog: c }))
+    let lower = c.tools().iter().map(|t| t.id.to_lowercase()).collect();
+    Ok(Box::new(WordScorer { catalog: c, lower }))
 }
 
 pub(crate) fn tool(id: &str, server: Option<&str>) -> Tool {
@@ -386,9 +387,7 @@ fn clear_and_compaction_reset_history_and_discovered_tools() {
 #[test]
 fn a_server_connecting_mid_way_changes_tools_and_list() {
     let (c, t) = worked_catalog();
-    let yaml = WORKED
-        .replace("catalogs: [unused.json]", "catalogs: [unused.json]")
-        .replace(
+    let yaml = WORKED.replace(
             "  - user: \"open an issue\"",
             "  - event: disconnect\n    server: gh\n  - user: \"mid\"\n    tokens: 1\n  - event: connect\n    server: gh\n  - user: \"open an issue\"",
         );
@@ -560,4 +559,159 @@ mod props {
             prop_assert_eq!(r.deferred.requests, n_calls + turns.len() + r.deferred.searches);
         }
     }
+}
+
+fn shipped_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")
+}
+
+fn shipped_scenarios() -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(shipped_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn schema_lists_exactly_the_keys_the_loader_accepts() {
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(shipped_dir().join("schema.json")).unwrap())
+            .unwrap();
+    let keys = |v: &serde_json::Value| -> Vec<String> {
+        let mut k: Vec<String> = v["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        k.sort();
+        k
+    };
+    let sorted = |s: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = s.iter().map(|x| x.to_string()).collect();
+        v.sort();
+        v
+    };
+    let p = &schema["properties"];
+    let d = &schema["$defs"];
+    assert_eq!(keys(&schema), sorted(scenario::TOP_KEYS));
+    assert_eq!(keys(&p["deferred"]), sorted(scenario::DEFERRED_KEYS));
+    assert_eq!(keys(&p["sizes"]), sorted(scenario::SIZE_KEYS));
+    assert_eq!(keys(&p["failures"]), sorted(scenario::FAILURE_KEYS));
+    assert_eq!(keys(&p["model_overrides"]), sorted(profile::OVERRIDE_KEYS));
+    assert_eq!(
+        keys(&p["published"]["items"]),
+        sorted(scenario::PUBLISHED_KEYS)
+    );
+    assert_eq!(
+        keys(&p["catalogs"]["items"]["oneOf"][1]),
+        sorted(scenario::CATALOG_KEYS)
+    );
+    assert_eq!(keys(&d["turn"]), sorted(scenario::TURN_KEYS));
+    assert_eq!(keys(&d["call"]), sorted(scenario::CALL_KEYS));
+    assert_eq!(keys(&d["event"]), sorted(scenario::EVENT_KEYS));
+    assert_eq!(
+        keys(&d["turn"]["properties"]["subagent"]),
+        sorted(scenario::SUBAGENT_KEYS)
+    );
+    let models: Vec<String> = p["model"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(models, profile::names());
+}
+
+#[test]
+fn shipped_scenarios_load() {
+    let all = shipped_scenarios();
+    assert!(all.len() >= 8, "{all:?}");
+    for path in all {
+        let sc = load_scenario(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!sc.catalogs.is_empty());
+    }
+}
+
+/// Runs every shipped scenario over the project's fixtures (skipped when they are absent,
+/// as in a branch without them). The test scorer stands in for the keyword scorer.
+#[test]
+fn shipped_scenarios_run_over_the_fixtures() {
+    for path in shipped_scenarios() {
+        let sc = load_scenario(&path).unwrap();
+        if let Some(missing) = sc.catalogs.iter().find(|c| !c.path.exists()) {
+            eprintln!(
+                "skipping {}: fixture {} is absent",
+                path.display(),
+                missing.path.display()
+            );
+            continue;
+        }
+        let prep = prepare(&sc, Tokenizer::O200kBase, &word_builder).unwrap();
+        let r = run(&sc, &prep).unwrap();
+        assert!(
+            r.eager.first_request_tokens > r.deferred.first_request_tokens,
+            "{}",
+            sc.name
+        );
+        assert_eq!(r.deferred.parts.total(), r.deferred.total_input_tokens);
+    }
+}
+
+/// 1,000 conversations × 20 turns over a 500-tool catalog. Run with
+/// `cargo test --release --lib simulate::tests::thousand -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn thousand_conversations_over_500_tools() {
+    let v = generate::ten_servers();
+    let mut tools = Vec::new();
+    for s in v["servers"].as_array().unwrap() {
+        let server = s["name"].as_str().unwrap();
+        for t in s["tools"].as_array().unwrap() {
+            let name = t["name"].as_str().unwrap();
+            let mut tool = tool(&crate::catalog::mcp_id(server, name), Some(server));
+            tool.name = name.into();
+            tool.description = t["description"].as_str().unwrap().into();
+            tool.input_schema = t["input_schema"].clone();
+            tools.push(tool);
+        }
+    }
+    let catalog = Catalog::from_tools(tools).unwrap();
+    let tokens = ToolTokens::compute(&catalog, Tokenizer::O200kBase, Render::Json);
+    let ids: Vec<String> = catalog.tools().iter().map(|t| t.id.clone()).collect();
+    let mut rng = replay::Rng::new(1);
+    let mut scenarios = Vec::new();
+    for c in 0..1000 {
+        let mut y =
+            format!("name: c{c}\nsystem_prompt_tokens: 2000\ncatalogs: [x.json]\nconversation:\n");
+        for _ in 0..20 {
+            y.push_str("  - user: please do the next step of the task\n");
+            let n = rng.next_u64() % 3;
+            if n > 0 {
+                y.push_str("    calls:\n");
+            }
+            for _ in 0..n {
+                let id = &ids[(rng.next_u64() % ids.len() as u64) as usize];
+                let words = split_words(id.rsplit("__").next().unwrap()).join(" ");
+                y.push_str(&format!(
+                    "      - {{tool: {id}, query: \"{words}\", result_tokens: 200}}\n"
+                ));
+            }
+        }
+        scenarios.push(scenario(&y).unwrap());
+    }
+    let prep = prepare_with(&scenarios[0], catalog, tokens, &word_builder).unwrap();
+    let start = std::time::Instant::now();
+    let mut requests = 0;
+    for sc in &scenarios {
+        let r = run(sc, &prep).unwrap();
+        requests += r.eager.requests + r.deferred.requests;
+    }
+    eprintln!(
+        "1000 conversations x 20 turns over 500 tools: {:?}, {requests} requests",
+        start.elapsed()
+    );
 }
