@@ -553,6 +553,10 @@ impl<'a> Run<'a> {
                 continue;
             }
             if !self.is_loaded(a, idx) {
+                if self.sc.deferred.discovery == Discovery::AutoRetrieve {
+                    // This turn's retrieval missed the tool; the model falls back to searching.
+                    self.counters.misses += 1;
+                }
                 let rate = self.sc.failures.premature_call_rate;
                 if rate > 0.0 && self.rng.next_f64() < rate {
                     self.counters.premature_calls += 1;

@@ -319,6 +319,18 @@ fn auto_retrieve_adds_tools_for_the_turn_without_a_request() {
     assert_eq!(d[1].parts.tools, 180 + 350);
     assert_eq!(d[2].parts.tools, 180 + 350);
     assert_eq!(r.deferred.searches, 2);
+    assert_eq!(r.deferred.misses, 0);
+    // A retrieval that misses the tool costs a miss and a model search.
+    let (c, t) = worked_catalog();
+    let yaml = WORKED
+        .replace(
+            "  max_results: 5",
+            "  max_results: 5\n  discovery: auto-retrieve",
+        )
+        .replace("user: \"open an issue\"", "user: \"zzz\"");
+    let r = run_yaml(&yaml, c, t);
+    assert_eq!((r.deferred.searches, r.deferred.misses), (3, 1));
+    assert_eq!(r.deferred.requests, 4);
 }
 
 #[test]
