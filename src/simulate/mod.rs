@@ -135,6 +135,7 @@ pub fn prepare_with(
     let catalog = Arc::new(catalog);
     let tokenizer = tokens.tokenizer;
     let plan = plan(scenario, &catalog)?;
+    validate_conversation(scenario, &catalog, &plan)?;
     let d = &scenario.deferred;
     let scorer = build(d.scorer, catalog.clone())?;
     let needs_select = d.discovery == scenario::Discovery::Select
@@ -173,7 +174,6 @@ pub fn prepare_with(
         list_memo: Mutex::new(HashMap::new()),
         text_memo: Mutex::new(HashMap::new()),
     };
-    validate_conversation(scenario, &prepared)?;
     Ok(prepared)
 }
 
@@ -293,12 +293,13 @@ fn plan(scenario: &Scenario, catalog: &Catalog) -> Result<Plan> {
     }
     let servers: Vec<String> = catalog.servers().iter().map(|s| s.name.clone()).collect();
     for s in &d.always_load_servers {
-        if !servers.contains(s) {
+        if !servers.contains(&s.id) {
             return Err(Error::input(
                 &scenario.path,
-                None,
+                s.at,
                 format!(
-                    "always_load_servers names server {s:?}, which no catalog has (servers: {})",
+                    "always_load_servers names server {:?}, which no catalog has (servers: {})",
+                    s.id,
                     servers.join(", ")
                 ),
             ));
@@ -322,7 +323,7 @@ fn plan(scenario: &Scenario, catalog: &Catalog) -> Result<Plan> {
                 || always[i]
                 || t.server
                     .as_ref()
-                    .is_some_and(|s| d.always_load_servers.contains(s))
+                    .is_some_and(|s| d.always_load_servers.iter().any(|r| &r.id == s))
             {
                 return false;
             }
@@ -388,16 +389,21 @@ fn plan(scenario: &Scenario, catalog: &Catalog) -> Result<Plan> {
 }
 
 /// Every tool a conversation names exists, and every event names a known server.
-fn validate_conversation(scenario: &Scenario, p: &Prepared) -> Result<()> {
-    fn walk(scenario: &Scenario, p: &Prepared, items: &[scenario::Item]) -> Result<()> {
+fn validate_conversation(scenario: &Scenario, catalog: &Catalog, plan: &Plan) -> Result<()> {
+    fn walk(
+        scenario: &Scenario,
+        catalog: &Catalog,
+        plan: &Plan,
+        items: &[scenario::Item],
+    ) -> Result<()> {
         for item in items {
             match item {
                 scenario::Item::Turn(t) => {
                     for c in &t.calls {
-                        let Some(i) = p.catalog.index_of(&c.tool.id) else {
+                        let Some(i) = catalog.index_of(&c.tool.id) else {
                             return Err(unknown(scenario, &c.tool, "call to tool"));
                         };
-                        if Some(i) == p.plan.search_tool {
+                        if Some(i) == plan.search_tool {
                             return Err(Error::input(
                                 &scenario.path,
                                 c.tool.at,
@@ -409,23 +415,24 @@ fn validate_conversation(scenario: &Scenario, p: &Prepared) -> Result<()> {
                     }
                     if let Some(s) = &t.subagent {
                         for r in s.tools.iter().flatten() {
-                            if p.catalog.index_of(&r.id).is_none() {
+                            if catalog.index_of(&r.id).is_none() {
                                 return Err(unknown(scenario, r, "subagent tool"));
                             }
                         }
-                        walk(scenario, p, &s.conversation)?;
+                        walk(scenario, catalog, plan, &s.conversation)?;
                     }
                 }
                 scenario::Item::Event(
-                    scenario::Event::Connect(s) | scenario::Event::Disconnect(s),
+                    scenario::Event::Connect { server: s, at }
+                    | scenario::Event::Disconnect { server: s, at },
                 ) => {
-                    if !p.plan.servers.contains(s) {
+                    if !plan.servers.contains(s) {
                         return Err(Error::input(
                             &scenario.path,
-                            None,
+                            *at,
                             format!(
                                 "event names server {s:?}, which no catalog has (servers: {})",
-                                p.plan.servers.join(", ")
+                                plan.servers.join(", ")
                             ),
                         ));
                     }
@@ -435,7 +442,7 @@ fn validate_conversation(scenario: &Scenario, p: &Prepared) -> Result<()> {
         }
         Ok(())
     }
-    walk(scenario, p, &scenario.conversation)
+    walk(scenario, catalog, plan, &scenario.conversation)
 }
 
 /// Whether tool `i` is deferrable under the prepared scenario's settings (before `auto:N`).
@@ -445,7 +452,7 @@ pub fn is_deferrable(prepared: &Prepared, i: usize) -> bool {
 
 /// Replays the scenario eagerly and deferred and summarizes both.
 pub fn run(scenario: &Scenario, prepared: &Prepared) -> Result<ScenarioResult> {
-    validate_conversation(scenario, prepared)?;
+    validate_conversation(scenario, &prepared.catalog, &prepared.plan)?;
     let mut eager = replay::Run::new(scenario, prepared, Mode::Eager);
     eager.replay()?;
     let mut deferred = replay::Run::new(scenario, prepared, Mode::Deferred);

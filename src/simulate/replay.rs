@@ -394,11 +394,11 @@ impl<'a> Run<'a> {
     fn event(&mut self, a: &mut Agent, e: &Event) {
         let plan = &self.prep.plan;
         match e {
-            Event::Connect(s) | Event::Disconnect(s) => {
+            Event::Connect { server: s, .. } | Event::Disconnect { server: s, .. } => {
                 let Some(si) = plan.servers.iter().position(|x| x == s) else {
                     return; // checked in validation
                 };
-                let on = matches!(e, Event::Connect(_));
+                let on = matches!(e, Event::Connect { .. });
                 a.connected[si] = on;
                 if !on {
                     for i in 0..a.discovered.len() {

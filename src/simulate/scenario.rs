@@ -94,7 +94,8 @@ pub struct DeferredSettings {
     pub defer_builtins: Vec<ToolRef>,
     pub defer_all_builtins: bool,
     pub always_load: Vec<ToolRef>,
-    pub always_load_servers: Vec<String>,
+    /// Server names (a `ToolRef` keeps each name's position).
+    pub always_load_servers: Vec<ToolRef>,
     pub scorer: ScorerKind,
     pub max_results: usize,
     pub discovery: Discovery,
@@ -182,8 +183,15 @@ pub struct Turn {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
-    Connect(String),
-    Disconnect(String),
+    /// A server connects (its tools appear); `at` locates the name for errors.
+    Connect {
+        server: String,
+        at: Option<Position>,
+    },
+    Disconnect {
+        server: String,
+        at: Option<Position>,
+    },
     /// `/clear`: history and discovered tools are dropped.
     Clear,
     /// History replaced by a summary; discovered tools kept or dropped.
@@ -193,9 +201,7 @@ pub enum Event {
     },
     /// The session is resumed in a new process: the prompt cache is cold; tools used earlier
     /// are re-discovered from the transcript without searching unless `rediscover: false`.
-    Resume {
-        rediscover: bool,
-    },
+    Resume { rediscover: bool },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -662,11 +668,7 @@ impl Reader<'_> {
         d.defer_all_builtins = builtins.iter().any(|r| r.id == "*");
         d.defer_builtins = builtins.into_iter().filter(|r| r.id != "*").collect();
         d.always_load = self.tool_refs(p, m, "always_load")?;
-        d.always_load_servers = self
-            .tool_refs(p, m, "always_load_servers")?
-            .into_iter()
-            .map(|r| r.id)
-            .collect();
+        d.always_load_servers = self.tool_refs(p, m, "always_load_servers")?;
         if let Some(s) = self.parsed(p, m, "scorer")? {
             d.scorer = s;
         }
@@ -927,11 +929,12 @@ impl Reader<'_> {
         match kind.as_str() {
             "connect" | "disconnect" => {
                 only(&["server"])?;
-                let s = server()?;
+                let server = server()?;
+                let at = self.doc.locate(&child(p, "server"));
                 Ok(if kind == "connect" {
-                    Event::Connect(s)
+                    Event::Connect { server, at }
                 } else {
-                    Event::Disconnect(s)
+                    Event::Disconnect { server, at }
                 })
             }
             "clear" => {

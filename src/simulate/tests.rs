@@ -490,6 +490,19 @@ fn bad_scenarios_give_located_errors() {
         .unwrap()
         .to_string();
     assert!(e.contains("test.yaml:2:26:"), "{e}");
+    let (c, t) = worked_catalog();
+    let sc = scenario(
+        "catalogs: [a.json]\nconversation:\n  - user: hi\n  - event: connect\n    server: nope\n",
+    )
+    .unwrap();
+    let e = prepare_with(&sc, c, t, &word_builder)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("test.yaml:5:13:") && e.contains("\"nope\""),
+        "{e}"
+    );
 }
 
 #[test]
