@@ -118,3 +118,60 @@ pub fn delta_text(catalog: &Catalog, added: &[usize], removed: &[usize], mode: L
     s.push_str("\n</deferred-tools-delta>");
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::simulate::tests::tool;
+
+    fn catalog() -> Catalog {
+        let mut a = tool("mcp__gh__create_issue", Some("gh"));
+        a.description = format!("Create an issue.\nSecond line. {}", "x".repeat(200));
+        let mut b = tool("mcp__gh__list_issues", Some("gh"));
+        b.description = "y".repeat(150);
+        Catalog::from_tools(vec![
+            tool("WebFetch", None),
+            a,
+            b,
+            tool("mcp__gh__get_issue", Some("gh")),
+            tool("mcp__gh__close_issue", Some("gh")),
+        ])
+        .unwrap()
+    }
+
+    #[test]
+    fn names_mode_lists_one_id_a_line() {
+        let c = catalog();
+        assert_eq!(
+            full_text(&c, &[0, 1], Listing::Names),
+            "<available-deferred-tools>\nWebFetch\nmcp__gh__create_issue\n</available-deferred-tools>"
+        );
+        assert_eq!(full_text(&c, &[], Listing::Names), "");
+    }
+
+    #[test]
+    fn descriptions_are_one_line_of_at_most_100_chars() {
+        let c = catalog();
+        let l = lines(&c, &[1, 2], Listing::Descriptions);
+        assert_eq!(l[0], "mcp__gh__create_issue: Create an issue.");
+        let d = l[1].strip_prefix("mcp__gh__list_issues: ").unwrap();
+        assert_eq!(d.chars().count(), DESCRIPTION_CHARS);
+        assert!(d.ends_with('…'));
+    }
+
+    #[test]
+    fn servers_mode_summarizes_each_server() {
+        let c = catalog();
+        assert_eq!(
+            lines(&c, &[0, 1, 2, 3, 4], Listing::Servers),
+            [
+                "WebFetch",
+                "gh: 4 tools: create_issue, list_issues, get_issue…"
+            ]
+        );
+        assert_eq!(
+            delta_text(&c, &[3], &[0], Listing::Names),
+            "<deferred-tools-delta>\nadded: mcp__gh__get_issue\nremoved: WebFetch\n</deferred-tools-delta>"
+        );
+    }
+}

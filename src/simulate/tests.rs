@@ -412,6 +412,48 @@ fn a_server_connecting_mid_way_changes_tools_and_list() {
 }
 
 #[test]
+fn resume_starts_with_a_cold_cache_and_keeps_discovered_tools() {
+    let (c, t) = worked_catalog();
+    let yaml = format!(
+        "{WORKED}  - event: resume\n  - user: again\n    tokens: 5\n    calls: [{{tool: mcp__gh__create_issue, query: \"gh issue\", result_tokens: 40}}]\n"
+    );
+    let r = run_yaml(&yaml, c, t);
+    let d = rows(&r, "deferred");
+    // The first request after the resume reads nothing from the cache.
+    assert_eq!(d[4].cached_tokens, 0);
+    assert_eq!(d[5].cached_tokens, d[4].input_tokens);
+    // The tool was re-discovered from the transcript: no second search.
+    assert_eq!(r.deferred.searches, 1);
+    let (c, t) = worked_catalog();
+    let r = run_yaml(
+        &yaml.replace("event: resume", "event: resume\n    rediscover: false"),
+        c,
+        t,
+    );
+    assert_eq!(r.deferred.searches, 2);
+}
+
+#[test]
+fn definition_fetches_add_latency_once_per_ttl() {
+    let (c, t) = worked_catalog();
+    let yaml = format!(
+        "{WORKED}model_overrides: {{definition_fetch_ms: 500, request_overhead_ms: 0, search_latency_ms: 0}}\n"
+    );
+    let r = run_yaml(&yaml, c, t);
+    let d = rows(&r, "deferred");
+    let e = rows(&r, "eager");
+    // The search-result request pays the fetch; the same input without it would not.
+    let p = &r.model;
+    let prefill = |x: &RequestRow| {
+        (x.input_tokens - x.cached_tokens) as f64 / p.prefill_tokens_per_s * 1000.0
+            + x.cached_tokens as f64 / p.cached_prefill_tokens_per_s * 1000.0
+    };
+    assert!((d[2].ttft_ms - (prefill(d[2]) + 500.0)).abs() < 0.1);
+    assert!((d[3].ttft_ms - prefill(d[3])).abs() < 0.1);
+    assert!((e[0].ttft_ms - prefill(e[0])).abs() < 0.1);
+}
+
+#[test]
 fn premature_calls_cost_an_error_round_trip() {
     let (c, t) = worked_catalog();
     let yaml =
