@@ -379,17 +379,22 @@ fn summary_text(s: &ScenarioResult, m: Option<MeasuredSearch>, md: bool, table: 
         &rows,
         &[false, true, true, true],
     ));
+    if md {
+        out.push('\n');
+    }
     for p in &s.published {
         let f = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v}"));
         out.push_str(&format!(
-            "published: {} [{}]\n  {}: eager {} (measured {}), deferred {} (measured {})\n",
+            "published: {} [{}]{}  {}: eager {} (measured {}), deferred {} (measured {})\n{}",
             p.published.claim,
             p.published.source,
+            if md { "\\\n" } else { "\n" },
             p.published.metric,
             f(p.published.eager_tokens),
             p.measured_eager_tokens,
             f(p.published.deferred_tokens),
             p.measured_deferred_tokens,
+            if md { "\n" } else { "" },
         ));
     }
     if let Some(m) = m {
