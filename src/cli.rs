@@ -33,6 +33,8 @@ pub enum Command {
     Eval(EvalArgs),
     /// Compare two `eval --format json` results; exit 1 when a metric drops more than allowed.
     Compare(CompareArgs),
+    /// Replay scenarios eagerly and with deferred tool loading; compare tokens, cost, latency.
+    Simulate(SimulateArgs),
 }
 
 /// Options shared by every command that reads catalogs.
@@ -129,6 +131,21 @@ pub struct CompareArgs {
     /// Largest tolerated drop of the metric, in its own units (0.01 = one percentage point).
     #[arg(long, default_value_t = 0.01, value_name = "X")]
     pub max_drop: f64,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// Scenario files (YAML or JSON).
+    #[arg(value_name = "SCENARIO", required = true)]
+    pub scenarios: Vec<PathBuf>,
+    /// Tokenizer (overrides the scenario's): o200k_base or cl100k_base.
+    #[arg(long, value_parser = parse_tokenizer)]
+    pub tokenizer: Option<Tokenizer>,
+    /// Include one row per request (json: `requests` in each scenario; csv: request rows).
+    #[arg(long)]
+    pub per_request: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }

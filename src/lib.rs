@@ -13,6 +13,7 @@ pub mod error;
 pub mod eval;
 pub mod output;
 pub mod search;
+pub mod simulate;
 pub mod tokenize;
 
 pub use error::{Error, InputError, Result};

@@ -18,6 +18,7 @@ fn main() -> ExitCode {
         Command::Search(args) => commands::search::run(args).map(|()| ExitCode::SUCCESS),
         Command::Eval(args) => commands::eval::run(args, cli.quiet).map(|()| ExitCode::SUCCESS),
         Command::Compare(args) => commands::compare::run(args).map(ExitCode::from),
+        Command::Simulate(args) => commands::simulate::run(args).map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,

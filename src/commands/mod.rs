@@ -5,6 +5,7 @@ pub mod compare;
 pub mod count;
 pub mod search;
 pub mod eval;
+pub mod simulate;
 
 use crate::catalog::{Catalog, load_catalogs, parse_catalog_arg};
 use crate::cli::CatalogArgs;
