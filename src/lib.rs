@@ -10,6 +10,7 @@ pub mod cli;
 pub mod commands;
 pub mod document;
 pub mod error;
+pub mod mcp;
 pub mod output;
 pub mod search;
 pub mod tokenize;

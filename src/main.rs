@@ -1,7 +1,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use toolbudget::cli::{Cli, Command};
+use toolbudget::cli::{CatalogCommand, Cli, Command};
 use toolbudget::commands;
 
 fn main() -> ExitCode {
@@ -15,6 +15,9 @@ fn main() -> ExitCode {
     };
     let result = match &cli.command {
         Command::Count(args) => commands::count::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Catalog(group) => match &group.command {
+            CatalogCommand::Import(args) => commands::catalog_import::run(args, cli.quiet),
+        },
     };
     match result {
         Ok(code) => code,
