@@ -294,13 +294,13 @@ mod tests {
         assert_eq!(
             entries[4].kind,
             EntryKind::Invalid(
-                "cfg/.mcp.json:6:13: missing \"command\" (a stdio server needs one)".into()
+                "cfg/.mcp.json:7:13: missing \"command\" (a stdio server needs one)".into()
             )
         );
         let EntryKind::Invalid(msg) = &entries[5].kind else {
             panic!()
         };
-        assert!(msg.starts_with("cfg/.mcp.json:7:"), "{msg}");
+        assert!(msg.starts_with("cfg/.mcp.json:8:"), "{msg}");
         assert!(msg.contains("NOPE is not set"), "{msg}");
     }
 
