@@ -155,8 +155,14 @@ fn entry_kind(
     }
     // A relative program path with a folder in it is relative to the config's folder, like
     // the server's working folder; a bare name is looked up on PATH.
+    // Made absolute because a relative program path combined with a working folder means
+    // different things on different platforms.
     let program = if program.contains('/') && Path::new(&program).is_relative() {
-        dir.join(&program).to_string_lossy().into_owned()
+        let joined = dir.join(&program);
+        std::path::absolute(&joined)
+            .unwrap_or(joined)
+            .to_string_lossy()
+            .into_owned()
     } else {
         program
     };
@@ -289,7 +295,8 @@ mod tests {
         let EntryKind::Stdio(l) = &entries[3].kind else {
             panic!()
         };
-        assert_eq!(l.program, "cfg/./bin/server");
+        assert!(Path::new(&l.program).is_absolute(), "{}", l.program);
+        assert!(l.program.ends_with("cfg/./bin/server"), "{}", l.program);
         assert_eq!(l.args, ["8080"]);
         assert_eq!(
             entries[4].kind,
