@@ -112,6 +112,10 @@ pub struct ImportArgs {
     /// <server>.json files (default: catalogs).
     #[arg(long, value_name = "PATH")]
     pub out: Option<PathBuf>,
+    /// Also write a starter scenario over the imported catalogs, ready for
+    /// `toolbudget simulate FILE` (eager vs deferred). With --stdio it needs --out.
+    #[arg(long, value_name = "FILE")]
+    pub scenario: Option<PathBuf>,
     /// Seconds to wait for each answer: the server's start and `initialize`, then each
     /// `tools/list` page.
     #[arg(long, value_name = "SECS", default_value = "20", value_parser = parse_seconds)]

@@ -67,6 +67,7 @@ fn paginated_server_is_imported_in_order_with_fields_and_counts() {
     assert_eq!(report["servers"][0]["status"], "ok");
     assert_eq!(report["servers"][0]["tools"], 3);
     assert_eq!(report["servers"][0]["pages"], 2);
+    assert_eq!(report["servers"][0]["server_info"], "fake-weather 0.0.1");
     assert_eq!(report["tokenizer"], "o200k_base");
 
     let text = std::fs::read_to_string(&out).unwrap();
@@ -148,7 +149,7 @@ fn a_server_that_never_answers_times_out_and_its_process_group_is_killed() {
             "--server",
             "stuck",
             "--timeout-secs",
-            "1.5",
+            "2",
         ])
         .arg("--stdio")
         .arg(stdio_line(py, "never_answers.py", ""))
@@ -158,7 +159,7 @@ fn a_server_that_never_answers_times_out_and_its_process_group_is_killed() {
     let took = started.elapsed();
     assert_eq!(o.status.code(), Some(2));
     let e = stderr(&o);
-    assert!(e.contains("no answer to `initialize` within 1.5 s"), "{e}");
+    assert!(e.contains("no answer to `initialize` within 2 s"), "{e}");
     assert!(!e.contains("exited with status"), "we killed it: {e}");
     assert!(
         e.contains("| listening on stdio (but never answering)"),
@@ -203,11 +204,11 @@ fn a_server_that_prints_garbage_is_named_with_its_first_line() {
     let Some(py) = python() else { return };
     let o = import_stdio(
         &stdio_line(py, "sends_garbage.py", ""),
-        &["noisy", "--timeout-secs", "1"],
+        &["noisy", "--timeout-secs", "3"],
     );
     assert_eq!(o.status.code(), Some(2));
     let e = stderr(&o);
-    assert!(e.contains("no answer to `initialize` within 1 s"), "{e}");
+    assert!(e.contains("no answer to `initialize` within 3 s"), "{e}");
     assert!(
         e.contains(
             "on stdout that are not JSON-RPC, the first: \"Server v1.2 listening on stdio\""
@@ -292,12 +293,13 @@ fn a_config_imports_every_stdio_server_and_one_failure_does_not_stop_the_rest() 
     let cfg = dir.path().join(".mcp.json");
     std::fs::write(&cfg, serde_json::to_string_pretty(&config).unwrap()).unwrap();
     let out = dir.path().join("snap");
+    let scenario = dir.path().join("mine.yaml");
     let o = bin()
         .args([
             "catalog",
             "import",
             "--timeout-secs",
-            "1",
+            "4",
             "--format",
             "json",
             "--config",
@@ -305,6 +307,8 @@ fn a_config_imports_every_stdio_server_and_one_failure_does_not_stop_the_rest() 
         .arg(&cfg)
         .arg("--out")
         .arg(&out)
+        .arg("--scenario")
+        .arg(&scenario)
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "a server failed: {}", stderr(&o));
@@ -337,6 +341,15 @@ fn a_config_imports_every_stdio_server_and_one_failure_does_not_stop_the_rest() 
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     assert_eq!(written, ["weather.json"]);
+    // The starter scenario names only the servers that were imported, relative to itself.
+    let yaml = std::fs::read_to_string(&scenario).unwrap();
+    assert!(yaml.contains("name: \"mine\"\n"), "{yaml}");
+    assert!(
+        yaml.contains(
+            "catalogs:\n  - path: \"snap/weather.json\"\n    server: \"weather\"\ndeferred:"
+        ),
+        "{yaml}"
+    );
     let e = stderr(&o);
     assert!(e.contains("error: server \"broken\""), "{e}");
     assert!(e.contains("error: server \"stuck\""), "{e}");

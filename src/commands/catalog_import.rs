@@ -15,6 +15,7 @@ use tokio::runtime::Runtime;
 
 use crate::cli::ImportArgs;
 use crate::error::{Error, Result};
+use crate::mcp::scenario::starter_scenario;
 use crate::mcp::{
     ConfigEntry, EntryKind, ImportError, ServerCommand, Timeouts, catalog_json, list_tools,
     read_config, to_catalog,
@@ -45,6 +46,8 @@ pub struct ServerReport {
     pub pages: Option<usize>,
     /// The catalog file written, when one was.
     pub path: Option<String>,
+    /// What the server called itself in `initialize` (`serverInfo` name and version).
+    pub server_info: Option<String>,
     /// Why the server failed or was skipped.
     pub note: Option<String>,
 }
@@ -55,6 +58,7 @@ struct Imported {
     tools: usize,
     tokens: usize,
     pages: usize,
+    server_info: Option<String>,
 }
 
 /// A server that failed: the one-line reason and the end of its stderr.
@@ -95,6 +99,11 @@ fn run_stdio(
     if server.trim().is_empty() {
         return Err(Error::usage("--server must not be empty"));
     }
+    if args.scenario.is_some() && args.out.is_none() {
+        return Err(Error::usage(
+            "--scenario needs --out FILE: the scenario refers to the catalog file",
+        ));
+    }
     let mut command =
         ServerCommand::parse(line).map_err(|e| Error::usage(format!("--stdio: {e}")))?;
     for kv in &args.env {
@@ -128,6 +137,10 @@ fn run_stdio(
         }
         Some(path) => {
             write_atomic(path, imported.json.as_bytes())?;
+            write_scenario(
+                args.scenario.as_deref(),
+                &[(server.to_string(), path.clone())],
+            )?;
             let report = report(args.tokenizer, vec![ok_row(server, &imported, path)]);
             emit(None, &render(&report, args.format))?;
         }
@@ -148,6 +161,7 @@ fn run_config(
         .clone()
         .unwrap_or_else(|| PathBuf::from(DEFAULT_CONFIG_OUT));
     let mut rows = Vec::with_capacity(entries.len());
+    let mut written = Vec::new();
     let mut any_failed = false;
     for ConfigEntry { name, kind } in &entries {
         match kind {
@@ -164,6 +178,7 @@ fn run_config(
                     tokens: None,
                     pages: None,
                     path: None,
+                    server_info: None,
                     note: Some(format!(
                         "{transport} server: only stdio servers are imported"
                     )),
@@ -200,6 +215,7 @@ fn run_config(
                             );
                         }
                         rows.push(ok_row(name, &imported, &path));
+                        written.push((name.clone(), path));
                     }
                     Err(f) => {
                         any_failed = true;
@@ -209,6 +225,9 @@ fn run_config(
                 }
             }
         }
+    }
+    if !written.is_empty() {
+        write_scenario(args.scenario.as_deref(), &written)?;
     }
     let report = report(args.tokenizer, rows);
     emit(None, &render(&report, args.format))?;
@@ -243,7 +262,27 @@ fn import_one(
         tools: catalog.len(),
         tokens: tokens.total(),
         pages: listing.pages,
+        server_info: listing.server_name.map(|n| match listing.server_version {
+            Some(v) if !v.is_empty() => format!("{n} {v}"),
+            _ => n,
+        }),
     })
+}
+
+/// Writes the starter scenario when `--scenario` asked for one.
+fn write_scenario(path: Option<&Path>, catalogs: &[(String, PathBuf)]) -> Result<()> {
+    let Some(path) = path else { return Ok(()) };
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "imported-servers".into());
+    write_atomic(path, starter_scenario(&name, path, catalogs).as_bytes())?;
+    eprintln!(
+        "wrote {}: compare eager and deferred loading with `toolbudget simulate {}`",
+        path.display(),
+        path.display()
+    );
+    Ok(())
 }
 
 /// `error: server "NAME" (CMD): reason`, then the end of the server's stderr, indented.
@@ -275,6 +314,7 @@ fn ok_row(server: &str, i: &Imported, path: &Path) -> ServerReport {
         tokens: Some(i.tokens),
         pages: Some(i.pages),
         path: Some(path.display().to_string()),
+        server_info: i.server_info.clone(),
         note: None,
     }
 }
@@ -287,6 +327,7 @@ fn failed_row(server: &str, reason: String) -> ServerReport {
         tokens: None,
         pages: None,
         path: None,
+        server_info: None,
         note: Some(reason),
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod client;
 pub mod config;
+pub mod scenario;
 pub mod snapshot;
 
 use std::path::PathBuf;
