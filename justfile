@@ -13,3 +13,9 @@ ci:
 # Criterion benchmarks, then the full report into reports/.
 bench:
     cargo run --release -- count --catalog fixtures/catalogs/builtins.yaml
+
+# Refresh fixtures/live/ from the pinned real MCP servers (installs them into .mcp-servers/ first
+# if needed: node + npm, python3 + venv, network).
+snapshot:
+    test -x .mcp-servers/venv/bin/mcp-server-git || bash scripts/install-mcp-servers.sh
+    cargo run --quiet -- catalog import --config scripts/live-servers.mcp.json --out fixtures/live

@@ -11,6 +11,7 @@ pub mod commands;
 pub mod document;
 pub mod error;
 pub mod eval;
+pub mod mcp;
 pub mod output;
 pub mod search;
 pub mod simulate;

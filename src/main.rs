@@ -1,7 +1,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use toolbudget::cli::{Cli, Command};
+use toolbudget::cli::{CatalogCommand, Cli, Command};
 use toolbudget::commands;
 
 fn main() -> ExitCode {
@@ -19,6 +19,9 @@ fn main() -> ExitCode {
         Command::Eval(args) => commands::eval::run(args, cli.quiet).map(|()| ExitCode::SUCCESS),
         Command::Compare(args) => commands::compare::run(args).map(ExitCode::from),
         Command::Simulate(args) => commands::simulate::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Catalog(group) => match &group.command {
+            CatalogCommand::Import(args) => commands::catalog_import::run(args, cli.quiet),
+        },
     };
     match result {
         Ok(code) => code,
