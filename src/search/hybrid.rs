@@ -1,0 +1,417 @@
+//! The `hybrid` scorer: fuses a lexical ranking (bm25) with the semantic one.
+//!
+//! Two methods, both over the top `depth` results of each scorer:
+//! - `rrf` — reciprocal rank fusion: a tool scores `Σ wᵢ / (k + rankᵢ)` over the lists it is in.
+//! - `blend` — `Σ wᵢ · minmax(scoreᵢ)`, each list's scores scaled to [0, 1] over its own top
+//!   `depth` (a tool missing from a list gets 0 from it).
+//!
+//! The fusion functions are pure ([`rrf`], [`weighted_blend`]) so they are tested on hand-made
+//! rankings; the scorer takes its two inputs as `Box<dyn Scorer>`.
+
+use std::sync::Arc;
+
+use super::semantic::top_hits;
+use super::{Contribution, Explanation, Hit, Scorer, ScorerKind, SearchOutcome, SearchRequest};
+use crate::catalog::Catalog;
+use crate::error::InputError;
+
+/// How the two rankings are combined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FusionMethod {
+    Rrf,
+    Blend,
+}
+
+impl FusionMethod {
+    pub fn name(self) -> &'static str {
+        match self {
+            FusionMethod::Rrf => "rrf",
+            FusionMethod::Blend => "blend",
+        }
+    }
+}
+
+impl std::str::FromStr for FusionMethod {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "rrf" => Ok(FusionMethod::Rrf),
+            "blend" => Ok(FusionMethod::Blend),
+            _ => Err(format!("unknown fusion {s:?}, expected rrf or blend")),
+        }
+    }
+}
+
+/// Fusion parameters, printed in `settings()`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FusionConfig {
+    pub method: FusionMethod,
+    /// RRF's rank offset.
+    pub k: f64,
+    /// Weight of the lexical (bm25) list.
+    pub lexical_weight: f64,
+    /// Weight of the semantic list.
+    pub semantic_weight: f64,
+    /// How many results of each list take part.
+    pub depth: usize,
+}
+
+impl Default for FusionConfig {
+    fn default() -> Self {
+        FusionConfig {
+            method: FusionMethod::Rrf,
+            k: 60.0,
+            lexical_weight: 1.0,
+            semantic_weight: 1.0,
+            depth: 100,
+        }
+    }
+}
+
+impl FusionConfig {
+    /// Checks the parameters a user may set.
+    pub fn validate(&self) -> Result<(), InputError> {
+        let ok = |w: f64| w.is_finite() && w >= 0.0;
+        if !ok(self.lexical_weight) || !ok(self.semantic_weight) {
+            return Err(InputError::usage("fusion weights must be finite and >= 0"));
+        }
+        if self.lexical_weight + self.semantic_weight == 0.0 {
+            return Err(InputError::usage("at least one fusion weight must be > 0"));
+        }
+        if !(self.k.is_finite() && self.k >= 0.0) {
+            return Err(InputError::usage("rrf k must be finite and >= 0"));
+        }
+        if self.depth == 0 {
+            return Err(InputError::usage("fusion depth must be at least 1"));
+        }
+        Ok(())
+    }
+
+    fn fuse(&self, lexical: &[Hit], semantic: &[Hit]) -> Vec<Hit> {
+        let weights = [self.lexical_weight, self.semantic_weight];
+        let (lexical, semantic) = (
+            &lexical[..lexical.len().min(self.depth)],
+            &semantic[..semantic.len().min(self.depth)],
+        );
+        match self.method {
+            FusionMethod::Rrf => rrf(&[lexical, semantic], self.k, &weights),
+            FusionMethod::Blend => weighted_blend(&[lexical, semantic], &weights),
+        }
+    }
+}
+
+/// Reciprocal rank fusion: tool score `Σᵢ weights[i] / (k + rank in list i)`, ranks from 1.
+/// Result sorted best first, ties by tool index (callers re-break ties by id).
+pub fn rrf(rankings: &[&[Hit]], k: f64, weights: &[f64]) -> Vec<Hit> {
+    fuse_by(rankings, |list, position, _| {
+        weights[list] / (k + position as f64 + 1.0)
+    })
+}
+
+/// Weighted blend of min-max normalised scores: each list's scores map to [0, 1] (all equal →
+/// all 1), a tool missing from a list gets 0 from it.
+pub fn weighted_blend(rankings: &[&[Hit]], weights: &[f64]) -> Vec<Hit> {
+    let ranges: Vec<(f64, f64)> = rankings
+        .iter()
+        .map(|list| {
+            list.iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), h| {
+                    (lo.min(h.score), hi.max(h.score))
+                })
+        })
+        .collect();
+    fuse_by(rankings, |list, _, score| {
+        let (lo, hi) = ranges[list];
+        let normalised = if hi > lo {
+            (score - lo) / (hi - lo)
+        } else {
+            1.0
+        };
+        weights[list] * normalised
+    })
+}
+
+fn fuse_by(rankings: &[&[Hit]], points: impl Fn(usize, usize, f64) -> f64) -> Vec<Hit> {
+    let mut fused: std::collections::HashMap<usize, f64> = std::collections::HashMap::new();
+    for (list, hits) in rankings.iter().enumerate() {
+        for (position, hit) in hits.iter().enumerate() {
+            *fused.entry(hit.tool).or_default() += points(list, position, hit.score);
+        }
+    }
+    let mut out: Vec<Hit> = fused
+        .into_iter()
+        .map(|(tool, score)| Hit { tool, score })
+        .collect();
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.tool.cmp(&b.tool)));
+    out
+}
+
+pub struct HybridScorer {
+    catalog: Arc<Catalog>,
+    lexical: Box<dyn Scorer>,
+    semantic: Box<dyn Scorer>,
+    fusion: FusionConfig,
+}
+
+impl HybridScorer {
+    pub fn new(
+        catalog: Arc<Catalog>,
+        lexical: Box<dyn Scorer>,
+        semantic: Box<dyn Scorer>,
+        fusion: FusionConfig,
+    ) -> Result<HybridScorer, InputError> {
+        fusion.validate()?;
+        Ok(HybridScorer {
+            catalog,
+            lexical,
+            semantic,
+            fusion,
+        })
+    }
+
+    fn both(
+        &self,
+        request: &SearchRequest<'_>,
+        depth: usize,
+    ) -> Result<(Vec<Hit>, Vec<Hit>), InputError> {
+        let inner = SearchRequest {
+            limit: depth,
+            ..*request
+        };
+        Ok((
+            self.lexical.search(&inner)?.hits,
+            self.semantic.search(&inner)?.hits,
+        ))
+    }
+}
+
+impl Scorer for HybridScorer {
+    fn kind(&self) -> ScorerKind {
+        ScorerKind::Hybrid
+    }
+
+    fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, InputError> {
+        let (lexical, semantic) = self.both(request, self.fusion.depth)?;
+        let fused = self.fusion.fuse(&lexical, &semantic);
+        Ok(SearchOutcome {
+            hits: top_hits(&self.catalog, fused, request.limit),
+            not_found: Vec::new(),
+            total_tools: request.searchable(self.catalog.len()),
+        })
+    }
+
+    fn explain(&self, query: &str, tool: usize) -> Result<Explanation, InputError> {
+        let everything = SearchRequest::new(query, self.catalog.len());
+        let (lexical, semantic) = self.both(&everything, self.catalog.len())?;
+        let fused = top_hits(
+            &self.catalog,
+            self.fusion.fuse(&lexical, &semantic),
+            usize::MAX,
+        );
+        let position = |list: &[Hit]| list.iter().position(|h| h.tool == tool);
+        let fused_score = position(&fused).map_or(0.0, |p| fused[p].score);
+        let mut contributions = Vec::new();
+        let weights = [self.fusion.lexical_weight, self.fusion.semantic_weight];
+        for (i, (name, list)) in [
+            (self.lexical.kind().name(), &lexical),
+            (self.semantic.kind().name(), &semantic),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let (detail, points) = match position(list) {
+                Some(p) if p < self.fusion.depth => {
+                    let part = self.fusion.fuse_single(i, list, p, weights[i]);
+                    let label = if name == "semantic" {
+                        "cosine"
+                    } else {
+                        "score"
+                    };
+                    (
+                        format!("rank {} ({label} {:.4})", p + 1, list[p].score),
+                        part,
+                    )
+                }
+                Some(p) => (
+                    format!(
+                        "rank {} ({:.4}), beyond fusion depth {}",
+                        p + 1,
+                        list[p].score,
+                        self.fusion.depth
+                    ),
+                    0.0,
+                ),
+                None => ("not ranked (no match)".to_string(), 0.0),
+            };
+            contributions.push(Contribution {
+                term: query.to_string(),
+                field: name.to_string(),
+                detail,
+                points,
+            });
+        }
+        let note = match position(&fused) {
+            Some(p) => format!(
+                "fused rank {} of {}, fused score {fused_score:.6}",
+                p + 1,
+                fused.len()
+            ),
+            None => "in neither list's top results".to_string(),
+        };
+        Ok(Explanation {
+            tool,
+            score: fused_score,
+            contributions,
+            note: Some(note),
+        })
+    }
+
+    fn settings(&self) -> Vec<(String, String)> {
+        let f = &self.fusion;
+        let mut out = vec![
+            ("fusion".to_string(), f.method.name().to_string()),
+            ("rrf_k".to_string(), format_number(f.k)),
+            (
+                format!("weight_{}", self.lexical.kind()),
+                format_number(f.lexical_weight),
+            ),
+            (
+                format!("weight_{}", self.semantic.kind()),
+                format_number(f.semantic_weight),
+            ),
+            ("depth".to_string(), f.depth.to_string()),
+        ];
+        if f.method != FusionMethod::Rrf {
+            out.remove(1);
+        }
+        for (name, inner) in [&self.lexical, &self.semantic]
+            .iter()
+            .map(|s| (s.kind(), s.settings()))
+        {
+            out.extend(inner.into_iter().map(|(k, v)| (format!("{name}.{k}"), v)));
+        }
+        out
+    }
+}
+
+impl FusionConfig {
+    /// The points list `list` gives the tool at `position` (for explanations).
+    fn fuse_single(&self, list: usize, hits: &[Hit], position: usize, weight: f64) -> f64 {
+        let _ = list;
+        match self.method {
+            FusionMethod::Rrf => weight / (self.k + position as f64 + 1.0),
+            FusionMethod::Blend => {
+                let top = &hits[..hits.len().min(self.depth)];
+                let lo = top.iter().map(|h| h.score).fold(f64::INFINITY, f64::min);
+                let hi = top
+                    .iter()
+                    .map(|h| h.score)
+                    .fold(f64::NEG_INFINITY, f64::max);
+                let s = hits[position].score;
+                weight * if hi > lo { (s - lo) / (hi - lo) } else { 1.0 }
+            }
+        }
+    }
+}
+
+fn format_number(x: f64) -> String {
+    let mut buffer = ryu::Buffer::new();
+    let s = buffer.format(x);
+    s.strip_suffix(".0").unwrap_or(s).to_string()
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    fn hits(tools: &[(usize, f64)]) -> Vec<Hit> {
+        tools
+            .iter()
+            .map(|&(tool, score)| Hit { tool, score })
+            .collect()
+    }
+
+    #[test]
+    fn rrf_sums_reciprocal_ranks() {
+        let a = hits(&[(1, 9.0), (2, 5.0), (3, 1.0)]);
+        let b = hits(&[(3, 0.9), (1, 0.8)]);
+        let fused = rrf(&[&a, &b], 60.0, &[1.0, 1.0]);
+        let score = |t: usize| fused.iter().find(|h| h.tool == t).unwrap().score;
+        assert!((score(1) - (1.0 / 61.0 + 1.0 / 62.0)).abs() < 1e-12);
+        assert!((score(3) - (1.0 / 63.0 + 1.0 / 61.0)).abs() < 1e-12);
+        assert!((score(2) - 1.0 / 62.0).abs() < 1e-12);
+        assert_eq!(
+            fused.iter().map(|h| h.tool).collect::<Vec<_>>(),
+            vec![1, 3, 2]
+        );
+    }
+
+    #[test]
+    fn rrf_weights_and_ties() {
+        let a = hits(&[(1, 1.0)]);
+        let b = hits(&[(2, 1.0)]);
+        // Equal weights: a tie, broken by tool index.
+        let tie = rrf(&[&a, &b], 60.0, &[1.0, 1.0]);
+        assert_eq!(tie.iter().map(|h| h.tool).collect::<Vec<_>>(), vec![1, 2]);
+        let favour_b = rrf(&[&a, &b], 60.0, &[1.0, 2.0]);
+        assert_eq!(favour_b[0].tool, 2);
+        assert!((favour_b[0].score - 2.0 / 61.0).abs() < 1e-12);
+        // Weight 0 ignores a list's order entirely.
+        let only_a = rrf(&[&a, &b], 60.0, &[1.0, 0.0]);
+        assert_eq!(only_a[0].tool, 1);
+        assert_eq!(only_a[1].score, 0.0);
+    }
+
+    #[test]
+    fn blend_normalises_each_list() {
+        // bm25-like scores in the tens, cosines near 0.5: minmax puts both on [0, 1].
+        let a = hits(&[(1, 20.0), (2, 15.0), (3, 10.0)]);
+        let b = hits(&[(3, 0.6), (2, 0.55), (1, 0.5)]);
+        let fused = weighted_blend(&[&a, &b], &[0.5, 0.5]);
+        let score = |t: usize| fused.iter().find(|h| h.tool == t).unwrap().score;
+        assert!((score(1) - 0.5).abs() < 1e-12);
+        assert!((score(2) - 0.5).abs() < 1e-12);
+        assert!((score(3) - 0.5).abs() < 1e-12);
+        let fused = weighted_blend(&[&a, &b], &[0.7, 0.3]);
+        assert_eq!(fused[0].tool, 1);
+        assert!((fused[0].score - 0.7).abs() < 1e-12);
+        // A single-result list scales to 1; a tool absent from a list gets 0 from it.
+        let c = hits(&[(9, 3.0)]);
+        let fused = weighted_blend(&[&a, &c], &[1.0, 1.0]);
+        let top: Vec<(usize, f64)> = fused.iter().map(|h| (h.tool, h.score)).collect();
+        assert_eq!(top, vec![(1, 1.0), (9, 1.0), (2, 0.5), (3, 0.0)]);
+    }
+
+    #[test]
+    fn empty_lists_fuse_to_nothing() {
+        assert!(rrf(&[&[], &[]], 60.0, &[1.0, 1.0]).is_empty());
+        assert!(weighted_blend(&[&[], &[]], &[1.0, 1.0]).is_empty());
+    }
+
+    #[test]
+    fn bad_parameters_are_input_errors() {
+        let bad = [
+            FusionConfig {
+                lexical_weight: -1.0,
+                ..Default::default()
+            },
+            FusionConfig {
+                lexical_weight: 0.0,
+                semantic_weight: 0.0,
+                ..Default::default()
+            },
+            FusionConfig {
+                k: f64::NAN,
+                ..Default::default()
+            },
+            FusionConfig {
+                depth: 0,
+                ..Default::default()
+            },
+        ];
+        for config in bad {
+            assert!(config.validate().is_err(), "{config:?}");
+        }
+        assert!(FusionConfig::default().validate().is_ok());
+    }
+}
