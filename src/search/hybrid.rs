@@ -382,6 +382,133 @@ pub(crate) mod tests {
         assert_eq!(top, vec![(1, 1.0), (9, 1.0), (2, 0.5), (3, 0.0)]);
     }
 
+    /// A scorer that returns a fixed ranking for every query (respecting candidates and limit).
+    struct Fixed {
+        kind: ScorerKind,
+        ranking: Vec<Hit>,
+    }
+
+    impl Scorer for Fixed {
+        fn kind(&self) -> ScorerKind {
+            self.kind
+        }
+        fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, InputError> {
+            let hits: Vec<Hit> = self
+                .ranking
+                .iter()
+                .filter(|h| request.is_candidate(h.tool))
+                .take(request.limit)
+                .copied()
+                .collect();
+            Ok(SearchOutcome {
+                hits,
+                not_found: Vec::new(),
+                total_tools: 0,
+            })
+        }
+        fn explain(&self, _: &str, tool: usize) -> Result<Explanation, InputError> {
+            Ok(Explanation {
+                tool,
+                score: 0.0,
+                contributions: Vec::new(),
+                note: None,
+            })
+        }
+        fn settings(&self) -> Vec<(String, String)> {
+            vec![("fixed".into(), "yes".into())]
+        }
+    }
+
+    fn catalog(n: usize) -> Arc<Catalog> {
+        let tools = (0..n)
+            .map(|i| crate::search::semantic::tests::tool(&format!("t{i}"), "", &[]))
+            .collect();
+        Arc::new(Catalog::from_tools(tools).unwrap())
+    }
+
+    fn hybrid(fusion: FusionConfig) -> HybridScorer {
+        let lexical = Fixed {
+            kind: ScorerKind::Bm25,
+            ranking: hits(&[(0, 9.0), (1, 8.0), (2, 7.0)]),
+        };
+        let semantic = Fixed {
+            kind: ScorerKind::Semantic,
+            ranking: hits(&[(2, 0.9), (3, 0.8), (0, 0.1)]),
+        };
+        HybridScorer::new(catalog(4), Box::new(lexical), Box::new(semantic), fusion).unwrap()
+    }
+
+    #[test]
+    fn hybrid_fuses_its_two_scorers() {
+        let scorer = hybrid(FusionConfig::default());
+        let out = scorer.search(&SearchRequest::new("q", 10)).unwrap();
+        // t0: 1/61 + 1/63, t2: 1/63 + 1/61 (tie, t0 < t2 by id), t1: 1/62, t3: 1/62 (t1 < t3).
+        let order: Vec<usize> = out.hits.iter().map(|h| h.tool).collect();
+        assert_eq!(order, vec![0, 2, 1, 3]);
+        assert_eq!(out.total_tools, 4);
+        let limited = scorer.search(&SearchRequest::new("q", 1)).unwrap();
+        assert_eq!(limited.hits.len(), 1);
+
+        let mask = [false, true, true, true];
+        let mut req = SearchRequest::new("q", 10);
+        req.candidates = Some(&mask);
+        let out = scorer.search(&req).unwrap();
+        assert_eq!(out.total_tools, 3);
+        assert_eq!(out.hits[0].tool, 2);
+        assert!(out.hits.iter().all(|h| h.tool != 0));
+    }
+
+    #[test]
+    fn depth_limits_what_takes_part() {
+        let scorer = hybrid(FusionConfig {
+            depth: 1,
+            ..Default::default()
+        });
+        let out = scorer.search(&SearchRequest::new("q", 10)).unwrap();
+        let order: Vec<usize> = out.hits.iter().map(|h| h.tool).collect();
+        assert_eq!(order, vec![0, 2]);
+    }
+
+    #[test]
+    fn settings_and_explain_show_the_fusion() {
+        let scorer = hybrid(FusionConfig {
+            lexical_weight: 1.0,
+            semantic_weight: 0.5,
+            ..Default::default()
+        });
+        let settings = scorer.settings();
+        let get = |k: &str| {
+            settings
+                .iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.as_str())
+        };
+        assert_eq!(get("fusion"), Some("rrf"));
+        assert_eq!(get("rrf_k"), Some("60"));
+        assert_eq!(get("weight_bm25"), Some("1"));
+        assert_eq!(get("weight_semantic"), Some("0.5"));
+        assert_eq!(get("semantic.fixed"), Some("yes"));
+
+        let e = scorer.explain("q", 2).unwrap();
+        assert!((e.score - (1.0 / 63.0 + 0.5 / 61.0)).abs() < 1e-12);
+        assert_eq!(e.contributions[0].field, "bm25");
+        assert_eq!(e.contributions[0].detail, "rank 3 (score 7.0000)");
+        assert_eq!(e.contributions[1].detail, "rank 1 (cosine 0.9000)");
+        assert!((e.contributions[1].points - 0.5 / 61.0).abs() < 1e-12);
+        assert!(
+            e.note.as_deref().unwrap().starts_with("fused rank 2 of 4"),
+            "{e:?}"
+        );
+        let absent = scorer.explain("q", 3).unwrap();
+        assert_eq!(absent.contributions[0].detail, "not ranked (no match)");
+
+        let blend = hybrid(FusionConfig {
+            method: FusionMethod::Blend,
+            ..Default::default()
+        });
+        assert!(blend.settings().iter().all(|(k, _)| k != "rrf_k"));
+    }
+
     #[test]
     fn empty_lists_fuse_to_nothing() {
         assert!(rrf(&[&[], &[]], 60.0, &[1.0, 1.0]).is_empty());
