@@ -290,7 +290,7 @@ fn semantic_rankings(
             .map(|l| {
                 l.iter()
                     .map(|h| serde_json::json!([h.tool, h.score]))
-                    .collect()
+                    .collect::<serde_json::Value>()
             })
             .collect()
     };
