@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use toolbudget::catalog::{Catalog, Tool, load_catalogs, parse_catalog_arg};
-use toolbudget::search::hybrid::{rrf, weighted_blend};
+use toolbudget::search::hybrid::{Normalise, rrf, weighted_blend};
 use toolbudget::search::semantic::SemanticScorer;
 use toolbudget::search::{Hit, Scorer, SearchRequest};
 
@@ -355,7 +355,9 @@ fn dev_set_table() {
         for (wl, ws) in [(0.5, 0.5), (0.6, 0.4), (0.4, 0.6)] {
             variants.push((
                 format!("blend w={wl}/{ws}"),
-                Box::new(move |l, s| weighted_blend(&[l, s], &[wl, ws])),
+                Box::new(move |l, s| {
+                    weighted_blend(&[l, s], &[wl, ws], &[Normalise::MinMax, Normalise::MinMax])
+                }),
             ));
         }
         for (wl, ws) in [(0.5, 0.5), (0.6, 0.4), (0.4, 0.6), (0.3, 0.7)] {

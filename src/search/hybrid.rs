@@ -95,10 +95,13 @@ impl FusionConfig {
         );
         match self.method {
             FusionMethod::Rrf => rrf(&[lexical, semantic], self.k, &weights),
-            FusionMethod::Blend => weighted_blend(&[lexical, semantic], &weights),
+            FusionMethod::Blend => weighted_blend(&[lexical, semantic], &weights, &BLEND),
         }
     }
 }
+
+/// `blend` scales bm25 by min-max over its list and keeps the cosine as it is.
+const BLEND: [Normalise; 2] = [Normalise::MinMax, Normalise::Raw];
 
 /// Reciprocal rank fusion: tool score `Σᵢ weights[i] / (k + rank in list i)`, ranks from 1.
 /// Result sorted best first, ties by tool index (callers re-break ties by id).
@@ -108,9 +111,21 @@ pub fn rrf(rankings: &[&[Hit]], k: f64, weights: &[f64]) -> Vec<Hit> {
     })
 }
 
-/// Weighted blend of min-max normalised scores: each list's scores map to [0, 1] (all equal →
-/// all 1), a tool missing from a list gets 0 from it.
-pub fn weighted_blend(rankings: &[&[Hit]], weights: &[f64]) -> Vec<Hit> {
+/// How a list's scores enter a blend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Normalise {
+    /// Scaled to [0, 1] over the list (all equal → all 1); a tool missing from the list gets 0.
+    /// For scores without a fixed scale (bm25).
+    MinMax,
+    /// Used as they are; a tool missing from the list gets the list's lowest score. For scores
+    /// already on a fixed scale (cosine), where stretching a flat list would turn noise into a
+    /// full-range signal.
+    Raw,
+}
+
+/// Weighted blend: tool score `Σᵢ weights[i] · normalised score in list i`.
+/// Result sorted best first, ties by tool index.
+pub fn weighted_blend(rankings: &[&[Hit]], weights: &[f64], normalise: &[Normalise]) -> Vec<Hit> {
     let ranges: Vec<(f64, f64)> = rankings
         .iter()
         .map(|list| {
@@ -120,15 +135,38 @@ pub fn weighted_blend(rankings: &[&[Hit]], weights: &[f64]) -> Vec<Hit> {
                 })
         })
         .collect();
-    fuse_by(rankings, |list, _, score| {
+    let value = |list: usize, score: Option<f64>| {
         let (lo, hi) = ranges[list];
-        let normalised = if hi > lo {
-            (score - lo) / (hi - lo)
-        } else {
-            1.0
-        };
-        weights[list] * normalised
-    })
+        match (normalise[list], score) {
+            (_, None) if lo > hi => 0.0, // an empty list adds nothing
+            (Normalise::MinMax, None) => 0.0,
+            (Normalise::MinMax, Some(s)) if hi > lo => (s - lo) / (hi - lo),
+            (Normalise::MinMax, Some(_)) => 1.0,
+            (Normalise::Raw, None) => lo,
+            (Normalise::Raw, Some(s)) => s,
+        }
+    };
+    let mut tools: Vec<usize> = rankings
+        .iter()
+        .flat_map(|l| l.iter().map(|h| h.tool))
+        .collect();
+    tools.sort_unstable();
+    tools.dedup();
+    let lookup: Vec<std::collections::HashMap<usize, f64>> = rankings
+        .iter()
+        .map(|l| l.iter().map(|h| (h.tool, h.score)).collect())
+        .collect();
+    let mut out: Vec<Hit> = tools
+        .into_iter()
+        .map(|tool| Hit {
+            tool,
+            score: (0..rankings.len())
+                .map(|i| weights[i] * value(i, lookup[i].get(&tool).copied()))
+                .sum(),
+        })
+        .collect();
+    out.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.tool.cmp(&b.tool)));
+    out
 }
 
 fn fuse_by(rankings: &[&[Hit]], points: impl Fn(usize, usize, f64) -> f64) -> Vec<Hit> {
@@ -297,18 +335,16 @@ impl Scorer for HybridScorer {
 impl FusionConfig {
     /// The points list `list` gives the tool at `position` (for explanations).
     fn fuse_single(&self, list: usize, hits: &[Hit], position: usize, weight: f64) -> f64 {
-        let _ = list;
         match self.method {
             FusionMethod::Rrf => weight / (self.k + position as f64 + 1.0),
             FusionMethod::Blend => {
                 let top = &hits[..hits.len().min(self.depth)];
-                let lo = top.iter().map(|h| h.score).fold(f64::INFINITY, f64::min);
-                let hi = top
+                let fused = weighted_blend(&[top], &[weight], &BLEND[list..=list]);
+                let tool = hits[position].tool;
+                fused
                     .iter()
-                    .map(|h| h.score)
-                    .fold(f64::NEG_INFINITY, f64::max);
-                let s = hits[position].score;
-                weight * if hi > lo { (s - lo) / (hi - lo) } else { 1.0 }
+                    .find(|h| h.tool == tool)
+                    .map_or(0.0, |h| h.score)
             }
         }
     }
@@ -367,19 +403,38 @@ pub(crate) mod tests {
         // bm25-like scores in the tens, cosines near 0.5: minmax puts both on [0, 1].
         let a = hits(&[(1, 20.0), (2, 15.0), (3, 10.0)]);
         let b = hits(&[(3, 0.6), (2, 0.55), (1, 0.5)]);
-        let fused = weighted_blend(&[&a, &b], &[0.5, 0.5]);
+        let mm = [Normalise::MinMax, Normalise::MinMax];
+        let fused = weighted_blend(&[&a, &b], &[0.5, 0.5], &mm);
         let score = |t: usize| fused.iter().find(|h| h.tool == t).unwrap().score;
         assert!((score(1) - 0.5).abs() < 1e-12);
         assert!((score(2) - 0.5).abs() < 1e-12);
         assert!((score(3) - 0.5).abs() < 1e-12);
-        let fused = weighted_blend(&[&a, &b], &[0.7, 0.3]);
+        let fused = weighted_blend(&[&a, &b], &[0.7, 0.3], &mm);
         assert_eq!(fused[0].tool, 1);
         assert!((fused[0].score - 0.7).abs() < 1e-12);
         // A single-result list scales to 1; a tool absent from a list gets 0 from it.
         let c = hits(&[(9, 3.0)]);
-        let fused = weighted_blend(&[&a, &c], &[1.0, 1.0]);
+        let fused = weighted_blend(&[&a, &c], &[1.0, 1.0], &mm);
         let top: Vec<(usize, f64)> = fused.iter().map(|h| (h.tool, h.score)).collect();
         assert_eq!(top, vec![(1, 1.0), (9, 1.0), (2, 0.5), (3, 0.0)]);
+    }
+
+    #[test]
+    fn blend_keeps_raw_cosines_and_floors_missing_ones() {
+        let bm25 = hits(&[(1, 20.0), (2, 10.0)]);
+        let cosine = hits(&[(3, 0.6), (2, 0.5), (4, 0.4)]);
+        let fused = weighted_blend(&[&bm25, &cosine], &[0.5, 0.5], &BLEND);
+        // t1: 0.5·1 + 0.5·0.4 (floor), t3: 0 + 0.3, t2: 0 + 0.25, t4: 0 + 0.2.
+        let want = [(1, 0.7), (3, 0.3), (2, 0.25), (4, 0.2)];
+        assert_eq!(fused.len(), want.len());
+        for (got, (tool, score)) in fused.iter().zip(want) {
+            assert_eq!(got.tool, tool);
+            assert!((got.score - score).abs() < 1e-12, "{fused:?}");
+        }
+        // A flat (uninformative) cosine list barely moves the bm25 order.
+        let flat = hits(&[(2, 0.31), (1, 0.30)]);
+        let fused = weighted_blend(&[&bm25, &flat], &[0.5, 0.5], &BLEND);
+        assert_eq!(fused[0].tool, 1);
     }
 
     /// A scorer that returns a fixed ranking for every query (respecting candidates and limit).
@@ -512,7 +567,7 @@ pub(crate) mod tests {
     #[test]
     fn empty_lists_fuse_to_nothing() {
         assert!(rrf(&[&[], &[]], 60.0, &[1.0, 1.0]).is_empty());
-        assert!(weighted_blend(&[&[], &[]], &[1.0, 1.0]).is_empty());
+        assert!(weighted_blend(&[&[], &[]], &[1.0, 1.0], &BLEND).is_empty());
     }
 
     #[test]

@@ -401,6 +401,23 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn missing_model_fails_both_scorers_naming_the_recipe() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = crate::search::ScorerConfig {
+            model_dir: Some(dir.path().to_path_buf()),
+            ..Default::default()
+        };
+        for kind in [ScorerKind::Semantic, ScorerKind::Hybrid] {
+            let err = match crate::search::build(kind, small_catalog(), &config) {
+                Err(e) => e,
+                Ok(_) => panic!("{kind} built without a model"),
+            };
+            assert!(matches!(err, Error::Missing(_)), "{err:?}");
+            assert!(err.to_string().contains("run `just model`"), "{err}");
+        }
+    }
+
+    #[test]
     fn second_build_reads_the_cache() {
         let Some(model) = test_embedder() else { return };
         let dir = tempfile::tempdir().unwrap();
