@@ -91,7 +91,8 @@ pub struct EmbeddingArgs {
     /// Embed the catalog without reading or writing the cache.
     #[arg(long)]
     pub no_cache: bool,
-    /// How hybrid fuses bm25 and semantic: blend (weighted minmax(bm25) + cosine) or rrf.
+    /// How hybrid fuses bm25 and semantic: blend (default: 0.3·bm25/top + 0.7·cosine) or rrf
+    /// (k 60, weights 1,1).
     #[arg(long, value_name = "METHOD", value_parser = parse_fusion)]
     pub fusion: Option<crate::search::hybrid::FusionMethod>,
     /// Hybrid weights as BM25,SEMANTIC (e.g. 0.5,0.5).
@@ -117,7 +118,8 @@ impl EmbeddingArgs {
         base.no_cache |= self.no_cache;
         let fusion = &mut base.fusion;
         if let Some(m) = self.fusion {
-            fusion.method = m;
+            // Each method has its own default weights (blend 0.3,0.7; rrf 1,1).
+            *fusion = crate::search::hybrid::FusionConfig::for_method(m);
         }
         if let Some((l, s)) = self.fusion_weights {
             fusion.lexical_weight = l;

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use toolbudget::catalog::{Catalog, Tool, load_catalogs, parse_catalog_arg};
-use toolbudget::search::hybrid::{Normalise, rrf, weighted_blend};
+use toolbudget::search::hybrid::{FusionConfig, Normalise, rrf, weighted_blend};
 use toolbudget::search::semantic::SemanticScorer;
 use toolbudget::search::{Hit, Scorer, SearchRequest};
 
@@ -343,6 +343,10 @@ fn dev_set_table() {
         let mut variants: Vec<(String, Fuse)> = vec![
             ("bm25 (test reference)".into(), Box::new(|l, _| l.to_vec())),
             ("semantic".into(), Box::new(|_, s| s.to_vec())),
+            (
+                "hybrid default".into(),
+                Box::new(|l, s| FusionConfig::default().fuse(l, s)),
+            ),
         ];
         for (wl, ws) in [(1.0, 1.0), (1.0, 0.7), (1.0, 0.5), (0.7, 1.0)] {
             for k in [10.0, 60.0] {
@@ -360,16 +364,37 @@ fn dev_set_table() {
                 }),
             ));
         }
-        for (wl, ws) in [(0.5, 0.5), (0.6, 0.4), (0.4, 0.6), (0.3, 0.7)] {
+        for (wl, ws) in [(0.5, 0.5), (0.4, 0.6), (0.3, 0.7), (0.2, 0.8)] {
             variants.push((
                 format!("minmax+cosine w={wl}/{ws}"),
                 Box::new(move |l, s| minmax_plus_cosine(l, s, wl, ws)),
             ));
         }
+        for (wl, ws) in [(0.5, 0.5), (0.4, 0.6), (0.3, 0.7), (0.2, 0.8)] {
+            variants.push((
+                format!("max+cosine w={wl}/{ws}"),
+                Box::new(move |l, s| {
+                    weighted_blend(&[l, s], &[wl, ws], &[Normalise::Max, Normalise::Raw])
+                }),
+            ));
+        }
         let noise = noise_rankings(catalog.len(), queries.len(), depth);
+        // A useless lexical signal on bm25's scale: flat scores in [10, 11].
+        let lexical_noise: Vec<Vec<Hit>> = noise
+            .iter()
+            .rev()
+            .map(|l| {
+                l.iter()
+                    .map(|h| Hit {
+                        tool: (h.tool * 7 + 3) % catalog.len(),
+                        score: 10.0 + (h.score - 0.25) * 10.0,
+                    })
+                    .collect()
+            })
+            .collect();
         eprintln!(
-            "{:<28} {:>9} {:>7} | weak semantic: {:>9} {:>7} | noise: {:>9} {:>7}",
-            "variant", "recall@5", "MRR", "recall@5", "MRR", "recall@5", "MRR"
+            "{:<28} {:>9} {:>7} | weak semantic: {:>9} {:>7} | noise sem: {:>5} {:>7} | noise lex: {:>5} {:>7}",
+            "variant", "recall@5", "MRR", "recall@5", "MRR", "r@5", "MRR", "r@5", "MRR"
         );
         for (name, fuse) in &variants {
             let strong: Vec<Vec<Hit>> = lex.iter().zip(&sem).map(|(l, s)| fuse(l, s)).collect();
@@ -378,9 +403,15 @@ fn dev_set_table() {
             let (r, m) = metrics(&queries, &strong);
             let (wr, wm) = metrics(&queries, &weak);
             let (nr, nm) = metrics(&queries, &noisy);
+            let lex_noisy: Vec<Vec<Hit>> = lexical_noise
+                .iter()
+                .zip(&sem)
+                .map(|(l, s)| fuse(l, s))
+                .collect();
+            let (lr, lm) = metrics(&queries, &lex_noisy);
             eprintln!(
-                "{name:<28} {r:>9.3} {m:>7.3} | {:>24.3} {wm:>7.3} | {:>16.3} {nm:>7.3}",
-                wr, nr
+                "{name:<28} {r:>9.3} {m:>7.3} | {:>24.3} {wm:>7.3} | {:>15.3} {nm:>7.3} | {:>15.3} {lm:>7.3}",
+                wr, nr, lr
             );
         }
     }
