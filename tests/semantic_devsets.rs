@@ -416,3 +416,93 @@ fn dev_set_table() {
         }
     }
 }
+
+/// Cached-index load and query latency at 10,000 tools. The cache file is written here from
+/// seeded random unit vectors under the real model fingerprint (scoring cost does not depend
+/// on the vectors' values), so `SemanticScorer::new` takes the cached path; queries are
+/// embedded by the real model.
+#[test]
+#[ignore = "timing: run with --ignored --nocapture (use --release for representative numbers)"]
+fn latency_at_10k_tools() {
+    let model = match toolbudget::search::load_embedder(None) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("skipping: {e}");
+            return;
+        }
+    };
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("latency-10k-cache");
+    let tools: Vec<Tool> = (0..10_000)
+        .map(|i| Tool {
+            id: format!("tool_{i:05}"),
+            name: format!("tool_{i:05}"),
+            server: None,
+            description: format!("Synthetic tool number {i} for timing."),
+            input_schema: serde_json::json!({"type": "object", "properties": {}}),
+            should_defer: None,
+            always_load: false,
+            search_hint: None,
+            depends_on: Vec::new(),
+            origin: None,
+        })
+        .collect();
+    let catalog = Arc::new(Catalog::from_tools(tools).unwrap());
+    let documents: Vec<String> = catalog
+        .tools()
+        .iter()
+        .map(toolbudget::search::semantic::document_text)
+        .collect();
+    let key = toolbudget::search::embed_cache::DocumentKey::new(&documents);
+    let cache = toolbudget::search::embed_cache::EmbedCache::new(&dir, model.fingerprint());
+    let dim = model.dim();
+    let mut state: u64 = 42;
+    let mut matrix: Vec<f32> = (0..10_000 * dim)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+        })
+        .collect();
+    for row in matrix.chunks_exact_mut(dim) {
+        let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();
+        row.iter_mut().for_each(|x| *x /= norm);
+    }
+    cache.store(&key, dim, &matrix).unwrap();
+
+    let started = std::time::Instant::now();
+    let reloaded = toolbudget::search::embed::Embedder::load(model.dir()).unwrap();
+    let model_load = started.elapsed();
+    let started = std::time::Instant::now();
+    let scorer = SemanticScorer::new(catalog.clone(), Arc::new(reloaded), Some(&dir)).unwrap();
+    let index_load = started.elapsed();
+    assert!(matches!(
+        scorer.cache_status(),
+        toolbudget::search::embed_cache::CacheStatus::Hit(_)
+    ));
+    let queries = [
+        "send a message to a slack channel",
+        "what's the weather in Paris tomorrow",
+        "find the dimensions of a triangle with sides 3, 4 and 5",
+        "list open pull requests on my repository",
+        "convert 100 US dollars to euros",
+    ];
+    let mut times = Vec::new();
+    for round in 0..10 {
+        for q in queries {
+            let started = std::time::Instant::now();
+            let out = scorer.search(&SearchRequest::new(q, 5)).unwrap();
+            let t = started.elapsed();
+            assert_eq!(out.hits.len(), 5);
+            if round > 0 {
+                times.push(t);
+            }
+        }
+    }
+    times.sort();
+    eprintln!(
+        "10k tools: model load {model_load:.1?}, cached index load {index_load:.1?}, query p50 {:.1?}, p95 {:.1?}",
+        times[times.len() / 2],
+        times[times.len() * 95 / 100]
+    );
+}
