@@ -256,6 +256,9 @@ pub(crate) mod tests {
         MODEL
             .get_or_init(|| match resolve_model_dir(None) {
                 Ok(dir) => Some(Arc::new(Embedder::load(&dir).expect("model loads"))),
+                Err(e) if std::env::var_os("TOOLBUDGET_REQUIRE_MODEL").is_some() => {
+                    panic!("TOOLBUDGET_REQUIRE_MODEL is set: {e}")
+                }
                 Err(e) => {
                     eprintln!("skipping: {e}");
                     None
