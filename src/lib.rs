@@ -11,6 +11,7 @@ pub mod commands;
 pub mod document;
 pub mod error;
 pub mod output;
+pub mod report;
 pub mod search;
 pub mod tokenize;
 
