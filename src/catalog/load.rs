@@ -65,19 +65,14 @@ pub fn load_catalogs(sources: &[CatalogSource]) -> Result<Catalog> {
         if let Some(prev) = first.insert(t.id.as_str(), t) {
             let origin = t.origin.as_ref().expect("loaded tools have an origin");
             let prev = prev.origin.as_ref().expect("loaded tools have an origin");
+            let first_at = match prev.position() {
+                Some(p) => format!("{}:{}:{}", prev.path.display(), p.line, p.column),
+                None => prev.path.display().to_string(),
+            };
             return Err(Error::input(
                 &origin.path,
-                Some(crate::error::Position {
-                    line: origin.line,
-                    column: origin.column,
-                }),
-                format!(
-                    "duplicate tool id {:?} (first defined at {}:{}:{})",
-                    t.id,
-                    prev.path.display(),
-                    prev.line,
-                    prev.column
-                ),
+                origin.position(),
+                format!("duplicate tool id {:?} (first defined at {first_at})", t.id),
             ));
         }
     }
@@ -162,11 +157,9 @@ impl Loader<'_> {
     }
 
     fn origin(&self, at: &[Seg]) -> Option<Origin> {
-        let p = self.doc.locate(at);
         Some(Origin {
             path: self.doc.path.clone(),
-            line: p.map_or(0, |p| p.line),
-            column: p.map_or(0, |p| p.column),
+            at: at.to_vec(),
         })
     }
 

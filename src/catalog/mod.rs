@@ -3,20 +3,32 @@
 //! Later stages (tokenizing, search, simulation) index tools by their position here.
 
 mod load;
+mod native_writer;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 
 use serde_json::Value;
 
-pub use load::{CatalogSource, load_catalogs, parse_catalog_arg};
+pub use load::{CatalogSource, MAX_TOOLS, load_catalogs, parse_catalog_arg};
+pub use native_writer::to_native_json;
 
-/// Where a tool was declared, for error messages that point back at the catalog.
+/// Where a tool was declared: the file and the path to the tool inside it. The `line:column`
+/// is only worked out when an error needs it (`Origin::position`), because locating every tool
+/// up front would rescan the file once per tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Origin {
     pub path: PathBuf,
-    pub line: usize,
-    pub column: usize,
+    pub at: Vec<crate::document::Seg>,
+}
+
+impl Origin {
+    /// Re-reads the file to find the tool's `line:column` (error paths only).
+    pub fn position(&self) -> Option<crate::error::Position> {
+        crate::document::Document::read(&self.path)
+            .ok()
+            .and_then(|d| d.locate(&self.at))
+    }
 }
 
 /// One tool definition, as the agent would send it.
