@@ -26,6 +26,31 @@ pub struct Cli {
 pub enum Command {
     /// Count the tokens of every tool definition, per tool, per server and in total.
     Count(CountArgs),
+    /// Work with catalog files.
+    #[command(subcommand)]
+    Catalog(CatalogCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CatalogCommand {
+    /// Write a deterministic synthetic catalog shaped like real MCP catalogs (native JSON).
+    Generate(GenerateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// Number of tools.
+    #[arg(long, default_value_t = 1000)]
+    pub tools: usize,
+    /// Number of MCP servers the tools are spread over.
+    #[arg(long, default_value_t = 20)]
+    pub servers: usize,
+    /// Seed of the generator: the same seed gives the same bytes.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write the catalog to this file (atomically) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 /// Options shared by every command that reads catalogs.

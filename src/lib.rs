@@ -10,6 +10,7 @@ pub mod cli;
 pub mod commands;
 pub mod document;
 pub mod error;
+pub mod generate;
 pub mod output;
 pub mod report;
 pub mod search;

@@ -15,6 +15,9 @@ fn main() -> ExitCode {
     };
     let result = match &cli.command {
         Command::Count(args) => commands::count::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Catalog(toolbudget::cli::CatalogCommand::Generate(args)) => {
+            commands::catalog_generate::run(args).map(|()| ExitCode::SUCCESS)
+        }
     };
     match result {
         Ok(code) => code,

@@ -1,6 +1,7 @@
 //! One module per subcommand: each turns parsed arguments into library calls and output.
 //! This layer (with `main.rs`) is the only one that touches files, stdout and the clock.
 
+pub mod catalog_generate;
 pub mod count;
 
 use crate::catalog::{Catalog, load_catalogs, parse_catalog_arg};
