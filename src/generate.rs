@@ -612,7 +612,8 @@ fn unique_tool_name(
             // Nouns may already hold two words (`fuel_log`); qualifiers fill the rest.
             while n.split('_').count() < words {
                 n.push('_');
-                n.push_str(*rng.pick(&QUALIFIERS));
+                let q: &str = rng.pick(&QUALIFIERS);
+                n.push_str(q);
             }
             n
         }
@@ -691,7 +692,8 @@ fn argument_description(rng: &mut SplitMix64, arg: &str, nouns: &[&str]) -> Opti
         " Values outside the allowed range are clamped rather than rejected.",
     ];
     while text.len() < target {
-        text.push_str(*rng.pick(&MORE));
+        let more: &str = rng.pick(&MORE);
+        text.push_str(more);
     }
     Some(text)
 }
