@@ -48,8 +48,8 @@ impl SplitMix64 {
         ((self.next_u64() as u128 * n as u128) >> 64) as usize
     }
 
-    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
+    pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())]
     }
 
     pub fn chance(&mut self, p: f64) -> bool {
@@ -612,7 +612,7 @@ fn unique_tool_name(
             // Nouns may already hold two words (`fuel_log`); qualifiers fill the rest.
             while n.split('_').count() < words {
                 n.push('_');
-                let q: &str = rng.pick(&QUALIFIERS);
+                let q = rng.pick(&QUALIFIERS);
                 n.push_str(q);
             }
             n
@@ -664,7 +664,7 @@ fn description(rng: &mut SplitMix64, name: &str, nouns: &[&str], domain: &str) -
         &verb[1..]
     );
     while text.len() < target {
-        let t = *rng.pick(&SENTENCES);
+        let t = rng.pick(&SENTENCES);
         let sentence = fill(rng, t, nouns, domain);
         // Stop at whichever length is closer to the target: with or without this sentence.
         if (text.len() + 1 + sentence.len()).saturating_sub(target) > target - text.len() {
@@ -692,7 +692,7 @@ fn argument_description(rng: &mut SplitMix64, arg: &str, nouns: &[&str]) -> Opti
         " Values outside the allowed range are clamped rather than rejected.",
     ];
     while text.len() < target {
-        let more: &str = rng.pick(&MORE);
+        let more = rng.pick(&MORE);
         text.push_str(more);
     }
     Some(text)
