@@ -26,9 +26,29 @@ pub struct Cli {
 pub enum Command {
     /// Count the tokens of every tool definition, per tool, per server and in total.
     Count(CountArgs),
+    /// Run the shipped scenarios, evaluations and the scale sweep; write the Markdown report
+    /// with its CSV/JSON data and SVG charts.
+    Report(ReportArgs),
     /// Work with catalog files.
     #[command(subcommand)]
     Catalog(CatalogCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Folder the report is written to (index.md, data/, charts/).
+    #[arg(long, default_value = "reports", value_name = "DIR")]
+    pub out: PathBuf,
+    /// Also evaluate real data: DIR/queries/NAME.jsonl against DIR/catalogs/NAME.json, and
+    /// count every catalog under DIR/catalogs (e.g. ../shared/data).
+    #[arg(long, value_name = "DIR")]
+    pub data: Option<PathBuf>,
+    /// The shipped scenarios.
+    #[arg(long, default_value = "scenarios", value_name = "DIR")]
+    pub scenarios: PathBuf,
+    /// The fixture catalogs and labeled queries.
+    #[arg(long, default_value = "fixtures", value_name = "DIR")]
+    pub fixtures: PathBuf,
 }
 
 #[derive(Debug, Subcommand)]

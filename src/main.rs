@@ -15,6 +15,7 @@ fn main() -> ExitCode {
     };
     let result = match &cli.command {
         Command::Count(args) => commands::count::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Report(args) => commands::report::run(args, cli.quiet).map(|()| ExitCode::SUCCESS),
         Command::Catalog(toolbudget::cli::CatalogCommand::Generate(args)) => {
             commands::catalog_generate::run(args).map(|()| ExitCode::SUCCESS)
         }

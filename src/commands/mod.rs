@@ -3,6 +3,7 @@
 
 pub mod catalog_generate;
 pub mod count;
+pub mod report;
 
 use crate::catalog::{Catalog, load_catalogs, parse_catalog_arg};
 use crate::cli::CatalogArgs;
