@@ -420,7 +420,7 @@ mod tests {
 
     #[test]
     fn percentiles_are_nearest_rank() {
-        let d: Vec<Duration> = (1..=10).map(|i| Duration::from_micros(i)).collect();
+        let d: Vec<Duration> = (1..=10).map(Duration::from_micros).collect();
         assert_eq!(percentile_us(&d, 50.0), 5.0);
         assert_eq!(percentile_us(&d, 95.0), 10.0);
         assert_eq!(percentile_us(&[], 50.0), 0.0);
