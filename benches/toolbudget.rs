@@ -1,12 +1,117 @@
-//! Criterion benches (one target, modules per area). Filled in as the parts land.
-use criterion::{Criterion, criterion_group, criterion_main};
+//! Criterion benches, one target with a module per area (one build for all of them).
+//!
+//! Catalogs are generated deterministically (`toolbudget::generate`), so every run measures
+//! the same work. Settings are modest (20 samples, 2 s per bench) because CI has 2 cores.
+//!
+//! Run: `cargo bench --bench toolbudget`; compare with a saved baseline:
+//! `cargo bench --bench toolbudget -- --save-baseline main` then `-- --baseline main`.
 
-fn tokenizing(c: &mut Criterion) {
-    let text = "Create a new issue in a repository. ".repeat(20);
-    c.bench_function("tokenize/description", |b| {
-        b.iter(|| toolbudget::tokenize::Tokenizer::O200kBase.count(std::hint::black_box(&text)))
-    });
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use toolbudget::catalog::Catalog;
+use toolbudget::generate::generate;
+use toolbudget::report::sweep::servers_for;
+
+/// A generated catalog of `tools` tools with the sweep's server spread.
+fn catalog(tools: usize) -> Catalog {
+    generate(tools, servers_for(tools), 1)
 }
 
-criterion_group!(benches, tokenizing);
+mod tokenizing {
+    use super::*;
+    use toolbudget::tokenize::{Render, Tokenizer, ToolTokens, render_json};
+
+    pub fn bench(c: &mut Criterion) {
+        let catalog = catalog(1_000);
+        let mut g = c.benchmark_group("tokenize");
+        g.throughput(Throughput::Elements(catalog.len() as u64));
+        g.bench_function("count_catalog_1000_tools", |b| {
+            b.iter(|| ToolTokens::compute(black_box(&catalog), Tokenizer::O200kBase, Render::Json))
+        });
+        let rendered: Vec<String> = catalog.tools().iter().map(render_json).collect();
+        g.bench_function("count_1000_tools_one_thread", |b| {
+            b.iter(|| {
+                rendered
+                    .iter()
+                    .map(|t| Tokenizer::O200kBase.count(black_box(t)))
+                    .sum::<usize>()
+            })
+        });
+        g.finish();
+    }
+}
+
+mod search {
+    use super::*;
+    use toolbudget::search::{ScorerConfig, ScorerKind, SearchRequest, build};
+
+    const SIZES: [usize; 3] = [100, 1_000, 10_000];
+    const QUERIES: [&str; 5] = [
+        "create invoice for vendor",
+        "list overdue loans",
+        "schedule harvest",
+        "search trail closures by date",
+        "export shipment manifest csv",
+    ];
+
+    /// Keyword, regex and bm25 always; semantic and hybrid only when their model loads
+    /// (`ScorerConfig::default()` finds it or says why not).
+    fn scorers() -> Vec<ScorerKind> {
+        ScorerKind::ALL.to_vec()
+    }
+
+    pub fn bench(c: &mut Criterion) {
+        let config = ScorerConfig::default();
+        for kind in scorers() {
+            let probe = Arc::new(catalog(10));
+            if let Err(e) = build(kind, probe, &config) {
+                eprintln!("bench search/{kind}: skipped ({e})");
+                continue;
+            }
+            let mut g = c.benchmark_group(format!("search/{kind}"));
+            // Embedding scorers index ≈ 150 tools/s on 2 cores: 10,000 tools would take a
+            // minute per build, so they are measured at 100 tools only.
+            let embeds = matches!(kind, ScorerKind::Semantic | ScorerKind::Hybrid);
+            if embeds {
+                g.sample_size(10);
+            }
+            for size in SIZES {
+                if embeds && size > 100 {
+                    continue;
+                }
+                let catalog = Arc::new(catalog(size));
+                g.throughput(Throughput::Elements(size as u64));
+                g.bench_with_input(BenchmarkId::new("build", size), &catalog, |b, c| {
+                    b.iter(|| build(kind, c.clone(), &config).expect("built once above"))
+                });
+                let scorer = build(kind, catalog.clone(), &config).expect("built once above");
+                g.throughput(Throughput::Elements(QUERIES.len() as u64));
+                g.bench_with_input(BenchmarkId::new("query", size), &scorer, |b, s| {
+                    b.iter(|| {
+                        for q in QUERIES {
+                            let _ = black_box(s.search(&SearchRequest::new(q, 5)));
+                        }
+                    })
+                });
+            }
+            g.finish();
+        }
+    }
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = tokenizing::bench, search::bench
+}
 criterion_main!(benches);

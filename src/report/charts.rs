@@ -51,6 +51,9 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// Drawn dashed (e.g. a modelled reference line rather than a measurement).
     pub dashed: bool,
+    /// A limit drawn for orientation (a context window): dark grey, dashed, no markers, and
+    /// it takes no colour from the palette.
+    pub reference: bool,
 }
 
 impl Series {
@@ -59,7 +62,14 @@ impl Series {
             name: name.into(),
             points,
             dashed: false,
+            reference: false,
         }
+    }
+
+    pub fn reference(mut self) -> Series {
+        self.dashed = true;
+        self.reference = true;
+        self
     }
 
     pub fn dashed(mut self) -> Series {
@@ -341,8 +351,14 @@ fn draw_line_chart(
                 .bold_line_style(RGBColor(200, 200, 200))
                 .draw()
                 .map_err(|e| err(&e))?;
-            for (i, series) in spec.series.iter().enumerate() {
-                let color = PALETTE[i % PALETTE.len()];
+            let mut next_color = 0;
+            for series in &spec.series {
+                let color = if series.reference {
+                    RGBColor(90, 90, 90)
+                } else {
+                    next_color += 1;
+                    PALETTE[(next_color - 1) % PALETTE.len()]
+                };
                 let points: Vec<(f64, f64)> = series
                     .points
                     .iter()
@@ -355,7 +371,11 @@ fn draw_line_chart(
                     })
                     .collect();
                 let style = color.stroke_width(3);
-                let anno = if series.dashed {
+                let anno = if series.reference {
+                    chart
+                        .draw_series(DashedLineSeries::new(points, 10, 6, color.stroke_width(2)))
+                        .map_err(|e| err(&e))?
+                } else if series.dashed {
                     chart
                         .draw_series(DashedLineSeries::new(points.clone(), 10, 6, style))
                         .map_err(|e| err(&e))?;
