@@ -141,7 +141,8 @@ pub fn all(data: &ReportData) -> Result<Vec<Figure>, ChartError> {
                  the list of deferred tools, which still grows with the catalog in the `names` \
                  and `descriptions` modes. A line above the dashed context window does not fit \
                  at all. System prompt {} tokens and tool preamble {} tokens are in every point.",
-                sweep.settings.system_prompt_tokens, sweep.settings.tool_overhead_tokens
+                super::charts::thousands(sweep.settings.system_prompt_tokens as f64, 0),
+                super::charts::thousands(sweep.settings.tool_overhead_tokens as f64, 0)
             ),
             svg: line_chart(&chart)?,
             section: Section::Sweep,
