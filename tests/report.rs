@@ -95,10 +95,15 @@ fn tiny() -> ReportData {
             ("listing".into(), "names".into()),
         ],
         published: vec![PublishedRow {
-            source: "example vendor post".into(),
+            source: "https://example.com/posts/deferred-tools".into(),
             claim: "first request smaller".into(),
-            published: "85%".into(),
-            measured: "14.2%".into(),
+            metric: "first_request_tokens".into(),
+            published_eager: Some(77_000.0),
+            published_deferred: Some(8_700.0),
+            published_saved_pct: Some(88.7),
+            measured_eager: 1760.0,
+            measured_deferred: 1510.0,
+            measured_saved_pct: 14.2,
         }],
         requests: eager.into_iter().chain(deferred).collect(),
     };

@@ -310,12 +310,24 @@ fn published(out: &mut String, data: &ReportData) {
         .iter()
         .flat_map(|s| {
             s.published.iter().map(|p| {
+                let tokens = |x: Option<f64>| x.map(|v| thousands(v, 0)).unwrap_or("–".into());
                 vec![
                     format!("`{}`", s.name),
-                    p.source.clone(),
                     p.claim.clone(),
-                    p.published.clone(),
-                    p.measured.clone(),
+                    source_link(&p.source),
+                    format!("`{}`", p.metric),
+                    format!(
+                        "{} → {}",
+                        tokens(p.published_eager),
+                        tokens(p.published_deferred)
+                    ),
+                    p.published_saved_pct.map(pct).unwrap_or("–".into()),
+                    format!(
+                        "{} → {}",
+                        thousands(p.measured_eager, 0),
+                        thousands(p.measured_deferred, 0)
+                    ),
+                    pct(p.measured_saved_pct),
                 ]
             })
         })
@@ -330,11 +342,34 @@ fn published(out: &mut String, data: &ReportData) {
          Data: `data/published.csv`.\n\n",
     );
     out.push_str(&md_table(
-        &["scenario", "source", "claim", "published", "measured"],
+        &[
+            "scenario",
+            "claim",
+            "source",
+            "compared figure",
+            "published, eager → deferred",
+            "saved",
+            "measured, eager → deferred",
+            "saved",
+        ],
         &rows,
-        &[false, false, false, true, true],
+        &[false, false, false, false, true, true, true, true],
     ));
     out.push('\n');
+}
+
+/// A URL becomes a short link (its host), anything else is shown as written.
+fn source_link(source: &str) -> String {
+    match source
+        .strip_prefix("https://")
+        .or_else(|| source.strip_prefix("http://"))
+    {
+        Some(rest) => {
+            let host = rest.split('/').next().unwrap_or(rest);
+            format!("[{host}]({source})")
+        }
+        None => source.to_string(),
+    }
 }
 
 fn evals(out: &mut String, data: &ReportData, charts: &[Figure]) {

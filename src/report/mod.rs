@@ -92,13 +92,19 @@ pub struct ScenarioRow {
     pub requests: Vec<RequestRow>,
 }
 
-/// A published figure beside the measured one.
+/// A published figure beside the measured one (token counts of the same metric).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PublishedRow {
     pub source: String,
     pub claim: String,
-    pub published: String,
-    pub measured: String,
+    /// Which measured figure compares: `first_request_tokens`, `first_request_tool_tokens`, …
+    pub metric: String,
+    pub published_eager: Option<f64>,
+    pub published_deferred: Option<f64>,
+    pub published_saved_pct: Option<f64>,
+    pub measured_eager: f64,
+    pub measured_deferred: f64,
+    pub measured_saved_pct: f64,
 }
 
 /// The parts of one request, in prefix order.
