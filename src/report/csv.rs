@@ -24,12 +24,18 @@ pub fn files(data: &ReportData) -> Vec<(String, String)> {
             .iter()
             .flat_map(|s| {
                 s.published.iter().map(|p| {
+                    let opt = |x: Option<f64>| x.map(f).unwrap_or_default();
                     vec![
                         s.name.clone(),
                         p.source.clone(),
                         p.claim.clone(),
-                        p.published.clone(),
-                        p.measured.clone(),
+                        p.metric.clone(),
+                        opt(p.published_eager),
+                        opt(p.published_deferred),
+                        opt(p.published_saved_pct),
+                        f(p.measured_eager),
+                        f(p.measured_deferred),
+                        f(p.measured_saved_pct),
                     ]
                 })
             })
@@ -37,7 +43,18 @@ pub fn files(data: &ReportData) -> Vec<(String, String)> {
         out.push((
             "data/published.csv".to_string(),
             csv(
-                &["scenario", "source", "claim", "published", "measured"],
+                &[
+                    "scenario",
+                    "source",
+                    "claim",
+                    "metric",
+                    "published_eager",
+                    "published_deferred",
+                    "published_saved_pct",
+                    "measured_eager",
+                    "measured_deferred",
+                    "measured_saved_pct",
+                ],
                 &rows,
             ),
         ));
