@@ -383,8 +383,14 @@ fn draw_line_chart(
                         .draw_series(points.iter().map(|p| Circle::new(*p, 4, color.filled())))
                         .map_err(|e| err(&e))?
                 } else {
+                    // Markers help a few points stand out but clutter a long series.
+                    let marker = if points.len() <= MAX_MARKED_POINTS {
+                        4
+                    } else {
+                        0
+                    };
                     chart
-                        .draw_series(LineSeries::new(points, style).point_size(4))
+                        .draw_series(LineSeries::new(points, style).point_size(marker))
                         .map_err(|e| err(&e))?
                 };
                 anno.label(series.name.as_str()).legend(move |(x, y)| {
@@ -537,6 +543,8 @@ pub fn stacked_bars(spec: &StackedBars) -> Result<String, ChartError> {
     Ok(svg)
 }
 
+/// Series longer than this are drawn without point markers.
+const MAX_MARKED_POINTS: usize = 24;
 /// Width of the legend column of `stacked_bars`.
 const LEGEND_WIDTH: u32 = 200;
 /// Above this many bars a panel drops per-bar totals and labels only some bars.
