@@ -376,11 +376,13 @@ fn draw_line_chart(
                         .draw_series(DashedLineSeries::new(points, 10, 6, color.stroke_width(2)))
                         .map_err(|e| err(&e))?
                 } else if series.dashed {
+                    if points.len() <= MAX_MARKED_POINTS {
+                        chart
+                            .draw_series(points.iter().map(|p| Circle::new(*p, 4, color.filled())))
+                            .map_err(|e| err(&e))?;
+                    }
                     chart
-                        .draw_series(DashedLineSeries::new(points.clone(), 10, 6, style))
-                        .map_err(|e| err(&e))?;
-                    chart
-                        .draw_series(points.iter().map(|p| Circle::new(*p, 4, color.filled())))
+                        .draw_series(DashedLineSeries::new(points, 10, 6, style))
                         .map_err(|e| err(&e))?
                 } else {
                     // Markers help a few points stand out but clutter a long series.
