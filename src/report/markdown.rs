@@ -381,7 +381,8 @@ fn evals(out: &mut String, data: &ReportData, charts: &[Figure]) {
          recall@k: share of a query's expected tools in the first k results; hit@k: at least \
          one found; MRR: 1 / rank of the first expected tool; nDCG@10 with binary gains. Means \
          over all queries (a query with no results scores 0); brackets give the 95% bootstrap \
-         interval of recall@5. Data: `data/eval.csv`.\n\n",
+         interval of recall@5. hit@k, complete@k (every expected tool in the first k) and \
+         all intervals: `data/eval.csv`.\n\n",
     );
     for set in &data.evals {
         let _ = writeln!(
@@ -393,7 +394,13 @@ fn evals(out: &mut String, data: &ReportData, charts: &[Figure]) {
             int(set.tool_count)
         );
         if let Some(first) = set.scorers.first() {
-            let names: Vec<&str> = first.metrics.iter().map(|(n, _)| n.as_str()).collect();
+            // recall@k, MRR and nDCG@10 here; hit@k, complete@k and the rest in eval.csv.
+            let names: Vec<&str> = first
+                .metrics
+                .iter()
+                .map(|(n, _)| n.as_str())
+                .filter(|n| n.starts_with("recall@") || *n == "mrr" || *n == "ndcg@10")
+                .collect();
             let mut headers = vec!["scorer"];
             headers.extend(names.iter().copied());
             headers.push("recall@5 95% CI");
