@@ -30,6 +30,8 @@ fn usd(x: f64) -> String {
 }
 
 fn metric(x: f64) -> String {
+    // `-0.0` (a sum of nothing, negated) prints as 0.
+    let x = if x == 0.0 { 0.0 } else { x };
     format!("{x:.3}")
 }
 
