@@ -1,4 +1,5 @@
-//! Criterion benches, one target with a module per area (one build for all of them).
+//! Criterion benches, one target with a module per area (one build for all of them):
+//! tokenizing, index build and query per scorer, simulation throughput.
 //!
 //! Catalogs are generated deterministically (`toolbudget::generate`), so every run measures
 //! the same work. Settings are modest (20 samples, 2 s per bench) because CI has 2 cores.
@@ -102,6 +103,45 @@ mod search {
     }
 }
 
+mod simulation {
+    use super::*;
+    use toolbudget::simulate;
+
+    /// Shipped scenarios replayed (eager and deferred) per iteration; catalogs are loaded,
+    /// counted and indexed once outside the measurement.
+    const SCENARIOS: [&str; 2] = ["builtins-plus-mcp", "coding-session-5-deferred"];
+
+    pub fn bench(c: &mut Criterion) {
+        let mut g = c.benchmark_group("simulate");
+        for name in SCENARIOS {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("scenarios")
+                .join(format!("{name}.yaml"));
+            let scenario = simulate::load_scenario(&path).expect("shipped scenarios load");
+            let tokenizer = simulate::tokenizer_for(&scenario, None);
+            let build = |kind, catalog| {
+                toolbudget::search::build(
+                    kind,
+                    catalog,
+                    &toolbudget::search::ScorerConfig::default(),
+                )
+            };
+            let prepared =
+                simulate::prepare(&scenario, tokenizer, &build).expect("shipped scenarios prepare");
+            let requests = {
+                let r = simulate::run(&scenario, &prepared).expect("shipped scenarios run");
+                r.eager.requests + r.deferred.requests
+            };
+            // Throughput in simulated requests (both modes) per second.
+            g.throughput(Throughput::Elements(requests as u64));
+            g.bench_function(name, |b| {
+                b.iter(|| simulate::run(black_box(&scenario), &prepared).expect("runs"))
+            });
+        }
+        g.finish();
+    }
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .sample_size(20)
@@ -112,6 +152,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = tokenizing::bench, search::bench
+    targets = tokenizing::bench, search::bench, simulation::bench
 }
 criterion_main!(benches);

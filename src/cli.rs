@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::output::Format;
+use crate::search::ScorerKind;
 use crate::tokenize::{Render, Tokenizer};
 
 #[derive(Debug, Parser)]
@@ -26,6 +27,14 @@ pub struct Cli {
 pub enum Command {
     /// Count the tokens of every tool definition, per tool, per server and in total.
     Count(CountArgs),
+    /// Rank the tools of a catalog for one query, as the agent's tool search would.
+    Search(SearchArgs),
+    /// Score scorers against labeled queries: recall@k, hit@k, complete@k, MRR, nDCG@10, latency.
+    Eval(EvalArgs),
+    /// Compare two `eval --format json` results; exit 1 when a metric drops more than allowed.
+    Compare(CompareArgs),
+    /// Replay scenarios eagerly and with deferred tool loading; compare tokens, cost, latency.
+    Simulate(SimulateArgs),
     /// Run the shipped scenarios, evaluations and the scale sweep; write the Markdown report
     /// with its CSV/JSON data and SVG charts.
     Report(ReportArgs),
@@ -108,6 +117,86 @@ pub struct CountArgs {
     pub render: Render,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
+    /// Scorer: keyword, regex, bm25 (semantic and hybrid when built).
+    #[arg(long, default_value = "keyword", value_parser = parse_scorer)]
+    pub scorer: ScorerKind,
+    /// Most results (keyword caps at 20).
+    #[arg(long, default_value_t = 5)]
+    pub limit: usize,
+    /// Show each match's score per term and field.
+    #[arg(long)]
+    pub explain: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// The query: keywords (`select:A,B`, `+required` for keyword), a regex, or free text.
+    #[arg(allow_hyphen_values = true)]
+    pub query: String,
+}
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
+    /// Labeled queries: JSONL, or a JSON/YAML list of {id, query, expected} objects.
+    #[arg(long, value_name = "FILE")]
+    pub queries: PathBuf,
+    /// Scorer to evaluate; repeatable, results in this order [default: keyword, bm25].
+    #[arg(long = "scorer", short = 's', value_name = "S", value_parser = parse_scorer)]
+    pub scorers: Vec<ScorerKind>,
+    /// Cutoffs for recall@k, hit@k and complete@k.
+    #[arg(long, value_delimiter = ',', default_value = "1,3,5,10")]
+    pub k: Vec<usize>,
+    /// Results requested per query [default: max(largest k, 10)]; MRR is MRR@depth.
+    #[arg(long, value_name = "N")]
+    pub depth: Option<usize>,
+    /// Add a row per query: expected ids, their ranks, the top results, the metrics.
+    #[arg(long)]
+    pub per_query: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The reference `eval --format json` output.
+    #[arg(value_name = "BASELINE.json")]
+    pub baseline: PathBuf,
+    /// The `eval --format json` output to check against it.
+    #[arg(value_name = "CANDIDATE.json")]
+    pub candidate: PathBuf,
+    /// The metric checked for regressions (any key of `metrics`, e.g. mrr, hit@1).
+    #[arg(long, default_value = "recall@5")]
+    pub metric: String,
+    /// Largest tolerated drop of the metric, in its own units (0.01 = one percentage point).
+    #[arg(long, default_value_t = 0.01, value_name = "X")]
+    pub max_drop: f64,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// Scenario files (YAML or JSON).
+    #[arg(value_name = "SCENARIO", required = true)]
+    pub scenarios: Vec<PathBuf>,
+    /// Tokenizer (overrides the scenario's): o200k_base or cl100k_base.
+    #[arg(long, value_parser = parse_tokenizer)]
+    pub tokenizer: Option<Tokenizer>,
+    /// Include one row per request (json: `requests` in each scenario; csv: request rows).
+    #[arg(long)]
+    pub per_request: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+pub fn parse_scorer(s: &str) -> Result<ScorerKind, String> {
+    s.parse()
 }
 
 pub fn parse_format(s: &str) -> Result<Format, String> {

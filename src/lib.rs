@@ -10,10 +10,12 @@ pub mod cli;
 pub mod commands;
 pub mod document;
 pub mod error;
+pub mod eval;
 pub mod generate;
 pub mod output;
 pub mod report;
 pub mod search;
+pub mod simulate;
 pub mod tokenize;
 
 pub use error::{Error, InputError, Result};

@@ -19,6 +19,10 @@ fn main() -> ExitCode {
         Command::Catalog(toolbudget::cli::CatalogCommand::Generate(args)) => {
             commands::catalog_generate::run(args).map(|()| ExitCode::SUCCESS)
         }
+        Command::Search(args) => commands::search::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Eval(args) => commands::eval::run(args, cli.quiet).map(|()| ExitCode::SUCCESS),
+        Command::Compare(args) => commands::compare::run(args).map(ExitCode::from),
+        Command::Simulate(args) => commands::simulate::run(args).map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,

@@ -13,12 +13,26 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::catalog::{Catalog, CatalogSource, load_catalogs};
 use crate::cli::ReportArgs;
 use crate::error::{Error, Result};
+use crate::eval::load_queries;
+use crate::eval::report::EvalReport;
+use crate::eval::run::{EvalOptions, evaluate};
 use crate::generate;
 use crate::output::write_atomic;
 use crate::report::sweep::{self, ListingMode, SweepLatency, SweepSettings};
 use crate::report::{CatalogRow, ReportData, ReportSettings};
+use crate::report::{
+    EvalLatency, EvalSet, Miss, ModeRow, PublishedRow, RequestRow, ScenarioRow, ScorerMetrics,
+};
 use crate::search::{ScorerConfig, ScorerKind, SearchRequest};
+use crate::simulate::scenario::Listing;
+use crate::simulate::{self, Profile, ScenarioResult};
 use crate::tokenize::{Render, Tokenizer, ToolTokens};
+
+/// Cutoffs of the evaluations.
+const EVAL_KS: [usize; 4] = [1, 3, 5, 10];
+/// A query is listed under failures when not all its expected tools are in this top k
+/// (the simulator's default `max_results`).
+const MISS_K: usize = 5;
 
 /// Scorers timed in the sweep. Semantic and hybrid embed every tool (≈ 150 tools/s here), so
 /// 10,000 tools would take minutes; they are timed by `eval` on the real sets instead.
@@ -76,7 +90,61 @@ pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
         real_catalogs(&mut data, dir, tokenizer, render, &progress)?;
     }
 
-    run_sweep(&mut data, tokenizer, render, &progress)?;
+    let profile = simulate::profile::find(simulate::profile::DEFAULT_PROFILE)
+        .expect("the default profile is shipped");
+    data.settings.profile = key_values(&profile);
+    run_scenarios(&mut data, &args.scenarios, &progress)?;
+    let fixture_catalog = Arc::new(fixture_catalog);
+    for path in sorted_files(
+        &args.fixtures.join("queries"),
+        &["jsonl", "json", "yaml", "yml"],
+    )? {
+        let name = stem(&path);
+        run_eval(
+            &mut data,
+            &name,
+            "fixtures/catalogs",
+            &fixture_catalog,
+            &path,
+            &progress,
+        )?;
+    }
+    if let Some(dir) = &args.data {
+        for path in sorted_files(&dir.join("queries"), &["jsonl", "json", "yaml", "yml"])? {
+            let name = stem(&path);
+            let catalog_path = dir.join("catalogs").join(format!("{name}.json"));
+            if !catalog_path.is_file() {
+                data.notes.push(format!(
+                    "`{}` not evaluated: no catalog {} beside it",
+                    path.display(),
+                    catalog_path.display()
+                ));
+                continue;
+            }
+            let catalog = Arc::new(load_catalogs(&[CatalogSource {
+                path: catalog_path,
+                server: None,
+            }])?);
+            run_eval(
+                &mut data,
+                &name,
+                &format!("{name}.json"),
+                &catalog,
+                &path,
+                &progress,
+            )?;
+        }
+    }
+    data.settings.other.push((
+        "eval".into(),
+        format!(
+            "k = {}; depth {}; misses = queries without every expected tool in the top {}",
+            EVAL_KS.map(|k| k.to_string()).join(","),
+            EVAL_KS.iter().max().copied().unwrap_or(10).max(10),
+            MISS_K
+        ),
+    ));
+    run_sweep(&mut data, tokenizer, render, &profile, &progress)?;
 
     let files = crate::report::render(&data).map_err(|e| Error::Missing(e.to_string()))?;
     let bar = progress.bar(files.len(), "writing");
@@ -208,103 +276,253 @@ fn real_catalogs(
     Ok(())
 }
 
+fn stem(p: &Path) -> String {
+    p.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// A serializable value's top-level fields as `key = value` text (for the settings table).
+fn key_values<T: serde::Serialize>(value: &T) -> Vec<(String, String)> {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::Object(map)) => map
+            .into_iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    serde_json::Value::String(s) => s,
+                    other => other.to_string(),
+                };
+                (k, v)
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn build_scorer(kind: ScorerKind, catalog: Arc<Catalog>) -> Result<Box<dyn crate::search::Scorer>> {
+    crate::search::build(kind, catalog, &ScorerConfig::default())
+}
+
+/// Every `*.yaml` scenario of `dir`, in file-name order, eager and deferred.
+fn run_scenarios(data: &mut ReportData, dir: &Path, progress: &Progress) -> Result<()> {
+    let files = sorted_files(dir, &["yaml", "yml"])?;
+    if files.is_empty() {
+        data.notes.push(format!(
+            "no scenarios under {}: the scenario sections are empty",
+            dir.display()
+        ));
+        return Ok(());
+    }
+    let bar = progress.bar(files.len(), "scenarios");
+    for path in files {
+        bar.set_message(file_name(&path));
+        let scenario = simulate::load_scenario(&path)?;
+        let tokenizer = simulate::tokenizer_for(&scenario, None);
+        let prepared = simulate::prepare(&scenario, tokenizer, &build_scorer)?;
+        let result = simulate::run(&scenario, &prepared)?;
+        if tokenizer.name() != data.settings.tokenizer {
+            data.notes.push(format!(
+                "scenario `{}` counts with its own tokenizer `{}`",
+                result.name,
+                tokenizer.name()
+            ));
+        }
+        data.scenarios.push(scenario_row(&result));
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(())
+}
+
+fn mode_row(m: &simulate::ModeResult) -> ModeRow {
+    ModeRow {
+        first_request_tokens: m.first_request_tokens,
+        total_input_tokens: m.total_input_tokens,
+        requests: m.requests,
+        searches: m.searches,
+        misses: m.misses,
+        output_tokens: m.output_tokens,
+        cost_usd: m.cost_usd.without_caching,
+        cost_cached_usd: m.cost_usd.with_caching,
+        peak_occupancy_pct: m.peak_occupancy_pct,
+    }
+}
+
+/// The simulator's result as the report shows it (a re-shaping; nothing is recomputed
+/// except the published figures' savings, with the simulator's own formula).
+fn scenario_row(r: &ScenarioResult) -> ScenarioRow {
+    let st = &r.settings;
+    let mut settings = vec![
+        ("profile".to_string(), r.model.name.clone()),
+        ("scorer".to_string(), st.scorer.clone()),
+        ("discovery".to_string(), st.discovery.clone()),
+        ("listing".to_string(), st.listing.clone()),
+        ("list style".to_string(), st.list_style.clone()),
+        ("reveal".to_string(), st.reveal.clone()),
+        ("max results".to_string(), st.max_results.to_string()),
+        (
+            "search tool tokens".to_string(),
+            st.search_tool_tokens.to_string(),
+        ),
+    ];
+    if st.when != "always" {
+        settings.push(("when".to_string(), st.when.clone()));
+    }
+    let saved = simulate::result::savings_pct;
+    ScenarioRow {
+        name: r.name.clone(),
+        description: r.description.clone(),
+        tool_count: r.tool_count,
+        deferred_count: r.deferred_count,
+        eager: mode_row(&r.eager),
+        deferred: mode_row(&r.deferred),
+        first_request_savings_pct: r.savings.first_request_pct,
+        total_input_savings_pct: r.savings.total_input_pct,
+        cost_savings_pct: r.savings.cost_without_caching_pct,
+        cost_cached_savings_pct: r.savings.cost_with_caching_pct,
+        settings,
+        published: r
+            .published
+            .iter()
+            .map(|p| PublishedRow {
+                source: p.published.source.clone(),
+                claim: p.published.claim.clone(),
+                metric: p.published.metric.clone(),
+                published_eager: p.published.eager_tokens,
+                published_deferred: p.published.deferred_tokens,
+                published_saved_pct: match (p.published.eager_tokens, p.published.deferred_tokens) {
+                    (Some(e), Some(d)) => Some(saved(e, d)),
+                    _ => None,
+                },
+                measured_eager: p.measured_eager_tokens,
+                measured_deferred: p.measured_deferred_tokens,
+                measured_saved_pct: saved(p.measured_eager_tokens, p.measured_deferred_tokens),
+            })
+            .collect(),
+        requests: r
+            .requests
+            .iter()
+            .map(|q| RequestRow {
+                mode: q.mode.to_string(),
+                index: q.index,
+                turn: q.turn,
+                kind: q.kind.name().to_string(),
+                parts: [
+                    q.parts.system,
+                    q.parts.tool_overhead,
+                    q.parts.tools,
+                    q.parts.deferred_list,
+                    q.parts.history,
+                    q.parts.new,
+                ],
+                input_tokens: q.input_tokens,
+                cached_tokens: q.cached_tokens,
+                output_tokens: q.output_tokens,
+                cost_usd: q.cost_usd,
+                cost_cached_usd: q.cost_cached_usd,
+                occupancy_pct: q.occupancy_pct,
+            })
+            .collect(),
+    }
+}
+
+/// Evaluates one labeled query set with every scorer that can be built; a scorer that cannot
+/// (the embedding model is missing) is listed as skipped with the reason.
+fn run_eval(
+    data: &mut ReportData,
+    name: &str,
+    catalog_name: &str,
+    catalog: &Arc<Catalog>,
+    queries: &Path,
+    progress: &Progress,
+) -> Result<()> {
+    let set = load_queries(queries, catalog)?;
+    let options = EvalOptions::new(&EVAL_KS, None, true)?;
+    let mut evals = Vec::new();
+    let mut skipped = Vec::new();
+    let bar = progress.bar(ScorerKind::ALL.len(), "eval");
+    for kind in ScorerKind::ALL {
+        bar.set_message(format!("{name}: {kind}"));
+        match crate::search::build(kind, catalog.clone(), &ScorerConfig::default()) {
+            Ok(scorer) => {
+                let origin = Instant::now();
+                evals.push(evaluate(
+                    scorer.as_ref(),
+                    catalog,
+                    &set.queries,
+                    &options,
+                    || origin.elapsed(),
+                ));
+            }
+            Err(e) => skipped.push((kind.name().to_string(), e.to_string())),
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let report = EvalReport::new(catalog.len(), &set, &options, &evals);
+    let mut misses = Vec::new();
+    for r in &report.results {
+        data.latency.eval.push(EvalLatency {
+            set: name.to_string(),
+            scorer: r.scorer.clone(),
+            p50_us: r.latency_us.p50,
+            p95_us: r.latency_us.p95,
+        });
+        for q in r.per_query.iter().flatten() {
+            if q.ranks.iter().any(|rank| rank.is_none_or(|x| x > MISS_K)) {
+                misses.push(Miss {
+                    scorer: r.scorer.clone(),
+                    query_id: q.id.clone(),
+                    query: q.query.clone(),
+                    expected: q.expected.clone(),
+                    ranked: q.top.iter().take(MISS_K).cloned().collect(),
+                });
+            }
+        }
+    }
+    data.evals.push(EvalSet {
+        name: name.to_string(),
+        catalog: catalog_name.to_string(),
+        tool_count: report.tool_count,
+        query_count: report.query_count,
+        ks: report.ks.clone(),
+        scorers: report
+            .results
+            .iter()
+            .map(|r| ScorerMetrics {
+                scorer: r.scorer.clone(),
+                settings: r
+                    .settings
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+                metrics: r.metrics.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+                ci95: r.ci95.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+                failed_queries: r.failed_queries,
+            })
+            .collect(),
+        skipped,
+        misses,
+        miss_k: MISS_K,
+    });
+    Ok(())
+}
+
 fn file_name(p: &Path) -> String {
     p.file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default()
 }
 
-/// The deferred-tools list of every tool of `catalog` in `mode`.
-///
-/// Mirrors the simulator's listing texts (`<available-deferred-tools>` with one line per tool
-/// id, `id: description` cut at 100 characters, or one line per server with its tool count and
-/// first three names).
+/// The deferred-tools list of every tool of `catalog` in `mode`: the simulator's own text.
 fn deferred_list_text(catalog: &Catalog, mode: ListingMode) -> String {
-    const DESCRIPTION_CHARS: usize = 100;
-    let mut s = String::from("<available-deferred-tools>");
-    let one_line = |d: &str| {
-        let line = d
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("")
-            .trim();
-        if line.chars().count() <= DESCRIPTION_CHARS {
-            line.to_string()
-        } else {
-            let mut s: String = line.chars().take(DESCRIPTION_CHARS - 1).collect();
-            s.push('…');
-            s
-        }
+    let all: Vec<usize> = (0..catalog.len()).collect();
+    let listing = match mode {
+        ListingMode::Names => Listing::Names,
+        ListingMode::Descriptions => Listing::Descriptions,
+        ListingMode::Servers => Listing::Servers,
     };
-    match mode {
-        ListingMode::Names => {
-            for t in catalog.tools() {
-                s.push('\n');
-                s.push_str(&t.id);
-            }
-        }
-        ListingMode::Descriptions => {
-            for t in catalog.tools() {
-                s.push('\n');
-                s.push_str(&format!("{}: {}", t.id, one_line(&t.description)));
-            }
-        }
-        ListingMode::Servers => {
-            let mut servers: Vec<(&str, Vec<&str>)> = Vec::new();
-            for t in catalog.tools() {
-                match &t.server {
-                    None => {
-                        s.push('\n');
-                        s.push_str(&t.id);
-                    }
-                    Some(name) => match servers.iter_mut().find(|(n, _)| n == name) {
-                        Some((_, names)) => names.push(&t.name),
-                        None => servers.push((name, vec![&t.name])),
-                    },
-                }
-            }
-            for (server, names) in servers {
-                s.push('\n');
-                s.push_str(&format!("{server}: {} tools: ", names.len()));
-                s.push_str(&names[..names.len().min(3)].join(", "));
-                if names.len() > 3 {
-                    s.push('…');
-                }
-            }
-        }
-    }
-    s.push_str("\n</available-deferred-tools>");
-    s
-}
-
-/// The sweep's search tool: a ToolSearch-style definition, counted like any tool.
-fn search_tool_text() -> String {
-    let tool = crate::catalog::Tool {
-        id: "ToolSearch".into(),
-        name: "ToolSearch".into(),
-        server: None,
-        description: "Search the deferred tools and load the ones you need. Only the names of \
-deferred tools are listed at the start; load a tool's full definition with this tool before \
-calling it. Query forms: keywords (\"slack send message\") return the best matches up to \
-max_results; \"select:A,B\" loads exactly the named tools; prefix a word with + to require it \
-in the tool name. Loaded tools stay available for the rest of the session."
-            .into(),
-        input_schema: serde_json::json!({
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "Keywords, or \"select:ID,ID\" to load specific tools."},
-                "max_results": {"type": "number", "default": 5, "description": "Maximum number of tools to return and load."}
-            },
-            "required": ["query"],
-            "additionalProperties": false
-        }),
-        should_defer: Some(false),
-        always_load: true,
-        search_hint: None,
-        depends_on: Vec::new(),
-        origin: None,
-    };
-    crate::tokenize::render_json(&tool)
+    simulate::listing::full_text(catalog, &all, listing)
 }
 
 /// Deterministic queries for timing: words of every n-th tool's name and description.
@@ -336,19 +554,19 @@ fn run_sweep(
     data: &mut ReportData,
     tokenizer: Tokenizer,
     render: Render,
+    profile: &Profile,
     progress: &Progress,
 ) -> Result<()> {
-    // The claude-sonnet-4.5 profile's tool preamble and window (the simulator's default).
     let settings = SweepSettings {
         tokenizer: tokenizer.name().to_string(),
         render: render.name().to_string(),
         seed: sweep::SEED,
         tools_per_server: sweep::TOOLS_PER_SERVER,
         system_prompt_tokens: SWEEP_SYSTEM_PROMPT_TOKENS,
-        tool_overhead_tokens: 346,
-        search_tool_tokens: tokenizer.count(&search_tool_text()),
-        profile: "claude-sonnet-4.5".into(),
-        context_window: 200_000,
+        tool_overhead_tokens: profile.tool_overhead_tokens,
+        search_tool_tokens: tokenizer.count(&render.render(&simulate::default_search_tool())),
+        profile: profile.name.clone(),
+        context_window: profile.context_window,
     };
     let bar = progress.bar(sweep::SIZES.len(), "sweep");
     let mut points = Vec::new();
@@ -406,7 +624,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn listing_texts_have_one_line_per_tool_or_server() {
+    fn sweep_lists_are_the_simulators_texts() {
         let c = generate::generate(30, 3, 1);
         let names = deferred_list_text(&c, ListingMode::Names);
         assert_eq!(names.lines().count(), 30 + 2);

@@ -4,8 +4,14 @@
 //! A scorer is built once per catalog (indexes precomputed) and then answers queries over all
 //! tools or over a candidate subset (the simulator searches only the deferred tools).
 
+pub mod bm25;
+pub mod keyword;
+pub mod regex_scorer;
+pub mod text;
+
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use crate::catalog::Catalog;
 use crate::error::InputError;
@@ -142,13 +148,22 @@ impl FromStr for ScorerKind {
 }
 
 /// Sorts hits best first with the tool id as tie-break, and keeps the first `limit`.
+/// Selects the best `limit` before sorting, so a query matching most of a large catalog costs
+/// linear time, not a full sort.
 pub fn rank_hits(catalog: &Catalog, mut hits: Vec<Hit>, limit: usize) -> Vec<Hit> {
-    hits.sort_by(|a, b| {
+    let order = |a: &Hit, b: &Hit| {
         b.score
             .total_cmp(&a.score)
             .then_with(|| catalog.get(a.tool).id.cmp(&catalog.get(b.tool).id))
-    });
-    hits.truncate(limit);
+    };
+    if limit == 0 {
+        return Vec::new();
+    }
+    if hits.len() > limit {
+        hits.select_nth_unstable_by(limit - 1, order);
+        hits.truncate(limit);
+    }
+    hits.sort_by(order);
     hits
 }
 
@@ -163,11 +178,16 @@ pub struct ScorerConfig {
 /// Builds the scorer of `kind` over `catalog`, precomputing its index.
 pub fn build(
     kind: ScorerKind,
-    catalog: std::sync::Arc<Catalog>,
+    catalog: Arc<Catalog>,
     config: &ScorerConfig,
 ) -> crate::Result<Box<dyn Scorer>> {
-    let _ = (&catalog, config);
-    Err(crate::Error::Missing(format!(
-        "the {kind} scorer is not built yet"
-    )))
+    let _ = config;
+    match kind {
+        ScorerKind::Keyword => Ok(Box::new(keyword::KeywordScorer::new(catalog))),
+        ScorerKind::Regex => Ok(Box::new(regex_scorer::RegexScorer::new(catalog))),
+        ScorerKind::Bm25 => Ok(Box::new(bm25::Bm25Scorer::new(catalog))),
+        ScorerKind::Semantic | ScorerKind::Hybrid => Err(crate::Error::Missing(format!(
+            "the {kind} scorer is not built yet"
+        ))),
+    }
 }

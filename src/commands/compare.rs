@@ -1,0 +1,147 @@
+//! `toolbudget compare BASELINE.json CANDIDATE.json`: the regression check over two `eval`
+//! json results. Exits 1 (`Outcome::CheckFailed`) when any scorer's `--metric` drops by more
+//! than `--max-drop`, after writing the comparison.
+
+use crate::cli::CompareArgs;
+use crate::document::Document;
+use crate::error::Result;
+use crate::eval::compare::{Comparison, compare, read_eval_file};
+use crate::output::{Format, csv, emit, md_table, text_table, to_json};
+
+use super::Outcome;
+
+/// Most worse/better queries listed per scorer in table form (json lists all).
+const LISTED_QUERIES: usize = 10;
+
+pub fn run(args: &CompareArgs) -> Result<Outcome> {
+    let base = read_eval_file(&Document::read(&args.baseline)?)?;
+    let candidate = read_eval_file(&Document::read(&args.candidate)?)?;
+    let comparison = compare(&base, &candidate, &args.metric, args.max_drop)?;
+    emit(
+        args.output.out.as_deref(),
+        &render(&comparison, args.output.format),
+    )?;
+    if comparison.has_regression() {
+        eprintln!(
+            "regression: {} dropped by more than {} on {}",
+            comparison.regressions.join(", "),
+            comparison.max_drop,
+            comparison.metric
+        );
+        Ok(Outcome::CheckFailed)
+    } else {
+        Ok(Outcome::Success)
+    }
+}
+
+fn signed(x: f64) -> String {
+    format!("{x:+.4}")
+}
+
+/// Renders the comparison; pure.
+pub fn render(c: &Comparison, format: Format) -> String {
+    let headers = [
+        "scorer",
+        "metric",
+        "base",
+        "candidate",
+        "difference",
+        "95% CI",
+        "check",
+    ];
+    let mut rows = Vec::new();
+    for r in &c.results {
+        for m in &r.metrics {
+            let check = if m.metric != c.metric {
+                String::new()
+            } else if r.regression {
+                "FAIL".to_string()
+            } else {
+                "ok".to_string()
+            };
+            let ci = m.ci95.map_or_else(String::new, |[lo, hi]| {
+                if format == Format::Csv {
+                    format!("{lo};{hi}")
+                } else {
+                    format!("{}..{}", signed(lo), signed(hi))
+                }
+            });
+            rows.push(vec![
+                r.scorer.clone(),
+                m.metric.clone(),
+                format!("{:.4}", m.base),
+                format!("{:.4}", m.candidate),
+                signed(m.difference),
+                ci,
+                check,
+            ]);
+        }
+    }
+    match format {
+        Format::Json => to_json(c),
+        Format::Csv => csv(&headers, &rows),
+        Format::Table | Format::Md => {
+            let table = if format == Format::Md {
+                md_table
+            } else {
+                text_table
+            };
+            let mut out = table(
+                &headers,
+                &rows,
+                &[false, false, true, true, true, true, false],
+            );
+            out.push('\n');
+            for r in &c.results {
+                if !r.paired {
+                    continue;
+                }
+                out.push_str(&format!(
+                    "{}: {} queries paired; {} worse, {} better on {}\n",
+                    r.scorer,
+                    r.paired_queries,
+                    r.worse.len(),
+                    r.better.len(),
+                    c.metric
+                ));
+                for (label, list) in [("worse", &r.worse), ("better", &r.better)] {
+                    for q in list.iter().take(LISTED_QUERIES) {
+                        out.push_str(&format!(
+                            "  {label}: {} {:.4} -> {:.4}\n",
+                            q.id, q.base, q.candidate
+                        ));
+                    }
+                    if list.len() > LISTED_QUERIES {
+                        out.push_str(&format!(
+                            "  ... and {} more {label} (see --format json)\n",
+                            list.len() - LISTED_QUERIES
+                        ));
+                    }
+                }
+            }
+            for s in &c.only_in_baseline {
+                out.push_str(&format!("note: scorer {s} is only in the baseline\n"));
+            }
+            for s in &c.only_in_candidate {
+                out.push_str(&format!("note: scorer {s} is only in the candidate\n"));
+            }
+            for n in &c.notes {
+                out.push_str(&format!("note: {n}\n"));
+            }
+            out.push_str(&if c.has_regression() {
+                format!(
+                    "FAIL: {} dropped more than {} on {}\n",
+                    c.regressions.join(", "),
+                    c.max_drop,
+                    c.metric
+                )
+            } else {
+                format!(
+                    "ok: no scorer dropped more than {} on {}\n",
+                    c.max_drop, c.metric
+                )
+            });
+            out
+        }
+    }
+}

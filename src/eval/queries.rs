@@ -1,0 +1,468 @@
+//! Labeled query files: JSONL (one `{"id", "query", "expected"}` object a line), or a JSON or
+//! YAML list of the same objects. Loading validates against the catalog, so evaluation never
+//! meets an unknown tool: every problem is an input error with `file:line:column`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::catalog::Catalog;
+use crate::document::{Document, Seg, json_error};
+use crate::error::{Error, Position, Result};
+use crate::path;
+
+/// One labeled query, resolved against a catalog.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabeledQuery {
+    pub id: String,
+    pub query: String,
+    /// Expected tool ids, in file order, no repeats.
+    pub expected: Vec<String>,
+    /// Catalog indices of `expected`, same order.
+    pub expected_tools: Vec<usize>,
+    /// Where the query object starts in its file.
+    pub position: Position,
+}
+
+/// A loaded query file.
+#[derive(Debug, Clone)]
+pub struct QuerySet {
+    pub path: PathBuf,
+    pub queries: Vec<LabeledQuery>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawQuery {
+    id: String,
+    query: String,
+    expected: Vec<String>,
+}
+
+/// Where a raw query came from, for errors found after parsing.
+enum Place<'a> {
+    /// JSONL: the line's number and text.
+    Line(usize, &'a str),
+    /// JSON/YAML list: the document and the item's index.
+    Item(&'a Document, usize),
+}
+
+impl Place<'_> {
+    /// An input error at `sub` (a path inside the query object).
+    fn error(&self, path: &Path, sub: &[Seg], message: String) -> Error {
+        match self {
+            Place::Line(line, text) => {
+                // Re-parse the one line only on this error path to find the column.
+                let column = Document::parse(path, text.as_bytes().to_vec())
+                    .ok()
+                    .and_then(|d| d.locate(sub))
+                    .map_or(1, |p| p.column);
+                Error::input(
+                    path,
+                    Some(Position {
+                        line: *line,
+                        column,
+                    }),
+                    message,
+                )
+            }
+            Place::Item(doc, i) => {
+                let mut full = vec![Seg::Index(*i)];
+                full.extend_from_slice(sub);
+                doc.error_at(&full, message)
+            }
+        }
+    }
+
+    fn start(&self) -> Position {
+        match self {
+            Place::Line(line, text) => Position {
+                line: *line,
+                column: text.len() - text.trim_start().len() + 1,
+            },
+            Place::Item(doc, i) => doc
+                .locate(&path![*i])
+                .unwrap_or(Position { line: 1, column: 1 }),
+        }
+    }
+}
+
+/// Reads `path` and resolves every expected id in `catalog`.
+pub fn load_queries(path: &Path, catalog: &Catalog) -> Result<QuerySet> {
+    let meta = std::fs::metadata(path)
+        .map_err(|e| Error::input(path, None, format!("cannot read file: {e}")))?;
+    if meta.len() > crate::document::MAX_FILE_BYTES {
+        return Err(Error::input(
+            path,
+            None,
+            format!(
+                "file is {} bytes, larger than the limit of {} bytes",
+                meta.len(),
+                crate::document::MAX_FILE_BYTES
+            ),
+        ));
+    }
+    let bytes = std::fs::read(path)
+        .map_err(|e| Error::input(path, None, format!("cannot read file: {e}")))?;
+    parse_queries(path, bytes, catalog)
+}
+
+/// Parses query-file bytes that came from `path` (used in errors and to pick the syntax).
+pub fn parse_queries(path: &Path, bytes: Vec<u8>, catalog: &Catalog) -> Result<QuerySet> {
+    let is_jsonl = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("jsonl"))
+        // A file whose first object is not the whole file is JSONL whatever its name.
+        || bytes_start_with_object(&bytes);
+    let queries = if is_jsonl {
+        parse_jsonl(path, bytes, catalog)?
+    } else {
+        parse_list(path, bytes, catalog)?
+    };
+    if queries.is_empty() {
+        return Err(Error::input(
+            path,
+            None,
+            "no queries in file, expected at least one {\"id\", \"query\", \"expected\"} object",
+        ));
+    }
+    Ok(QuerySet {
+        path: path.to_path_buf(),
+        queries,
+    })
+}
+
+fn bytes_start_with_object(bytes: &[u8]) -> bool {
+    let text = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    text.iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|&b| b == b'{')
+}
+
+fn parse_jsonl(path: &Path, bytes: Vec<u8>, catalog: &Catalog) -> Result<Vec<LabeledQuery>> {
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        // Document reports the first invalid byte with its line and column.
+        Err(e) => {
+            return Err(Document::parse(path, e.into_bytes())
+                .err()
+                .unwrap_or_else(|| Error::input(path, None, "file is not valid UTF-8")));
+        }
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let mut checker = Checker::new(path, catalog);
+    for (i, line) in text.lines().enumerate() {
+        let line_no = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let raw: RawQuery = serde_json::from_str(line).map_err(|e| {
+            // serde_json counts lines inside the string it parsed: always 1 here.
+            let located = json_error(path, &e);
+            let column = e.column().max(1);
+            match located {
+                Error::Input(mut inner) => {
+                    inner.position = Some(Position {
+                        line: line_no,
+                        column,
+                    });
+                    inner.message = inner.message.replacen("invalid JSON", "invalid query", 1);
+                    Error::Input(inner)
+                }
+                other => other,
+            }
+        })?;
+        checker.add(raw, Place::Line(line_no, line))?;
+    }
+    Ok(checker.queries)
+}
+
+fn parse_list(path: &Path, bytes: Vec<u8>, catalog: &Catalog) -> Result<Vec<LabeledQuery>> {
+    let doc = Document::parse(path, bytes)?;
+    let Value::Array(items) = &doc.value else {
+        return Err(doc.error_at(
+            &[],
+            "expected a list of {\"id\", \"query\", \"expected\"} objects (or JSONL, one object a line)",
+        ));
+    };
+    let mut checker = Checker::new(path, catalog);
+    for (i, item) in items.iter().enumerate() {
+        let raw: RawQuery = serde_json::from_value(item.clone())
+            .map_err(|e| doc.error_at(&path![i], format!("invalid query: {e}")))?;
+        checker.add(raw, Place::Item(&doc, i))?;
+    }
+    Ok(checker.queries)
+}
+
+/// Validates queries one by one: unique ids, non-empty text, known expected tools.
+struct Checker<'a> {
+    path: &'a Path,
+    catalog: &'a Catalog,
+    queries: Vec<LabeledQuery>,
+    seen: HashMap<String, Position>,
+}
+
+impl<'a> Checker<'a> {
+    fn new(path: &'a Path, catalog: &'a Catalog) -> Self {
+        Checker {
+            path,
+            catalog,
+            queries: Vec::new(),
+            seen: HashMap::new(),
+        }
+    }
+
+    fn add(&mut self, raw: RawQuery, place: Place<'_>) -> Result<()> {
+        let path = self.path;
+        if raw.id.trim().is_empty() {
+            return Err(place.error(path, &path!["id"], "query id is empty".into()));
+        }
+        let start = place.start();
+        if let Some(first) = self.seen.get(&raw.id) {
+            return Err(place.error(
+                path,
+                &path!["id"],
+                format!(
+                    "duplicate query id {:?} (first at line {})",
+                    raw.id, first.line
+                ),
+            ));
+        }
+        if raw.query.trim().is_empty() {
+            return Err(place.error(
+                path,
+                &path!["query"],
+                format!("query {:?} has empty query text", raw.id),
+            ));
+        }
+        if raw.expected.is_empty() {
+            return Err(place.error(
+                path,
+                &path!["expected"],
+                format!(
+                    "query {:?} expects no tool, expected one or more tool ids",
+                    raw.id
+                ),
+            ));
+        }
+        let mut expected_tools = Vec::with_capacity(raw.expected.len());
+        for (j, tool) in raw.expected.iter().enumerate() {
+            let Some(index) = self.catalog.index_of(tool) else {
+                return Err(place.error(
+                    path,
+                    &path!["expected", j],
+                    format!(
+                        "query {:?} expects tool {:?}, which is not in the catalog",
+                        raw.id, tool
+                    ),
+                ));
+            };
+            if expected_tools.contains(&index) {
+                return Err(place.error(
+                    path,
+                    &path!["expected", j],
+                    format!("query {:?} lists tool {:?} twice", raw.id, tool),
+                ));
+            }
+            expected_tools.push(index);
+        }
+        self.seen.insert(raw.id.clone(), start);
+        self.queries.push(LabeledQuery {
+            id: raw.id,
+            query: raw.query,
+            expected: raw.expected,
+            expected_tools,
+            position: start,
+        });
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::catalog::Tool;
+
+    pub(crate) fn catalog(ids: &[&str]) -> Catalog {
+        Catalog::from_tools(
+            ids.iter()
+                .map(|id| Tool {
+                    id: id.to_string(),
+                    name: id.to_string(),
+                    server: None,
+                    description: format!("the {id} tool"),
+                    input_schema: serde_json::json!({"type": "object"}),
+                    should_defer: None,
+                    always_load: false,
+                    search_hint: None,
+                    depends_on: vec![],
+                    origin: None,
+                })
+                .collect(),
+        )
+        .unwrap()
+    }
+
+    fn parse(name: &str, text: &str) -> Result<QuerySet> {
+        parse_queries(
+            Path::new(name),
+            text.as_bytes().to_vec(),
+            &catalog(&["Read", "Bash", "mcp__gh__create_issue"]),
+        )
+    }
+
+    fn err(name: &str, text: &str) -> String {
+        parse(name, text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn jsonl_loads_and_resolves() {
+        let set = parse(
+            "q.jsonl",
+            "{\"id\": \"q1\", \"query\": \"read a file\", \"expected\": [\"Read\"]}\n\n\
+             {\"id\": \"q2\", \"query\": \"open an issue\", \"expected\": [\"mcp__gh__create_issue\", \"Bash\"]}\n",
+        )
+        .unwrap();
+        assert_eq!(set.queries.len(), 2);
+        assert_eq!(set.queries[1].expected_tools, vec![2, 1]);
+        assert_eq!(set.queries[1].position, Position { line: 3, column: 1 });
+    }
+
+    #[test]
+    fn yaml_and_json_lists_load() {
+        let y = parse(
+            "q.yaml",
+            "- id: q1\n  query: read a file\n  expected: [Read]\n- id: q2\n  query: run ls\n  expected:\n    - Bash\n",
+        )
+        .unwrap();
+        assert_eq!(y.queries[1].expected_tools, vec![1]);
+        assert_eq!(y.queries[1].position.line, 4);
+        let j = parse(
+            "q.json",
+            "[{\"id\": \"q1\", \"query\": \"read\", \"expected\": [\"Read\"]}]",
+        )
+        .unwrap();
+        assert_eq!(j.queries[0].id, "q1");
+    }
+
+    #[test]
+    fn unknown_tool_names_query_tool_and_position() {
+        let e = err(
+            "q.jsonl",
+            "{\"id\": \"q1\", \"query\": \"read\", \"expected\": [\"Read\"]}\n\
+             {\"id\": \"q2\", \"query\": \"edit\", \"expected\": [\"Read\", \"Edit\"]}\n",
+        );
+        // column 52 is the opening quote of "Edit" on line 2
+        assert_eq!(
+            e,
+            "q.jsonl:2:52: query \"q2\" expects tool \"Edit\", which is not in the catalog"
+        );
+        let e = err(
+            "q.yaml",
+            "- id: q1\n  query: read\n  expected:\n    - Read\n    - Edit\n",
+        );
+        assert_eq!(
+            e,
+            "q.yaml:5:7: query \"q1\" expects tool \"Edit\", which is not in the catalog"
+        );
+    }
+
+    #[test]
+    fn malformed_jsonl_line_gives_line_and_column() {
+        let e = err(
+            "q.jsonl",
+            "{\"id\": \"q1\", \"query\": \"read\", \"expected\": [\"Read\"]}\n\
+             {\"id\": \"q2\", \"query\": \"read\" \"expected\": []}\n",
+        );
+        assert!(
+            e.starts_with("q.jsonl:2:30: invalid query: expected `,`"),
+            "{e}"
+        );
+        let e = err(
+            "q.jsonl",
+            "{\"id\": \"q1\", \"query\": 3, \"expected\": [\"Read\"]}\n",
+        );
+        assert!(
+            e.starts_with("q.jsonl:1:23: invalid query: invalid type: integer `3`"),
+            "{e}"
+        );
+        let e = err("q.jsonl", "{\"id\": \"q1\", \"query\": \"x\"}\n");
+        assert!(e.contains("missing field `expected`"), "{e}");
+        let e = err(
+            "q.jsonl",
+            "{\"id\": \"q1\", \"query\": \"x\", \"expected\": [\"Read\"], \"extra\": 1}\n",
+        );
+        assert!(e.contains("unknown field `extra`"), "{e}");
+    }
+
+    #[test]
+    fn duplicate_ids_empty_text_and_empty_expected_are_errors() {
+        let e = err(
+            "q.jsonl",
+            "{\"id\": \"q1\", \"query\": \"a\", \"expected\": [\"Read\"]}\n\
+             {\"id\": \"q1\", \"query\": \"b\", \"expected\": [\"Bash\"]}\n",
+        );
+        assert_eq!(
+            e,
+            "q.jsonl:2:8: duplicate query id \"q1\" (first at line 1)"
+        );
+        let e = err(
+            "q.jsonl",
+            "{\"id\": \"q1\", \"query\": \"  \", \"expected\": [\"Read\"]}",
+        );
+        assert_eq!(e, "q.jsonl:1:23: query \"q1\" has empty query text");
+        let e = err(
+            "q.jsonl",
+            "{\"id\": \"q1\", \"query\": \"a\", \"expected\": []}",
+        );
+        assert!(
+            e.starts_with("q.jsonl:1:40: query \"q1\" expects no tool"),
+            "{e}"
+        );
+        let e = err(
+            "q.jsonl",
+            "{\"id\": \"q1\", \"query\": \"a\", \"expected\": [\"Read\", \"Read\"]}",
+        );
+        assert!(e.contains("lists tool \"Read\" twice"), "{e}");
+        let e = err("q.json", "{}");
+        assert!(e.contains("missing field"), "{e}");
+        let e = err("q.yaml", "queries: []\n");
+        assert!(e.contains("expected a list"), "{e}");
+        let e = err("q.jsonl", "\n\n");
+        assert!(e.contains("no queries"), "{e}");
+    }
+
+    /// The shared data directory, when this checkout has one (see COMMON.md).
+    pub(crate) fn shared_data() -> Option<PathBuf> {
+        if let Ok(p) = std::env::var("TOOLBUDGET_SHARED_DATA") {
+            return Some(PathBuf::from(p)).filter(|p| p.is_dir());
+        }
+        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data")).filter(|p| p.is_dir())
+    }
+
+    #[test]
+    fn shared_query_sets_resolve_against_their_catalogs() {
+        let Some(dir) = shared_data() else {
+            eprintln!("skipped: no shared data (set TOOLBUDGET_SHARED_DATA)");
+            return;
+        };
+        for (name, count) in [("bfcl", 1477), ("stabletoolbench", 765)] {
+            let catalog = crate::catalog::load_catalogs(&[crate::catalog::CatalogSource {
+                path: dir.join(format!("catalogs/{name}.json")),
+                server: None,
+            }])
+            .unwrap();
+            let set = load_queries(&dir.join(format!("queries/{name}.jsonl")), &catalog).unwrap();
+            assert_eq!(set.queries.len(), count, "{name}");
+            for q in &set.queries {
+                assert_eq!(q.expected.len(), q.expected_tools.len());
+                for (id, &t) in q.expected.iter().zip(&q.expected_tools) {
+                    assert_eq!(&catalog.get(t).id, id);
+                }
+            }
+        }
+    }
+}

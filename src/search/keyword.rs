@@ -1,0 +1,1011 @@
+//! The `keyword` scorer: Claude Code's ToolSearch rules (see `KEYWORD-SCORING.md`).
+//!
+//! Query forms, tried in this order:
+//! 1. `select:A,B` returns exactly the named tools in the given order (not cut by `limit`).
+//!    A name matches a tool id case-insensitively (an exact-case id wins; several ids equal up
+//!    to case all match, by id), else (ours) the bare name of an MCP tool when exactly one
+//!    searchable tool has it. Unknown names go to `not_found`. The i-th of k selected tools
+//!    scores `k - i`, so scores follow the given order.
+//! 2. A query equal to a tool id (case-insensitive) puts that tool first: it gets its keyword
+//!    score plus [`EXACT_ID_BONUS`]; the keyword ranking of the other tools follows.
+//! 3. A query starting with `mcp__` (no whitespace) lists the tools whose id starts with it,
+//!    each scoring [`PREFIX_SCORE`], by id. When no id has that prefix, keywords are used.
+//! 4. Keywords: terms split on whitespace, lowercased, `+term` required, and (ours) split on
+//!    `_`, so `ask_codex` and `ask codex` both find `mcp__codex__ask_codex`. Per term, summed:
+//!    a name part equals the term 10 (MCP 12); otherwise a part contains it 5 (MCP 6);
+//!    otherwise, when the tool's running score is still 0, its lowercase id contains it 3; the
+//!    search hint has it as a word 4; the description has it as a word 2. Words are JavaScript
+//!    `\b` words (see [`super::text`]). Required terms filter first (name part equal or
+//!    contained, description word or hint word) and then score like the others.
+//!
+//! Results: score > 0, best first, ties by id, at most `min(limit, 20)`.
+//!
+//! Speed: everything a term is matched against is precomputed once per catalog. Name parts
+//! form a vocabulary with postings (exact parts by hash lookup; "part contains" by one
+//! `memmem` pass over the vocabulary). Descriptions and hints are kept lowercased in one
+//! `\n`-joined blob each, plus postings of their ASCII word runs: a term made only of word
+//! characters matches `\bterm\b` exactly when it is one of those runs (a hash lookup); any
+//! other term is found by a `memmem` pass over the blob with the boundary checked at each
+//! occurrence (`\n` is a boundary, like the edges of a text). The 3-point fallback is one
+//! `memmem` pass over the blob of lowercase ids.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use memchr::memmem::Finder;
+
+use super::text::{self, ascii_word_runs, is_all_word, name_parts, occurrences_with_boundaries};
+use super::{
+    Contribution, Explanation, Hit, Scorer, ScorerKind, SearchOutcome, SearchRequest, rank_hits,
+};
+use crate::catalog::Catalog;
+use crate::error::InputError;
+
+pub const DEFAULT_LIMIT: usize = 5;
+pub const MAX_LIMIT: usize = 20;
+pub const PART_EXACT_BUILTIN: u32 = 10;
+pub const PART_EXACT_MCP: u32 = 12;
+pub const PART_CONTAINS_BUILTIN: u32 = 5;
+pub const PART_CONTAINS_MCP: u32 = 6;
+/// Only while the tool's running score is 0.
+pub const FULL_NAME_CONTAINS: u32 = 3;
+pub const HINT_WORD: u32 = 4;
+pub const DESCRIPTION_WORD: u32 = 2;
+/// Added to the tool whose id equals the query, so it ranks first.
+pub const EXACT_ID_BONUS: f64 = 1000.0;
+/// Score of each tool listed by an `mcp__` prefix query.
+pub const PREFIX_SCORE: f64 = 1.0;
+
+const SELECT_PREFIX: &str = "select:";
+const MCP_PREFIX: &str = "mcp__";
+
+/// Lowercased texts of every tool joined by `\n` (one blob), with postings of their ASCII
+/// word runs.
+struct TextColumn {
+    blob: String,
+    /// `starts[i]..starts[i + 1] - 1` is tool i's text; `starts.len() == n + 1`.
+    starts: Vec<usize>,
+    words: HashMap<String, Vec<u32>>,
+}
+
+impl TextColumn {
+    fn new(texts: impl Iterator<Item = String>, index_words: bool) -> TextColumn {
+        let mut blob = String::new();
+        let mut starts = Vec::new();
+        let mut words: HashMap<String, Vec<u32>> = HashMap::new();
+        for (i, t) in texts.enumerate() {
+            starts.push(blob.len());
+            // A newline in the text would be a boundary anyway; spaces keep offsets simple.
+            let t = t.replace('\n', " ");
+            if index_words {
+                for w in ascii_word_runs(&t) {
+                    let list = words.entry(w.to_string()).or_default();
+                    if list.last() != Some(&(i as u32)) {
+                        list.push(i as u32);
+                    }
+                }
+            }
+            blob.push_str(&t);
+            blob.push('\n');
+        }
+        starts.push(blob.len());
+        TextColumn {
+            blob,
+            starts,
+            words,
+        }
+    }
+
+    fn text(&self, tool: usize) -> &str {
+        &self.blob[self.starts[tool]..self.starts[tool + 1] - 1]
+    }
+
+    fn tool_at(&self, offset: usize) -> u32 {
+        (self.starts.partition_point(|&s| s <= offset) - 1) as u32
+    }
+
+    /// Tools whose text matches `\bterm\b`, ascending, each once.
+    ///
+    /// Every maximal run of word characters inside the term is bounded by a non-word character
+    /// of the term or by a `\b` at its edge, so in any match it is a whole word run of the
+    /// text: the tools having the term's rarest run are the only candidates, checked one by
+    /// one. A term without word characters (`-`, `?`) scans the whole blob.
+    fn tools_with_word(&self, term: &str, out: &mut Vec<u32>) {
+        out.clear();
+        if is_all_word(term) {
+            if let Some(list) = self.words.get(term) {
+                out.extend_from_slice(list);
+            }
+            return;
+        }
+        let rarest = ascii_word_runs(term)
+            .map(|w| self.words.get(w).map_or(&[][..], Vec::as_slice))
+            .min_by_key(|list| list.len());
+        let finder = Finder::new(term.as_bytes());
+        match rarest {
+            Some(candidates) => {
+                for &t in candidates {
+                    let text = self.text(t as usize).as_bytes();
+                    if occurrences_with_boundaries(text, &finder).next().is_some() {
+                        out.push(t);
+                    }
+                }
+            }
+            None => {
+                let hay = self.blob.as_bytes();
+                let mut from = 0;
+                while let Some(at) = occurrences_with_boundaries(&hay[from..], &finder).next() {
+                    let t = self.tool_at(from + at);
+                    out.push(t);
+                    // One hit per tool is enough: go on with the next tool's text.
+                    from = self.starts[t as usize + 1];
+                }
+            }
+        }
+    }
+
+    /// Tools whose text contains `term`, ascending, each once.
+    fn tools_containing(&self, term: &str, out: &mut Vec<u32>) {
+        out.clear();
+        let finder = Finder::new(term.as_bytes());
+        let hay = self.blob.as_bytes();
+        let mut from = 0;
+        while let Some(at) = finder.find(&hay[from..]) {
+            let t = self.tool_at(from + at);
+            out.push(t);
+            // One hit per tool is enough: go on with the next tool's text.
+            from = self.starts[t as usize + 1];
+        }
+    }
+}
+
+/// The distinct name parts of the catalog with the tools that have each.
+struct PartIndex {
+    vocab: TextColumn,
+    postings: Vec<Vec<u32>>,
+    lookup: HashMap<String, u32>,
+}
+
+impl PartIndex {
+    fn new(parts_per_tool: &[Vec<String>]) -> PartIndex {
+        let mut lookup: HashMap<String, u32> = HashMap::new();
+        let mut names: Vec<String> = Vec::new();
+        let mut postings: Vec<Vec<u32>> = Vec::new();
+        for (tool, parts) in parts_per_tool.iter().enumerate() {
+            for p in parts {
+                let id = *lookup.entry(p.clone()).or_insert_with(|| {
+                    names.push(p.clone());
+                    postings.push(Vec::new());
+                    (names.len() - 1) as u32
+                });
+                let list = &mut postings[id as usize];
+                if list.last() != Some(&(tool as u32)) {
+                    list.push(tool as u32);
+                }
+            }
+        }
+        PartIndex {
+            vocab: TextColumn::new(names.into_iter(), false),
+            postings,
+            lookup,
+        }
+    }
+
+    fn exact(&self, term: &str) -> &[u32] {
+        self.lookup
+            .get(term)
+            .map_or(&[], |&p| &self.postings[p as usize])
+    }
+
+    /// Parts containing `term` (vocabulary ids).
+    fn containing(&self, term: &str, out: &mut Vec<u32>) {
+        self.vocab.tools_containing(term, out);
+    }
+}
+
+/// One query term after splitting.
+#[derive(Debug, Clone, PartialEq)]
+struct Term {
+    text: String,
+    required: bool,
+}
+
+fn parse_terms(query: &str) -> Vec<Term> {
+    let mut terms = Vec::new();
+    for raw in query.split_whitespace() {
+        let (required, body) = match raw.strip_prefix('+') {
+            Some(rest) => (true, rest),
+            None => (false, raw),
+        };
+        for piece in body.to_lowercase().split('_') {
+            if !piece.is_empty() {
+                terms.push(Term {
+                    text: piece.to_string(),
+                    required,
+                });
+            }
+        }
+    }
+    terms
+}
+
+pub struct KeywordScorer {
+    catalog: Arc<Catalog>,
+    is_mcp: Vec<bool>,
+    parts: PartIndex,
+    ids: TextColumn,
+    /// Lowercase ids of the built-ins whose name has a CamelCase split, and their tools.
+    camel_ids: TextColumn,
+    camel_tools: Vec<u32>,
+    mcp_tools: Vec<u32>,
+    descriptions: TextColumn,
+    hints: TextColumn,
+    /// Lowercase id → tools (several only when ids differ by case alone), ascending by id.
+    lower_ids: HashMap<String, Vec<u32>>,
+    /// Lowercase bare MCP tool name → tools.
+    bare_names: HashMap<String, Vec<u32>>,
+}
+
+/// Per-query scratch space: scores and per-rule marks, dense over the catalog.
+struct Scratch {
+    score: Vec<u32>,
+    touched: Vec<u32>,
+    buf: Vec<u32>,
+    parts: Vec<u32>,
+    mark: Vec<u32>,
+    generation: u32,
+}
+
+impl KeywordScorer {
+    pub fn new(catalog: Arc<Catalog>) -> KeywordScorer {
+        let tools = catalog.tools();
+        let parts_per_tool: Vec<Vec<String>> = tools.iter().map(name_parts).collect();
+        let mut lower_ids: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut bare_names: HashMap<String, Vec<u32>> = HashMap::new();
+        for (i, t) in tools.iter().enumerate() {
+            lower_ids
+                .entry(t.id.to_lowercase())
+                .or_default()
+                .push(i as u32);
+            if t.is_mcp() {
+                bare_names
+                    .entry(t.name.to_lowercase())
+                    .or_default()
+                    .push(i as u32);
+            }
+        }
+        for list in lower_ids.values_mut() {
+            list.sort_by(|&a, &b| tools[a as usize].id.cmp(&tools[b as usize].id));
+        }
+        let camel_tools: Vec<u32> = (0..tools.len() as u32)
+            .filter(|&i| {
+                let t = &tools[i as usize];
+                !t.is_mcp()
+                    && t.id
+                        .split(text::is_name_separator)
+                        .any(|p| text::split_camel(p).len() > 1)
+            })
+            .collect();
+        KeywordScorer {
+            camel_ids: TextColumn::new(
+                camel_tools
+                    .iter()
+                    .map(|&i| tools[i as usize].id.to_lowercase()),
+                false,
+            ),
+            camel_tools,
+            mcp_tools: (0..tools.len() as u32)
+                .filter(|&i| tools[i as usize].is_mcp())
+                .collect(),
+            is_mcp: tools.iter().map(|t| t.is_mcp()).collect(),
+            parts: PartIndex::new(&parts_per_tool),
+            ids: TextColumn::new(tools.iter().map(|t| t.id.to_lowercase()), false),
+            descriptions: TextColumn::new(tools.iter().map(|t| t.description.to_lowercase()), true),
+            hints: TextColumn::new(
+                tools
+                    .iter()
+                    .map(|t| t.search_hint.as_deref().unwrap_or("").to_lowercase()),
+                true,
+            ),
+            lower_ids,
+            bare_names,
+            catalog,
+        }
+    }
+
+    fn part_points(&self, tool: usize, exact: bool) -> u32 {
+        match (exact, self.is_mcp[tool]) {
+            (true, true) => PART_EXACT_MCP,
+            (true, false) => PART_EXACT_BUILTIN,
+            (false, true) => PART_CONTAINS_MCP,
+            (false, false) => PART_CONTAINS_BUILTIN,
+        }
+    }
+
+    /// The tools a `select:` name stands for (searchable ones only).
+    fn resolve_name(&self, name: &str, request: &SearchRequest<'_>) -> Vec<u32> {
+        let ok = |t: &&u32| request.is_candidate(**t as usize);
+        if let Some(i) = self.catalog.index_of(name)
+            && request.is_candidate(i)
+        {
+            return vec![i as u32];
+        }
+        let lower = name.to_lowercase();
+        if let Some(list) = self.lower_ids.get(&lower) {
+            let found: Vec<u32> = list.iter().filter(ok).copied().collect();
+            if !found.is_empty() {
+                return found;
+            }
+        }
+        if let Some(list) = self.bare_names.get(&lower) {
+            let found: Vec<u32> = list.iter().filter(ok).copied().collect();
+            if found.len() == 1 {
+                return found;
+            }
+        }
+        Vec::new()
+    }
+
+    fn select(&self, names: &str, request: &SearchRequest<'_>) -> SearchOutcome {
+        let mut chosen: Vec<u32> = Vec::new();
+        let mut not_found = Vec::new();
+        for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            let found = self.resolve_name(name, request);
+            if found.is_empty() {
+                not_found.push(name.to_string());
+            }
+            for t in found {
+                if !chosen.contains(&t) {
+                    chosen.push(t);
+                }
+            }
+        }
+        let k = chosen.len();
+        SearchOutcome {
+            hits: chosen
+                .iter()
+                .enumerate()
+                .map(|(i, &t)| Hit {
+                    tool: t as usize,
+                    score: (k - i) as f64,
+                })
+                .collect(),
+            not_found,
+            total_tools: request.searchable(self.catalog.len()),
+        }
+    }
+
+    /// The tool whose id equals the query (exact case preferred, else the first by id).
+    fn exact_id(&self, query: &str, request: &SearchRequest<'_>) -> Option<usize> {
+        if let Some(i) = self.catalog.index_of(query)
+            && request.is_candidate(i)
+        {
+            return Some(i);
+        }
+        self.lower_ids
+            .get(&query.to_lowercase())?
+            .iter()
+            .map(|&t| t as usize)
+            .find(|&t| request.is_candidate(t))
+    }
+
+    fn prefix(&self, query: &str, request: &SearchRequest<'_>) -> Vec<Hit> {
+        let lower = query.to_lowercase();
+        (0..self.catalog.len())
+            .filter(|&t| request.is_candidate(t) && self.ids.text(t).starts_with(&lower))
+            .map(|t| Hit {
+                tool: t,
+                score: PREFIX_SCORE,
+            })
+            .collect()
+    }
+
+    /// A superset of the tools whose lowercase id contains `term` but none of whose name parts
+    /// does: the only ones the 3-point fallback can reach (the others already scored).
+    /// Without a separator character in the term, an occurrence outside every part must lie in
+    /// an MCP id's `mcp` prefix or span a built-in's CamelCase boundary, so only those ids are
+    /// searched; a term with a separator searches every id.
+    fn fallback_candidates(&self, term: &str, out: &mut Vec<u32>) {
+        if term.contains(text::is_name_separator) || !term.is_ascii() {
+            self.ids.tools_containing(term, out);
+            return;
+        }
+        self.camel_ids.tools_containing(term, out);
+        for t in out.iter_mut() {
+            *t = self.camel_tools[*t as usize];
+        }
+        if "mcp".contains(term) {
+            out.extend_from_slice(&self.mcp_tools);
+        }
+    }
+
+    /// Tools that pass every required term, or `None` when no term is required.
+    fn required_filter(&self, terms: &[Term], s: &mut Scratch) -> Option<Vec<bool>> {
+        let n = self.catalog.len();
+        let mut allowed: Option<Vec<bool>> = None;
+        for term in terms.iter().filter(|t| t.required) {
+            let mut has = vec![false; n];
+            for &t in self.parts.exact(&term.text) {
+                has[t as usize] = true;
+            }
+            self.parts.containing(&term.text, &mut s.parts);
+            for &p in &s.parts {
+                for &t in &self.parts.postings[p as usize] {
+                    has[t as usize] = true;
+                }
+            }
+            for column in [&self.descriptions, &self.hints] {
+                column.tools_with_word(&term.text, &mut s.buf);
+                for &t in &s.buf {
+                    has[t as usize] = true;
+                }
+            }
+            allowed = Some(match allowed {
+                None => has,
+                Some(prev) => prev.iter().zip(&has).map(|(a, b)| *a && *b).collect(),
+            });
+        }
+        allowed
+    }
+
+    /// Keyword scores of every searchable tool with score > 0 (unsorted).
+    fn keyword_hits(&self, terms: &[Term], request: &SearchRequest<'_>) -> Vec<Hit> {
+        let n = self.catalog.len();
+        let mut s = Scratch {
+            score: vec![0; n],
+            touched: Vec::new(),
+            buf: Vec::new(),
+            parts: Vec::new(),
+            mark: vec![0; n],
+            generation: 0,
+        };
+        let allowed = self.required_filter(terms, &mut s);
+        let ok = |t: usize| request.is_candidate(t) && allowed.as_ref().is_none_or(|a| a[t]);
+        let add = |s: &mut Scratch, t: usize, points: u32| {
+            if s.score[t] == 0 {
+                s.touched.push(t as u32);
+            }
+            s.score[t] += points;
+        };
+        for term in terms {
+            // Name parts: exact first, then "contains" for the tools not already exact.
+            s.generation += 1;
+            let generation = s.generation;
+            for &t in self.parts.exact(&term.text) {
+                let t = t as usize;
+                if ok(t) {
+                    s.mark[t] = generation;
+                    add(&mut s, t, self.part_points(t, true));
+                }
+            }
+            self.parts.containing(&term.text, &mut s.parts);
+            let parts = std::mem::take(&mut s.parts);
+            for &p in &parts {
+                for &t in &self.parts.postings[p as usize] {
+                    let t = t as usize;
+                    if ok(t) && s.mark[t] != generation {
+                        s.mark[t] = generation;
+                        add(&mut s, t, self.part_points(t, false));
+                    }
+                }
+            }
+            s.parts = parts;
+            self.fallback_candidates(&term.text, &mut s.buf);
+            let buf = std::mem::take(&mut s.buf);
+            for &t in &buf {
+                let t = t as usize;
+                if ok(t) && s.score[t] == 0 {
+                    add(&mut s, t, FULL_NAME_CONTAINS);
+                }
+            }
+            s.buf = buf;
+            for (column, points) in [
+                (&self.hints, HINT_WORD),
+                (&self.descriptions, DESCRIPTION_WORD),
+            ] {
+                column.tools_with_word(&term.text, &mut s.buf);
+                let buf = std::mem::take(&mut s.buf);
+                for &t in &buf {
+                    if ok(t as usize) {
+                        add(&mut s, t as usize, points);
+                    }
+                }
+                s.buf = buf;
+            }
+        }
+        s.touched
+            .iter()
+            .map(|&t| Hit {
+                tool: t as usize,
+                score: s.score[t as usize] as f64,
+            })
+            .collect()
+    }
+
+    /// The keyword score of one tool, straight from its texts, with the reason for each point.
+    /// `explain` uses it; tests check it agrees with the indexed path.
+    fn score_one(&self, terms: &[Term], tool: usize, why: &mut Vec<Contribution>) -> u32 {
+        let parts = name_parts(self.catalog.get(tool));
+        let desc = self.descriptions.text(tool);
+        let hint = self.hints.text(tool);
+        let id = self.ids.text(tool);
+        let mut score = 0;
+        let mut push = |score: &mut u32, term: &str, field: &str, detail: String, points: u32| {
+            *score += points;
+            why.push(Contribution {
+                term: term.to_string(),
+                field: field.to_string(),
+                detail,
+                points: points as f64,
+            });
+        };
+        for term in terms {
+            let t = term.text.as_str();
+            if parts.iter().any(|p| p == t) {
+                let pts = self.part_points(tool, true);
+                push(
+                    &mut score,
+                    t,
+                    "name",
+                    "a name part equals the term".into(),
+                    pts,
+                );
+            } else if let Some(p) = parts.iter().find(|p| p.contains(t)) {
+                let pts = self.part_points(tool, false);
+                push(
+                    &mut score,
+                    t,
+                    "name",
+                    format!("name part {p:?} contains the term"),
+                    pts,
+                );
+            }
+            if score == 0 && id.contains(t) {
+                let detail = "the full name contains the term (score was 0)".into();
+                push(&mut score, t, "name", detail, FULL_NAME_CONTAINS);
+            }
+            if text::contains_word(hint, t) {
+                push(
+                    &mut score,
+                    t,
+                    "search_hint",
+                    "word in the search hint".into(),
+                    HINT_WORD,
+                );
+            }
+            if text::contains_word(desc, t) {
+                let detail = "word in the description".into();
+                push(&mut score, t, "description", detail, DESCRIPTION_WORD);
+            }
+        }
+        score
+    }
+
+    fn passes_required(&self, terms: &[Term], tool: usize) -> Result<(), String> {
+        let parts = name_parts(self.catalog.get(tool));
+        for term in terms.iter().filter(|t| t.required) {
+            let t = term.text.as_str();
+            let found = parts.iter().any(|p| p.contains(t))
+                || text::contains_word(self.descriptions.text(tool), t)
+                || text::contains_word(self.hints.text(tool), t);
+            if !found {
+                return Err(format!("filtered out: required term {t:?} not found"));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Scorer for KeywordScorer {
+    fn kind(&self) -> ScorerKind {
+        ScorerKind::Keyword
+    }
+
+    fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, InputError> {
+        let query = request.query.trim();
+        let total_tools = request.searchable(self.catalog.len());
+        let limit = request.limit.min(MAX_LIMIT);
+        if let Some(names) = text::strip_prefix_ignore_case(query, SELECT_PREFIX) {
+            return Ok(self.select(names, request));
+        }
+        let terms = parse_terms(query);
+        let mut hits = self.keyword_hits(&terms, request);
+        if let Some(exact) = self.exact_id(query, request) {
+            hits.retain(|h| h.tool != exact);
+            let own = self.score_one(&terms, exact, &mut Vec::new());
+            let mut ranked = vec![Hit {
+                tool: exact,
+                score: own as f64 + EXACT_ID_BONUS,
+            }];
+            ranked.extend(rank_hits(&self.catalog, hits, limit.saturating_sub(1)));
+            ranked.truncate(limit);
+            return Ok(SearchOutcome {
+                hits: ranked,
+                not_found: Vec::new(),
+                total_tools,
+            });
+        }
+        if text::strip_prefix_ignore_case(query, MCP_PREFIX).is_some()
+            && !query.contains(char::is_whitespace)
+        {
+            let listed = self.prefix(query, request);
+            if !listed.is_empty() {
+                return Ok(SearchOutcome {
+                    hits: rank_hits(&self.catalog, listed, limit),
+                    not_found: Vec::new(),
+                    total_tools,
+                });
+            }
+        }
+        Ok(SearchOutcome {
+            hits: rank_hits(&self.catalog, hits, limit),
+            not_found: Vec::new(),
+            total_tools,
+        })
+    }
+
+    fn explain(&self, query: &str, tool: usize) -> Result<Explanation, InputError> {
+        let query = query.trim();
+        let all = SearchRequest::new(query, MAX_LIMIT);
+        let mut why = Vec::new();
+        if let Some(names) = text::strip_prefix_ignore_case(query, SELECT_PREFIX) {
+            let outcome = self.select(names, &all);
+            let found = outcome.hits.iter().position(|h| h.tool == tool);
+            let score = found.map_or(0.0, |i| outcome.hits[i].score);
+            if let Some(i) = found {
+                why.push(Contribution {
+                    term: query.to_string(),
+                    field: "id".into(),
+                    detail: format!("selected by name, position {}", i + 1),
+                    points: score,
+                });
+            }
+            return Ok(Explanation {
+                tool,
+                score,
+                contributions: why,
+                note: found
+                    .is_none()
+                    .then(|| "not named by the select: query".into()),
+            });
+        }
+        let terms = parse_terms(query);
+        let exact_tool = self.exact_id(query, &all);
+        let exact = exact_tool == Some(tool);
+        if !exact && let Err(note) = self.passes_required(&terms, tool) {
+            return Ok(Explanation {
+                tool,
+                score: 0.0,
+                contributions: why,
+                note: Some(note),
+            });
+        }
+        if exact_tool.is_none()
+            && text::strip_prefix_ignore_case(query, MCP_PREFIX).is_some()
+            && !query.contains(char::is_whitespace)
+            && !self.prefix(query, &all).is_empty()
+        {
+            let listed = self.ids.text(tool).starts_with(&query.to_lowercase());
+            if listed {
+                why.push(Contribution {
+                    term: query.to_string(),
+                    field: "id".into(),
+                    detail: "the id starts with the query".into(),
+                    points: PREFIX_SCORE,
+                });
+            }
+            return Ok(Explanation {
+                tool,
+                score: if listed { PREFIX_SCORE } else { 0.0 },
+                contributions: why,
+                note: Some("mcp__ prefix query: lists ids by prefix".into()),
+            });
+        }
+        let mut score = self.score_one(&terms, tool, &mut why) as f64;
+        if exact {
+            score += EXACT_ID_BONUS;
+            why.push(Contribution {
+                term: query.to_string(),
+                field: "id".into(),
+                detail: "the query equals the tool id".into(),
+                points: EXACT_ID_BONUS,
+            });
+        }
+        Ok(Explanation {
+            tool,
+            score,
+            contributions: why,
+            note: None,
+        })
+    }
+
+    fn settings(&self) -> Vec<(String, String)> {
+        vec![
+            ("max_results".into(), MAX_LIMIT.to_string()),
+            (
+                "weights".into(),
+                format!(
+                    "part_exact={PART_EXACT_BUILTIN}/{PART_EXACT_MCP} part_contains={PART_CONTAINS_BUILTIN}/{PART_CONTAINS_MCP} full_name={FULL_NAME_CONTAINS} hint={HINT_WORD} description={DESCRIPTION_WORD} (built-in/MCP)"
+                ),
+            ),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::text::test_support::*;
+    use super::*;
+    use proptest::prelude::*;
+
+    fn ids(scorer: &KeywordScorer, query: &str, limit: usize) -> Vec<(String, f64)> {
+        scorer
+            .search(&SearchRequest::new(query, limit))
+            .unwrap()
+            .hits
+            .iter()
+            .map(|h| (scorer.catalog.get(h.tool).id.clone(), h.score))
+            .collect()
+    }
+
+    fn sample() -> KeywordScorer {
+        let mut notebook = builtin("NotebookEdit", "Edit a Jupyter notebook cell.");
+        notebook.search_hint = Some("ipynb cells".into());
+        KeywordScorer::new(catalog(vec![
+            builtin("Read", "Read a file from the local filesystem."),
+            builtin("Edit", "Edit a file by replacing text."),
+            notebook,
+            mcp(
+                "slack",
+                "send_message",
+                "Send a message to a Slack channel.",
+            ),
+            mcp("slack", "list_channels", "List channels."),
+            mcp("email", "send_email", "Send an email (not slack)."),
+            mcp("codex", "ask_codex", "Ask a question."),
+            mcp("github", "create_issue", "Create an issue."),
+            mcp("github", "get_me", "Who am I."),
+        ]))
+    }
+
+    fn pairs(v: &[(&str, f64)]) -> Vec<(String, f64)> {
+        v.iter().map(|(a, b)| (a.to_string(), *b)).collect()
+    }
+
+    #[test]
+    fn notebook_jupyter_scores_part_and_description() {
+        let s = sample();
+        // notebook: built-in part equal 10 + description word 2; jupyter: description word 2.
+        assert_eq!(
+            ids(&s, "notebook jupyter", 5),
+            pairs(&[("NotebookEdit", 14.0)])
+        );
+        // `file`: a description word for Read and Edit, 2 each; ties by id.
+        assert_eq!(ids(&s, "file", 5), pairs(&[("Edit", 2.0), ("Read", 2.0)]));
+    }
+
+    #[test]
+    fn mcp_parts_contains_hint_and_fallback() {
+        let s = sample();
+        // `mess`: contained in MCP part `message` → 6.
+        assert_eq!(
+            ids(&s, "mess", 5),
+            pairs(&[("mcp__slack__send_message", 6.0)])
+        );
+        // `ipynb`: hint word 4 only.
+        assert_eq!(ids(&s, "ipynb", 5), pairs(&[("NotebookEdit", 4.0)]));
+        // `ebooke` is no part's substring but is in the id `notebookedit` → fallback 3.
+        assert_eq!(ids(&s, "ebooke", 5), pairs(&[("NotebookEdit", 3.0)]));
+        // Fallback needs a running score of 0: `notebook` scores 12 first, so `ebooke` adds
+        // nothing.
+        assert_eq!(
+            ids(&s, "notebook ebooke", 5),
+            pairs(&[("NotebookEdit", 12.0)])
+        );
+    }
+
+    #[test]
+    fn ask_codex_is_found_whether_written_with_underscore_or_space() {
+        let s = sample();
+        // ask 12 + description word 2, codex 12 (parts `codex`, `ask`, `codex`).
+        let want = pairs(&[("mcp__codex__ask_codex", 26.0)]);
+        assert_eq!(ids(&s, "ask codex", 5), want);
+        assert_eq!(ids(&s, "ask_codex", 5), want);
+        // The id itself: terms `mcp` (id fallback 3, score still 0), `codex` 12, `ask` 14,
+        // `codex` 12, plus the exact-id bonus.
+        assert_eq!(
+            ids(&s, "mcp__codex__ask_codex", 5)[0],
+            (
+                "mcp__codex__ask_codex".to_string(),
+                3.0 + 12.0 + 14.0 + 12.0 + EXACT_ID_BONUS
+            )
+        );
+    }
+
+    #[test]
+    fn required_terms_filter_then_score() {
+        let s = sample();
+        // send: both send_* 12 + description 2; slack: only slack tools and send_email's
+        // description ("not slack") pass the filter.
+        assert_eq!(
+            ids(&s, "+slack send", 5),
+            pairs(&[
+                ("mcp__slack__send_message", 12.0 + 2.0 + 12.0 + 2.0),
+                ("mcp__email__send_email", 12.0 + 2.0 + 2.0),
+                ("mcp__slack__list_channels", 12.0),
+            ])
+        );
+        assert!(ids(&s, "+nothinglikethis send", 5).is_empty());
+    }
+
+    #[test]
+    fn select_keeps_order_and_reports_unknown_names() {
+        let s = sample();
+        let out = s
+            .search(&SearchRequest::new("select:edit, Read,get_me,nope,Read", 1))
+            .unwrap();
+        let got: Vec<&str> = out
+            .hits
+            .iter()
+            .map(|h| s.catalog.get(h.tool).id.as_str())
+            .collect();
+        assert_eq!(got, ["Edit", "Read", "mcp__github__get_me"]);
+        assert_eq!(out.hits[0].score, 3.0);
+        assert_eq!(out.not_found, ["nope"]);
+        assert_eq!(out.total_tools, 9);
+    }
+
+    #[test]
+    fn exact_id_then_prefix_then_limits() {
+        let s = sample();
+        assert_eq!(ids(&s, "read", 5)[0].0, "Read");
+        let listed = ids(&s, "mcp__slack__", 5);
+        assert_eq!(
+            listed,
+            pairs(&[
+                ("mcp__slack__list_channels", PREFIX_SCORE),
+                ("mcp__slack__send_message", PREFIX_SCORE)
+            ])
+        );
+        // Every tool mentions something with `e`; the limit caps and 20 is the ceiling.
+        assert_eq!(ids(&s, "e", 2).len(), 2);
+        assert!(ids(&s, "e", 100).len() <= MAX_LIMIT);
+    }
+
+    #[test]
+    fn candidates_restrict_search_and_total() {
+        let s = sample();
+        let mut only = vec![false; 9];
+        only[3] = true;
+        let req = SearchRequest {
+            query: "send",
+            limit: 5,
+            candidates: Some(&only),
+        };
+        let out = s.search(&req).unwrap();
+        assert_eq!(out.total_tools, 1);
+        assert_eq!(out.hits.len(), 1);
+        assert_eq!(out.hits[0].tool, 3);
+    }
+
+    #[test]
+    fn explain_matches_search() {
+        let s = sample();
+        for q in [
+            "+slack send",
+            "notebook jupyter",
+            "ebooke",
+            "mcp__codex__ask_codex",
+            "select:Read",
+        ] {
+            for h in s.search(&SearchRequest::new(q, 20)).unwrap().hits {
+                assert_eq!(s.explain(q, h.tool).unwrap().score, h.score, "{q}");
+            }
+        }
+        let e = s.explain("+slack send", 0).unwrap();
+        assert_eq!(e.score, 0.0);
+        assert!(e.note.unwrap().contains("slack"));
+    }
+
+    /// The rules written the plain way, with `regex` for `\bterm\b`: the reference the indexed
+    /// path must agree with.
+    fn naive(catalog: &Catalog, query: &str) -> Vec<(usize, u32)> {
+        let terms = parse_terms(query);
+        let word = |text: &str, term: &str| {
+            regex::Regex::new(&format!(r"(?-u:\b){}(?-u:\b)", regex::escape(term)))
+                .unwrap()
+                .is_match(&text.to_lowercase())
+        };
+        let mut out = Vec::new();
+        for (i, tool) in catalog.tools().iter().enumerate() {
+            let parts = name_parts(tool);
+            let hint = tool.search_hint.clone().unwrap_or_default();
+            let pass = terms.iter().filter(|t| t.required).all(|t| {
+                parts.iter().any(|p| p.contains(&t.text))
+                    || word(&tool.description, &t.text)
+                    || word(&hint, &t.text)
+            });
+            if !pass {
+                continue;
+            }
+            let mcp = tool.is_mcp();
+            let mut score = 0;
+            for t in &terms {
+                if parts.contains(&t.text) {
+                    score += if mcp { 12 } else { 10 };
+                } else if parts.iter().any(|p| p.contains(&t.text)) {
+                    score += if mcp { 6 } else { 5 };
+                }
+                if score == 0 && tool.id.to_lowercase().contains(&t.text) {
+                    score += 3;
+                }
+                if word(&hint, &t.text) {
+                    score += 4;
+                }
+                if word(&tool.description, &t.text) {
+                    score += 2;
+                }
+            }
+            if score > 0 {
+                out.push((i, score));
+            }
+        }
+        out.sort_by(|a, b| {
+            b.1.cmp(&a.1)
+                .then_with(|| catalog.get(a.0).id.cmp(&catalog.get(b.0).id))
+        });
+        out.truncate(MAX_LIMIT);
+        out
+    }
+
+    fn arb_catalog() -> impl Strategy<Value = Arc<Catalog>> {
+        let word = "[a-dA-D]{1,4}";
+        let name = proptest::collection::vec(word, 1..3).prop_map(|w| w.join("_"));
+        let text = "[a-dA-D .+_-]{0,30}";
+        let tool = (
+            name,
+            proptest::option::of("[a-d]{1,3}"),
+            text,
+            proptest::option::of(text),
+        );
+        proptest::collection::vec(tool, 1..12).prop_map(|tools| {
+            let mut seen = std::collections::HashSet::new();
+            let tools = tools
+                .into_iter()
+                .filter_map(|(name, server, desc, hint)| {
+                    let mut t = match &server {
+                        Some(s) => mcp(s, &name, &desc),
+                        None => builtin(&name, &desc),
+                    };
+                    t.search_hint = hint;
+                    seen.insert(t.id.clone()).then_some(t)
+                })
+                .collect();
+            catalog(tools)
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        #[test]
+        fn indexed_scoring_equals_the_naive_rules(
+            cat in arb_catalog(),
+            query in proptest::collection::vec("[+]?[a-dA-D.+_-]{1,4}", 1..4),
+        ) {
+            let query = query.join(" ");
+            // Queries that hit the exact-id or prefix forms are pinned by unit tests.
+            prop_assume!(cat.tools().iter().all(|t| !t.id.eq_ignore_ascii_case(query.trim())));
+            prop_assume!(!query.to_lowercase().starts_with("mcp__"));
+            let scorer = KeywordScorer::new(cat.clone());
+            let out = scorer.search(&SearchRequest::new(&query, MAX_LIMIT)).unwrap();
+            let got: Vec<(usize, u32)> = out.hits.iter().map(|h| (h.tool, h.score as u32)).collect();
+            prop_assert_eq!(&got, &naive(&cat, &query));
+            let mut seen = std::collections::HashSet::new();
+            prop_assert!(out.hits.iter().all(|h| seen.insert(h.tool)));
+            prop_assert_eq!(scorer.search(&SearchRequest::new(&query, MAX_LIMIT)).unwrap(), out.clone());
+            for h in &out.hits {
+                prop_assert_eq!(scorer.explain(&query, h.tool).unwrap().score, h.score);
+            }
+        }
+    }
+}

@@ -1,0 +1,289 @@
+//! The `regex` scorer, after the Anthropic API's regex tool search: the query is a pattern of at
+//! most [`MAX_PATTERN_CHARS`] characters, compiled case-insensitively with the `regex` crate
+//! (linear time; size limits make an oversized pattern an error rather than a memory blow-up).
+//!
+//! A tool matches when the pattern is found in one of its fields, tested one string at a time:
+//! name (the id or the bare tool name), description, argument names, argument descriptions
+//! (all of `input_schema.properties`, nested ones too, precomputed per tool). The score is the
+//! weight of the best field that matched plus [`EXTRA_FIELD_BONUS`] for each other field that
+//! matched; the bonus total stays below 1, so the best field always decides the order:
+//! name 4 > description 3 > argument names 2 > argument descriptions 1.
+
+use std::sync::Arc;
+
+use regex::{Regex, RegexBuilder};
+
+use super::text::{SchemaText, schema_text};
+use super::{
+    Contribution, Explanation, Hit, Scorer, ScorerKind, SearchOutcome, SearchRequest, rank_hits,
+};
+use crate::catalog::Catalog;
+use crate::error::InputError;
+
+pub const MAX_PATTERN_CHARS: usize = 200;
+/// Compiled program size limit: a pattern like `a{1000}{1000}` errors instead of growing.
+pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
+pub const REGEX_DFA_SIZE_LIMIT: usize = 1 << 20;
+pub const NAME_WEIGHT: f64 = 4.0;
+pub const DESCRIPTION_WEIGHT: f64 = 3.0;
+pub const ARGUMENT_NAME_WEIGHT: f64 = 2.0;
+pub const ARGUMENT_DESCRIPTION_WEIGHT: f64 = 1.0;
+/// Per matched field beyond the best one (at most 3 × 0.25 = 0.75 < 1).
+pub const EXTRA_FIELD_BONUS: f64 = 0.25;
+
+/// The fields a pattern is tried on, best first.
+const FIELDS: [(&str, f64); 4] = [
+    ("name", NAME_WEIGHT),
+    ("description", DESCRIPTION_WEIGHT),
+    ("argument_names", ARGUMENT_NAME_WEIGHT),
+    ("argument_descriptions", ARGUMENT_DESCRIPTION_WEIGHT),
+];
+
+struct ToolFields {
+    names: [String; 2],
+    description: String,
+    arguments: SchemaText,
+}
+
+impl ToolFields {
+    /// The strings of field `f` (an index into [`FIELDS`]).
+    fn strings(&self, f: usize) -> &[String] {
+        match f {
+            0 => &self.names,
+            1 => std::slice::from_ref(&self.description),
+            2 => &self.arguments.names,
+            _ => &self.arguments.descriptions,
+        }
+    }
+
+    /// Indices of the fields where `re` matches, best first.
+    fn matched(&self, re: &Regex) -> Vec<usize> {
+        (0..FIELDS.len())
+            .filter(|&f| self.strings(f).iter().any(|s| re.is_match(s)))
+            .collect()
+    }
+}
+
+pub struct RegexScorer {
+    catalog: Arc<Catalog>,
+    fields: Vec<ToolFields>,
+}
+
+/// Compiles a query the way the scorer does; errors are input errors with the crate's message.
+pub fn compile(pattern: &str) -> Result<Regex, InputError> {
+    let chars = pattern.chars().count();
+    if chars > MAX_PATTERN_CHARS {
+        return Err(InputError::usage(format!(
+            "regex pattern is {chars} characters long; at most {MAX_PATTERN_CHARS} are allowed"
+        )));
+    }
+    RegexBuilder::new(pattern)
+        .case_insensitive(true)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(REGEX_DFA_SIZE_LIMIT)
+        .build()
+        .map_err(|e| InputError::usage(format!("invalid regex pattern {pattern:?}: {e}")))
+}
+
+fn score_of(matched: &[usize]) -> f64 {
+    match matched.first() {
+        Some(&best) => FIELDS[best].1 + EXTRA_FIELD_BONUS * (matched.len() - 1) as f64,
+        None => 0.0,
+    }
+}
+
+impl RegexScorer {
+    pub fn new(catalog: Arc<Catalog>) -> RegexScorer {
+        let fields = catalog
+            .tools()
+            .iter()
+            .map(|t| ToolFields {
+                names: [t.id.clone(), t.name.clone()],
+                description: t.description.clone(),
+                arguments: schema_text(&t.input_schema),
+            })
+            .collect();
+        RegexScorer { catalog, fields }
+    }
+}
+
+impl Scorer for RegexScorer {
+    fn kind(&self) -> ScorerKind {
+        ScorerKind::Regex
+    }
+
+    fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, InputError> {
+        let re = compile(request.query)?;
+        let hits = self
+            .fields
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| request.is_candidate(i))
+            .filter_map(|(i, f)| {
+                let score = score_of(&f.matched(&re));
+                (score > 0.0).then_some(Hit { tool: i, score })
+            })
+            .collect();
+        Ok(SearchOutcome {
+            hits: rank_hits(&self.catalog, hits, request.limit),
+            not_found: Vec::new(),
+            total_tools: request.searchable(self.catalog.len()),
+        })
+    }
+
+    fn explain(&self, query: &str, tool: usize) -> Result<Explanation, InputError> {
+        let re = compile(query)?;
+        let matched = self.fields[tool].matched(&re);
+        let contributions = matched
+            .iter()
+            .enumerate()
+            .map(|(rank, &f)| {
+                let field_strings = self.fields[tool].strings(f);
+                let example = field_strings.iter().find(|s| re.is_match(s));
+                let found = example
+                    .and_then(|s| re.find(s))
+                    .map_or(String::new(), |m| m.as_str().to_string());
+                Contribution {
+                    term: query.to_string(),
+                    field: FIELDS[f].0.to_string(),
+                    detail: format!("matched {found:?}"),
+                    points: if rank == 0 {
+                        FIELDS[f].1
+                    } else {
+                        EXTRA_FIELD_BONUS
+                    },
+                }
+            })
+            .collect();
+        Ok(Explanation {
+            tool,
+            score: score_of(&matched),
+            contributions,
+            note: None,
+        })
+    }
+
+    fn settings(&self) -> Vec<(String, String)> {
+        vec![
+            ("case_insensitive".into(), "true".into()),
+            ("max_pattern_chars".into(), MAX_PATTERN_CHARS.to_string()),
+            (
+                "weights".into(),
+                format!(
+                    "name={NAME_WEIGHT} description={DESCRIPTION_WEIGHT} argument_names={ARGUMENT_NAME_WEIGHT} argument_descriptions={ARGUMENT_DESCRIPTION_WEIGHT} extra_field={EXTRA_FIELD_BONUS}"
+                ),
+            ),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::text::test_support::*;
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    fn sample() -> RegexScorer {
+        let schema = |name: &str, desc: &str| json!({"type": "object", "properties": {name: {"type": "string", "description": desc}}});
+        RegexScorer::new(catalog(vec![
+            tool(
+                "weather_get",
+                None,
+                "Current conditions.",
+                schema("city", "A city"),
+            ),
+            tool(
+                "forecast",
+                None,
+                "Weather for the week.",
+                schema("days", "How many"),
+            ),
+            tool(
+                "lookup",
+                None,
+                "Find anything.",
+                schema("weather_station", "Station id"),
+            ),
+            tool(
+                "notes",
+                Some("srv"),
+                "Take notes.",
+                schema("text", "Weather remarks"),
+            ),
+            tool("other", None, "Nothing here.", schema("x", "y")),
+        ]))
+    }
+
+    fn ranked(s: &RegexScorer, q: &str) -> Vec<(String, f64)> {
+        s.search(&SearchRequest::new(q, 10))
+            .unwrap()
+            .hits
+            .iter()
+            .map(|h| (s.catalog.get(h.tool).id.clone(), h.score))
+            .collect()
+    }
+
+    #[test]
+    fn ranks_by_best_field_case_insensitively() {
+        let s = sample();
+        assert_eq!(
+            ranked(&s, "WEATHER"),
+            [
+                ("weather_get".to_string(), NAME_WEIGHT),
+                ("forecast".to_string(), DESCRIPTION_WEIGHT),
+                ("lookup".to_string(), ARGUMENT_NAME_WEIGHT),
+                ("mcp__srv__notes".to_string(), ARGUMENT_DESCRIPTION_WEIGHT),
+            ]
+        );
+        // Anchors apply to each string: the bare MCP name matches `^notes$`.
+        assert_eq!(
+            ranked(&s, "^notes$"),
+            [("mcp__srv__notes".to_string(), NAME_WEIGHT)]
+        );
+        // Name and description both match: best field plus one bonus.
+        assert_eq!(
+            ranked(&s, "forecast|week")[0],
+            ("forecast".to_string(), NAME_WEIGHT + EXTRA_FIELD_BONUS)
+        );
+        let e = s.explain("forecast|week", 1).unwrap();
+        let fields: Vec<&str> = e.contributions.iter().map(|c| c.field.as_str()).collect();
+        assert_eq!(fields, ["name", "description"]);
+        assert_eq!(e.score, NAME_WEIGHT + EXTRA_FIELD_BONUS);
+    }
+
+    #[test]
+    fn bad_and_overlong_patterns_are_input_errors() {
+        let s = sample();
+        let err = s.search(&SearchRequest::new("weather(", 5)).unwrap_err();
+        assert!(
+            err.message.contains("invalid regex pattern"),
+            "{}",
+            err.message
+        );
+        assert!(err.message.contains("unclosed group"), "{}", err.message);
+        let long = "a".repeat(MAX_PATTERN_CHARS + 1);
+        let err = s.search(&SearchRequest::new(&long, 5)).unwrap_err();
+        assert!(err.message.contains("at most 200"), "{}", err.message);
+        assert!(s.search(&SearchRequest::new(&"a".repeat(200), 5)).is_ok());
+        // Within 200 characters but enormous once compiled: an error, not a blow-up.
+        let err = s
+            .search(&SearchRequest::new(r"\w{1000}{1000}", 5))
+            .unwrap_err();
+        assert!(err.message.contains("size limit"), "{}", err.message);
+    }
+
+    proptest! {
+        #[test]
+        fn no_tool_twice_and_deterministic(q in "[a-z.|]{1,6}") {
+            let s = sample();
+            let a = s.search(&SearchRequest::new(&q, 10)).unwrap();
+            let mut seen = std::collections::HashSet::new();
+            prop_assert!(a.hits.iter().all(|h| seen.insert(h.tool)));
+            prop_assert_eq!(a.clone(), s.search(&SearchRequest::new(&q, 10)).unwrap());
+            for h in &a.hits {
+                prop_assert_eq!(s.explain(&q, h.tool).unwrap().score, h.score);
+            }
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! Dollars per request, with and without prompt caching (ACCOUNTING.md).
+//!
+//! Caching: the provider keeps the longest prefix it saw in the previous request. With the
+//! prefix order system, tool_overhead, tools, deferred_list (list style), history, new:
+//! appending to the history keeps the whole previous input cached; changing the tools or the
+//! listed deferred tools re-writes everything from that part on. Not modeled: the provider's
+//! minimum cacheable length (1,024 tokens on most Claude models) and cache expiry between
+//! turns (the 5-minute TTL is assumed to hold, except after a `resume` event).
+
+use super::profile::Profile;
+use super::request::Parts;
+
+/// What identifies the cacheable static prefix of a request: a change in any field moves the
+/// cache boundary to that part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PrefixKey {
+    pub system: usize,
+    pub tool_overhead: usize,
+    /// A signature of the exact tool set in the tools list.
+    pub tools_sig: u64,
+    pub tools: usize,
+    /// A signature of the listed deferred tools (list style), 0 otherwise.
+    pub list_sig: u64,
+    pub list: usize,
+    /// Bumped when history is replaced (clear, compaction).
+    pub history_epoch: u64,
+}
+
+/// What the cache remembers of the previous request.
+#[derive(Debug, Clone, Copy)]
+pub struct CacheState {
+    pub key: PrefixKey,
+    pub input: usize,
+}
+
+/// Tokens of `parts` (keyed by `key`) found in the cache left by `prev`.
+pub fn cached_prefix(prev: Option<&CacheState>, key: &PrefixKey) -> usize {
+    let Some(prev) = prev else { return 0 };
+    let p = &prev.key;
+    let mut cached = 0;
+    if p.system != key.system {
+        return 0;
+    }
+    cached += key.system;
+    if p.tool_overhead != key.tool_overhead {
+        return cached;
+    }
+    cached += key.tool_overhead;
+    if (p.tools_sig, p.tools) != (key.tools_sig, key.tools) {
+        return cached;
+    }
+    cached += key.tools;
+    if (p.list_sig, p.list) != (key.list_sig, key.list) {
+        return cached;
+    }
+    cached += key.list;
+    if p.history_epoch != key.history_epoch {
+        return cached;
+    }
+    // Same static prefix, history only appended to: the whole previous input is a prefix.
+    prev.input.max(cached)
+}
+
+/// USD without caching.
+pub fn cost_uncached(profile: &Profile, parts: &Parts, output: usize) -> f64 {
+    (parts.total() as f64 * profile.input_per_mtok + output as f64 * profile.output_per_mtok) / 1e6
+}
+
+/// USD with caching: `cached` at the cache-read price, the rest written to the cache.
+pub fn cost_cached(profile: &Profile, input: usize, cached: usize, output: usize) -> f64 {
+    let written = input.saturating_sub(cached);
+    (cached as f64 * profile.cache_read_per_mtok
+        + written as f64 * profile.cache_write_per_mtok
+        + output as f64 * profile.output_per_mtok)
+        / 1e6
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::simulate::profile;
+
+    fn key(tools_sig: u64, epoch: u64) -> PrefixKey {
+        PrefixKey {
+            system: 1000,
+            tool_overhead: 300,
+            tools_sig,
+            tools: 180,
+            list_sig: 7,
+            list: 20,
+            history_epoch: epoch,
+        }
+    }
+
+    #[test]
+    fn appending_keeps_the_whole_previous_input() {
+        let prev = CacheState {
+            key: key(1, 0),
+            input: 1510,
+        };
+        assert_eq!(cached_prefix(Some(&prev), &key(1, 0)), 1510);
+        assert_eq!(cached_prefix(None, &key(1, 0)), 0);
+    }
+
+    #[test]
+    fn a_changed_tools_list_rewrites_from_the_tools() {
+        let prev = CacheState {
+            key: key(1, 0),
+            input: 1510,
+        };
+        assert_eq!(cached_prefix(Some(&prev), &key(2, 0)), 1300);
+        // A replaced history keeps the static prefix only.
+        assert_eq!(cached_prefix(Some(&prev), &key(1, 1)), 1500);
+    }
+
+    #[test]
+    fn prices_apply_per_million() {
+        let p = profile::find("claude-sonnet-4.5").unwrap();
+        let parts = Parts {
+            system: 1_000_000,
+            ..Parts::default()
+        };
+        assert!((cost_uncached(&p, &parts, 1_000_000) - 18.0).abs() < 1e-9);
+        // 600k read at 0.30, 400k written at 3.75, 0 out.
+        assert!((cost_cached(&p, 1_000_000, 600_000, 0) - (0.18 + 1.5)).abs() < 1e-9);
+    }
+}

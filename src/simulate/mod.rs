@@ -1,0 +1,463 @@
+//! The simulator: replays a scenario's conversation twice, eager and deferred, through the
+//! same search core, and accounts for every request (tokens by part, cached prefix, cost,
+//! latency, context occupancy). The model is `shared/ACCOUNTING.md`; the README documents
+//! the choices it leaves open.
+//!
+//! Public API:
+//! - [`load_scenario`] reads and validates a scenario file;
+//! - [`prepare`] loads its catalogs, counts every tool once and builds the scorers;
+//! - [`run`] replays both modes and returns a serializable [`ScenarioResult`].
+
+mod cost;
+pub mod generate;
+mod latency;
+pub mod listing;
+pub mod profile;
+mod replay;
+pub mod request;
+pub mod result;
+pub mod scenario;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::json;
+
+use crate::catalog::{Catalog, CatalogSource, Tool, load_catalogs};
+use crate::error::{Error, Result};
+use crate::search::{Scorer, ScorerKind};
+use crate::tokenize::{Tokenizer, ToolTokens};
+
+pub use profile::Profile;
+pub use replay::Mode;
+pub use request::{Parts, RequestKind, RequestRow};
+pub use result::{ModeResult, ScenarioResult};
+pub use scenario::{Scenario, load_scenario};
+
+/// Builds a scorer over a catalog (the real one is `search::build`; tests pass their own).
+pub type ScorerBuilder<'a> = dyn Fn(ScorerKind, Arc<Catalog>) -> Result<Box<dyn Scorer>> + 'a;
+
+/// Per-tool facts derived from the scenario's deferred settings.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    pub deferrable: Vec<bool>,
+    pub deps: Vec<Vec<usize>>,
+    pub server_of: Vec<Option<usize>>,
+    pub servers: Vec<String>,
+    pub initially_connected: Vec<bool>,
+    /// The catalog's own `ToolSearch`, when it has one.
+    pub search_tool: Option<usize>,
+}
+
+/// A scenario's catalogs, counts and scorers, built once and reusable by every scenario that
+/// shares the catalogs and the `deferred` settings (e.g. many generated conversations).
+pub struct Prepared {
+    pub catalog: Arc<Catalog>,
+    pub tokens: ToolTokens,
+    pub tokenizer: Tokenizer,
+    pub scorer: Box<dyn Scorer>,
+    /// The keyword scorer for `select:` queries when `scorer` is another kind.
+    pub select_scorer: Option<Box<dyn Scorer>>,
+    pub search_tool_tokens: usize,
+    pub search_tool_name: String,
+    pub system_tokens: usize,
+    pub overhead_tokens: usize,
+    pub(crate) plan: Plan,
+    list_memo: Mutex<HashMap<(u64, u8), usize>>,
+    /// Counts of short texts (user messages, calls, search framing), each counted once.
+    text_memo: Mutex<HashMap<String, usize>>,
+}
+
+/// The tokenizer in force: the command line's, else the scenario's, else o200k_base.
+pub fn tokenizer_for(scenario: &Scenario, flag: Option<Tokenizer>) -> Tokenizer {
+    flag.or(scenario.tokenizer).unwrap_or_default()
+}
+
+/// Loads the scenario's catalogs, counts every tool once, and builds its scorers.
+pub fn prepare(
+    scenario: &Scenario,
+    tokenizer: Tokenizer,
+    build: &ScorerBuilder<'_>,
+) -> Result<Prepared> {
+    let sources: Vec<CatalogSource> = scenario
+        .catalogs
+        .iter()
+        .map(|c| CatalogSource {
+            path: c.path.clone(),
+            server: c.server.clone(),
+        })
+        .collect();
+    let catalog = load_catalogs(&sources)?;
+    let tokens = ToolTokens::compute(&catalog, tokenizer, scenario.render);
+    prepare_with(scenario, catalog, tokens, build)
+}
+
+/// The name the search tool is known by.
+pub const SEARCH_TOOL: &str = "ToolSearch";
+
+/// The search tool's definition when the catalog brings none: a realistic ToolSearch in the
+/// style of Claude Code's, counted with the same tokenizer and rendering as every tool.
+pub fn default_search_tool() -> Tool {
+    Tool {
+        id: SEARCH_TOOL.into(),
+        name: SEARCH_TOOL.into(),
+        server: None,
+        description: "Search the deferred tools and load the ones you need. Only the names of \
+deferred tools are listed at the start; load a tool's full definition with this tool before \
+calling it. Query forms: keywords (\"slack send message\") return the best matches up to \
+max_results; \"select:A,B\" loads exactly the named tools; prefix a word with + to require it \
+in the tool name. Loaded tools stay available for the rest of the session."
+            .into(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "Keywords, or \"select:ID,ID\" to load specific tools."},
+                "max_results": {"type": "number", "default": 5, "description": "Maximum number of tools to return and load."}
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        }),
+        should_defer: Some(false),
+        always_load: true,
+        search_hint: None,
+        depends_on: Vec::new(),
+        origin: None,
+    }
+}
+
+/// As [`prepare`], over a catalog and counts the caller already has (tests give fixed counts).
+pub fn prepare_with(
+    scenario: &Scenario,
+    catalog: Catalog,
+    tokens: ToolTokens,
+    build: &ScorerBuilder<'_>,
+) -> Result<Prepared> {
+    let catalog = Arc::new(catalog);
+    let tokenizer = tokens.tokenizer;
+    let plan = plan(scenario, &catalog)?;
+    validate_conversation(scenario, &catalog, &plan)?;
+    let d = &scenario.deferred;
+    let scorer = build(d.scorer, catalog.clone())?;
+    let needs_select = d.discovery == scenario::Discovery::Select
+        || d.retry.contains(&scenario::RetryStep::Select);
+    let select_scorer = if needs_select && d.scorer != ScorerKind::Keyword {
+        Some(build(ScorerKind::Keyword, catalog.clone())?)
+    } else {
+        None
+    };
+    let search_tool_tokens = match (scenario.sizes.search_tool, plan.search_tool) {
+        (Some(n), _) => n,
+        (None, Some(i)) => tokens.get(i),
+        (None, None) => tokenizer.count(&tokens.render.render(&default_search_tool())),
+    };
+    let system_tokens = scenario.system_prompt_tokens.unwrap_or_else(|| {
+        scenario
+            .system_prompt
+            .as_deref()
+            .map_or(0, |s| tokenizer.count(s))
+    });
+    let overhead_tokens = scenario
+        .sizes
+        .tool_overhead
+        .unwrap_or(scenario.profile.tool_overhead_tokens);
+    let prepared = Prepared {
+        catalog,
+        tokens,
+        tokenizer,
+        scorer,
+        select_scorer,
+        search_tool_tokens,
+        search_tool_name: SEARCH_TOOL.into(),
+        system_tokens,
+        overhead_tokens,
+        plan,
+        list_memo: Mutex::new(HashMap::new()),
+        text_memo: Mutex::new(HashMap::new()),
+    };
+    Ok(prepared)
+}
+
+impl Prepared {
+    /// The index of a tool id already validated against the catalog.
+    pub(crate) fn index(&self, id: &str) -> usize {
+        self.catalog
+            .index_of(id)
+            .expect("tool ids are validated before replay")
+    }
+
+    /// Tokens of `text` under the scenario tokenizer, memoized (texts repeat across turns
+    /// and conversations).
+    pub(crate) fn count_text(&self, text: &str) -> usize {
+        if let Some(&n) = self.text_memo.lock().expect("not poisoned").get(text) {
+            return n;
+        }
+        let n = self.tokenizer.count(text);
+        let mut memo = self.text_memo.lock().expect("not poisoned");
+        // Bound the memo: long unique texts are rare and cheap to recount.
+        if memo.len() < 100_000 {
+            memo.insert(text.to_string(), n);
+        }
+        n
+    }
+
+    /// Tokens of the deferred list for one listed set, counted once per set.
+    pub(crate) fn list_tokens(
+        &self,
+        sig: u64,
+        listing: scenario::Listing,
+        count: impl FnOnce() -> usize,
+    ) -> usize {
+        let key = (sig, listing as u8);
+        if let Some(&n) = self.list_memo.lock().expect("not poisoned").get(&key) {
+            return n;
+        }
+        let n = count();
+        self.list_memo.lock().expect("not poisoned").insert(key, n);
+        n
+    }
+
+    /// The rephrased query of the retry policy: the server and the tool's name split into
+    /// words (`mcp__tracker__create_issue` → `tracker create issue`, `WebFetch` → `web fetch`).
+    pub(crate) fn name_query(&self, tool: usize) -> String {
+        let t = self.catalog.get(tool);
+        let mut words: Vec<String> = Vec::new();
+        for part in t.server.iter().chain(std::iter::once(&t.name)) {
+            words.extend(split_words(part));
+        }
+        words.join(" ")
+    }
+}
+
+/// Splits on non-alphanumerics and lower→upper case changes, lowercased.
+pub fn split_words(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in s.chars() {
+        if !c.is_alphanumeric() {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        cur.extend(c.to_lowercase());
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+fn unknown(scenario: &Scenario, r: &scenario::ToolRef, what: &str) -> Error {
+    Error::input(
+        &scenario.path,
+        r.at,
+        format!(
+            "{what} {:?}: no catalog of this scenario defines that tool",
+            r.id
+        ),
+    )
+}
+
+fn plan(scenario: &Scenario, catalog: &Catalog) -> Result<Plan> {
+    let n = catalog.len();
+    let d = &scenario.deferred;
+    let lookup = |r: &scenario::ToolRef, what: &str| -> Result<usize> {
+        catalog
+            .index_of(&r.id)
+            .ok_or_else(|| unknown(scenario, r, what))
+    };
+    let mut always = vec![false; n];
+    for r in &d.always_load {
+        always[lookup(r, "always_load names unknown tool")?] = true;
+    }
+    let mut defer_builtin = vec![false; n];
+    for r in &d.defer_builtins {
+        let i = lookup(r, "defer_builtins names unknown tool")?;
+        if catalog.get(i).is_mcp() {
+            return Err(Error::input(
+                &scenario.path,
+                r.at,
+                format!(
+                    "defer_builtins names {:?}, an MCP tool (MCP tools follow defer_mcp)",
+                    r.id
+                ),
+            ));
+        }
+        defer_builtin[i] = true;
+    }
+    let servers: Vec<String> = catalog.servers().iter().map(|s| s.name.clone()).collect();
+    for s in &d.always_load_servers {
+        if !servers.contains(&s.id) {
+            return Err(Error::input(
+                &scenario.path,
+                s.at,
+                format!(
+                    "always_load_servers names server {:?}, which no catalog has (servers: {})",
+                    s.id,
+                    servers.join(", ")
+                ),
+            ));
+        }
+    }
+    let server_of: Vec<Option<usize>> = catalog
+        .tools()
+        .iter()
+        .map(|t| {
+            t.server
+                .as_ref()
+                .map(|s| servers.iter().position(|x| x == s).expect("listed"))
+        })
+        .collect();
+    let search_tool = catalog.index_of(SEARCH_TOOL);
+    let deferrable = (0..n)
+        .map(|i| {
+            let t = catalog.get(i);
+            if Some(i) == search_tool
+                || t.always_load
+                || always[i]
+                || t.server
+                    .as_ref()
+                    .is_some_and(|s| d.always_load_servers.iter().any(|r| &r.id == s))
+            {
+                return false;
+            }
+            if t.is_mcp() {
+                d.defer_mcp
+            } else {
+                d.defer_all_builtins || defer_builtin[i] || t.should_defer == Some(true)
+            }
+        })
+        .collect();
+    let mut deps: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, t) in catalog.tools().iter().enumerate() {
+        for dep in &t.depends_on {
+            // The catalog loader keeps ids as written; a dangling one is a catalog mistake.
+            let j = catalog.index_of(dep).ok_or_else(|| {
+                let at = t.origin.as_ref().and_then(|o| o.position());
+                match &t.origin {
+                    Some(o) => Error::input(
+                        &o.path,
+                        at,
+                        format!("{} depends_on {dep:?}, which no catalog defines", t.id),
+                    ),
+                    None => Error::usage(format!(
+                        "{} depends_on {dep:?}, which no catalog defines",
+                        t.id
+                    )),
+                }
+            })?;
+            deps[i].push(j);
+        }
+    }
+    for (tool, ds) in &d.depends_on {
+        let i = lookup(tool, "depends_on names unknown tool")?;
+        for dep in ds {
+            let j = lookup(dep, "depends_on names unknown tool")?;
+            if !deps[i].contains(&j) {
+                deps[i].push(j);
+            }
+        }
+    }
+    // Servers whose catalog entry says `connected: false` start disconnected.
+    let mut initially_connected = vec![true; servers.len()];
+    for entry in scenario.catalogs.iter().filter(|c| !c.connected) {
+        for (i, t) in catalog.tools().iter().enumerate() {
+            if t.origin.as_ref().is_some_and(|o| o.path == entry.path)
+                && let Some(s) = server_of[i]
+            {
+                initially_connected[s] = false;
+            }
+        }
+    }
+    Ok(Plan {
+        deferrable,
+        deps,
+        server_of,
+        servers,
+        initially_connected,
+        search_tool,
+    })
+}
+
+/// Every tool a conversation names exists, and every event names a known server.
+fn validate_conversation(scenario: &Scenario, catalog: &Catalog, plan: &Plan) -> Result<()> {
+    fn walk(
+        scenario: &Scenario,
+        catalog: &Catalog,
+        plan: &Plan,
+        items: &[scenario::Item],
+    ) -> Result<()> {
+        for item in items {
+            match item {
+                scenario::Item::Turn(t) => {
+                    for c in &t.calls {
+                        let Some(i) = catalog.index_of(&c.tool.id) else {
+                            return Err(unknown(scenario, &c.tool, "call to tool"));
+                        };
+                        if Some(i) == plan.search_tool {
+                            return Err(Error::input(
+                                &scenario.path,
+                                c.tool.at,
+                                format!(
+                                    "{SEARCH_TOOL} is the search tool: the simulator makes its calls; name the tool the turn needs"
+                                ),
+                            ));
+                        }
+                    }
+                    if let Some(s) = &t.subagent {
+                        for r in s.tools.iter().flatten() {
+                            if catalog.index_of(&r.id).is_none() {
+                                return Err(unknown(scenario, r, "subagent tool"));
+                            }
+                        }
+                        walk(scenario, catalog, plan, &s.conversation)?;
+                    }
+                }
+                scenario::Item::Event(
+                    scenario::Event::Connect { server: s, at }
+                    | scenario::Event::Disconnect { server: s, at },
+                ) => {
+                    if !plan.servers.contains(s) {
+                        return Err(Error::input(
+                            &scenario.path,
+                            *at,
+                            format!(
+                                "event names server {s:?}, which no catalog has (servers: {})",
+                                plan.servers.join(", ")
+                            ),
+                        ));
+                    }
+                }
+                scenario::Item::Event(_) => {}
+            }
+        }
+        Ok(())
+    }
+    walk(scenario, catalog, plan, &scenario.conversation)
+}
+
+/// Whether tool `i` is deferrable under the prepared scenario's settings (before `auto:N`).
+pub fn is_deferrable(prepared: &Prepared, i: usize) -> bool {
+    prepared.plan.deferrable[i]
+}
+
+/// Replays the scenario eagerly and deferred and summarizes both.
+pub fn run(scenario: &Scenario, prepared: &Prepared) -> Result<ScenarioResult> {
+    validate_conversation(scenario, &prepared.catalog, &prepared.plan)?;
+    let mut eager = replay::Run::new(scenario, prepared, Mode::Eager);
+    eager.replay()?;
+    let mut deferred = replay::Run::new(scenario, prepared, Mode::Deferred);
+    deferred.replay()?;
+    Ok(summary::summarize(scenario, prepared, eager, deferred))
+}
+
+mod summary;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,774 @@
+//! Eager and deferred replay, request by request (ACCOUNTING.md). One `Run` per mode holds the
+//! rows and counters; an `Agent` is the main conversation or a subagent, with its own history,
+//! loaded tools and cache state. Sums are kept incrementally: tool definitions were counted
+//! once in `Prepared`, and the tools part is re-summed only when the tool set changes.
+
+use super::Prepared;
+use super::cost::{CacheState, PrefixKey, cached_prefix, cost_cached, cost_uncached};
+use super::latency::{FetchCache, duration_ms, ttft_ms};
+use super::listing;
+use super::profile::Profile;
+use super::request::{Parts, RequestKind, RequestRow};
+use super::scenario::{
+    Call, Discovery, Event, Item, ListStyle, Listing, RetryStep, Reveal, Scenario, Subagent, Turn,
+};
+use crate::error::{Error, Result};
+use crate::search::SearchRequest;
+
+/// Result tokens when neither the call nor `sizes.result` gives them.
+pub const DEFAULT_RESULT_TOKENS: usize = 300;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Eager,
+    Deferred,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Eager => "eager",
+            Mode::Deferred => "deferred",
+        }
+    }
+}
+
+/// Counters of one mode.
+#[derive(Debug, Clone, Default)]
+pub struct Counters {
+    pub searches: usize,
+    pub misses: usize,
+    pub retries: usize,
+    pub retry_input_tokens: usize,
+    pub premature_calls: usize,
+    pub failed_calls: usize,
+    pub unavailable_calls: usize,
+    pub tool_calls: usize,
+    pub turns: usize,
+    pub subagent_requests: usize,
+    /// Per main-agent turn: ttft of its first request and its whole duration (ms).
+    pub turn_ttft_ms: Vec<f64>,
+    pub turn_ms: Vec<f64>,
+}
+
+/// A small deterministic generator (SplitMix64) behind every scenario rate.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+fn mix(i: usize) -> u64 {
+    let mut r = Rng::new(i as u64 ^ 0xA5A5_5A5A_1234_5678);
+    r.next_u64()
+}
+
+/// One mode's replay of a scenario.
+pub struct Run<'a> {
+    pub sc: &'a Scenario,
+    pub prep: &'a Prepared,
+    pub mode: Mode,
+    pub rows: Vec<RequestRow>,
+    pub counters: Counters,
+    clock_s: f64,
+    fetch: FetchCache,
+    rng: Rng,
+    subagents: usize,
+    /// Whether the main agent deferred anything (false in eager mode).
+    pub deferring: bool,
+}
+
+/// The main conversation or a subagent.
+struct Agent {
+    id: usize,
+    /// Tools this agent may use (`None`: all).
+    universe: Option<Vec<bool>>,
+    /// Per server (index into `Plan::servers`).
+    connected: Vec<bool>,
+    deferring: bool,
+    discovered: Vec<bool>,
+    turn_tools: Vec<usize>,
+    system: usize,
+    history: usize,
+    epoch: u64,
+    tools_tokens: usize,
+    tools_sig: u64,
+    list_tokens: usize,
+    list_sig: u64,
+    /// Delta style: what the model has been told, and what it must still be told.
+    announced: Vec<bool>,
+    needs_announce: bool,
+    pending_delta: usize,
+    prev: Option<CacheState>,
+    cold: bool,
+    turn: usize,
+}
+
+/// What the next request carries.
+struct Next {
+    kind: RequestKind,
+    new: usize,
+    tool: Option<usize>,
+    client_ms: f64,
+}
+
+impl<'a> Run<'a> {
+    pub fn new(sc: &'a Scenario, prep: &'a Prepared, mode: Mode) -> Run<'a> {
+        Run {
+            sc,
+            prep,
+            mode,
+            rows: Vec::new(),
+            counters: Counters::default(),
+            clock_s: 0.0,
+            fetch: FetchCache::default(),
+            rng: Rng::new(sc.failures.seed),
+            subagents: 0,
+            deferring: false,
+        }
+    }
+
+    fn profile(&self) -> &Profile {
+        &self.sc.profile
+    }
+
+    fn count(&self, text: &str) -> usize {
+        self.prep.count_text(text)
+    }
+
+    /// Replays the whole conversation; `Err` only for a query the scorer rejects.
+    pub fn replay(&mut self) -> Result<()> {
+        let n = self.prep.catalog.len();
+        let connected = self.prep.plan.initially_connected.clone();
+        let mut main = self.new_agent(0, None, connected, self.prep.system_tokens, n);
+        self.items(&mut main, &self.sc.conversation)?;
+        self.deferring = main.deferring;
+        Ok(())
+    }
+
+    fn new_agent(
+        &self,
+        id: usize,
+        universe: Option<Vec<bool>>,
+        connected: Vec<bool>,
+        system: usize,
+        n: usize,
+    ) -> Agent {
+        let mut a = Agent {
+            id,
+            universe,
+            connected,
+            deferring: false,
+            discovered: vec![false; n],
+            turn_tools: Vec::new(),
+            system,
+            history: 0,
+            epoch: 0,
+            tools_tokens: 0,
+            tools_sig: 0,
+            list_tokens: 0,
+            list_sig: 0,
+            announced: vec![false; n],
+            needs_announce: true,
+            pending_delta: 0,
+            prev: None,
+            cold: true,
+            turn: 0,
+        };
+        a.deferring = self.mode == Mode::Deferred && self.decides_to_defer(&a);
+        self.refresh_tools(&mut a);
+        self.refresh_list(&mut a);
+        a
+    }
+
+    /// `always`: defer when anything is deferrable; `auto:N`: when the deferrable tools'
+    /// definitions exceed N% of the context window.
+    fn decides_to_defer(&self, a: &Agent) -> bool {
+        let plan = &self.prep.plan;
+        let deferrable =
+            (0..self.prep.catalog.len()).filter(|&i| plan.deferrable[i] && self.available(a, i));
+        match self.sc.deferred.when {
+            super::scenario::When::Always => deferrable.count() > 0,
+            super::scenario::When::Auto(pct) => {
+                let tokens: usize = deferrable.map(|i| self.prep.tokens.get(i)).sum();
+                tokens as f64 > pct / 100.0 * self.profile().context_window as f64
+            }
+        }
+    }
+
+    fn available(&self, a: &Agent, i: usize) -> bool {
+        let plan = &self.prep.plan;
+        Some(i) != plan.search_tool
+            && a.universe.as_ref().is_none_or(|u| u[i])
+            && plan.server_of[i].is_none_or(|s| a.connected[s])
+    }
+
+    fn is_deferred(&self, a: &Agent, i: usize) -> bool {
+        a.deferring && self.prep.plan.deferrable[i]
+    }
+
+    fn is_loaded(&self, a: &Agent, i: usize) -> bool {
+        self.available(a, i)
+            && (!self.is_deferred(a, i) || a.discovered[i] || a.turn_tools.contains(&i))
+    }
+
+    fn in_tools_list(&self, a: &Agent, i: usize) -> bool {
+        self.available(a, i)
+            && (!self.is_deferred(a, i)
+                || (self.sc.deferred.reveal == Reveal::ToolsList && a.discovered[i])
+                || a.turn_tools.contains(&i))
+    }
+
+    /// Re-sums the tools part after the tool set changed.
+    fn refresh_tools(&self, a: &mut Agent) {
+        let mut tokens = 0;
+        let mut sig = 0u64;
+        for i in 0..self.prep.catalog.len() {
+            if self.in_tools_list(a, i) {
+                tokens += self.prep.tokens.get(i);
+                sig ^= mix(i);
+            }
+        }
+        if a.deferring {
+            tokens += self.prep.search_tool_tokens;
+            sig ^= mix(usize::MAX);
+        }
+        a.tools_tokens = tokens;
+        a.tools_sig = sig;
+    }
+
+    fn listed_now(&self, a: &Agent) -> Vec<usize> {
+        (0..self.prep.catalog.len())
+            .filter(|&i| self.available(a, i) && self.is_deferred(a, i))
+            .collect()
+    }
+
+    /// Recomputes the deferred list (list style) or queues the announcement (delta style).
+    fn refresh_list(&self, a: &mut Agent) {
+        if !a.deferring {
+            a.list_tokens = 0;
+            a.list_sig = 0;
+            return;
+        }
+        let listing = self.sc.deferred.listing;
+        let now = self.listed_now(a);
+        match self.sc.deferred.list_style {
+            ListStyle::List => {
+                let sig = now.iter().fold(0u64, |s, &i| s ^ mix(i));
+                a.list_sig = sig;
+                a.list_tokens = match self.sc.sizes.deferred_list {
+                    Some(n) => n,
+                    None => self.prep.list_tokens(sig, listing, || {
+                        self.count(&listing::full_text(&self.prep.catalog, &now, listing))
+                    }),
+                };
+            }
+            ListStyle::Delta => {
+                if a.needs_announce {
+                    a.needs_announce = false;
+                    a.announced.iter_mut().for_each(|b| *b = false);
+                    for &i in &now {
+                        a.announced[i] = true;
+                    }
+                    if !now.is_empty() {
+                        a.pending_delta += self.sc.sizes.deferred_list.unwrap_or_else(|| {
+                            self.count(&listing::full_text(&self.prep.catalog, &now, listing))
+                        });
+                    }
+                } else {
+                    let mut is_now = vec![false; self.prep.catalog.len()];
+                    for &i in &now {
+                        is_now[i] = true;
+                    }
+                    let added: Vec<usize> =
+                        now.iter().copied().filter(|&i| !a.announced[i]).collect();
+                    let removed: Vec<usize> = (0..is_now.len())
+                        .filter(|&i| a.announced[i] && !is_now[i])
+                        .collect();
+                    a.announced = is_now;
+                    let text = listing::delta_text(&self.prep.catalog, &added, &removed, listing);
+                    if !text.is_empty() {
+                        a.pending_delta += self.count(&text);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sends one request: counts its parts, its cached prefix, cost and latency, and appends
+    /// its new message and output to the agent's history.
+    fn send(&mut self, a: &mut Agent, next: &Next, output: usize) {
+        let list = match self.sc.deferred.list_style {
+            ListStyle::List => a.list_tokens,
+            ListStyle::Delta => std::mem::take(&mut a.pending_delta),
+        };
+        let overhead = if a.tools_tokens > 0 {
+            self.prep.overhead_tokens
+        } else {
+            0
+        };
+        let parts = Parts {
+            system: a.system,
+            tool_overhead: overhead,
+            tools: a.tools_tokens,
+            deferred_list: list,
+            history: a.history,
+            new: next.new,
+        };
+        let list_style = self.sc.deferred.list_style == ListStyle::List;
+        let key = PrefixKey {
+            system: a.system,
+            tool_overhead: overhead,
+            tools_sig: a.tools_sig,
+            tools: a.tools_tokens,
+            list_sig: if list_style { a.list_sig } else { 0 },
+            list: if list_style { list } else { 0 },
+            history_epoch: a.epoch,
+        };
+        let input = parts.total();
+        let cached = if a.cold {
+            0
+        } else {
+            cached_prefix(a.prev.as_ref(), &key).min(input)
+        };
+        a.cold = false;
+        a.prev = Some(CacheState { key, input });
+        a.history += if list_style { 0 } else { list } + next.new + output;
+        let profile = &self.sc.profile;
+        let ttft = ttft_ms(profile, input, cached, next.client_ms);
+        let dur = duration_ms(profile, ttft, output);
+        self.clock_s += dur / 1000.0;
+        if next.kind == RequestKind::Retry {
+            self.counters.retry_input_tokens += input;
+        }
+        if a.id > 0 {
+            self.counters.subagent_requests += 1;
+        }
+        let window = profile.context_window;
+        self.rows.push(RequestRow {
+            mode: self.mode.name(),
+            agent: a.id,
+            turn: a.turn,
+            index: self.rows.len() + 1,
+            kind: next.kind,
+            tool: next.tool.map(|i| self.prep.catalog.get(i).id.clone()),
+            parts,
+            input_tokens: input,
+            cached_tokens: cached,
+            output_tokens: output,
+            cost_usd: cost_uncached(profile, &parts, output),
+            cost_cached_usd: cost_cached(profile, input, cached, output),
+            ttft_ms: ttft,
+            duration_ms: dur,
+            occupancy_pct: input as f64 / window as f64 * 100.0,
+            headroom_tokens: window as i64 - input as i64 - output as i64,
+        });
+    }
+
+    fn items(&mut self, a: &mut Agent, items: &[Item]) -> Result<()> {
+        for item in items {
+            match item {
+                Item::Turn(t) => self.turn(a, t)?,
+                Item::Event(e) => self.event(a, e),
+            }
+        }
+        Ok(())
+    }
+
+    fn event(&mut self, a: &mut Agent, e: &Event) {
+        let plan = &self.prep.plan;
+        match e {
+            Event::Connect { server: s, .. } | Event::Disconnect { server: s, .. } => {
+                let Some(si) = plan.servers.iter().position(|x| x == s) else {
+                    return; // checked in validation
+                };
+                let on = matches!(e, Event::Connect { .. });
+                a.connected[si] = on;
+                if !on {
+                    for i in 0..a.discovered.len() {
+                        if plan.server_of[i] == Some(si) {
+                            a.discovered[i] = false;
+                        }
+                    }
+                }
+                // A connect after a start with nothing deferrable may turn deferral on.
+                if self.mode == Mode::Deferred && !a.deferring && on && a.turn == 0 {
+                    a.deferring = self.decides_to_defer(a);
+                }
+            }
+            Event::Clear => {
+                a.history = 0;
+                a.epoch += 1;
+                a.discovered.iter_mut().for_each(|d| *d = false);
+                a.needs_announce = true;
+            }
+            Event::Compact {
+                summary_tokens,
+                keep_discovered,
+            } => {
+                a.history = *summary_tokens;
+                a.epoch += 1;
+                a.needs_announce = true;
+                if *keep_discovered {
+                    if self.sc.deferred.reveal == Reveal::Append {
+                        // Kept definitions are carried over after the summary.
+                        let kept: usize = (0..a.discovered.len())
+                            .filter(|&i| a.discovered[i] && self.available(a, i))
+                            .map(|i| self.prep.tokens.get(i))
+                            .sum();
+                        a.history += kept;
+                    }
+                } else {
+                    a.discovered.iter_mut().for_each(|d| *d = false);
+                }
+            }
+            Event::Resume { rediscover } => {
+                a.cold = true;
+                if !rediscover {
+                    a.discovered.iter_mut().for_each(|d| *d = false);
+                }
+            }
+        }
+        a.turn_tools.clear();
+        self.refresh_tools(a);
+        self.refresh_list(a);
+    }
+
+    fn user_tokens(&self, t: &Turn) -> usize {
+        t.tokens.unwrap_or_else(|| self.count(&t.user))
+    }
+
+    fn call_tokens(&self, tool: usize, call: Option<&Call>) -> usize {
+        if let Some(c) = call {
+            if let Some(n) = c.call_tokens {
+                return n;
+            }
+            if let Some(input) = &c.input {
+                let mut s = String::from("{\"name\":");
+                s.push_str(&serde_json::to_string(&self.prep.catalog.get(tool).id).unwrap());
+                s.push_str(",\"input\":");
+                crate::tokenize::write_compact(&mut s, input);
+                s.push('}');
+                return self.count(&s);
+            }
+        }
+        self.sc.sizes.call.unwrap_or(self.profile().call_tokens)
+    }
+
+    fn search_call_tokens(&self, query: &str) -> usize {
+        if let Some(n) = self.sc.sizes.search_call {
+            return n;
+        }
+        let text = format!(
+            "{{\"name\":\"{}\",\"input\":{{\"query\":{},\"max_results\":{}}}}}",
+            self.prep.search_tool_name,
+            serde_json::to_string(query).unwrap(),
+            self.sc.deferred.max_results
+        );
+        self.count(&text)
+    }
+
+    fn error_tokens(&self, tool: usize) -> usize {
+        self.sc.sizes.error_result.unwrap_or_else(|| {
+            self.count(&format!(
+                "<tool_use_error>Error: No such tool available: {}</tool_use_error>",
+                self.prep.catalog.get(tool).id
+            ))
+        })
+    }
+
+    /// Framing of a search result: a base plus a `tool_reference` per returned tool.
+    fn search_framing(&self, hits: &[usize]) -> usize {
+        let base = self.sc.sizes.search_result_base.unwrap_or_else(|| {
+            self.count("{\"type\":\"tool_result\",\"tool_use_id\":\"toolu_01\",\"content\":[]}")
+        });
+        let per: usize = match self.sc.sizes.search_result_per_tool {
+            Some(n) => n * hits.len(),
+            None => hits
+                .iter()
+                .map(|&i| {
+                    self.count(&format!(
+                        "{{\"type\":\"tool_reference\",\"tool_name\":\"{}\"}},",
+                        self.prep.catalog.get(i).id
+                    ))
+                })
+                .sum(),
+        };
+        base + per
+    }
+
+    fn turn(&mut self, a: &mut Agent, t: &Turn) -> Result<()> {
+        a.turn += 1;
+        if a.id == 0 {
+            self.counters.turns += 1;
+            if a.turn > 1 {
+                self.clock_s += self.profile().turn_gap_s;
+            }
+        }
+        let first_row = self.rows.len();
+        let mut next = Next {
+            kind: RequestKind::User,
+            new: self.user_tokens(t),
+            tool: None,
+            client_ms: 0.0,
+        };
+        // Auto-retrieve: the user's text picks this turn's extra tools.
+        if !a.turn_tools.is_empty() {
+            a.turn_tools.clear();
+            self.refresh_tools(a);
+        }
+        if a.deferring && self.sc.deferred.discovery == Discovery::AutoRetrieve {
+            let hits = self.search(a, &t.user, None, false)?;
+            self.counters.searches += 1;
+            a.turn_tools = hits
+                .into_iter()
+                .filter(|&i| !self.is_loaded(a, i))
+                .collect();
+            let fetched = self
+                .fetch
+                .fetch(&self.sc.profile, self.clock_s, &a.turn_tools);
+            next.client_ms += self.profile().search_latency_ms + fetched;
+            self.refresh_tools(a);
+        }
+        for call in &t.calls {
+            let idx = self.prep.index(&call.tool.id);
+            if !self.available(a, idx) {
+                self.counters.unavailable_calls += 1;
+                continue;
+            }
+            if !self.is_loaded(a, idx) {
+                if self.sc.deferred.discovery == Discovery::AutoRetrieve {
+                    // This turn's retrieval missed the tool; the model falls back to searching.
+                    self.counters.misses += 1;
+                }
+                let rate = self.sc.failures.premature_call_rate;
+                if rate > 0.0 && self.rng.next_f64() < rate {
+                    self.counters.premature_calls += 1;
+                    let out = self.call_tokens(idx, Some(call));
+                    self.send(a, &next, out);
+                    next = Next {
+                        kind: RequestKind::ErrorResult,
+                        new: self.error_tokens(idx),
+                        tool: Some(idx),
+                        client_ms: 0.0,
+                    };
+                }
+                if !self.search_for(a, idx, call, t, &mut next)? {
+                    self.counters.failed_calls += 1;
+                    continue;
+                }
+            }
+            let out = self.call_tokens(idx, Some(call));
+            self.send(a, &next, out);
+            self.counters.tool_calls += 1;
+            next = Next {
+                kind: RequestKind::ToolResult,
+                new: call
+                    .result_tokens
+                    .or(self.sc.sizes.result)
+                    .unwrap_or(DEFAULT_RESULT_TOKENS),
+                tool: Some(idx),
+                client_ms: 0.0,
+            };
+        }
+        if let Some(sub) = &t.subagent {
+            let out = self.sc.sizes.call.unwrap_or(self.profile().call_tokens);
+            self.send(a, &next, out);
+            let result = self.subagent(a, sub)?;
+            next = Next {
+                kind: RequestKind::ToolResult,
+                new: result,
+                tool: None,
+                client_ms: 0.0,
+            };
+        }
+        let reply = t
+            .reply_tokens
+            .or(self.sc.sizes.reply)
+            .unwrap_or(self.profile().reply_tokens);
+        self.send(a, &next, reply);
+        if a.id == 0 {
+            let rows = &self.rows[first_row..];
+            self.counters.turn_ttft_ms.push(rows[0].ttft_ms);
+            self.counters
+                .turn_ms
+                .push(rows.iter().map(|r| r.duration_ms).sum());
+        }
+        Ok(())
+    }
+
+    /// Searches until the needed tool is loaded or the retry policy is exhausted; each search
+    /// is a request (the model's search call) whose result is the next request's `new`.
+    fn search_for(
+        &mut self,
+        a: &mut Agent,
+        tool: usize,
+        call: &Call,
+        t: &Turn,
+        next: &mut Next,
+    ) -> Result<bool> {
+        let id = &self.prep.catalog.get(tool).id;
+        let select = format!("select:{id}");
+        let first = match self.sc.deferred.discovery {
+            Discovery::Select => select.clone(),
+            Discovery::ModelSearch | Discovery::AutoRetrieve => {
+                call.query.clone().unwrap_or_else(|| t.user.clone())
+            }
+        };
+        let mut queries = vec![first];
+        for step in &self.sc.deferred.retry {
+            let q = match step {
+                RetryStep::Rephrase => self.prep.name_query(tool),
+                RetryStep::Select => select.clone(),
+            };
+            if !queries.contains(&q) {
+                queries.push(q);
+            }
+        }
+        for (n, q) in queries.iter().enumerate() {
+            let out = self.search_call_tokens(q);
+            self.send(a, next, out);
+            if n == 0 {
+                self.counters.searches += 1;
+            } else {
+                self.counters.retries += 1;
+            }
+            let is_select = q.starts_with("select:");
+            let scope = if self.sc.deferred.listing == Listing::Servers && !is_select {
+                Some(self.prep.plan.server_of[tool])
+            } else {
+                None
+            };
+            let hits = self.search(a, q, scope, is_select)?;
+            let found = hits.contains(&tool);
+            // Every returned tool is loaded (its reference is expanded), with its dependencies.
+            let mut loaded: Vec<usize> = Vec::new();
+            for &h in &hits {
+                if !a.discovered[h] && self.is_deferred(a, h) {
+                    a.discovered[h] = true;
+                }
+                loaded.push(h);
+            }
+            let mut k = 0;
+            while k < loaded.len() {
+                for &d in &self.prep.plan.deps[loaded[k]] {
+                    if self.available(a, d) && !self.is_loaded(a, d) {
+                        a.discovered[d] = true;
+                        loaded.push(d);
+                    }
+                }
+                k += 1;
+            }
+            let mut result = self.search_framing(&hits);
+            match self.sc.deferred.reveal {
+                Reveal::Append => {
+                    result += loaded
+                        .iter()
+                        .map(|&i| self.prep.tokens.get(i))
+                        .sum::<usize>();
+                }
+                Reveal::ToolsList => self.refresh_tools(a),
+            }
+            let fetched = self.fetch.fetch(&self.sc.profile, self.clock_s, &loaded);
+            *next = Next {
+                kind: if n == 0 {
+                    RequestKind::Search
+                } else {
+                    RequestKind::Retry
+                },
+                new: result,
+                tool: None,
+                client_ms: self.profile().search_latency_ms + fetched,
+            };
+            if found {
+                return Ok(true);
+            }
+            self.counters.misses += 1;
+        }
+        Ok(false)
+    }
+
+    /// Runs the search core over the agent's deferred tools (optionally one server's).
+    fn search(
+        &self,
+        a: &Agent,
+        query: &str,
+        server: Option<Option<usize>>,
+        select: bool,
+    ) -> Result<Vec<usize>> {
+        let plan = &self.prep.plan;
+        let candidates: Vec<bool> = (0..self.prep.catalog.len())
+            .map(|i| {
+                self.available(a, i)
+                    && self.is_deferred(a, i)
+                    && server.is_none_or(|s| plan.server_of[i] == s)
+            })
+            .collect();
+        let scorer = if select {
+            self.prep
+                .select_scorer
+                .as_deref()
+                .unwrap_or(&*self.prep.scorer)
+        } else {
+            &*self.prep.scorer
+        };
+        let outcome = scorer
+            .search(&SearchRequest {
+                query,
+                limit: self.sc.deferred.max_results,
+                candidates: Some(&candidates),
+            })
+            .map_err(|e| {
+                Error::input(
+                    &self.sc.path,
+                    None,
+                    format!("search query {query:?} rejected: {}", e.message),
+                )
+            })?;
+        Ok(outcome
+            .hits
+            .iter()
+            .take(self.sc.deferred.max_results)
+            .map(|h| h.tool)
+            .filter(|&i| candidates[i])
+            .collect())
+    }
+
+    fn subagent(&mut self, parent: &Agent, s: &Subagent) -> Result<usize> {
+        self.subagents += 1;
+        let n = self.prep.catalog.len();
+        let universe = s.tools.as_ref().map(|refs| {
+            let mut u = vec![false; n];
+            for r in refs {
+                u[self.prep.index(&r.id)] = true;
+            }
+            u
+        });
+        let system = s.system_prompt_tokens.unwrap_or(self.prep.system_tokens);
+        let mut a = self.new_agent(
+            self.subagents,
+            universe,
+            parent.connected.clone(),
+            system,
+            n,
+        );
+        self.items(&mut a, &s.conversation)?;
+        Ok(s.result_tokens.unwrap_or(self.profile().reply_tokens))
+    }
+}

@@ -1,0 +1,784 @@
+//! Unit tests of the simulator on tiny scenarios whose totals are computed by hand.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::*;
+use crate::catalog::{Catalog, Tool};
+use crate::document::Document;
+use crate::error::InputError;
+use crate::search::{Explanation, Hit, SearchOutcome, SearchRequest};
+use crate::tokenize::{Render, Tokenizer, ToolTokens};
+
+/// Test scorer: `select:A,B` returns exactly those ids; otherwise every candidate whose id
+/// contains a query word (lowercased), scored by the number of words matched, ties by id.
+pub(crate) struct WordScorer {
+    catalog: Arc<Catalog>,
+    lower: Vec<String>,
+}
+
+impl Scorer for WordScorer {
+    fn kind(&self) -> ScorerKind {
+        ScorerKind::Keyword
+    }
+
+    fn search(&self, r: &SearchRequest<'_>) -> std::result::Result<SearchOutcome, InputError> {
+        let mut hits = Vec::new();
+        if let Some(names) = r.query.strip_prefix("select:") {
+            for n in names.split(',') {
+                if let Some(i) = self.catalog.index_of(n)
+                    && r.is_candidate(i)
+                {
+                    hits.push(Hit {
+                        tool: i,
+                        score: 1.0,
+                    });
+                }
+            }
+        } else {
+            let words: Vec<String> = r.query.split_whitespace().map(str::to_lowercase).collect();
+            for (i, id) in self.lower.iter().enumerate() {
+                if !r.is_candidate(i) {
+                    continue;
+                }
+                let n = words.iter().filter(|w| id.contains(w.as_str())).count();
+                if n > 0 {
+                    hits.push(Hit {
+                        tool: i,
+                        score: n as f64,
+                    });
+                }
+            }
+            hits = crate::search::rank_hits(&self.catalog, hits, r.limit);
+        }
+        Ok(SearchOutcome {
+            hits,
+            not_found: Vec::new(),
+            total_tools: r.searchable(self.catalog.len()),
+        })
+    }
+
+    fn explain(&self, _q: &str, tool: usize) -> std::result::Result<Explanation, InputError> {
+        Ok(Explanation {
+            tool,
+            score: 0.0,
+            contributions: Vec::new(),
+            note: None,
+        })
+    }
+
+    fn settings(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+}
+
+pub(crate) fn word_builder(_k: ScorerKind, c: Arc<Catalog>) -> Result<Box<dyn Scorer>> {
+    let lower = c.tools().iter().map(|t| t.id.to_lowercase()).collect();
+    Ok(Box::new(WordScorer { catalog: c, lower }))
+}
+
+pub(crate) fn tool(id: &str, server: Option<&str>) -> Tool {
+    Tool {
+        id: id.into(),
+        name: id.rsplit("__").next().unwrap().into(),
+        server: server.map(Into::into),
+        description: format!("Does {id}."),
+        input_schema: json!({"type": "object"}),
+        should_defer: None,
+        always_load: false,
+        search_hint: None,
+        depends_on: Vec::new(),
+        origin: None,
+    }
+}
+
+pub(crate) fn scenario(yaml: &str) -> Result<Scenario> {
+    let doc = Document::parse(
+        Path::new("/nonexistent/test.yaml"),
+        yaml.as_bytes().to_vec(),
+    )?;
+    scenario::parse(&doc)
+}
+
+fn worked_catalog() -> (Catalog, ToolTokens) {
+    let c = Catalog::from_tools(vec![
+        tool("Read", None),
+        tool("mcp__gh__create_issue", Some("gh")),
+        tool("mcp__gh__list_issues", Some("gh")),
+    ])
+    .unwrap();
+    let t = ToolTokens::from_counts(Tokenizer::O200kBase, Render::Json, vec![100, 200, 150]);
+    (c, t)
+}
+
+/// ACCOUNTING.md's worked example, with every size fixed.
+const WORKED: &str = r#"
+name: worked
+system_prompt_tokens: 1000
+catalogs: [unused.json]
+deferred:
+  defer_mcp: true
+  max_results: 5
+sizes:
+  tool_overhead: 300
+  search_tool: 80
+  deferred_list: 20
+  call: 30
+  search_call: 25
+  search_result_base: 10
+  search_result_per_tool: 0
+  reply: 50
+conversation:
+  - user: "hello"
+    tokens: 10
+  - user: "open an issue"
+    tokens: 20
+    calls:
+      - tool: mcp__gh__create_issue
+        query: "gh issue"
+        result_tokens: 40
+"#;
+
+fn run_yaml(yaml: &str, catalog: Catalog, tokens: ToolTokens) -> ScenarioResult {
+    let sc = scenario(yaml).unwrap();
+    let prep = prepare_with(&sc, catalog, tokens, &word_builder).unwrap();
+    run(&sc, &prep).unwrap()
+}
+
+fn rows<'a>(r: &'a ScenarioResult, mode: &str) -> Vec<&'a RequestRow> {
+    r.requests.iter().filter(|x| x.mode == mode).collect()
+}
+
+#[test]
+fn worked_example_eager() {
+    let (c, t) = worked_catalog();
+    let r = run_yaml(WORKED, c, t);
+    let e = rows(&r, "eager");
+    let inputs: Vec<usize> = e.iter().map(|x| x.input_tokens).collect();
+    assert_eq!(inputs, [1760, 1830, 1900]);
+    let outputs: Vec<usize> = e.iter().map(|x| x.output_tokens).collect();
+    assert_eq!(outputs, [50, 30, 50]);
+    assert_eq!(r.eager.total_input_tokens, 5490);
+    assert_eq!(r.eager.requests, 3);
+    assert_eq!(r.eager.first_request_tokens, 1760);
+    // Parts of T2 R2: history = (10 + 50) + 20 + 30, new = 40.
+    assert_eq!(
+        e[2].parts,
+        Parts {
+            system: 1000,
+            tool_overhead: 300,
+            tools: 450,
+            deferred_list: 0,
+            history: 110,
+            new: 40
+        }
+    );
+}
+
+#[test]
+fn worked_example_deferred() {
+    let (c, t) = worked_catalog();
+    let r = run_yaml(WORKED, c, t);
+    let d = rows(&r, "deferred");
+    let inputs: Vec<usize> = d.iter().map(|x| x.input_tokens).collect();
+    assert_eq!(inputs, [1510, 1580, 1965, 2035]);
+    let outputs: Vec<usize> = d.iter().map(|x| x.output_tokens).collect();
+    assert_eq!(outputs, [50, 25, 30, 50]);
+    let kinds: Vec<RequestKind> = d.iter().map(|x| x.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            RequestKind::User,
+            RequestKind::User,
+            RequestKind::Search,
+            RequestKind::ToolResult
+        ]
+    );
+    assert_eq!(r.deferred.total_input_tokens, 7090);
+    assert_eq!(r.deferred.requests, 4);
+    assert_eq!(
+        (r.deferred.searches, r.deferred.misses, r.deferred.retries),
+        (1, 0, 0)
+    );
+    // The search result: 10 framing + 200 + 150 definitions.
+    assert_eq!(d[2].parts.new, 360);
+    assert_eq!(d[2].parts.tools, 180);
+    assert_eq!(d[2].parts.deferred_list, 20);
+    assert_eq!((r.tool_count, r.deferred_count), (3, 2));
+    // (1760 - 1510) / 1760 = 14.20%; (5490 - 7090) / 5490 = -29.14%.
+    assert_eq!(r.savings.first_request_pct, 14.2);
+    assert_eq!(r.savings.total_input_pct, -29.14);
+}
+
+#[test]
+fn totals_equal_the_sum_of_parts() {
+    let (c, t) = worked_catalog();
+    let r = run_yaml(WORKED, c, t);
+    for m in [&r.eager, &r.deferred] {
+        assert_eq!(m.parts.total(), m.total_input_tokens);
+    }
+    for row in &r.requests {
+        assert_eq!(row.parts.total(), row.input_tokens);
+    }
+}
+
+#[test]
+fn appending_keeps_the_cache() {
+    let (c, t) = worked_catalog();
+    let r = run_yaml(WORKED, c, t);
+    let cached: Vec<usize> = rows(&r, "deferred")
+        .iter()
+        .map(|x| x.cached_tokens)
+        .collect();
+    // Each request's cached prefix is the whole previous input.
+    assert_eq!(cached, [0, 1510, 1580, 1965]);
+    let cached: Vec<usize> = rows(&r, "eager").iter().map(|x| x.cached_tokens).collect();
+    assert_eq!(cached, [0, 1760, 1830]);
+    // Sonnet 4.5: eager without caching = 5490 × $3 + 130 × $15 (per MTok).
+    let want = (5490.0 * 3.0 + 130.0 * 15.0) / 1e6;
+    assert!((r.eager.cost_usd.without_caching - want).abs() < 1e-9);
+    // With caching: 1760+1830 read at 0.30, the rest written at 3.75.
+    let read = 1760.0 + 1830.0;
+    let want = (read * 0.30 + (5490.0 - read) * 3.75 + 130.0 * 15.0) / 1e6;
+    assert!((r.eager.cost_usd.with_caching - want).abs() < 1e-9);
+}
+
+#[test]
+fn revealing_into_the_tools_list_rewrites_the_cache() {
+    let (c, t) = worked_catalog();
+    let yaml = WORKED.replace("  max_results: 5", "  max_results: 5\n  reveal: tools-list");
+    let r = run_yaml(&yaml, c, t);
+    let d = rows(&r, "deferred");
+    // The search result carries only its framing; the definitions join the tools list.
+    assert_eq!(d[2].parts.new, 10);
+    assert_eq!(d[2].parts.tools, 180 + 350);
+    // The prefix now differs from the tools part on: only system + overhead are cached.
+    assert_eq!(d[2].cached_tokens, 1300);
+    // The next request appends again: fully cached.
+    assert_eq!(d[3].cached_tokens, d[2].input_tokens);
+}
+
+#[test]
+fn delta_style_announces_once_then_it_is_history() {
+    let (c, t) = worked_catalog();
+    let yaml = WORKED.replace("  max_results: 5", "  max_results: 5\n  list_style: delta");
+    let r = run_yaml(&yaml, c, t);
+    let d = rows(&r, "deferred");
+    assert_eq!(d[0].parts.deferred_list, 20);
+    assert_eq!(d[1].parts.deferred_list, 0);
+    // Same totals as list style on the first request; later the 20 sit in history.
+    assert_eq!(d[0].input_tokens, 1510);
+    assert_eq!(d[1].parts.history, 20 + 10 + 50);
+}
+
+#[test]
+fn a_miss_retries_with_name_parts_then_select() {
+    let (c, t) = worked_catalog();
+    // "zzz" matches nothing; the rephrase "gh create issue" finds it.
+    let yaml = WORKED.replace("query: \"gh issue\"", "query: \"zzz\"");
+    let r = run_yaml(&yaml, c, t);
+    assert_eq!(
+        (r.deferred.searches, r.deferred.misses, r.deferred.retries),
+        (1, 1, 1)
+    );
+    let d = rows(&r, "deferred");
+    assert_eq!(d.len(), 5);
+    assert_eq!(d[3].kind, RequestKind::Retry);
+    assert_eq!(r.deferred.retry_input_tokens, d[3].input_tokens);
+    // The empty first result is framing only.
+    assert_eq!(d[2].parts.new, 10);
+    // The rephrased query returns both gh tools ("gh", "issue" match both ids).
+    assert_eq!(d[3].parts.new, 10 + 200 + 150);
+}
+
+#[test]
+fn select_discovery_loads_exactly_the_tool() {
+    let (c, t) = worked_catalog();
+    let yaml = WORKED.replace("  max_results: 5", "  max_results: 5\n  discovery: select");
+    let r = run_yaml(&yaml, c, t);
+    let d = rows(&r, "deferred");
+    assert_eq!(d[2].parts.new, 10 + 200);
+    assert_eq!(r.deferred.misses, 0);
+}
+
+#[test]
+fn auto_retrieve_adds_tools_for_the_turn_without_a_request() {
+    let (c, t) = worked_catalog();
+    let yaml = WORKED
+        .replace(
+            "  max_results: 5",
+            "  max_results: 5\n  discovery: auto-retrieve",
+        )
+        .replace("user: \"open an issue\"", "user: \"create issue\"");
+    let r = run_yaml(&yaml, c, t);
+    let d = rows(&r, "deferred");
+    assert_eq!(d.len(), 3, "c + 1 requests per turn");
+    // Turn 2's requests carry both gh tools ("issue" matches both).
+    assert_eq!(d[1].parts.tools, 180 + 350);
+    assert_eq!(d[2].parts.tools, 180 + 350);
+    assert_eq!(r.deferred.searches, 2);
+    assert_eq!(r.deferred.misses, 0);
+    // A retrieval that misses the tool costs a miss and a model search.
+    let (c, t) = worked_catalog();
+    let yaml = WORKED
+        .replace(
+            "  max_results: 5",
+            "  max_results: 5\n  discovery: auto-retrieve",
+        )
+        .replace("user: \"open an issue\"", "user: \"zzz\"");
+    let r = run_yaml(&yaml, c, t);
+    assert_eq!((r.deferred.searches, r.deferred.misses), (3, 1));
+    assert_eq!(r.deferred.requests, 4);
+}
+
+#[test]
+fn always_load_and_auto_threshold_decide_what_is_deferred() {
+    let (c, t) = worked_catalog();
+    let yaml = WORKED.replace("  defer_mcp: true", "  always_load: [mcp__gh__list_issues]");
+    let r = run_yaml(&yaml, c, t);
+    assert_eq!(r.deferred_count, 1);
+    assert_eq!(rows(&r, "deferred")[0].parts.tools, 100 + 150 + 80);
+    // 350 deferrable tokens are 0.175% of 200K: auto:1 does not defer, auto:0.1 does.
+    let (c, t) = worked_catalog();
+    let r = run_yaml(
+        &WORKED.replace("  defer_mcp: true", "  when: \"auto:1\""),
+        c,
+        t,
+    );
+    assert_eq!(r.deferred_count, 0);
+    assert_eq!(r.deferred.total_input_tokens, r.eager.total_input_tokens);
+    let (c, t) = worked_catalog();
+    let r = run_yaml(
+        &WORKED.replace("  defer_mcp: true", "  when: \"auto:0.1\""),
+        c,
+        t,
+    );
+    assert_eq!(r.deferred_count, 2);
+}
+
+#[test]
+fn dependencies_load_with_a_discovered_tool() {
+    let (c, t) = worked_catalog();
+    let yaml = WORKED
+        .replace("  max_results: 5", "  max_results: 5\n  discovery: select\n  depends_on: {mcp__gh__create_issue: [mcp__gh__list_issues]}");
+    let r = run_yaml(&yaml, c, t);
+    assert_eq!(rows(&r, "deferred")[2].parts.new, 10 + 200 + 150);
+}
+
+#[test]
+fn clear_and_compaction_reset_history_and_discovered_tools() {
+    let (c, t) = worked_catalog();
+    let yaml = format!(
+        "{WORKED}  - event: compact\n    summary_tokens: 100\n    keep_discovered: false\n  - user: again\n    tokens: 5\n    calls: [{{tool: mcp__gh__create_issue, query: \"gh issue\", result_tokens: 40}}]\n  - event: clear\n  - user: x\n    tokens: 7\n"
+    );
+    let r = run_yaml(&yaml, c, t);
+    let d = rows(&r, "deferred");
+    // After compaction: history = summary only, and the tool must be searched again.
+    assert_eq!(d[4].parts.history, 100);
+    assert_eq!(d[4].cached_tokens, 1000 + 300 + 180 + 20);
+    assert_eq!(r.deferred.searches, 2);
+    // After /clear: empty history.
+    let last = d.last().unwrap();
+    assert_eq!(last.parts.history, 0);
+    assert_eq!(last.input_tokens, 1000 + 300 + 180 + 20 + 7);
+    // Keeping discovered tools after compaction carries their definitions (append reveal)
+    // and needs no second search.
+    let (c, t) = worked_catalog();
+    let r = run_yaml(
+        &yaml.replace("keep_discovered: false", "keep_discovered: true"),
+        c,
+        t,
+    );
+    let d = rows(&r, "deferred");
+    assert_eq!(d[4].parts.history, 100 + 200 + 150);
+    assert_eq!(r.deferred.searches, 1);
+}
+
+#[test]
+fn a_server_connecting_mid_way_changes_tools_and_list() {
+    let (c, t) = worked_catalog();
+    let yaml = WORKED.replace(
+            "  - user: \"open an issue\"",
+            "  - event: disconnect\n    server: gh\n  - user: \"mid\"\n    tokens: 1\n  - event: connect\n    server: gh\n  - user: \"open an issue\"",
+        );
+    let r = run_yaml(&yaml, c, t);
+    let e = rows(&r, "eager");
+    assert_eq!(e[1].parts.tools, 100);
+    assert_eq!(e[2].parts.tools, 450);
+    // Changing the tools list rewrites the cache after system + overhead.
+    assert_eq!(e[2].cached_tokens, 1300);
+}
+
+#[test]
+fn resume_starts_with_a_cold_cache_and_keeps_discovered_tools() {
+    let (c, t) = worked_catalog();
+    let yaml = format!(
+        "{WORKED}  - event: resume\n  - user: again\n    tokens: 5\n    calls: [{{tool: mcp__gh__create_issue, query: \"gh issue\", result_tokens: 40}}]\n"
+    );
+    let r = run_yaml(&yaml, c, t);
+    let d = rows(&r, "deferred");
+    // The first request after the resume reads nothing from the cache.
+    assert_eq!(d[4].cached_tokens, 0);
+    assert_eq!(d[5].cached_tokens, d[4].input_tokens);
+    // The tool was re-discovered from the transcript: no second search.
+    assert_eq!(r.deferred.searches, 1);
+    let (c, t) = worked_catalog();
+    let r = run_yaml(
+        &yaml.replace("event: resume", "event: resume\n    rediscover: false"),
+        c,
+        t,
+    );
+    assert_eq!(r.deferred.searches, 2);
+}
+
+#[test]
+fn definition_fetches_add_latency_once_per_ttl() {
+    let (c, t) = worked_catalog();
+    let yaml = format!(
+        "{WORKED}model_overrides: {{definition_fetch_ms: 500, request_overhead_ms: 0, search_latency_ms: 0}}\n"
+    );
+    let r = run_yaml(&yaml, c, t);
+    let d = rows(&r, "deferred");
+    let e = rows(&r, "eager");
+    // The search-result request pays the fetch; the same input without it would not.
+    let p = &r.model;
+    let prefill = |x: &RequestRow| {
+        (x.input_tokens - x.cached_tokens) as f64 / p.prefill_tokens_per_s * 1000.0
+            + x.cached_tokens as f64 / p.cached_prefill_tokens_per_s * 1000.0
+    };
+    assert!((d[2].ttft_ms - (prefill(d[2]) + 500.0)).abs() < 0.1);
+    assert!((d[3].ttft_ms - prefill(d[3])).abs() < 0.1);
+    assert!((e[0].ttft_ms - prefill(e[0])).abs() < 0.1);
+}
+
+#[test]
+fn premature_calls_cost_an_error_round_trip() {
+    let (c, t) = worked_catalog();
+    let yaml =
+        format!("{WORKED}failures:\n  premature_call_rate: 1.0\n  seed: 7\nsizes_unused: 1\n")
+            .replace("sizes_unused: 1\n", "");
+    let yaml = yaml.replace("  reply: 50", "  reply: 50\n  error_result: 15");
+    let r = run_yaml(&yaml, c, t);
+    let d = rows(&r, "deferred");
+    assert_eq!(r.deferred.premature_calls, 1);
+    assert_eq!(d[2].kind, RequestKind::ErrorResult);
+    assert_eq!(d[2].parts.new, 15);
+    assert_eq!(r.deferred.requests, 5);
+}
+
+#[test]
+fn subagent_requests_are_summed_separately() {
+    let (c, t) = worked_catalog();
+    let yaml = WORKED.replace(
+        "        result_tokens: 40\n",
+        "        result_tokens: 40\n    subagent:\n      tools: [Read]\n      system_prompt_tokens: 500\n      result_tokens: 70\n      conversation:\n        - user: sub\n          tokens: 3\n          calls: [{tool: Read, result_tokens: 9}]\n",
+    );
+    let r = run_yaml(&yaml, c, t);
+    let e = rows(&r, "eager");
+    let sub: Vec<_> = e.iter().filter(|x| x.agent == 1).collect();
+    assert_eq!(sub.len(), 2);
+    // Subagent: 500 system + 300 overhead + Read 100 + 3 user.
+    assert_eq!(sub[0].input_tokens, 903);
+    assert_eq!(r.eager.subagent_requests, 2);
+    assert_eq!(r.eager.requests, 3 + 1 + 2);
+    // The parent's last request carries the subagent's 70-token result.
+    assert_eq!(e.last().unwrap().parts.new, 70);
+}
+
+#[test]
+fn bad_scenarios_give_located_errors() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "name: x\ncatalogs: [a.json]\nbogus: 1\nconversation: [{user: hi}]\n",
+            "3:8",
+        ),
+        (
+            "name: x\ncatalogs: [a.json]\nconversation:\n  - user: hi\n    calls:\n      - tool: Read\n        result_tokens: -5\n",
+            "7:24",
+        ),
+        (
+            "name: x\ncatalogs: [a.json]\nsystem_prompt_tokens: many\nconversation: [{user: hi}]\n",
+            "3:23",
+        ),
+        (
+            "name: x\ncatalogs: [a.json]\nconversation:\n  - user: hi\n    calls: [{tool: Read, wat: 1}]\n",
+            "5:31",
+        ),
+    ];
+    for (yaml, pos) in cases {
+        let e = scenario(yaml).unwrap_err().to_string();
+        assert!(e.contains(&format!("test.yaml:{pos}:")), "{e}");
+    }
+    // A call to a tool no catalog has is located at the id.
+    let (c, t) = worked_catalog();
+    let sc = scenario("name: x\ncatalogs: [a.json]\nconversation:\n  - user: hi\n    calls:\n      - tool: mcp__gh__nope\n").unwrap();
+    let e = prepare_with(&sc, c, t, &word_builder)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("test.yaml:6:15:") && e.contains("mcp__gh__nope"),
+        "{e}"
+    );
+    let (c, t) = worked_catalog();
+    let sc = scenario(
+        "catalogs: [a.json]\ndeferred: {always_load: [Nope]}\nconversation: [{user: hi}]\n",
+    )
+    .unwrap();
+    let e = prepare_with(&sc, c, t, &word_builder)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("test.yaml:2:26:"), "{e}");
+    let (c, t) = worked_catalog();
+    let sc = scenario(
+        "catalogs: [a.json]\nconversation:\n  - user: hi\n  - event: connect\n    server: nope\n",
+    )
+    .unwrap();
+    let e = prepare_with(&sc, c, t, &word_builder)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("test.yaml:5:13:") && e.contains("\"nope\""),
+        "{e}"
+    );
+}
+
+#[test]
+fn name_queries_split_ids_into_words() {
+    assert_eq!(split_words("create_issue"), ["create", "issue"]);
+    assert_eq!(split_words("WebFetch"), ["web", "fetch"]);
+    assert_eq!(
+        split_words("take-screenshot.v2"),
+        ["take", "screenshot", "v2"]
+    );
+}
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn catalog(n_builtin: usize, n_mcp: usize) -> (Catalog, ToolTokens) {
+        let mut tools = Vec::new();
+        let mut counts = Vec::new();
+        for i in 0..n_builtin {
+            tools.push(tool(&format!("B{i}"), None));
+            counts.push(50 + i * 7);
+        }
+        for i in 0..n_mcp {
+            let s = format!("s{}", i % 3);
+            tools.push(tool(&format!("mcp__{s}__t{i}"), Some(&s)));
+            counts.push(80 + i * 13);
+        }
+        let c = Catalog::from_tools(tools).unwrap();
+        (
+            c,
+            ToolTokens::from_counts(Tokenizer::O200kBase, Render::Json, counts),
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// When every search hits (select discovery), both modes call the same tools in the
+        /// same turns, and every total is the sum of its parts.
+        #[test]
+        fn same_tools_same_turns_when_searches_hit(
+            turns in proptest::collection::vec(
+                proptest::collection::vec((0usize..10, 1usize..500), 0..4), 1..8),
+            listing in 0usize..3,
+            reveal in 0usize..2,
+        ) {
+            let (c, t) = catalog(4, 6);
+            let ids: Vec<String> = c.tools().iter().map(|t| t.id.clone()).collect();
+            let mut yaml = String::from("name: p\nsystem_prompt_tokens: 500\ncatalogs: [x.json]\ndeferred:\n  discovery: select\n  defer_builtins: [B3]\n");
+            yaml.push_str(&format!("  listing: {}\n", ["names", "descriptions", "servers"][listing]));
+            yaml.push_str(&format!("  reveal: {}\n", ["append", "tools-list"][reveal]));
+            yaml.push_str("conversation:\n");
+            for calls in &turns {
+                yaml.push_str("  - user: do things\n    calls:\n");
+                for (tool, res) in calls {
+                    yaml.push_str(&format!("      - {{tool: {}, result_tokens: {res}}}\n", ids[*tool]));
+                }
+                if calls.is_empty() {
+                    yaml.push_str("      []\n");
+                }
+            }
+            let r = run_yaml(&yaml, c, t);
+            let used = |mode: &str| -> Vec<(usize, String)> {
+                r.requests.iter()
+                    .filter(|x| x.mode == mode && x.kind == RequestKind::ToolResult)
+                    .map(|x| (x.turn, x.tool.clone().unwrap()))
+                    .collect()
+            };
+            prop_assert_eq!(used("eager"), used("deferred"));
+            prop_assert_eq!(r.deferred.misses, 0);
+            prop_assert_eq!(r.eager.parts.total(), r.eager.total_input_tokens);
+            prop_assert_eq!(r.deferred.parts.total(), r.deferred.total_input_tokens);
+            for row in &r.requests {
+                prop_assert_eq!(row.parts.total(), row.input_tokens);
+                prop_assert!(row.cached_tokens <= row.input_tokens);
+            }
+            let n_calls: usize = turns.iter().map(Vec::len).sum();
+            prop_assert_eq!(r.eager.requests, n_calls + turns.len());
+            prop_assert_eq!(r.deferred.requests, n_calls + turns.len() + r.deferred.searches);
+        }
+    }
+}
+
+fn shipped_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")
+}
+
+fn shipped_scenarios() -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(shipped_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn schema_lists_exactly_the_keys_the_loader_accepts() {
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(shipped_dir().join("schema.json")).unwrap())
+            .unwrap();
+    let keys = |v: &serde_json::Value| -> Vec<String> {
+        let mut k: Vec<String> = v["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        k.sort();
+        k
+    };
+    let sorted = |s: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = s.iter().map(|x| x.to_string()).collect();
+        v.sort();
+        v
+    };
+    let p = &schema["properties"];
+    let d = &schema["$defs"];
+    assert_eq!(keys(&schema), sorted(scenario::TOP_KEYS));
+    assert_eq!(keys(&p["deferred"]), sorted(scenario::DEFERRED_KEYS));
+    assert_eq!(keys(&p["sizes"]), sorted(scenario::SIZE_KEYS));
+    assert_eq!(keys(&p["failures"]), sorted(scenario::FAILURE_KEYS));
+    assert_eq!(keys(&p["model_overrides"]), sorted(profile::OVERRIDE_KEYS));
+    assert_eq!(
+        keys(&p["published"]["items"]),
+        sorted(scenario::PUBLISHED_KEYS)
+    );
+    assert_eq!(
+        keys(&p["catalogs"]["items"]["oneOf"][1]),
+        sorted(scenario::CATALOG_KEYS)
+    );
+    assert_eq!(keys(&d["turn"]), sorted(scenario::TURN_KEYS));
+    assert_eq!(keys(&d["call"]), sorted(scenario::CALL_KEYS));
+    assert_eq!(keys(&d["event"]), sorted(scenario::EVENT_KEYS));
+    assert_eq!(
+        keys(&d["turn"]["properties"]["subagent"]),
+        sorted(scenario::SUBAGENT_KEYS)
+    );
+    let models: Vec<String> = p["model"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(models, profile::names());
+}
+
+#[test]
+fn shipped_scenarios_load() {
+    let all = shipped_scenarios();
+    assert!(all.len() >= 8, "{all:?}");
+    for path in all {
+        let sc = load_scenario(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!sc.catalogs.is_empty());
+    }
+}
+
+/// Runs every shipped scenario over the project's fixtures (skipped when they are absent,
+/// as in a branch without them). The test scorer stands in for the keyword scorer.
+#[test]
+fn shipped_scenarios_run_over_the_fixtures() {
+    for path in shipped_scenarios() {
+        let sc = load_scenario(&path).unwrap();
+        if let Some(missing) = sc.catalogs.iter().find(|c| !c.path.exists()) {
+            eprintln!(
+                "skipping {}: fixture {} is absent",
+                path.display(),
+                missing.path.display()
+            );
+            continue;
+        }
+        let prep = prepare(&sc, Tokenizer::O200kBase, &word_builder).unwrap();
+        let r = run(&sc, &prep).unwrap();
+        assert!(
+            r.eager.first_request_tokens > r.deferred.first_request_tokens,
+            "{}",
+            sc.name
+        );
+        assert_eq!(r.deferred.parts.total(), r.deferred.total_input_tokens);
+    }
+}
+
+/// 1,000 conversations × 20 turns over a 500-tool catalog. Run with
+/// `cargo test --release --lib simulate::tests::thousand -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn thousand_conversations_over_500_tools() {
+    let v = generate::ten_servers();
+    let mut tools = Vec::new();
+    for s in v["servers"].as_array().unwrap() {
+        let server = s["name"].as_str().unwrap();
+        for t in s["tools"].as_array().unwrap() {
+            let name = t["name"].as_str().unwrap();
+            let mut tool = tool(&crate::catalog::mcp_id(server, name), Some(server));
+            tool.name = name.into();
+            tool.description = t["description"].as_str().unwrap().into();
+            tool.input_schema = t["input_schema"].clone();
+            tools.push(tool);
+        }
+    }
+    let catalog = Catalog::from_tools(tools).unwrap();
+    let tokens = ToolTokens::compute(&catalog, Tokenizer::O200kBase, Render::Json);
+    let ids: Vec<String> = catalog.tools().iter().map(|t| t.id.clone()).collect();
+    let mut rng = replay::Rng::new(1);
+    let mut scenarios = Vec::new();
+    for c in 0..1000 {
+        let mut y =
+            format!("name: c{c}\nsystem_prompt_tokens: 2000\ncatalogs: [x.json]\nconversation:\n");
+        for _ in 0..20 {
+            y.push_str("  - user: please do the next step of the task\n");
+            let n = rng.next_u64() % 3;
+            if n > 0 {
+                y.push_str("    calls:\n");
+            }
+            for _ in 0..n {
+                let id = &ids[(rng.next_u64() % ids.len() as u64) as usize];
+                let words = split_words(id.rsplit("__").next().unwrap()).join(" ");
+                y.push_str(&format!(
+                    "      - {{tool: {id}, query: \"{words}\", result_tokens: 200}}\n"
+                ));
+            }
+        }
+        scenarios.push(scenario(&y).unwrap());
+    }
+    let prep = prepare_with(&scenarios[0], catalog, tokens, &word_builder).unwrap();
+    let start = std::time::Instant::now();
+    let mut requests = 0;
+    for sc in &scenarios {
+        let r = run(sc, &prep).unwrap();
+        requests += r.eager.requests + r.deferred.requests;
+    }
+    eprintln!(
+        "1000 conversations x 20 turns over 500 tools: {:?}, {requests} requests",
+        start.elapsed()
+    );
+}

@@ -1,0 +1,146 @@
+//! Command-line checks of `eval` input errors and `compare` exit codes.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+
+fn toolbudget() -> Command {
+    Command::cargo_bin("toolbudget").unwrap()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+/// An eval json with one scorer and per-query recall@5 values (mean written as the aggregate).
+fn eval_json<S: AsRef<str>>(rows: &[(S, f64)]) -> String {
+    let mean = rows.iter().map(|r| r.1).sum::<f64>() / rows.len() as f64;
+    let per_query: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|(id, v)| serde_json::json!({"id": id.as_ref(), "query": "q", "expected": ["a"], "ranks": [null], "top": [], "metrics": {"recall@5": v, "mrr": v}}))
+        .collect();
+    serde_json::to_string_pretty(&serde_json::json!({
+        "tool_count": 10,
+        "query_count": rows.len(),
+        "results": [{"scorer": "bm25", "metrics": {"recall@5": mean, "mrr": mean}, "latency_us": {"p50": 1.0, "p95": 2.0}, "per_query": per_query}]
+    }))
+    .unwrap()
+}
+
+#[test]
+fn compare_with_itself_passes_with_zero_differences() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write(
+        dir.path(),
+        "a.json",
+        &eval_json(&[("q1", 1.0), ("q2", 0.0), ("q3", 0.5)]),
+    );
+    let out = toolbudget()
+        .args(["compare", &a, &a, "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for m in v["results"][0]["metrics"].as_array().unwrap() {
+        assert_eq!(m["difference"], 0.0);
+    }
+    assert_eq!(v["results"][0]["paired"], true);
+    assert_eq!(v["regressions"], serde_json::json!([]));
+}
+
+#[test]
+fn compare_exits_1_on_a_real_drop_and_0_within_tolerance() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows: Vec<(String, f64)> = (0..100).map(|i| (format!("q{i}"), 1.0)).collect();
+    let base = write(dir.path(), "base.json", &eval_json(&rows));
+    // one query of 100 lost: a drop of exactly 0.01, within the default tolerance
+    let mut one = rows.clone();
+    one[7].1 = 0.0;
+    let one = write(dir.path(), "one.json", &eval_json(&one));
+    // five lost: 0.05
+    let mut five = rows.clone();
+    for r in five.iter_mut().take(5) {
+        r.1 = 0.0;
+    }
+    let five = write(dir.path(), "five.json", &eval_json(&five));
+
+    toolbudget().args(["compare", &base, &one]).assert().code(0);
+    toolbudget()
+        .args(["compare", &base, &one, "--max-drop", "0"])
+        .assert()
+        .code(1);
+    let out = toolbudget()
+        .args(["compare", &base, &five])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains("FAIL: bm25 dropped more than 0.01 on recall@5"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("worse: q0 1.0000 -> 0.0000"), "{stdout}");
+    // the check follows --metric; an unknown metric is a usage error
+    toolbudget()
+        .args(["compare", &base, &five, "--metric", "ndcg@3"])
+        .assert()
+        .code(2);
+    // improving is never a failure
+    toolbudget()
+        .args(["compare", &five, &base])
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn compare_rejects_a_file_that_is_not_an_eval_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = write(dir.path(), "bad.json", "{\"tools\": []}");
+    let out = toolbudget().args(["compare", &bad, &bad]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.starts_with(&format!("error: {bad}:1:1: expected the json output")),
+        "{err}"
+    );
+}
+
+#[test]
+fn eval_reports_unknown_expected_tool_with_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = write(
+        dir.path(),
+        "cat.yaml",
+        "builtins:\n  - name: Read\n    description: Read a file.\n    input_schema: {type: object}\n",
+    );
+    let q = write(
+        dir.path(),
+        "q.jsonl",
+        "{\"id\": \"q1\", \"query\": \"read\", \"expected\": [\"Read\"]}\n{\"id\": \"q2\", \"query\": \"write\", \"expected\": [\"Write\"]}\n",
+    );
+    let out = toolbudget()
+        .args(["eval", "--catalog", &cat, "--queries", &q])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        err.trim_end(),
+        format!(
+            "error: {q}:2:45: query \"q2\" expects tool \"Write\", which is not in the catalog"
+        )
+    );
+    let out = toolbudget()
+        .args(["eval", "--catalog", &cat, "--queries", &q, "--k", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn cli_definition_is_consistent() {
+    use clap::CommandFactory;
+    toolbudget::cli::Cli::command().debug_assert();
+}
