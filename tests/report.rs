@@ -359,3 +359,62 @@ fn report_command_is_deterministic_except_latency() {
     }
     assert!(fa.contains_key("index.md") && fa.contains_key("data/sweep.csv"));
 }
+
+#[test]
+fn report_rejects_a_data_folder_without_catalogs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = assert_cmd::Command::cargo_bin("toolbudget")
+        .unwrap()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["report", "--quiet", "--out"])
+        .arg(dir.path().join("r"))
+        .arg("--data")
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8(out).unwrap();
+    assert!(
+        err.starts_with("error: ") && err.contains("catalogs/"),
+        "{err}"
+    );
+    assert!(
+        !dir.path().join("r").exists(),
+        "nothing written on bad input"
+    );
+}
+
+#[test]
+fn catalog_generate_is_byte_stable_and_checks_its_flags() {
+    let run = |args: &[&str]| {
+        assert_cmd::Command::cargo_bin("toolbudget")
+            .unwrap()
+            .args(["catalog", "generate"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let a = run(&["--tools", "120", "--servers", "7", "--seed", "9"]);
+    let b = run(&["--tools", "120", "--servers", "7", "--seed", "9"]);
+    assert!(a.status.success());
+    assert_eq!(a.stdout, b.stdout);
+    let v: serde_json::Value = serde_json::from_slice(&a.stdout).unwrap();
+    let servers = v["servers"].as_array().unwrap();
+    assert_eq!(servers.len(), 7);
+    let tools: usize = servers
+        .iter()
+        .map(|s| s["tools"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(tools, 120);
+    for bad in [
+        &["--tools", "0"][..],
+        &["--tools", "5", "--servers", "6"][..],
+        &["--tools", "ten"][..],
+    ] {
+        let o = run(bad);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains("error"));
+    }
+}
