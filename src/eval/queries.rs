@@ -443,19 +443,41 @@ pub(crate) mod tests {
         Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data")).filter(|p| p.is_dir())
     }
 
+    /// The shared labeled sets with their catalogs, loaded once per test binary (a debug
+    /// build takes long to load the 1.6 MB catalog; tests share it rather than reload).
+    pub(crate) fn shared_sets() -> Option<&'static [(String, Catalog, QuerySet)]> {
+        static SETS: std::sync::OnceLock<Option<Vec<(String, Catalog, QuerySet)>>> =
+            std::sync::OnceLock::new();
+        SETS.get_or_init(|| {
+            let dir = shared_data()?;
+            Some(
+                ["bfcl", "stabletoolbench"]
+                    .iter()
+                    .map(|name| {
+                        let catalog =
+                            crate::catalog::load_catalogs(&[crate::catalog::CatalogSource {
+                                path: dir.join(format!("catalogs/{name}.json")),
+                                server: None,
+                            }])
+                            .unwrap();
+                        let set =
+                            load_queries(&dir.join(format!("queries/{name}.jsonl")), &catalog)
+                                .unwrap();
+                        (name.to_string(), catalog, set)
+                    })
+                    .collect(),
+            )
+        })
+        .as_deref()
+    }
+
     #[test]
     fn shared_query_sets_resolve_against_their_catalogs() {
-        let Some(dir) = shared_data() else {
+        let Some(sets) = shared_sets() else {
             eprintln!("skipped: no shared data (set TOOLBUDGET_SHARED_DATA)");
             return;
         };
-        for (name, count) in [("bfcl", 1477), ("stabletoolbench", 765)] {
-            let catalog = crate::catalog::load_catalogs(&[crate::catalog::CatalogSource {
-                path: dir.join(format!("catalogs/{name}.json")),
-                server: None,
-            }])
-            .unwrap();
-            let set = load_queries(&dir.join(format!("queries/{name}.jsonl")), &catalog).unwrap();
+        for ((name, catalog, set), count) in sets.iter().zip([1477, 765]) {
             assert_eq!(set.queries.len(), count, "{name}");
             for q in &set.queries {
                 assert_eq!(q.expected.len(), q.expected_tools.len());

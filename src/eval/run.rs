@@ -418,19 +418,11 @@ pub(crate) mod tests {
 
     #[test]
     fn oracle_scores_perfectly_on_the_shared_query_sets() {
-        let Some(dir) = crate::eval::queries::tests::shared_data() else {
+        let Some(sets) = crate::eval::queries::tests::shared_sets() else {
             eprintln!("skipped: no shared data (set TOOLBUDGET_SHARED_DATA)");
             return;
         };
-        for name in ["bfcl", "stabletoolbench"] {
-            let catalog = crate::catalog::load_catalogs(&[crate::catalog::CatalogSource {
-                path: dir.join(format!("catalogs/{name}.json")),
-                server: None,
-            }])
-            .unwrap();
-            let set =
-                crate::eval::load_queries(&dir.join(format!("queries/{name}.jsonl")), &catalog)
-                    .unwrap();
+        for (name, catalog, set) in sets {
             let mut by_text: HashMap<String, Vec<usize>> = HashMap::new();
             let mut ambiguous = std::collections::HashSet::new();
             for q in &set.queries {
@@ -447,7 +439,7 @@ pub(crate) mod tests {
             let options = EvalOptions::new(&DEFAULT_KS, None, true).unwrap();
             assert_eq!(options.resamples, 10_000);
             let started = std::time::Instant::now();
-            let e = evaluate(&oracle, &catalog, &set.queries, &options, fake_clock());
+            let e = evaluate(&oracle, catalog, &set.queries, &options, fake_clock());
             eprintln!(
                 "{name}: {} queries evaluated with 95% intervals in {:?}",
                 set.queries.len(),
