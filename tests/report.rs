@@ -276,6 +276,10 @@ fn every_svg_parses_and_names_its_series() {
                 "context window (200,000)",
             ],
         ),
+        (
+            "charts/sweep-savings.svg",
+            &["names list", "descriptions list", "servers list"],
+        ),
     ];
     let svgs: Vec<&String> = f.keys().filter(|p| p.ends_with(".svg")).collect();
     assert_eq!(svgs.len(), expect.len(), "charts: {svgs:?}");

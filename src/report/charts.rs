@@ -54,6 +54,8 @@ pub struct Series {
     /// A limit drawn for orientation (a context window): dark grey, dashed, no markers, and
     /// it takes no colour from the palette.
     pub reference: bool,
+    /// A fixed palette index, so one series keeps its colour across charts.
+    pub color: Option<usize>,
 }
 
 impl Series {
@@ -63,7 +65,13 @@ impl Series {
             points,
             dashed: false,
             reference: false,
+            color: None,
         }
+    }
+
+    pub fn colored(mut self, palette_index: usize) -> Series {
+        self.color = Some(palette_index);
+        self
     }
 
     pub fn reference(mut self) -> Series {
@@ -355,6 +363,8 @@ fn draw_line_chart(
             for series in &spec.series {
                 let color = if series.reference {
                     RGBColor(90, 90, 90)
+                } else if let Some(i) = series.color {
+                    PALETTE[i % PALETTE.len()]
                 } else {
                     next_color += 1;
                     PALETTE[(next_color - 1) % PALETTE.len()]

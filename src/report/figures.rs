@@ -148,6 +148,49 @@ pub fn all(data: &ReportData) -> Result<Vec<Figure>, ChartError> {
             section: Section::Sweep,
         });
     }
+    if let Some(sweep) = &data.sweep {
+        let series = super::sweep::ListingMode::ALL
+            .into_iter()
+            .enumerate()
+            .map(|(i, mode)| {
+                // Colours as in the first-request chart, where eager takes the first.
+                Series::new(
+                    format!("{} list", mode.name()),
+                    sweep
+                        .points
+                        .iter()
+                        .filter_map(|p| {
+                            p.deferred
+                                .iter()
+                                .find(|d| d.mode == mode)
+                                .map(|d| (p.tools as f64, d.savings_pct))
+                        })
+                        .collect(),
+                )
+                .colored(i + 1)
+            })
+            .collect();
+        let mut chart = LineChart::new(
+            "First-request savings vs catalog size",
+            "catalog size (tools, log scale)",
+            "tokens saved vs eager (%)",
+            series,
+        );
+        chart.x_scale = Scale::Log;
+        chart.y_range = Some((0.0, 100.0));
+        chart.legend = LegendAt::LowerRight;
+        out.push(Figure {
+            path: "charts/sweep-savings.svg".into(),
+            title: chart.title.clone(),
+            caption: "Share of the eager first request that deferral saves, per listing mode. \
+                      Small catalogs save little (the system prompt dominates and the search \
+                      tool costs a few hundred tokens); the curves flatten where the list itself \
+                      grows as fast as the definitions it replaces."
+                .into(),
+            svg: line_chart(&chart)?,
+            section: Section::Sweep,
+        });
+    }
     if !data.latency.sweep.is_empty() {
         // Scorers in first-seen order.
         let mut seen: Vec<&str> = Vec::new();
