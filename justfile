@@ -50,3 +50,9 @@ _eval-fixtures OUT:
     for f in fixtures/catalogs/mcp/*.json; do catalogs+=(-c "$f"); done
     cargo run --quiet -- --quiet eval "${catalogs[@]}" --queries fixtures/queries/fixtures.jsonl \
         -s keyword -s bm25 --per-query --format json --out "{{OUT}}"
+
+# Refresh fixtures/live/ from the pinned real MCP servers (installs them into .mcp-servers/ first
+# if needed: node + npm, python3 + venv, network).
+snapshot:
+    test -x .mcp-servers/venv/bin/mcp-server-git || bash scripts/install-mcp-servers.sh
+    cargo run --quiet -- catalog import --config scripts/live-servers.mcp.json --out fixtures/live

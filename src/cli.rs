@@ -38,9 +38,8 @@ pub enum Command {
     /// Run the shipped scenarios, evaluations and the scale sweep; write the Markdown report
     /// with its CSV/JSON data and SVG charts.
     Report(ReportArgs),
-    /// Work with catalog files.
-    #[command(subcommand)]
-    Catalog(CatalogCommand),
+    /// Work with catalog files: import them from live MCP servers, or generate synthetic ones.
+    Catalog(CatalogArgsGroup),
 }
 
 #[derive(Debug, Args)]
@@ -58,12 +57,6 @@ pub struct ReportArgs {
     /// The fixture catalogs and labeled queries.
     #[arg(long, default_value = "fixtures", value_name = "DIR")]
     pub fixtures: PathBuf,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum CatalogCommand {
-    /// Write a deterministic synthetic catalog shaped like real MCP catalogs (native JSON).
-    Generate(GenerateArgs),
 }
 
 #[derive(Debug, Args)]
@@ -209,4 +202,68 @@ pub fn parse_tokenizer(s: &str) -> Result<Tokenizer, String> {
 
 pub fn parse_render(s: &str) -> Result<Render, String> {
     s.parse()
+}
+
+#[derive(Debug, Args)]
+pub struct CatalogArgsGroup {
+    #[command(subcommand)]
+    pub command: CatalogCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CatalogCommand {
+    /// Start real MCP servers over stdio, list their tools and write each as a catalog file.
+    Import(ImportArgs),
+    /// Write a deterministic synthetic catalog shaped like real MCP catalogs (native JSON).
+    Generate(GenerateArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["stdio", "config"])))]
+pub struct ImportArgs {
+    /// The server's command line, split like a shell would (quotes, backslashes; no shell runs):
+    /// "npx -y @modelcontextprotocol/server-memory".
+    #[arg(long, value_name = "\"CMD ARGS\"", requires = "server")]
+    pub stdio: Option<String>,
+    /// With --stdio: the server's name; its tools get the ids mcp__NAME__TOOL.
+    #[arg(long, value_name = "NAME", requires = "stdio")]
+    pub server: Option<String>,
+    /// With --stdio: an environment variable for the server. Repeatable.
+    #[arg(long = "env", value_name = "KEY=VALUE", requires = "stdio")]
+    pub env: Vec<String>,
+    /// A Claude Code .mcp.json or Claude Desktop config: import every stdio server of its
+    /// mcpServers map, one file per server.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// With --stdio: the catalog file (default: stdout). With --config: the folder for the
+    /// <server>.json files (default: catalogs).
+    #[arg(long, value_name = "PATH")]
+    pub out: Option<PathBuf>,
+    /// Also write a starter scenario over the imported catalogs, ready for
+    /// `toolbudget simulate FILE` (eager vs deferred). With --stdio it needs --out.
+    #[arg(long, value_name = "FILE")]
+    pub scenario: Option<PathBuf>,
+    /// Seconds to wait for each answer: the server's start and `initialize`, then each
+    /// `tools/list` page.
+    #[arg(long, value_name = "SECS", default_value = "20", value_parser = parse_seconds)]
+    pub timeout_secs: f64,
+    /// Seconds to wait for the start and `initialize` only (default: --timeout-secs); raise it
+    /// for `npx -y`/`uvx` servers that download themselves on first start.
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    pub start_timeout_secs: Option<f64>,
+    /// Tokenizer for the printed counts: o200k_base or cl100k_base.
+    #[arg(long, default_value = "o200k_base", value_parser = parse_tokenizer)]
+    pub tokenizer: Tokenizer,
+    /// Format of the per-server summary.
+    #[arg(long, default_value = "table", value_parser = parse_format)]
+    pub format: Format,
+}
+
+pub fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 && x <= 86_400.0 => Ok(x),
+        _ => Err(format!(
+            "expected a number of seconds above 0 and at most 86400, got {s:?}"
+        )),
+    }
 }

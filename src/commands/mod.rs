@@ -2,6 +2,7 @@
 //! This layer (with `main.rs`) is the only one that touches files, stdout and the clock.
 
 pub mod catalog_generate;
+pub mod catalog_import;
 pub mod compare;
 pub mod count;
 pub mod eval;

@@ -299,7 +299,11 @@ pub(crate) mod tests {
             // readings 0,1 (query 1): 0 → 1 µs; readings 2,3: 10 → 12 µs; ...
             let q = n / 2;
             let base = q * 10;
-            Duration::from_micros(if n % 2 == 0 { base } else { base + q + 1 })
+            Duration::from_micros(if n.is_multiple_of(2) {
+                base
+            } else {
+                base + q + 1
+            })
         }
     }
 

@@ -1,0 +1,396 @@
+//! `toolbudget catalog import`: snapshots the tools of real MCP servers into catalog files.
+//!
+//! `--stdio "CMD ARGS" --server NAME [--out FILE]` imports one server; without `--out` the
+//! catalog goes to stdout and the summary to stderr. `--config FILE [--out DIR]` imports every
+//! stdio server of a Claude Code / Claude Desktop config into `DIR/<server>.json`, one after
+//! another; a failing server is reported and the rest still run. Exit 0 when every stdio
+//! server was imported, 2 when any failed (remote servers are skipped, not failures).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tokio::runtime::Runtime;
+
+use crate::cli::ImportArgs;
+use crate::error::{Error, Result};
+use crate::mcp::scenario::starter_scenario;
+use crate::mcp::{
+    ConfigEntry, EntryKind, ImportError, ServerCommand, Timeouts, catalog_json, list_tools,
+    read_config, to_catalog,
+};
+use crate::output::{Format, emit, md_table, text_table, to_json, write_atomic};
+use crate::tokenize::{Render, Tokenizer, ToolTokens};
+
+/// Default folder for `--config` snapshots.
+pub const DEFAULT_CONFIG_OUT: &str = "catalogs";
+
+#[derive(Debug, Serialize)]
+pub struct ImportReport {
+    pub tokenizer: String,
+    pub render: String,
+    pub servers: Vec<ServerReport>,
+    pub total_tools: usize,
+    pub total_tokens: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ServerReport {
+    pub server: String,
+    /// `ok`, `failed` or `skipped`.
+    pub status: &'static str,
+    pub tools: Option<usize>,
+    pub tokens: Option<usize>,
+    /// `tools/list` requests made.
+    pub pages: Option<usize>,
+    /// The catalog file written, when one was.
+    pub path: Option<String>,
+    /// What the server called itself in `initialize` (`serverInfo` name and version).
+    pub server_info: Option<String>,
+    /// Why the server failed or was skipped.
+    pub note: Option<String>,
+}
+
+/// A server imported successfully.
+struct Imported {
+    json: String,
+    tools: usize,
+    tokens: usize,
+    pages: usize,
+    server_info: Option<String>,
+}
+
+/// A server that failed: the one-line reason and the end of its stderr.
+struct Failed {
+    reason: String,
+    stderr_tail: Vec<String>,
+}
+
+pub fn run(args: &ImportArgs, quiet: bool) -> Result<ExitCode> {
+    let timeouts = Timeouts {
+        start: Duration::from_secs_f64(args.start_timeout_secs.unwrap_or(args.timeout_secs)),
+        request: Duration::from_secs_f64(args.timeout_secs),
+    };
+    // One thread is plenty: we wait on one server at a time.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Missing(format!("cannot start the async runtime: {e}")))?;
+    match (&args.stdio, &args.config) {
+        (Some(line), _) => {
+            let server = args.server.as_deref().unwrap_or_default();
+            run_stdio(&runtime, args, line, server, timeouts)
+        }
+        (None, Some(config)) => run_config(&runtime, args, config, timeouts, quiet),
+        (None, None) => Err(Error::usage(
+            "give --stdio \"CMD ARGS\" --server NAME, or --config FILE",
+        )),
+    }
+}
+
+fn run_stdio(
+    runtime: &Runtime,
+    args: &ImportArgs,
+    line: &str,
+    server: &str,
+    timeouts: Timeouts,
+) -> Result<ExitCode> {
+    if server.trim().is_empty() {
+        return Err(Error::usage("--server must not be empty"));
+    }
+    if args.scenario.is_some() && args.out.is_none() {
+        return Err(Error::usage(
+            "--scenario needs --out FILE: the scenario refers to the catalog file",
+        ));
+    }
+    let mut command =
+        ServerCommand::parse(line).map_err(|e| Error::usage(format!("--stdio: {e}")))?;
+    for kv in &args.env {
+        match kv.split_once('=') {
+            Some((k, v)) if !k.is_empty() => command.env.push((k.to_string(), v.to_string())),
+            _ => return Err(Error::usage(format!("--env {kv:?}: expected KEY=VALUE"))),
+        }
+    }
+    let started = Instant::now();
+    let result = import_one(runtime, server, &command, timeouts, args.tokenizer);
+    let elapsed = started.elapsed();
+    let imported = match result {
+        Ok(i) => i,
+        Err(f) => {
+            print_failure(server, &command, &f);
+            return Ok(ExitCode::from(2));
+        }
+    };
+    match &args.out {
+        None => {
+            emit(None, &imported.json)?;
+            eprintln!(
+                "{server}: {} tools, {} tokens ({}, json rendering), {} page{}, {:.1} s",
+                imported.tools,
+                imported.tokens,
+                args.tokenizer.name(),
+                imported.pages,
+                if imported.pages == 1 { "" } else { "s" },
+                elapsed.as_secs_f64()
+            );
+        }
+        Some(path) => {
+            write_atomic(path, imported.json.as_bytes())?;
+            write_scenario(
+                args.scenario.as_deref(),
+                &[(server.to_string(), path.clone())],
+            )?;
+            let report = report(args.tokenizer, vec![ok_row(server, &imported, path)]);
+            emit(None, &render(&report, args.format))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_config(
+    runtime: &Runtime,
+    args: &ImportArgs,
+    config: &Path,
+    timeouts: Timeouts,
+    quiet: bool,
+) -> Result<ExitCode> {
+    let entries = read_config(config, &|k| std::env::var(k).ok())?;
+    let dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_CONFIG_OUT));
+    let mut rows = Vec::with_capacity(entries.len());
+    let mut written = Vec::new();
+    let mut any_failed = false;
+    for ConfigEntry { name, kind } in &entries {
+        match kind {
+            EntryKind::Remote { transport } => {
+                if !quiet {
+                    eprintln!(
+                        "{name}: skipped ({transport} server; only stdio servers can be started)"
+                    );
+                }
+                rows.push(ServerReport {
+                    server: name.clone(),
+                    status: "skipped",
+                    tools: None,
+                    tokens: None,
+                    pages: None,
+                    path: None,
+                    server_info: None,
+                    note: Some(format!(
+                        "{transport} server: only stdio servers are imported"
+                    )),
+                });
+            }
+            EntryKind::Invalid(message) => {
+                any_failed = true;
+                eprintln!("error: server {name:?}: {message}");
+                rows.push(failed_row(name, message.clone()));
+            }
+            EntryKind::Stdio(command) => {
+                if !quiet {
+                    eprintln!("{name}: starting {}", command.display());
+                }
+                let started = Instant::now();
+                let result = import_one(runtime, name, command, timeouts, args.tokenizer);
+                let path = dir.join(format!("{name}.json"));
+                match result.and_then(|i| {
+                    write_atomic(&path, i.json.as_bytes())
+                        .map(|()| i)
+                        .map_err(|e| Failed {
+                            reason: e.to_string(),
+                            stderr_tail: Vec::new(),
+                        })
+                }) {
+                    Ok(imported) => {
+                        if !quiet {
+                            eprintln!(
+                                "{name}: {} tools, {} tokens in {:.1} s -> {}",
+                                imported.tools,
+                                imported.tokens,
+                                started.elapsed().as_secs_f64(),
+                                path.display()
+                            );
+                        }
+                        rows.push(ok_row(name, &imported, &path));
+                        written.push((name.clone(), path));
+                    }
+                    Err(f) => {
+                        any_failed = true;
+                        print_failure(name, command, &f);
+                        rows.push(failed_row(name, f.reason));
+                    }
+                }
+            }
+        }
+    }
+    if !written.is_empty() {
+        write_scenario(args.scenario.as_deref(), &written)?;
+    }
+    let report = report(args.tokenizer, rows);
+    emit(None, &render(&report, args.format))?;
+    Ok(if any_failed {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn import_one(
+    runtime: &Runtime,
+    server: &str,
+    command: &ServerCommand,
+    timeouts: Timeouts,
+    tokenizer: Tokenizer,
+) -> std::result::Result<Imported, Failed> {
+    let listing = runtime
+        .block_on(list_tools(command, timeouts))
+        .map_err(|e: ImportError| Failed {
+            reason: e.summary(),
+            stderr_tail: e.stderr_tail,
+        })?;
+    // Validate before writing anything: a file `count` could not load is worse than none.
+    let catalog = to_catalog(server, &listing.tools).map_err(|reason| Failed {
+        reason,
+        stderr_tail: Vec::new(),
+    })?;
+    let tokens = ToolTokens::compute(&catalog, tokenizer, Render::Json);
+    Ok(Imported {
+        json: catalog_json(&listing.tools),
+        tools: catalog.len(),
+        tokens: tokens.total(),
+        pages: listing.pages,
+        server_info: listing.server_name.map(|n| match listing.server_version {
+            Some(v) if !v.is_empty() => format!("{n} {v}"),
+            _ => n,
+        }),
+    })
+}
+
+/// Writes the starter scenario when `--scenario` asked for one.
+fn write_scenario(path: Option<&Path>, catalogs: &[(String, PathBuf)]) -> Result<()> {
+    let Some(path) = path else { return Ok(()) };
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "imported-servers".into());
+    write_atomic(path, starter_scenario(&name, path, catalogs).as_bytes())?;
+    eprintln!(
+        "wrote {}: compare eager and deferred loading with `toolbudget simulate {}`",
+        path.display(),
+        path.display()
+    );
+    Ok(())
+}
+
+/// `error: server "NAME" (CMD): reason`, then the end of the server's stderr, indented.
+fn print_failure(server: &str, command: &ServerCommand, f: &Failed) {
+    eprintln!(
+        "error: server {server:?} ({}): {}",
+        command.display(),
+        f.reason
+    );
+    if f.stderr_tail.is_empty() {
+        eprintln!("  (the server wrote nothing on stderr)");
+    } else {
+        eprintln!(
+            "  last {} line{} the server wrote on stderr:",
+            f.stderr_tail.len(),
+            if f.stderr_tail.len() == 1 { "" } else { "s" }
+        );
+        for l in &f.stderr_tail {
+            eprintln!("  | {l}");
+        }
+    }
+}
+
+fn ok_row(server: &str, i: &Imported, path: &Path) -> ServerReport {
+    ServerReport {
+        server: server.to_string(),
+        status: "ok",
+        tools: Some(i.tools),
+        tokens: Some(i.tokens),
+        pages: Some(i.pages),
+        path: Some(path.display().to_string()),
+        server_info: i.server_info.clone(),
+        note: None,
+    }
+}
+
+fn failed_row(server: &str, reason: String) -> ServerReport {
+    ServerReport {
+        server: server.to_string(),
+        status: "failed",
+        tools: None,
+        tokens: None,
+        pages: None,
+        path: None,
+        server_info: None,
+        note: Some(reason),
+    }
+}
+
+fn report(tokenizer: Tokenizer, servers: Vec<ServerReport>) -> ImportReport {
+    ImportReport {
+        tokenizer: tokenizer.name().to_string(),
+        render: Render::Json.name().to_string(),
+        total_tools: servers.iter().filter_map(|s| s.tools).sum(),
+        total_tokens: servers.iter().filter_map(|s| s.tokens).sum(),
+        servers,
+    }
+}
+
+pub fn render(report: &ImportReport, format: Format) -> String {
+    let opt = |x: Option<usize>| x.map(|n| n.to_string()).unwrap_or_default();
+    let rows: Vec<Vec<String>> = report
+        .servers
+        .iter()
+        .map(|s| {
+            vec![
+                s.server.clone(),
+                s.status.to_string(),
+                opt(s.tools),
+                opt(s.tokens),
+                opt(s.pages),
+                s.path
+                    .clone()
+                    .or_else(|| s.note.clone())
+                    .unwrap_or_default(),
+            ]
+        })
+        .collect();
+    let headers = [
+        "server",
+        "status",
+        "tools",
+        "tokens",
+        "pages",
+        "file / note",
+    ];
+    let right = [false, false, true, true, true, false];
+    match format {
+        Format::Json => to_json(report),
+        Format::Csv => crate::output::csv(&headers, &rows),
+        Format::Table | Format::Md => {
+            let table = if format == Format::Md {
+                md_table
+            } else {
+                text_table
+            };
+            let ok = report.servers.iter().filter(|s| s.status == "ok").count();
+            format!(
+                "{}\n{} tools, {} tokens in total ({}, {} rendering) from {} of {} server{}\n",
+                table(&headers, &rows, &right),
+                report.total_tools,
+                report.total_tokens,
+                report.tokenizer,
+                report.render,
+                ok,
+                report.servers.len(),
+                if report.servers.len() == 1 { "" } else { "s" }
+            )
+        }
+    }
+}

@@ -1,0 +1,532 @@
+//! Asks one MCP server over stdio for its tools: spawn, `initialize`, `tools/list` page by page,
+//! shut down. The protocol is the official Rust SDK's (`rmcp` client over the child's pipes).
+//!
+//! We spawn the child ourselves instead of using rmcp's `TokioChildProcess` for two reasons:
+//! its `Drop` kills the child from a spawned task, which never runs when a current-thread
+//! runtime is torn down right after an error, so the child could outlive us or stay a zombie;
+//! and it silently skips stdout lines that are not JSON-RPC, so a server that prints garbage
+//! would only ever show up as a timeout. Here the child runs in its own process group (so
+//! `npx`/`uvx` wrappers and their children go too), is always killed and waited for, and a tee
+//! between its stdout and rmcp remembers the lines that were not JSON-RPC for the error.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::process::{Child, Command};
+
+use super::ServerCommand;
+
+/// How long to wait for the server.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timeouts {
+    /// From spawning the process to the answer to `initialize`.
+    pub start: Duration,
+    /// For each `tools/list` page.
+    pub request: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            start: Duration::from_secs(20),
+            request: Duration::from_secs(20),
+        }
+    }
+}
+
+/// Lines of the server's stderr kept for an error message.
+pub const STDERR_TAIL_LINES: usize = 20;
+/// Longest stderr or stdout line kept for a message, in characters.
+const MAX_NOTED_LINE_CHARS: usize = 300;
+/// Most `tools/list` pages followed; a server that keeps returning cursors is broken.
+pub const MAX_PAGES: usize = 10_000;
+/// Longest stdout line accepted (a whole `tools/list` page is one line).
+const MAX_STDOUT_LINE_BYTES: usize = 256 * 1024 * 1024;
+/// After a successful listing, how long a server gets to exit on its own once its stdin is
+/// closed (the MCP stdio shutdown) before it is killed.
+const GRACEFUL_EXIT: Duration = Duration::from_millis(500);
+
+/// What a successful listing returns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listing {
+    /// The tools in the server's order, each as the JSON object the server sent (as far as the
+    /// MCP `Tool` type knows its fields), with null and empty optional fields dropped.
+    pub tools: Vec<Value>,
+    /// `tools/list` requests made (1 for an unpaginated server).
+    pub pages: usize,
+    /// The server's `serverInfo` name and version, when it gave them.
+    pub server_name: Option<String>,
+    pub server_version: Option<String>,
+}
+
+/// Why a listing failed, with everything the server let us see.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", self.summary())]
+pub struct ImportError {
+    pub failure: Failure,
+    /// How the process ended, when it had ended by the time we looked.
+    pub exit: Option<String>,
+    /// Stdout lines that were not JSON-RPC messages: how many, and the first few.
+    pub stdout_noise: Vec<String>,
+    pub stdout_noise_count: usize,
+    /// The last lines the server wrote on stderr.
+    pub stderr_tail: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Failure {
+    /// The command could not be started at all.
+    Spawn {
+        program: String,
+        reason: String,
+    },
+    /// No answer to `initialize` in time.
+    StartTimeout(Duration),
+    /// `initialize` got an error, a wrong answer, or the connection closed.
+    Initialize(String),
+    /// No answer to a `tools/list` page in time.
+    RequestTimeout {
+        page: usize,
+        after: Duration,
+    },
+    /// A `tools/list` page got an error, a wrong answer, or the connection closed.
+    Request {
+        page: usize,
+        reason: String,
+    },
+    /// The server sent a cursor it had already sent: following it would never end.
+    CursorLoop {
+        page: usize,
+        cursor: String,
+    },
+    TooManyPages,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Spawn { program, reason } => write!(f, "cannot start {program:?}: {reason}"),
+            Failure::StartTimeout(d) => write!(
+                f,
+                "no answer to `initialize` within {} (raise it with --timeout-secs)",
+                secs(*d)
+            ),
+            Failure::Initialize(r) => write!(f, "`initialize` failed: {r}"),
+            Failure::RequestTimeout { page, after } => write!(
+                f,
+                "no answer to `tools/list` (page {page}) within {} (raise it with --timeout-secs)",
+                secs(*after)
+            ),
+            Failure::Request { page, reason } => {
+                write!(f, "`tools/list` (page {page}) failed: {reason}")
+            }
+            Failure::CursorLoop { page, cursor } => write!(
+                f,
+                "`tools/list` page {page} returned the cursor {cursor:?} again; the server's \
+                 pagination never ends"
+            ),
+            Failure::TooManyPages => {
+                write!(f, "`tools/list` still had more pages after {MAX_PAGES}")
+            }
+        }
+    }
+}
+
+fn secs(d: Duration) -> String {
+    format!("{} s", d.as_secs_f64())
+}
+
+impl ImportError {
+    /// One line: the failure, how the process ended, and what it printed that was not protocol.
+    pub fn summary(&self) -> String {
+        let mut s = self.failure.to_string();
+        if let Some(exit) = &self.exit {
+            s.push_str("; the server ");
+            s.push_str(exit);
+        }
+        if self.stdout_noise_count > 0 {
+            s.push_str(&format!(
+                "; it wrote {} line{} on stdout that {} not JSON-RPC, the first: {:?}",
+                self.stdout_noise_count,
+                if self.stdout_noise_count == 1 {
+                    ""
+                } else {
+                    "s"
+                },
+                if self.stdout_noise_count == 1 {
+                    "is"
+                } else {
+                    "are"
+                },
+                self.stdout_noise.first().map(String::as_str).unwrap_or("")
+            ));
+        }
+        s
+    }
+}
+
+/// What the stdout tee and the stderr reader saw.
+#[derive(Debug, Default)]
+struct Seen {
+    stderr_tail: VecDeque<String>,
+    stdout_noise: Vec<String>,
+    stdout_noise_count: usize,
+    /// The server closed its stdout (usually: it exited).
+    stdout_closed: bool,
+}
+
+type Shared = Arc<Mutex<Seen>>;
+
+fn lock(seen: &Shared) -> std::sync::MutexGuard<'_, Seen> {
+    // A reader task that panicked leaves its notes half-written, which is still worth showing.
+    seen.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs the whole exchange with one server. Must be called inside a Tokio runtime with IO and
+/// time enabled (a current-thread runtime is enough). The child is killed and reaped before
+/// this returns, whatever happened.
+pub async fn list_tools(
+    command: &ServerCommand,
+    timeouts: Timeouts,
+) -> Result<Listing, ImportError> {
+    let mut cmd = Command::new(&command.program);
+    cmd.args(&command.args)
+        .envs(command.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    if let Some(dir) = &command.cwd {
+        cmd.current_dir(dir);
+    }
+    #[cfg(unix)]
+    cmd.process_group(0);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            return Err(ImportError {
+                failure: Failure::Spawn {
+                    program: command.program.clone(),
+                    reason: e.to_string(),
+                },
+                exit: None,
+                stdout_noise: Vec::new(),
+                stdout_noise_count: 0,
+                stderr_tail: Vec::new(),
+            });
+        }
+    };
+    let pid = child.id();
+    let seen: Shared = Arc::default();
+    let stdin = child.stdin.take().expect("stdin is piped");
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let stderr_task = tokio::spawn(read_stderr(stderr, seen.clone()));
+    // The duplex buffer only needs to hold what rmcp has not read yet; the tee waits for room.
+    let (tee_in, rmcp_out) = tokio::io::duplex(64 * 1024);
+    let stdout_task = tokio::spawn(tee_stdout(stdout, tee_in, seen.clone()));
+
+    let outcome = converse(rmcp_out, stdin, timeouts).await;
+    // Checked before anything else can run: once our side of the connection is dropped the
+    // server may exit because of us, and its exit status would then say nothing.
+    let server_left_first = lock(&seen).stdout_closed;
+
+    let exit = stop(&mut child, pid, outcome.is_ok()).await;
+    // With the process group gone the pipes reach end of file; give the readers a moment to
+    // record the last lines (a grandchild outside the group could keep a pipe open forever).
+    let _ = tokio::time::timeout(Duration::from_millis(500), stderr_task).await;
+    let _ = tokio::time::timeout(Duration::from_millis(100), stdout_task).await;
+
+    outcome.map_err(|failure| {
+        let seen = lock(&seen);
+        ImportError {
+            failure,
+            exit: exit.filter(|_| server_left_first).map(describe_exit),
+            stdout_noise: seen.stdout_noise.clone(),
+            stdout_noise_count: seen.stdout_noise_count,
+            stderr_tail: seen.stderr_tail.iter().cloned().collect(),
+        }
+    })
+}
+
+/// `initialize`, then `tools/list` until the last page, then a polite close.
+async fn converse(
+    from_server: DuplexStream,
+    to_server: tokio::process::ChildStdin,
+    timeouts: Timeouts,
+) -> Result<Listing, Failure> {
+    let info = ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("toolbudget", env!("CARGO_PKG_VERSION")),
+    );
+    let client =
+        match tokio::time::timeout(timeouts.start, info.serve((from_server, to_server))).await {
+            Err(_) => return Err(Failure::StartTimeout(timeouts.start)),
+            Ok(Err(e)) => return Err(Failure::Initialize(e.to_string())),
+            Ok(Ok(c)) => c,
+        };
+    let (server_name, server_version) = match client.peer_info() {
+        Some(p) => match &p.server_info {
+            Some(i) => (Some(i.name.clone()), Some(i.version.clone())),
+            None => (None, None),
+        },
+        None => (None, None),
+    };
+
+    let mut tools = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut seen_cursors = std::collections::HashSet::new();
+    let mut pages = 0;
+    loop {
+        if pages == MAX_PAGES {
+            return Err(Failure::TooManyPages);
+        }
+        pages += 1;
+        let params = PaginatedRequestParams::default().with_cursor(cursor.take());
+        let page =
+            match tokio::time::timeout(timeouts.request, client.list_tools(Some(params))).await {
+                Err(_) => {
+                    return Err(Failure::RequestTimeout {
+                        page: pages,
+                        after: timeouts.request,
+                    });
+                }
+                Ok(Err(e)) => {
+                    let reason = match e {
+                        // The SDK could not read the answer as a `tools/list` result.
+                        rmcp::ServiceError::UnexpectedResponse => {
+                            "the answer is not a valid tools/list result".to_string()
+                        }
+                        rmcp::ServiceError::TransportClosed => "the connection closed".to_string(),
+                        e => e.to_string(),
+                    };
+                    return Err(Failure::Request {
+                        page: pages,
+                        reason,
+                    });
+                }
+                Ok(Ok(p)) => p,
+            };
+        for tool in page.tools {
+            // Serializing the SDK's `Tool` cannot fail: it is plain data with string keys.
+            let v = serde_json::to_value(&tool).expect("an MCP tool serializes to JSON");
+            tools.push(drop_empty_fields(v));
+        }
+        match page.next_cursor {
+            None => break,
+            // An empty cursor is how some servers say "no more pages".
+            Some(c) if c.is_empty() => break,
+            Some(c) => {
+                if !seen_cursors.insert(c.clone()) {
+                    return Err(Failure::CursorLoop {
+                        page: pages,
+                        cursor: c,
+                    });
+                }
+                cursor = Some(c);
+            }
+        }
+    }
+    // Closing our end is the MCP stdio shutdown; `stop` then gives the server a moment to exit.
+    let _ = tokio::time::timeout(Duration::from_secs(1), client.cancel()).await;
+    Ok(Listing {
+        tools,
+        pages,
+        server_name,
+        server_version,
+    })
+}
+
+/// Drops a tool's optional top-level fields that carry nothing (null, `{}`, `[]`); the name
+/// and the input schema are kept whatever they hold.
+fn drop_empty_fields(v: Value) -> Value {
+    match v {
+        Value::Object(mut map) => {
+            map.retain(|k, v| {
+                k == "name"
+                    || k == "inputSchema"
+                    || !(v.is_null()
+                        || v.as_object().is_some_and(|o| o.is_empty())
+                        || v.as_array().is_some_and(|a| a.is_empty()))
+            });
+            Value::Object(map)
+        }
+        other => other,
+    }
+}
+
+/// Ends the child and its process group and reaps it. Returns the exit status when the server
+/// ended by itself (after a successful exchange it gets a short grace period to do so, its
+/// stdin being closed; after a failure a crashed server has usually exited already), and
+/// `None` when we had to kill it.
+async fn stop(child: &mut Child, pid: Option<u32>, graceful: bool) -> Option<ExitStatus> {
+    let grace = if graceful {
+        GRACEFUL_EXIT
+    } else {
+        Duration::from_millis(100)
+    };
+    let own_exit = tokio::time::timeout(grace, child.wait())
+        .await
+        .ok()
+        .and_then(Result::ok);
+    kill_group(pid);
+    if own_exit.is_none() {
+        let _ = child.start_kill();
+        // SIGKILL cannot be ignored, so this wait ends; the bound is only a safety net.
+        let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
+    }
+    own_exit
+}
+
+/// Kills whatever is left of the child's process group (wrappers like `npx` start the real
+/// server as a grandchild). Harmless when the group is already gone.
+fn kill_group(pid: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(pid) = pid.and_then(|p| libc::pid_t::try_from(p).ok()) {
+        // SAFETY: killpg only sends a signal. The group id is our child's pid; Linux does not
+        // hand out a pid again while a process group with that id still has members.
+        unsafe {
+            libc::killpg(pid, libc::SIGKILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
+}
+
+fn describe_exit(status: ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        return format!("exited with status {code}");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            return format!("was killed by signal {sig}");
+        }
+    }
+    format!("ended: {status}")
+}
+
+/// Copies the server's stdout to rmcp line by line, noting lines that are not JSON-RPC.
+async fn tee_stdout(stdout: impl AsyncRead + Unpin, mut to_rmcp: DuplexStream, seen: Shared) {
+    let mut reader = BufReader::new(stdout);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match (&mut reader)
+            .take(MAX_STDOUT_LINE_BYTES as u64)
+            .read_until(b'\n', &mut line)
+            .await
+        {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if line.len() >= MAX_STDOUT_LINE_BYTES && !line.ends_with(b"\n") {
+            note_noise(
+                &seen,
+                format!("(a line longer than {MAX_STDOUT_LINE_BYTES} bytes)"),
+            );
+            break;
+        }
+        if !is_json_rpc(&line) {
+            note_noise(&seen, String::from_utf8_lossy(&line).trim_end().to_string());
+        }
+        if to_rmcp.write_all(&line).await.is_err() {
+            break;
+        }
+    }
+    lock(&seen).stdout_closed = true;
+    // Dropping `to_rmcp` tells rmcp the server's output has ended.
+}
+
+fn is_json_rpc(line: &[u8]) -> bool {
+    let trimmed = line.trim_ascii();
+    if trimmed.is_empty() {
+        return true;
+    }
+    match serde_json::from_slice::<Value>(trimmed) {
+        Ok(Value::Object(m)) => m.get("jsonrpc").and_then(Value::as_str) == Some("2.0"),
+        Ok(Value::Array(items)) => items
+            .iter()
+            .all(|i| i.get("jsonrpc").and_then(Value::as_str) == Some("2.0")),
+        _ => false,
+    }
+}
+
+fn note_noise(seen: &Shared, line: String) {
+    let mut s = lock(seen);
+    s.stdout_noise_count += 1;
+    if s.stdout_noise.len() < 3 {
+        s.stdout_noise.push(clip(&line));
+    }
+}
+
+async fn read_stderr(stderr: impl AsyncRead + Unpin, seen: Shared) {
+    let mut reader = BufReader::new(stderr);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match (&mut reader)
+            .take(1024 * 1024)
+            .read_until(b'\n', &mut line)
+            .await
+        {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let text = clip(String::from_utf8_lossy(&line).trim_end());
+        let mut s = lock(&seen);
+        if s.stderr_tail.len() == STDERR_TAIL_LINES {
+            s.stderr_tail.pop_front();
+        }
+        s.stderr_tail.push_back(text);
+    }
+}
+
+fn clip(s: &str) -> String {
+    match s.char_indices().nth(MAX_NOTED_LINE_CHARS) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_rpc_lines_are_told_from_noise() {
+        assert!(is_json_rpc(
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n"
+        ));
+        assert!(is_json_rpc(b"\n"));
+        assert!(!is_json_rpc(b"Server started on stdio\n"));
+        assert!(!is_json_rpc(b"{\"hello\": 1}\n"));
+    }
+
+    #[test]
+    fn empty_optional_fields_are_dropped_but_name_and_schema_kept() {
+        let v = serde_json::json!({"name": "a", "description": null, "inputSchema": {},
+            "annotations": {}, "icons": [], "title": "A"});
+        let out = drop_empty_fields(v);
+        assert_eq!(
+            serde_json::to_string(&out).unwrap(),
+            r#"{"name":"a","inputSchema":{},"title":"A"}"#
+        );
+    }
+
+    #[test]
+    fn long_lines_are_clipped_on_a_char_boundary() {
+        let s = "é".repeat(400);
+        let c = clip(&s);
+        assert_eq!(c.chars().count(), MAX_NOTED_LINE_CHARS + 1);
+        assert!(c.ends_with('…'));
+    }
+}
