@@ -86,6 +86,18 @@ pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
         &fixture_catalog,
         &ToolTokens::compute(&fixture_catalog, tokenizer, render),
     ));
+    // Snapshots of real MCP servers (`just snapshot`), when shipped.
+    let live = sorted_files(&args.fixtures.join("live"), &["json"])?;
+    if !live.is_empty() {
+        let sources: Vec<CatalogSource> = live
+            .into_iter()
+            .map(|path| CatalogSource { path, server: None })
+            .collect();
+        let catalog = load_catalogs(&sources)?;
+        let tokens = ToolTokens::compute(&catalog, tokenizer, render);
+        data.catalogs
+            .push(catalog_row("fixtures/live", &catalog, &tokens));
+    }
     if let Some(dir) = &args.data {
         real_catalogs(&mut data, dir, tokenizer, render, &progress)?;
     }
