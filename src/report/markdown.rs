@@ -83,6 +83,27 @@ pub fn index(data: &ReportData, charts: &[Figure]) -> String {
          section; the data behind each table is in `data/` as CSV and JSON.\n",
         data.settings.tokenizer, data.settings.render, profile
     );
+    let mut ran = Vec::new();
+    if !data.scenarios.is_empty() {
+        ran.push(format!("{} scenarios", data.scenarios.len()));
+    }
+    if !data.evals.is_empty() {
+        let queries: usize = data.evals.iter().map(|e| e.query_count).sum();
+        ran.push(format!(
+            "{} labeled query sets ({} queries)",
+            data.evals.len(),
+            int(queries)
+        ));
+    }
+    if let Some(sweep) = &data.sweep {
+        ran.push(format!(
+            "a sweep over {} generated catalogs",
+            sweep.points.len()
+        ));
+    }
+    if !ran.is_empty() {
+        let _ = writeln!(out, "This run: {}.\n", ran.join(", "));
+    }
     summary(&mut out, data, charts);
     scenarios(&mut out, data, charts);
     published(&mut out, data);
