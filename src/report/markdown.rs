@@ -17,6 +17,10 @@ fn int(x: usize) -> String {
     thousands(x as f64, 0)
 }
 
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{} {}", int(n), if n == 1 { one } else { many })
+}
+
 fn pct(x: f64) -> String {
     format!("{x:.1}%")
 }
@@ -85,20 +89,24 @@ pub fn index(data: &ReportData, charts: &[Figure]) -> String {
     );
     let mut ran = Vec::new();
     if !data.scenarios.is_empty() {
-        ran.push(format!("{} scenarios", data.scenarios.len()));
+        ran.push(plural(data.scenarios.len(), "scenario", "scenarios"));
     }
     if !data.evals.is_empty() {
         let queries: usize = data.evals.iter().map(|e| e.query_count).sum();
         ran.push(format!(
-            "{} labeled query sets ({} queries)",
-            data.evals.len(),
-            int(queries)
+            "{} ({})",
+            plural(data.evals.len(), "labeled query set", "labeled query sets"),
+            plural(queries, "query", "queries")
         ));
     }
     if let Some(sweep) = &data.sweep {
         ran.push(format!(
-            "a sweep over {} generated catalogs",
-            sweep.points.len()
+            "a sweep over {}",
+            plural(
+                sweep.points.len(),
+                "generated catalog",
+                "generated catalogs"
+            )
         ));
     }
     if !ran.is_empty() {
