@@ -157,6 +157,14 @@ pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
         ),
     ));
     run_sweep(&mut data, tokenizer, render, &profile, &progress)?;
+    data.settings.other.push((
+        "build".into(),
+        if cfg!(debug_assertions) {
+            "debug (measured latencies are several times a release build's)".into()
+        } else {
+            "release".into()
+        },
+    ));
 
     let files = crate::report::render(&data).map_err(|e| Error::Missing(e.to_string()))?;
     let bar = progress.bar(files.len(), "writing");

@@ -583,10 +583,10 @@ fn latency(out: &mut String, data: &ReportData, charts: &[Figure]) {
                 vec![
                     int(l.tools),
                     l.scorer.clone(),
-                    format!("{:.1}", l.build_ms),
+                    thousands(l.build_ms, 1),
                     int(l.queries),
-                    format!("{:.1}", l.p50_us),
-                    format!("{:.1}", l.p95_us),
+                    thousands(l.p50_us, 1),
+                    thousands(l.p95_us, 1),
                 ]
             })
             .collect();
@@ -612,8 +612,8 @@ fn latency(out: &mut String, data: &ReportData, charts: &[Figure]) {
                 vec![
                     format!("`{}`", l.set),
                     l.scorer.clone(),
-                    format!("{:.1}", l.p50_us),
-                    format!("{:.1}", l.p95_us),
+                    thousands(l.p50_us, 1),
+                    thousands(l.p95_us, 1),
                 ]
             })
             .collect();
