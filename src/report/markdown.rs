@@ -17,12 +17,31 @@ fn int(x: usize) -> String {
     thousands(x as f64, 0)
 }
 
+/// One decimal always shown, thousands grouped: `2562.44` → `2,562.4`, `26.0` → `26.0`.
+fn fixed1(x: f64) -> String {
+    let tenths = (x * 10.0).round();
+    let whole = (tenths / 10.0).trunc();
+    let frac = (tenths - whole * 10.0).abs() as u64;
+    format!("{}.{frac}", thousands(whole, 0))
+}
+
 fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{} {}", int(n), if n == 1 { one } else { many })
 }
 
 fn pct(x: f64) -> String {
     format!("{x:.1}%")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn fixed1_keeps_one_decimal() {
+        assert_eq!(super::fixed1(2562.44), "2,562.4");
+        assert_eq!(super::fixed1(26.0), "26.0");
+        assert_eq!(super::fixed1(0.06), "0.1");
+        assert_eq!(super::fixed1(1999.96), "2,000.0");
+    }
 }
 
 fn usd(x: f64) -> String {
@@ -583,10 +602,10 @@ fn latency(out: &mut String, data: &ReportData, charts: &[Figure]) {
                 vec![
                     int(l.tools),
                     l.scorer.clone(),
-                    thousands(l.build_ms, 1),
+                    fixed1(l.build_ms),
                     int(l.queries),
-                    thousands(l.p50_us, 1),
-                    thousands(l.p95_us, 1),
+                    fixed1(l.p50_us),
+                    fixed1(l.p95_us),
                 ]
             })
             .collect();
@@ -612,8 +631,8 @@ fn latency(out: &mut String, data: &ReportData, charts: &[Figure]) {
                 vec![
                     format!("`{}`", l.set),
                     l.scorer.clone(),
-                    thousands(l.p50_us, 1),
-                    thousands(l.p95_us, 1),
+                    fixed1(l.p50_us),
+                    fixed1(l.p95_us),
                 ]
             })
             .collect();
