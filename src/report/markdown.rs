@@ -33,17 +33,6 @@ fn pct(x: f64) -> String {
     format!("{x:.1}%")
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn fixed1_keeps_one_decimal() {
-        assert_eq!(super::fixed1(2562.44), "2,562.4");
-        assert_eq!(super::fixed1(26.0), "26.0");
-        assert_eq!(super::fixed1(0.06), "0.1");
-        assert_eq!(super::fixed1(1999.96), "2,000.0");
-    }
-}
-
 fn usd(x: f64) -> String {
     if x >= 100.0 {
         format!("${}", thousands(x, 0))
@@ -787,4 +776,15 @@ fn settings(out: &mut String, data: &ReportData) {
     }
     out.push_str(&md_table(&["setting", "value"], &rows, &[false, false]));
     out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn fixed1_keeps_one_decimal() {
+        assert_eq!(super::fixed1(2562.44), "2,562.4");
+        assert_eq!(super::fixed1(26.0), "26.0");
+        assert_eq!(super::fixed1(0.06), "0.1");
+        assert_eq!(super::fixed1(1999.96), "2,000.0");
+    }
 }
