@@ -32,24 +32,11 @@ bench-compare NAME="main":
 # 0.01. After a deliberate change in scoring, run `just refresh-scoring-baseline`, review the
 # diff of baselines/scoring.json and commit it with the change.
 check-scoring:
-    #!/usr/bin/env bash
-    set -euo pipefail
-    out=$(mktemp --suffix .json)
-    trap 'rm -f "$out"' EXIT
-    just _eval-fixtures "$out"
-    cargo run --quiet -- compare baselines/scoring.json "$out" --metric recall@5 --max-drop 0.01
+    bash scripts/check-scoring.sh
 
 # Replace the scoring baseline with the current results (a deliberate act: review, then commit).
 refresh-scoring-baseline:
-    just _eval-fixtures baselines/scoring.json
-
-_eval-fixtures OUT:
-    #!/usr/bin/env bash
-    set -euo pipefail
-    catalogs=(-c fixtures/catalogs/builtins.yaml)
-    for f in fixtures/catalogs/mcp/*.json; do catalogs+=(-c "$f"); done
-    cargo run --quiet -- --quiet eval "${catalogs[@]}" --queries fixtures/queries/fixtures.jsonl \
-        -s keyword -s bm25 --per-query --format json --out "{{OUT}}"
+    bash scripts/check-scoring.sh --refresh
 
 # Refresh fixtures/live/ from the pinned real MCP servers (installs them into .mcp-servers/ first
 # if needed: node + npm, python3 + venv, network).
