@@ -10,9 +10,33 @@ test:
 ci:
     bash .ci/run
 
-# Criterion benchmarks, then the full report into reports/.
+# Criterion benchmarks, then the full report into reports/ (the README's main-job command).
 bench:
-    cargo run --release -- count --catalog fixtures/catalogs/builtins.yaml
+    cargo bench --bench toolbudget
+    cargo run --release -- report
+
+# The report alone, into reports/; e.g. `just report --data ../shared/data` adds the real data.
+report *ARGS:
+    cargo run --release -- report {{ARGS}}
+
+# Save the benchmarks as a named criterion baseline (default: main).
+bench-save NAME="main":
+    cargo bench --bench toolbudget -- --save-baseline {{NAME}}
+
+# Run the benchmarks and compare each against a saved baseline (see bench-save).
+bench-compare NAME="main":
+    cargo bench --bench toolbudget -- --baseline {{NAME}}
+
+# Scoring regression check (CI): evaluates the shipped query set with keyword and bm25 and
+# compares with the committed baseline; exit 1 when any scorer's recall@5 drops by more than
+# 0.01. After a deliberate change in scoring, run `just refresh-scoring-baseline`, review the
+# diff of baselines/scoring.json and commit it with the change.
+check-scoring:
+    bash scripts/check-scoring.sh
+
+# Replace the scoring baseline with the current results (a deliberate act: review, then commit).
+refresh-scoring-baseline:
+    bash scripts/check-scoring.sh --refresh
 
 # Refresh fixtures/live/ from the pinned real MCP servers (installs them into .mcp-servers/ first
 # if needed: node + npm, python3 + venv, network).

@@ -35,8 +35,44 @@ pub enum Command {
     Compare(CompareArgs),
     /// Replay scenarios eagerly and with deferred tool loading; compare tokens, cost, latency.
     Simulate(SimulateArgs),
-    /// Work with catalog files: import them from live MCP servers.
+    /// Run the shipped scenarios, evaluations and the scale sweep; write the Markdown report
+    /// with its CSV/JSON data and SVG charts.
+    Report(ReportArgs),
+    /// Work with catalog files: import them from live MCP servers, or generate synthetic ones.
     Catalog(CatalogArgsGroup),
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Folder the report is written to (index.md, data/, charts/).
+    #[arg(long, default_value = "reports", value_name = "DIR")]
+    pub out: PathBuf,
+    /// Also evaluate real data: DIR/queries/NAME.jsonl against DIR/catalogs/NAME.json, and
+    /// count every catalog under DIR/catalogs (e.g. ../shared/data).
+    #[arg(long, value_name = "DIR")]
+    pub data: Option<PathBuf>,
+    /// The shipped scenarios.
+    #[arg(long, default_value = "scenarios", value_name = "DIR")]
+    pub scenarios: PathBuf,
+    /// The fixture catalogs and labeled queries.
+    #[arg(long, default_value = "fixtures", value_name = "DIR")]
+    pub fixtures: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// Number of tools.
+    #[arg(long, default_value_t = 1000)]
+    pub tools: usize,
+    /// Number of MCP servers the tools are spread over.
+    #[arg(long, default_value_t = 20)]
+    pub servers: usize,
+    /// Seed of the generator: the same seed gives the same bytes.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write the catalog to this file (atomically) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 /// Options shared by every command that reads catalogs.
@@ -182,6 +218,8 @@ pub struct CatalogArgsGroup {
 pub enum CatalogCommand {
     /// Start real MCP servers over stdio, list their tools and write each as a catalog file.
     Import(ImportArgs),
+    /// Write a deterministic synthetic catalog shaped like real MCP catalogs (native JSON).
+    Generate(GenerateArgs),
 }
 
 #[derive(Debug, Args)]

@@ -15,12 +15,16 @@ fn main() -> ExitCode {
     };
     let result = match &cli.command {
         Command::Count(args) => commands::count::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Report(args) => commands::report::run(args, cli.quiet).map(|()| ExitCode::SUCCESS),
         Command::Search(args) => commands::search::run(args).map(|()| ExitCode::SUCCESS),
         Command::Eval(args) => commands::eval::run(args, cli.quiet).map(|()| ExitCode::SUCCESS),
         Command::Compare(args) => commands::compare::run(args).map(ExitCode::from),
         Command::Simulate(args) => commands::simulate::run(args).map(|()| ExitCode::SUCCESS),
         Command::Catalog(group) => match &group.command {
             CatalogCommand::Import(args) => commands::catalog_import::run(args, cli.quiet),
+            CatalogCommand::Generate(args) => {
+                commands::catalog_generate::run(args).map(|()| ExitCode::SUCCESS)
+            }
         },
     };
     match result {

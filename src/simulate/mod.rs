@@ -11,7 +11,7 @@
 mod cost;
 pub mod generate;
 mod latency;
-mod listing;
+pub mod listing;
 pub mod profile;
 mod replay;
 pub mod request;

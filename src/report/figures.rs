@@ -1,0 +1,421 @@
+//! Which charts a report has, and the data each one draws: turns a `ReportData` into chart
+//! specs and renders them. Every figure has a caption that says how to read it.
+
+use super::charts::{
+    Bar, BarPanel, ChartError, LegendAt, LineChart, Scale, Series, StackedBars, line_chart,
+    stacked_bars,
+};
+use super::{PARTS, ReportData, ScenarioRow, slug};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    /// Relative path of the SVG (`charts/…`).
+    pub path: String,
+    pub title: String,
+    /// How to read it, one or two sentences.
+    pub caption: String,
+    pub svg: String,
+    /// Where it belongs in `index.md`.
+    pub section: Section,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Section {
+    /// Per scenario, by name.
+    Scenario(String),
+    /// The context-window chart of the summary.
+    Occupancy,
+    /// Per query set, by name.
+    Eval(String),
+    Sweep,
+    /// Measured; differs between runs.
+    Latency,
+}
+
+/// All figures, in the order `index.md` shows them.
+pub fn all(data: &ReportData) -> Result<Vec<Figure>, ChartError> {
+    let mut out = Vec::new();
+    if let Some(f) = occupancy(data)? {
+        out.push(f);
+    }
+    for s in &data.scenarios {
+        if s.requests.is_empty() {
+            continue;
+        }
+        out.push(requests(s)?);
+        out.push(cumulative_tokens(s)?);
+        out.push(cumulative_cost(s)?);
+    }
+    for set in &data.evals {
+        if set.scorers.is_empty() {
+            continue;
+        }
+        let series: Vec<Series> = set
+            .scorers
+            .iter()
+            .map(|sc| {
+                Series::new(
+                    sc.scorer.clone(),
+                    set.ks
+                        .iter()
+                        .filter_map(|&k| sc.metric(&format!("recall@{k}")).map(|v| (k as f64, v)))
+                        .collect(),
+                )
+            })
+            .collect();
+        let mut chart = LineChart::new(
+            &format!(
+                "Recall@k per scorer: {} ({} queries)",
+                set.name, set.query_count
+            ),
+            "k (tools returned by one search)",
+            "recall@k (share of expected tools found)",
+            series,
+        );
+        chart.y_range = Some((0.0, 1.0));
+        chart.x_integer = true;
+        chart.legend = LegendAt::LowerRight;
+        out.push(Figure {
+            path: format!("charts/recall-{}.svg", slug(&set.name)),
+            title: chart.title.clone(),
+            caption: format!(
+                "Each line is a scorer; a point is the mean share of a query's expected tools \
+                 found in the first k results over the {} queries of `{}`. Higher is better; \
+                 the gap between k = 1 and k = 5 is what returning more tools per search buys.",
+                set.query_count, set.name
+            ),
+            svg: line_chart(&chart)?,
+            section: Section::Eval(set.name.clone()),
+        });
+    }
+    if let Some(sweep) = &data.sweep {
+        let mut series = vec![Series::new(
+            "eager (every definition)",
+            sweep
+                .points
+                .iter()
+                .map(|p| (p.tools as f64, p.eager_first_request_tokens as f64))
+                .collect(),
+        )];
+        for mode in super::sweep::ListingMode::ALL {
+            series.push(Series::new(
+                format!("deferred, {} list", mode.name()),
+                sweep
+                    .points
+                    .iter()
+                    .filter_map(|p| {
+                        p.deferred
+                            .iter()
+                            .find(|d| d.mode == mode)
+                            .map(|d| (p.tools as f64, d.first_request_tokens as f64))
+                    })
+                    .collect(),
+            ));
+        }
+        let window = sweep.settings.context_window as f64;
+        series.push(
+            Series::new(
+                format!("context window ({})", super::charts::thousands(window, 0)),
+                sweep
+                    .points
+                    .iter()
+                    .map(|p| (p.tools as f64, window))
+                    .collect(),
+            )
+            .dashed(),
+        );
+        let mut chart = LineChart::new(
+            "First request vs catalog size (generated catalogs)",
+            "catalog size (tools, log scale)",
+            "first-request input tokens (log scale)",
+            series,
+        );
+        chart.x_scale = Scale::Log;
+        chart.y_scale = Scale::Log;
+        out.push(Figure {
+            path: "charts/sweep-first-request.svg".into(),
+            title: chart.title.clone(),
+            caption: format!(
+                "Both axes are logarithmic: a straight line of slope 1 grows linearly with the \
+                 catalog. Eager cost is every definition; deferred cost is the search tool plus \
+                 the list of deferred tools, which still grows with the catalog in the `names` \
+                 and `descriptions` modes. A line above the dashed context window does not fit \
+                 at all. System prompt {} tokens and tool preamble {} tokens are in every point.",
+                super::charts::thousands(sweep.settings.system_prompt_tokens as f64, 0),
+                super::charts::thousands(sweep.settings.tool_overhead_tokens as f64, 0)
+            ),
+            svg: line_chart(&chart)?,
+            section: Section::Sweep,
+        });
+    }
+    if let Some(sweep) = &data.sweep {
+        let series = super::sweep::ListingMode::ALL
+            .into_iter()
+            .enumerate()
+            .map(|(i, mode)| {
+                // Colours as in the first-request chart, where eager takes the first.
+                Series::new(
+                    format!("{} list", mode.name()),
+                    sweep
+                        .points
+                        .iter()
+                        .filter_map(|p| {
+                            p.deferred
+                                .iter()
+                                .find(|d| d.mode == mode)
+                                .map(|d| (p.tools as f64, d.savings_pct))
+                        })
+                        .collect(),
+                )
+                .colored(i + 1)
+            })
+            .collect();
+        let mut chart = LineChart::new(
+            "First-request savings vs catalog size",
+            "catalog size (tools, log scale)",
+            "tokens saved vs eager (%)",
+            series,
+        );
+        chart.x_scale = Scale::Log;
+        chart.y_range = Some((0.0, 100.0));
+        chart.legend = LegendAt::LowerRight;
+        out.push(Figure {
+            path: "charts/sweep-savings.svg".into(),
+            title: chart.title.clone(),
+            caption: "Share of the eager first request that deferral saves, per listing mode. \
+                      Small catalogs save little (the system prompt dominates and the search \
+                      tool costs a few hundred tokens); the curves flatten where the list itself \
+                      grows as fast as the definitions it replaces."
+                .into(),
+            svg: line_chart(&chart)?,
+            section: Section::Sweep,
+        });
+    }
+    if !data.latency.sweep.is_empty() {
+        // Scorers in first-seen order.
+        let mut seen: Vec<&str> = Vec::new();
+        for l in &data.latency.sweep {
+            if !seen.contains(&l.scorer.as_str()) {
+                seen.push(&l.scorer);
+            }
+        }
+        let series = seen
+            .iter()
+            .map(|&s| {
+                Series::new(
+                    format!("{s} (p50)"),
+                    data.latency
+                        .sweep
+                        .iter()
+                        .filter(|l| l.scorer == s)
+                        .map(|l| (l.tools as f64, l.p50_us.max(0.01)))
+                        .collect(),
+                )
+            })
+            .collect();
+        let mut chart = LineChart::new(
+            "Search latency vs catalog size (measured)",
+            "catalog size (tools, log scale)",
+            "median time per query (µs, log scale)",
+            series,
+        );
+        chart.x_scale = Scale::Log;
+        chart.y_scale = Scale::Log;
+        out.push(Figure {
+            path: "charts/latency.svg".into(),
+            title: chart.title.clone(),
+            caption: "Median wall-clock time of one search on this machine, over the sweep's \
+                      generated catalogs. A slope of 1 on these log axes means time grows \
+                      linearly with the catalog. Measured, so it differs between runs."
+                .into(),
+            svg: line_chart(&chart)?,
+            section: Section::Latency,
+        });
+    }
+    Ok(out)
+}
+
+fn requests(s: &ScenarioRow) -> Result<Figure, ChartError> {
+    let panel = |mode: &str, title: String| BarPanel {
+        title,
+        bars: s
+            .requests
+            .iter()
+            .filter(|r| r.mode == mode)
+            .map(|r| Bar {
+                label: r.index.to_string(),
+                values: r.parts.iter().map(|&v| v as f64).collect(),
+            })
+            .collect(),
+    };
+    let spec = StackedBars {
+        title: format!("Input tokens per request: {}", s.name),
+        x_label: "request number (in conversation order)".into(),
+        y_label: "input tokens".into(),
+        parts: PARTS.iter().map(|p| p.to_string()).collect(),
+        panels: vec![
+            panel(
+                "eager",
+                format!(
+                    "eager: {} requests, every definition sent",
+                    s.eager.requests
+                ),
+            ),
+            panel(
+                "deferred",
+                format!(
+                    "deferred: {} requests, {} searches",
+                    s.deferred.requests, s.deferred.searches
+                ),
+            ),
+        ],
+    };
+    Ok(Figure {
+        path: format!("charts/requests-{}.svg", slug(&s.name)),
+        title: spec.title.clone(),
+        caption: "One bar per request the agent sends, stacked by part in the order a provider \
+                  caches them (system at the bottom). Both panels share the y scale: the green \
+                  `tools` block is what deferral removes; the red `deferred_list` and the extra \
+                  search requests are what it adds."
+            .into(),
+        svg: stacked_bars(&spec)?,
+        section: Section::Scenario(s.name.clone()),
+    })
+}
+
+fn cumulative(
+    s: &ScenarioRow,
+    mode: &str,
+    value: impl Fn(&super::RequestRow) -> f64,
+) -> Vec<(f64, f64)> {
+    let mut total = 0.0;
+    s.requests
+        .iter()
+        .filter(|r| r.mode == mode)
+        .map(|r| {
+            total += value(r);
+            (r.index as f64, total)
+        })
+        .collect()
+}
+
+fn cumulative_tokens(s: &ScenarioRow) -> Result<Figure, ChartError> {
+    let mut chart = LineChart::new(
+        &format!("Cumulative input tokens: {}", s.name),
+        "request number",
+        "input tokens sent so far",
+        vec![
+            Series::new("eager", cumulative(s, "eager", |r| r.input_tokens as f64)),
+            Series::new(
+                "deferred",
+                cumulative(s, "deferred", |r| r.input_tokens as f64),
+            ),
+        ],
+    );
+    chart.x_integer = true;
+    Ok(Figure {
+        path: format!("charts/cumulative-{}.svg", slug(&s.name)),
+        title: chart.title.clone(),
+        caption: "Input tokens summed over the conversation so far. The deferred line can start \
+                  lower and still end higher when searches add requests; where it ends is the \
+                  total a provider bills without caching."
+            .into(),
+        svg: line_chart(&chart)?,
+        section: Section::Scenario(s.name.clone()),
+    })
+}
+
+fn cumulative_cost(s: &ScenarioRow) -> Result<Figure, ChartError> {
+    let per_k = |f: fn(&super::RequestRow) -> f64| move |r: &super::RequestRow| f(r) * 1000.0;
+    let mut chart = LineChart::new(
+        &format!("Cumulative cost per 1,000 conversations: {}", s.name),
+        "request number",
+        "USD per 1,000 conversations",
+        vec![
+            Series::new(
+                "eager, no caching",
+                cumulative(s, "eager", per_k(|r| r.cost_usd)),
+            ),
+            Series::new(
+                "deferred, no caching",
+                cumulative(s, "deferred", per_k(|r| r.cost_usd)),
+            ),
+            Series::new(
+                "eager, prompt caching",
+                cumulative(s, "eager", per_k(|r| r.cost_cached_usd)),
+            )
+            .dashed(),
+            Series::new(
+                "deferred, prompt caching",
+                cumulative(s, "deferred", per_k(|r| r.cost_cached_usd)),
+            )
+            .dashed(),
+        ],
+    );
+    chart.x_integer = true;
+    Ok(Figure {
+        path: format!("charts/cost-{}.svg", slug(&s.name)),
+        title: chart.title.clone(),
+        caption: "Dollars billed so far (input and output at the profile's list prices), for \
+                  1,000 runs of this conversation. Dashed lines bill the cached prefix at the \
+                  cache-read price: caching shrinks the eager penalty, because the definitions \
+                  are the stable prefix."
+            .into(),
+        svg: line_chart(&chart)?,
+        section: Section::Scenario(s.name.clone()),
+    })
+}
+
+/// Context-window occupancy of the scenario whose eager run fills the window most.
+fn occupancy(data: &ReportData) -> Result<Option<Figure>, ChartError> {
+    let Some(s) = data
+        .scenarios
+        .iter()
+        .filter(|s| !s.requests.is_empty())
+        .max_by(|a, b| {
+            a.eager
+                .peak_occupancy_pct
+                .total_cmp(&b.eager.peak_occupancy_pct)
+                .then_with(|| b.name.cmp(&a.name))
+        })
+    else {
+        return Ok(None);
+    };
+    let occ = |mode: &str| -> Vec<(f64, f64)> {
+        s.requests
+            .iter()
+            .filter(|r| r.mode == mode)
+            .map(|r| (r.index as f64, r.occupancy_pct))
+            .collect()
+    };
+    let mut chart = LineChart::new(
+        &format!("Context-window occupancy: {}", s.name),
+        "request number",
+        "input as % of the context window",
+        vec![
+            Series::new("eager", occ("eager")),
+            Series::new("deferred", occ("deferred")),
+        ],
+    );
+    chart.x_integer = true;
+    chart.y_range = Some((
+        0.0,
+        (s.eager
+            .peak_occupancy_pct
+            .max(s.deferred.peak_occupancy_pct)
+            * 1.15)
+            .clamp(1.0, 120.0),
+    ));
+    Ok(Some(Figure {
+        path: "charts/occupancy.svg".into(),
+        title: chart.title.clone(),
+        caption: format!(
+            "How full the model's context window is at each request of `{}` (the scenario whose \
+             eager run fills it most). What tool definitions occupy is not available for the \
+             conversation itself.",
+            s.name
+        ),
+        svg: line_chart(&chart)?,
+        section: Section::Occupancy,
+    }))
+}

@@ -1,0 +1,225 @@
+//! The scale sweep: what the first request costs eagerly and deferred as a catalog grows from
+//! 10 to 10,000 tools, for each way of listing the deferred tools.
+//!
+//! Eager, the first request carries every definition. Deferred, it carries the search tool's
+//! definition and the deferred list instead, and the list grows with the catalog too: one line
+//! per tool in `names` and `descriptions` modes, one per server in `servers` mode. So deferral
+//! saves a roughly constant ~95% of the *definitions*, while the list becomes the dominant
+//! cost at scale; the sweep shows at which size each listing mode stops fitting a budget.
+//!
+//! Pure: the caller generates the catalogs and counts their tools (`crate::generate`,
+//! `ToolTokens`); latencies are measured by the command layer and passed in separately, so
+//! everything here is deterministic.
+
+use serde::Serialize;
+
+use crate::catalog::Catalog;
+use crate::tokenize::ToolTokens;
+
+/// The catalog sizes of the sweep.
+pub const SIZES: [usize; 4] = [10, 100, 1_000, 10_000];
+/// Generated catalogs put this many tools on a server: the mean of the real MCP catalogs
+/// measured in `crate::generate` is 11.6 (median 7).
+pub const TOOLS_PER_SERVER: usize = 12;
+/// Seed of every generated sweep catalog.
+pub const SEED: u64 = 1;
+
+/// The number of servers a generated catalog of `tools` tools gets.
+pub fn servers_for(tools: usize) -> usize {
+    tools.div_ceil(TOOLS_PER_SERVER).max(1)
+}
+
+/// How the deferred tools are announced to the model (the simulator's `listing`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ListingMode {
+    /// One tool id a line (Claude Code).
+    Names,
+    /// `id: first line of the description` cut at 100 characters.
+    Descriptions,
+    /// One line per server with its tool count and first tool names.
+    Servers,
+}
+
+impl ListingMode {
+    pub const ALL: [ListingMode; 3] = [
+        ListingMode::Names,
+        ListingMode::Descriptions,
+        ListingMode::Servers,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ListingMode::Names => "names",
+            ListingMode::Descriptions => "descriptions",
+            ListingMode::Servers => "servers",
+        }
+    }
+}
+
+/// Fixed parts of the first request, the same in both modes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepSettings {
+    pub tokenizer: String,
+    pub render: String,
+    pub seed: u64,
+    pub tools_per_server: usize,
+    /// The non-tool system prompt.
+    pub system_prompt_tokens: usize,
+    /// The provider's tool-use preamble (model profile).
+    pub tool_overhead_tokens: usize,
+    /// The search tool's definition, counted like any tool.
+    pub search_tool_tokens: usize,
+    /// The model profile whose context window the occupancy is measured against.
+    pub profile: String,
+    pub context_window: usize,
+}
+
+/// The deferred first request under one listing mode.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ListingCost {
+    pub mode: ListingMode,
+    /// Tokens of the deferred list.
+    pub list_tokens: usize,
+    /// Tokens per listed tool (`list_tokens / tools`), 2 decimals.
+    pub list_tokens_per_tool: f64,
+    pub first_request_tokens: usize,
+    /// `(eager - deferred) / eager`, in %, 2 decimals.
+    pub savings_pct: f64,
+    /// First request as a % of the context window, 2 decimals.
+    pub window_pct: f64,
+}
+
+/// One catalog size.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepPoint {
+    pub tools: usize,
+    pub servers: usize,
+    /// Sum of every tool definition's tokens.
+    pub tool_tokens: usize,
+    pub eager_first_request_tokens: usize,
+    pub eager_window_pct: f64,
+    pub deferred: Vec<ListingCost>,
+}
+
+/// A scorer's measured search time on one generated catalog (varies run to run; kept apart
+/// from the deterministic results).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepLatency {
+    pub tools: usize,
+    pub scorer: String,
+    /// Index build time, milliseconds.
+    pub build_ms: f64,
+    pub queries: usize,
+    pub p50_us: f64,
+    pub p95_us: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sweep {
+    pub settings: SweepSettings,
+    pub points: Vec<SweepPoint>,
+}
+
+fn round2(x: f64) -> f64 {
+    let r = (x * 100.0).round() / 100.0;
+    if r == 0.0 { 0.0 } else { r }
+}
+
+fn pct(part: f64, whole: f64) -> f64 {
+    if whole == 0.0 {
+        0.0
+    } else {
+        round2(part / whole * 100.0)
+    }
+}
+
+/// The sweep point of one catalog. `list_tokens(mode)` gives the tokens of the deferred list
+/// of every tool in `mode` (the simulator's listing, counted with the sweep's tokenizer).
+pub fn sweep_point(
+    catalog: &Catalog,
+    tokens: &ToolTokens,
+    settings: &SweepSettings,
+    mut list_tokens: impl FnMut(ListingMode) -> usize,
+) -> SweepPoint {
+    let fixed = settings.system_prompt_tokens + settings.tool_overhead_tokens;
+    let tool_tokens = tokens.total();
+    let eager = fixed + tool_tokens;
+    let window = settings.context_window as f64;
+    let deferred = ListingMode::ALL
+        .into_iter()
+        .map(|mode| {
+            let list = list_tokens(mode);
+            let first = fixed + settings.search_tool_tokens + list;
+            ListingCost {
+                mode,
+                list_tokens: list,
+                list_tokens_per_tool: if catalog.is_empty() {
+                    0.0
+                } else {
+                    round2(list as f64 / catalog.len() as f64)
+                },
+                first_request_tokens: first,
+                savings_pct: pct(eager as f64 - first as f64, eager as f64),
+                window_pct: pct(first as f64, window),
+            }
+        })
+        .collect();
+    SweepPoint {
+        tools: catalog.len(),
+        servers: catalog.servers().len(),
+        tool_tokens,
+        eager_first_request_tokens: eager,
+        eager_window_pct: pct(eager as f64, window),
+        deferred,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokenize::{Render, Tokenizer};
+
+    fn settings() -> SweepSettings {
+        SweepSettings {
+            tokenizer: "o200k_base".into(),
+            render: "json".into(),
+            seed: SEED,
+            tools_per_server: TOOLS_PER_SERVER,
+            system_prompt_tokens: 1000,
+            tool_overhead_tokens: 300,
+            search_tool_tokens: 80,
+            profile: "test".into(),
+            context_window: 10_000,
+        }
+    }
+
+    #[test]
+    fn point_adds_the_parts_by_hand() {
+        let catalog = crate::generate::generate(4, 2, 1);
+        let tokens =
+            ToolTokens::from_counts(Tokenizer::O200kBase, Render::Json, vec![100, 200, 300, 400]);
+        let p = sweep_point(&catalog, &tokens, &settings(), |m| match m {
+            ListingMode::Names => 20,
+            ListingMode::Descriptions => 60,
+            ListingMode::Servers => 10,
+        });
+        assert_eq!(p.tool_tokens, 1000);
+        assert_eq!(p.eager_first_request_tokens, 2300);
+        assert_eq!(p.eager_window_pct, 23.0);
+        let names = &p.deferred[0];
+        assert_eq!(names.first_request_tokens, 1000 + 300 + 80 + 20);
+        assert_eq!(names.list_tokens_per_tool, 5.0);
+        // (2300 - 1400) / 2300 = 39.13%
+        assert_eq!(names.savings_pct, 39.13);
+        assert_eq!(p.deferred[2].first_request_tokens, 1390);
+        assert_eq!(p.servers, 2);
+    }
+
+    #[test]
+    fn servers_follow_the_real_mean() {
+        assert_eq!(servers_for(10), 1);
+        assert_eq!(servers_for(100), 9);
+        assert_eq!(servers_for(10_000), 834);
+    }
+}
