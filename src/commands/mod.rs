@@ -3,8 +3,8 @@
 
 pub mod compare;
 pub mod count;
-pub mod search;
 pub mod eval;
+pub mod search;
 pub mod simulate;
 
 use crate::catalog::{Catalog, load_catalogs, parse_catalog_arg};
