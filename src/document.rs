@@ -14,8 +14,9 @@ use crate::error::{Error, Position, Result, position_of_offset};
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 /// Deepest nesting accepted in YAML.
 pub const MAX_YAML_DEPTH: usize = 128;
-/// Deepest nesting accepted in JSON: serde_json's fixed recursion limit.
-pub const MAX_JSON_DEPTH: usize = 128;
+/// Deepest nesting of arrays and objects accepted in JSON: serde_json refuses its 128th
+/// nested container (its recursion limit), so 127 is what loads.
+pub const MAX_JSON_DEPTH: usize = 127;
 
 /// One step of a path into a document.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -218,6 +219,13 @@ fn parse_yaml(path: &Path, text: &str) -> Result<YNode> {
 fn yaml_message(e: &serde_saphyr::Error) -> Option<String> {
     use serde_saphyr::budget::BudgetBreach as B;
     let limits = serde_saphyr::Budget::default();
+    // An error met while replaying an alias comes wrapped with the alias's place.
+    let mut e = e;
+    while let serde_saphyr::Error::AliasError { error, .. }
+    | serde_saphyr::Error::WithSnippet { error, .. } = e
+    {
+        e = error;
+    }
     Some(match e {
         serde_saphyr::Error::Budget { breach, .. } => match breach {
             B::Depth { .. } => format!("nesting deeper than {MAX_YAML_DEPTH} levels"),

@@ -746,7 +746,11 @@ impl<'a> Run<'a> {
                 Error::input(
                     &self.sc.path,
                     at,
-                    format!("search query {query:?} rejected: {}", e.message),
+                    format!(
+                        "search query {} rejected: {}",
+                        quote_short(query),
+                        e.message
+                    ),
                 )
             })?;
         Ok(outcome
@@ -778,5 +782,18 @@ impl<'a> Run<'a> {
         );
         self.items(&mut a, &s.conversation)?;
         Ok(s.result_tokens.unwrap_or(self.profile().reply_tokens))
+    }
+}
+
+/// A query quoted for an error line: at most 80 characters, so one line stays readable.
+fn quote_short(query: &str) -> String {
+    const SHOWN: usize = 80;
+    match query.char_indices().nth(SHOWN) {
+        Some((cut, _)) => format!(
+            "{:?}… ({} characters)",
+            &query[..cut],
+            query.chars().count()
+        ),
+        None => format!("{query:?}"),
     }
 }
