@@ -139,8 +139,11 @@ impl Document {
                 })
             }
             Syntax::Yaml => {
-                let node = parse_yaml(path, &text)?;
-                let value = node.to_value(path, 0)?;
+                let (node, value) = on_big_stack(|| {
+                    let node = parse_yaml(path, &text)?;
+                    let value = node.to_value(path, 0)?;
+                    Ok((node, value))
+                })?;
                 Ok(Document {
                     path: path.to_path_buf(),
                     syntax,
@@ -189,6 +192,30 @@ pub fn json_error(path: &Path, e: &serde_json::Error) -> Error {
         column: e.column().max(1),
     });
     Error::input(path, pos, format!("invalid JSON: {msg}"))
+}
+
+/// Stack for parsing YAML. The parser recurses a few frames per nesting level, and in a debug
+/// build 128 levels can pass 2 MiB: the stack of rayon workers and test threads (a fuzz input
+/// overflowed a test thread). Parsing on a thread of known size makes the depth limit, not
+/// the caller's thread, decide. Only touched pages are ever allocated.
+const YAML_STACK_BYTES: usize = 64 * 1024 * 1024;
+
+fn on_big_stack<T: Send>(f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+    std::thread::scope(|scope| {
+        match std::thread::Builder::new()
+            .name("yaml-parse".into())
+            .stack_size(YAML_STACK_BYTES)
+            .spawn_scoped(scope, f)
+        {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            // No thread to be had (a process thread limit): an error, not a crash.
+            Err(_) => Err(Error::usage(
+                "cannot start a thread to parse YAML (process thread limit reached)",
+            )),
+        }
+    })
 }
 
 fn parse_yaml(path: &Path, text: &str) -> Result<YNode> {

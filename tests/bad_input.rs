@@ -936,3 +936,33 @@ fn query_length_limits_sit_exactly_at_the_limit() {
     let n = out["matches"].as_array().unwrap().len();
     assert_eq!(n, toolbudget::search::keyword::MAX_LIMIT, "{out}");
 }
+
+// --- regressions found by fuzzing ------------------------------------------------------------
+
+#[test]
+fn fuzz_found_yaml_that_overflowed_a_two_megabyte_stack() {
+    // Nested flow mappings in flow sequences (`[B: [B: ...`), 739 bytes: within the depth
+    // limit, but parsing them used more than the 2 MiB of a test thread or rayon worker in a
+    // debug build. YAML is now parsed on a thread with a stack of known size. This test runs
+    // on a test thread (2 MiB), as the overflow did.
+    let file = cases().join("catalog/fuzz_stack_overflow.yaml");
+    let bytes = std::fs::read(&file).unwrap();
+    let err = toolbudget::catalog::load_catalog_bytes(Path::new("f.yaml"), bytes, None)
+        .err()
+        .expect("not a catalog");
+    assert!(
+        err.to_string().starts_with("f.yaml:1:719: invalid YAML:"),
+        "{err}"
+    );
+    // The deepest YAML accepted loads on a 2 MiB thread too.
+    let depth = toolbudget::document::MAX_YAML_DEPTH - 3;
+    let text = format!(
+        "builtins:\n  - name: a\n    input_schema: {{x: {}1{}}}\n",
+        "[{a: ".repeat((depth - 1) / 2),
+        "}]".repeat((depth - 1) / 2)
+    );
+    let catalog =
+        toolbudget::catalog::load_catalog_bytes(Path::new("d.yaml"), text.into_bytes(), None)
+            .unwrap();
+    assert_eq!(catalog.get(0).id, "a");
+}
