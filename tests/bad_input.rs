@@ -948,8 +948,7 @@ fn fuzz_found_yaml_that_overflowed_a_two_megabyte_stack() {
     let file = cases().join("catalog/fuzz_stack_overflow.yaml");
     let bytes = std::fs::read(&file).unwrap();
     let err = toolbudget::catalog::load_catalog_bytes(Path::new("f.yaml"), bytes, None)
-        .err()
-        .expect("not a catalog");
+        .expect_err("not a catalog");
     assert!(
         err.to_string().starts_with("f.yaml:1:719: invalid YAML:"),
         "{err}"
