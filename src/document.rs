@@ -12,8 +12,11 @@ use crate::error::{Error, Position, Result, position_of_offset};
 
 /// Largest input file we read: far above any real catalog (the largest public one is ~2 MB).
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
-/// Deepest nesting accepted in YAML; JSON uses serde_json's limit of 128.
+/// Deepest nesting accepted in YAML.
 pub const MAX_YAML_DEPTH: usize = 128;
+/// Deepest nesting of arrays and objects accepted in JSON: serde_json refuses its 128th
+/// nested container (its recursion limit), so 127 is what loads.
+pub const MAX_JSON_DEPTH: usize = 127;
 
 /// One step of a path into a document.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,6 +56,8 @@ pub struct Document {
     pub value: Value,
     text: String,
     yaml_spans: Option<YNode>,
+    /// JSON only, built by the first `locate`.
+    json_spans: std::sync::OnceLock<Option<JNode>>,
 }
 
 impl Document {
@@ -122,24 +127,30 @@ impl Document {
         };
         match syntax {
             Syntax::Json => {
-                let value: Value = serde_json::from_str(&text).map_err(|e| json_error(path, &e))?;
+                let StrictJson(value) =
+                    serde_json::from_str(&text).map_err(|e| json_error(path, &e))?;
                 Ok(Document {
                     path: path.to_path_buf(),
                     syntax,
                     value,
                     text,
                     yaml_spans: None,
+                    json_spans: std::sync::OnceLock::new(),
                 })
             }
             Syntax::Yaml => {
-                let node = parse_yaml(path, &text)?;
-                let value = node.to_value(path, 0)?;
+                let (node, value) = on_big_stack(|| {
+                    let node = parse_yaml(path, &text)?;
+                    let value = node.to_value(path, 0)?;
+                    Ok((node, value))
+                })?;
                 Ok(Document {
                     path: path.to_path_buf(),
                     syntax,
                     value,
                     text,
                     yaml_spans: Some(node),
+                    json_spans: std::sync::OnceLock::new(),
                 })
             }
         }
@@ -149,7 +160,11 @@ impl Document {
     pub fn locate(&self, path: &[Seg]) -> Option<Position> {
         match &self.yaml_spans {
             Some(node) => node.locate(path),
-            None => json_locate(&self.text, path).map(|off| position_of_offset(&self.text, off)),
+            None => self
+                .json_spans
+                .get_or_init(|| JsonScan::spans(&self.text))
+                .as_ref()
+                .map(|root| root.locate(path)),
         }
     }
 
@@ -171,11 +186,36 @@ pub fn json_error(path: &Path, e: &serde_json::Error) -> Error {
         Some(i) => msg[..i].to_string(),
         None => msg,
     };
+    let msg = nesting_message(&msg, MAX_JSON_DEPTH);
     let pos = (e.line() > 0).then(|| Position {
         line: e.line(),
         column: e.column().max(1),
     });
     Error::input(path, pos, format!("invalid JSON: {msg}"))
+}
+
+/// Stack for parsing YAML. The parser recurses a few frames per nesting level, and in a debug
+/// build 128 levels can pass 2 MiB: the stack of rayon workers and test threads (a fuzz input
+/// overflowed a test thread). Parsing on a thread of known size makes the depth limit, not
+/// the caller's thread, decide. Only touched pages are ever allocated.
+const YAML_STACK_BYTES: usize = 64 * 1024 * 1024;
+
+fn on_big_stack<T: Send>(f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+    std::thread::scope(|scope| {
+        match std::thread::Builder::new()
+            .name("yaml-parse".into())
+            .stack_size(YAML_STACK_BYTES)
+            .spawn_scoped(scope, f)
+        {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            // No thread to be had (a process thread limit): an error, not a crash.
+            Err(_) => Err(Error::usage(
+                "cannot start a thread to parse YAML (process thread limit reached)",
+            )),
+        }
+    })
 }
 
 fn parse_yaml(path: &Path, text: &str) -> Result<YNode> {
@@ -189,14 +229,146 @@ fn parse_yaml(path: &Path, text: &str) -> Result<YNode> {
                 column: l.column().max(1) as usize,
             })
         });
-        let mut msg = e.without_snippet().to_string();
-        // The rendered message may carry its own "line L column C" text; ours comes first.
-        if let Some(i) = msg.find(" at line ") {
-            msg.truncate(i);
-        }
-        let msg = msg.lines().next().unwrap_or("").trim().to_string();
+        let msg = yaml_message(e.without_snippet()).unwrap_or_else(|| {
+            let mut msg = e.without_snippet().to_string();
+            // The rendered message may carry its own "line L column C" text; ours comes first.
+            if let Some(i) = msg.find(" at line ") {
+                msg.truncate(i);
+            }
+            nesting_message(msg.lines().next().unwrap_or("").trim(), MAX_YAML_DEPTH)
+        });
         Error::input(path, pos, format!("invalid YAML: {msg}"))
     })
+}
+
+/// Our wording for the YAML errors whose library text names its internals (`budget breached:
+/// Nodes { nodes: 250001 }`, `set DuplicateKeyPolicy in Options`): what was exceeded, the limit.
+fn yaml_message(e: &serde_saphyr::Error) -> Option<String> {
+    use serde_saphyr::budget::BudgetBreach as B;
+    let limits = serde_saphyr::Budget::default();
+    // An error met while replaying an alias comes wrapped with the alias's place.
+    let mut e = e;
+    while let serde_saphyr::Error::AliasError { error, .. }
+    | serde_saphyr::Error::WithSnippet { error, .. } = e
+    {
+        e = error;
+    }
+    Some(match e {
+        serde_saphyr::Error::Budget { breach, .. } => match breach {
+            B::Depth { .. } => format!("nesting deeper than {MAX_YAML_DEPTH} levels"),
+            B::Nodes { .. } => format!(
+                "more than {} nodes (each use of an alias counts its whole value again); \
+                 write very large catalogs as JSON",
+                limits.max_nodes
+            ),
+            B::Events { .. } => format!(
+                "more than {} parser events; write very large catalogs as JSON",
+                limits.max_events
+            ),
+            B::Aliases { .. } => format!("more than {} aliases (*name)", limits.max_aliases),
+            B::Anchors { .. } => format!("more than {} anchors (&name)", limits.max_anchors),
+            B::AliasAnchorRatio { aliases, anchors } => format!(
+                "{aliases} aliases for {anchors} anchors: more than {} uses per anchor looks \
+                 like an alias bomb",
+                limits.alias_anchor_ratio_multiplier
+            ),
+            B::ScalarBytes { .. } => format!(
+                "more than {} bytes of text in scalars",
+                limits.max_total_scalar_bytes
+            ),
+            B::Documents { .. } => {
+                format!("more than {} documents (---)", limits.max_documents)
+            }
+            B::MergeKeys { .. } => format!("more than {} merge keys (<<)", limits.max_merge_keys),
+            other => format!("a YAML size limit was exceeded ({other:?})"),
+        },
+        serde_saphyr::Error::DuplicateMappingKey { key, .. } => match key {
+            Some(k) => format!("duplicate key {k:?} in a mapping"),
+            None => "duplicate key in a mapping".to_string(),
+        },
+        serde_saphyr::Error::NonFiniteFloat { value, .. } => {
+            format!("non-finite number `{value}` (JSON has no infinity or NaN)")
+        }
+        _ => return None,
+    })
+}
+
+/// The parsers' "recursion limit exceeded" says nothing about the input; name the limit.
+fn nesting_message(msg: &str, limit: usize) -> String {
+    if msg.starts_with("recursion limit exceeded") {
+        format!("nesting deeper than {limit} levels")
+    } else {
+        msg.to_string()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON: a `Value` like serde_json's own, except that a key repeated in one object is an error.
+// serde_json silently keeps the last one and YAML rejects it; `{"name": "a", "name": "b"}`
+// must not quietly become tool "b".
+
+struct StrictJson(Value);
+
+impl<'de> Deserialize<'de> for StrictJson {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = StrictJson;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E>(self, v: bool) -> std::result::Result<StrictJson, E> {
+                Ok(StrictJson(Value::Bool(v)))
+            }
+            fn visit_i64<E>(self, v: i64) -> std::result::Result<StrictJson, E> {
+                Ok(StrictJson(Value::Number(v.into())))
+            }
+            fn visit_u64<E>(self, v: u64) -> std::result::Result<StrictJson, E> {
+                Ok(StrictJson(Value::Number(v.into())))
+            }
+            fn visit_f64<E>(self, v: f64) -> std::result::Result<StrictJson, E> {
+                Ok(StrictJson(
+                    Number::from_f64(v).map_or(Value::Null, Value::Number),
+                ))
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<StrictJson, E> {
+                Ok(StrictJson(Value::String(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> std::result::Result<StrictJson, E> {
+                Ok(StrictJson(Value::String(v)))
+            }
+            fn visit_unit<E>(self) -> std::result::Result<StrictJson, E> {
+                Ok(StrictJson(Value::Null))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<StrictJson, A::Error> {
+                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                while let Some(StrictJson(v)) = seq.next_element()? {
+                    items.push(v);
+                }
+                Ok(StrictJson(Value::Array(items)))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<StrictJson, A::Error> {
+                let mut out = Map::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    if out.contains_key(&key) {
+                        return Err(serde::de::Error::custom(format!(
+                            "duplicate key {key:?} in an object"
+                        )));
+                    }
+                    let StrictJson(v) = map.next_value()?;
+                    out.insert(key, v);
+                }
+                Ok(StrictJson(Value::Object(out)))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -402,117 +574,190 @@ impl YNode {
 }
 
 // ---------------------------------------------------------------------------------------------
-// JSON: find the byte offset of the value at a path by scanning text that already parsed.
-// Iterative, so deep nesting cannot overflow the stack.
+// JSON: positions of every value, found in one pass over text that already parsed. Built on
+// the first `locate` only (most JSON files never need a position), then each lookup walks the
+// tree: a scenario or query file locating each of its 100,000 entries stays linear. Recursion
+// is safe: serde_json already refused anything nested deeper than MAX_JSON_DEPTH.
 
-fn json_locate(text: &str, path: &[Seg]) -> Option<usize> {
-    let b = text.as_bytes();
-    let mut pos = skip_ws(b, 0);
-    for seg in path {
-        match (seg, b.get(pos)) {
-            (Seg::Key(want), Some(b'{')) => {
-                let mut p = skip_ws(b, pos + 1);
-                let mut found = None;
-                while b.get(p) == Some(&b'"') {
-                    let key_end = skip_string(b, p)?;
-                    let key: String = serde_json::from_str(&text[p..key_end]).ok()?;
-                    p = skip_ws(b, key_end);
-                    if b.get(p) != Some(&b':') {
-                        return Some(pos);
-                    }
-                    p = skip_ws(b, p + 1);
-                    if &key == want {
-                        found = Some(p);
-                    }
-                    // Later duplicates win in serde_json, so keep scanning.
-                    p = skip_ws(b, skip_value(b, p)?);
-                    if b.get(p) == Some(&b',') {
-                        p = skip_ws(b, p + 1);
-                    }
+#[derive(Debug)]
+struct JNode {
+    line: u32,
+    column: u32,
+    kids: JKids,
+}
+
+#[derive(Debug)]
+enum JKids {
+    Leaf,
+    Array(Vec<JNode>),
+    /// Keys in file order; they are unique (duplicates were refused when parsing).
+    Object(Vec<(String, JNode)>),
+}
+
+impl JNode {
+    fn locate(&self, path: &[Seg]) -> Position {
+        let mut node = self;
+        for seg in path {
+            let next = match (&node.kids, seg) {
+                (JKids::Object(entries), Seg::Key(k)) => {
+                    entries.iter().find(|(key, _)| key == k).map(|(_, n)| n)
                 }
-                match found {
-                    Some(p) => pos = p,
-                    None => return Some(pos),
-                }
+                (JKids::Array(items), Seg::Index(i)) => items.get(*i),
+                _ => None,
+            };
+            match next {
+                Some(n) => node = n,
+                None => break,
             }
-            (Seg::Index(want), Some(b'[')) => {
-                let mut p = skip_ws(b, pos + 1);
-                let mut i = 0;
-                while i < *want {
-                    if b.get(p) == Some(&b']') || p >= b.len() {
-                        return Some(pos);
-                    }
-                    p = skip_ws(b, skip_value(b, p)?);
-                    if b.get(p) == Some(&b',') {
-                        p = skip_ws(b, p + 1);
-                    }
-                    i += 1;
-                }
-                if b.get(p) == Some(&b']') {
-                    return Some(pos);
-                }
-                pos = p;
-            }
-            _ => return Some(pos),
+        }
+        Position {
+            line: node.line as usize,
+            column: node.column as usize,
         }
     }
-    Some(pos)
 }
 
-fn skip_ws(b: &[u8], mut p: usize) -> usize {
-    while p < b.len() && matches!(b[p], b' ' | b'\t' | b'\n' | b'\r') {
-        p += 1;
+/// Walks JSON text, keeping the 1-based line and character column of the current byte.
+struct JsonScan<'a> {
+    text: &'a str,
+    pos: usize,
+    line: u32,
+    column: u32,
+}
+
+impl JsonScan<'_> {
+    fn spans(text: &str) -> Option<JNode> {
+        JsonScan {
+            text,
+            pos: 0,
+            line: 1,
+            column: 1,
+        }
+        .value()
     }
-    p
-}
 
-/// `p` is at an opening quote; returns the offset just past the closing quote.
-fn skip_string(b: &[u8], mut p: usize) -> Option<usize> {
-    p += 1;
-    while p < b.len() {
-        match b[p] {
-            b'\\' => p += 2,
-            b'"' => return Some(p + 1),
-            _ => p += 1,
+    fn peek(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.pos).copied()
+    }
+
+    fn bump(&mut self) {
+        if let Some(c) = self.peek() {
+            if c == b'\n' {
+                self.line += 1;
+                self.column = 1;
+            } else if c & 0xC0 != 0x80 {
+                // Not a UTF-8 continuation byte: a new character.
+                self.column += 1;
+            }
+            self.pos += 1;
         }
     }
-    None
-}
 
-/// Skips one JSON value starting at `p`; returns the offset just past it.
-fn skip_value(b: &[u8], p: usize) -> Option<usize> {
-    match b.get(p)? {
-        b'"' => skip_string(b, p),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut q = p;
-            while q < b.len() {
-                match b[q] {
-                    b'"' => {
-                        q = skip_string(b, q)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(q + 1);
+    fn ws(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.bump();
+        }
+    }
+
+    /// At an opening quote: moves past the closing quote.
+    fn string(&mut self) -> Option<()> {
+        self.bump();
+        loop {
+            match self.peek()? {
+                b'\\' => {
+                    self.bump();
+                    self.bump();
+                }
+                b'"' => {
+                    self.bump();
+                    return Some(());
+                }
+                _ => self.bump(),
+            }
+        }
+    }
+
+    fn key(&mut self) -> Option<String> {
+        let start = self.pos;
+        self.string()?;
+        let raw = &self.text[start..self.pos];
+        if raw.contains('\\') {
+            serde_json::from_str(raw).ok()
+        } else {
+            Some(raw[1..raw.len() - 1].to_string())
+        }
+    }
+
+    fn value(&mut self) -> Option<JNode> {
+        self.ws();
+        let (line, column) = (self.line, self.column);
+        let kids = match self.peek()? {
+            b'{' => {
+                self.bump();
+                let mut entries = Vec::new();
+                self.ws();
+                if self.peek()? == b'}' {
+                    self.bump();
+                } else {
+                    loop {
+                        self.ws();
+                        let key = self.key()?;
+                        self.ws();
+                        if self.peek()? != b':' {
+                            return None;
+                        }
+                        self.bump();
+                        entries.push((key, self.value()?));
+                        self.ws();
+                        match self.peek()? {
+                            b',' => self.bump(),
+                            b'}' => {
+                                self.bump();
+                                break;
+                            }
+                            _ => return None,
                         }
                     }
-                    _ => {}
                 }
-                q += 1;
+                JKids::Object(entries)
             }
-            None
-        }
-        _ => {
-            let mut q = p;
-            while q < b.len() && !matches!(b[q], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
-            {
-                q += 1;
+            b'[' => {
+                self.bump();
+                let mut items = Vec::new();
+                self.ws();
+                if self.peek()? == b']' {
+                    self.bump();
+                } else {
+                    loop {
+                        items.push(self.value()?);
+                        self.ws();
+                        match self.peek()? {
+                            b',' => self.bump(),
+                            b']' => {
+                                self.bump();
+                                break;
+                            }
+                            _ => return None,
+                        }
+                    }
+                }
+                JKids::Array(items)
             }
-            Some(q)
-        }
+            b'"' => {
+                self.string()?;
+                JKids::Leaf
+            }
+            _ => {
+                while !matches!(
+                    self.peek(),
+                    None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+                ) {
+                    self.bump();
+                }
+                JKids::Leaf
+            }
+        };
+        Some(JNode { line, column, kids })
     }
 }
 

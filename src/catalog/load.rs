@@ -47,6 +47,23 @@ pub fn parse_catalog_arg(arg: &str) -> CatalogSource {
 pub fn load_catalogs(sources: &[CatalogSource]) -> Result<Catalog> {
     let loaded: Vec<Result<(Vec<Tool>, Vec<ServerDesc>)>> =
         sources.par_iter().map(load_one).collect();
+    assemble(loaded)
+}
+
+/// Loads one catalog from bytes already in memory; `path` names the source in errors and
+/// picks the syntax by extension, `server` is the `SERVER=` of `SERVER=PATH`. The same
+/// checks as `load_catalogs` (fuzzing and tests use it: no file is touched).
+pub fn load_catalog_bytes(path: &Path, bytes: Vec<u8>, server: Option<&str>) -> Result<Catalog> {
+    let doc = Document::parse(path, bytes)?;
+    let loader = Loader {
+        doc: &doc,
+        server_override: server,
+    };
+    assemble(vec![loader.load()])
+}
+
+/// Joins loaded files into one catalog: the tool limit, unique ids, server descriptions.
+fn assemble(loaded: Vec<Result<(Vec<Tool>, Vec<ServerDesc>)>>) -> Result<Catalog> {
     let mut tools = Vec::new();
     let mut descs = Vec::new();
     for r in loaded {
@@ -78,9 +95,13 @@ pub fn load_catalogs(sources: &[CatalogSource]) -> Result<Catalog> {
     }
     drop(first);
     let mut catalog = Catalog::from_tools(tools).map_err(Error::usage)?;
-    for d in descs {
-        catalog.set_server_description(&d.server, Some(d.description));
-    }
+    // One pass over the servers (not one search per description): a file may hold
+    // 100,000 servers. A later description of the same server wins, as before.
+    let descs: HashMap<String, String> = descs
+        .into_iter()
+        .map(|d| (d.server, d.description))
+        .collect();
+    catalog.set_server_descriptions(&descs);
     Ok(catalog)
 }
 

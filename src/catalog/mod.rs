@@ -5,12 +5,12 @@
 mod load;
 mod native_writer;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use serde_json::Value;
 
-pub use load::{CatalogSource, MAX_TOOLS, load_catalogs, parse_catalog_arg};
+pub use load::{CatalogSource, MAX_TOOLS, load_catalog_bytes, load_catalogs, parse_catalog_arg};
 pub use native_writer::to_native_json;
 
 /// Where a tool was declared: the file and the path to the tool inside it. The `line:column`
@@ -81,12 +81,14 @@ impl Catalog {
     pub fn from_tools(tools: Vec<Tool>) -> Result<Catalog, String> {
         let mut by_id = HashMap::with_capacity(tools.len());
         let mut servers: Vec<ServerInfo> = Vec::new();
+        // A set beside the ordered list keeps this linear when every tool has its own server.
+        let mut seen_servers: HashSet<&str> = HashSet::new();
         for (i, t) in tools.iter().enumerate() {
             if by_id.insert(t.id.clone(), i).is_some() {
                 return Err(format!("duplicate tool id {:?}", t.id));
             }
             if let Some(s) = &t.server
-                && !servers.iter().any(|x| &x.name == s)
+                && seen_servers.insert(s.as_str())
             {
                 servers.push(ServerInfo {
                     name: s.clone(),
@@ -127,9 +129,12 @@ impl Catalog {
         &self.servers
     }
 
-    pub(crate) fn set_server_description(&mut self, server: &str, description: Option<String>) {
-        if let Some(s) = self.servers.iter_mut().find(|s| s.name == server) {
-            s.description = description;
+    /// Sets the description of every listed server that the catalog has.
+    pub(crate) fn set_server_descriptions(&mut self, descriptions: &HashMap<String, String>) {
+        for s in &mut self.servers {
+            if let Some(d) = descriptions.get(&s.name) {
+                s.description = Some(d.clone());
+            }
         }
     }
 }

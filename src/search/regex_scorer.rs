@@ -82,7 +82,41 @@ pub fn compile(pattern: &str) -> Result<Regex, InputError> {
         .size_limit(REGEX_SIZE_LIMIT)
         .dfa_size_limit(REGEX_DFA_SIZE_LIMIT)
         .build()
-        .map_err(|e| InputError::usage(format!("invalid regex pattern {pattern:?}: {e}")))
+        .map_err(|e| {
+            InputError::usage(format!(
+                "invalid regex pattern {pattern:?}: {}",
+                regex_error_text(&e)
+            ))
+        })
+}
+
+/// The regex crate's syntax errors are several lines (the pattern, a caret line, `error: ..`);
+/// an error message must be one line, so keep the reason and say where the caret pointed.
+fn regex_error_text(e: &regex::Error) -> String {
+    match e {
+        regex::Error::Syntax(text) => {
+            let lines: Vec<&str> = text.lines().collect();
+            let reason = lines
+                .iter()
+                .rev()
+                .find_map(|l| l.strip_prefix("error: "))
+                .unwrap_or(text.as_str())
+                .trim();
+            // One-line patterns print as: header, "    PATTERN", "    ^^^", "error: ...".
+            let caret = (lines.len() == 4)
+                .then(|| lines[2].strip_prefix("    "))
+                .flatten()
+                .and_then(|l| l.find('^'));
+            match caret {
+                Some(i) => format!("{reason} (at character {})", i + 1),
+                None => reason.replace('\n', " "),
+            }
+        }
+        regex::Error::CompiledTooBig(limit) => {
+            format!("the compiled pattern exceeds the size limit of {limit} bytes")
+        }
+        other => other.to_string().replace('\n', " "),
+    }
 }
 
 fn score_of(matched: &[usize]) -> f64 {

@@ -12,7 +12,7 @@ use super::request::{Parts, RequestKind, RequestRow};
 use super::scenario::{
     Call, Discovery, Event, Item, ListStyle, Listing, RetryStep, Reveal, Scenario, Subagent, Turn,
 };
-use crate::error::{Error, Result};
+use crate::error::{Error, Position, Result};
 use crate::search::SearchRequest;
 
 /// Result tokens when neither the call nor `sizes.result` gives them.
@@ -534,7 +534,7 @@ impl<'a> Run<'a> {
             self.refresh_tools(a);
         }
         if a.deferring && self.sc.deferred.discovery == Discovery::AutoRetrieve {
-            let hits = self.search(a, &t.user, None, false)?;
+            let hits = self.search(a, &t.user, t.at, None, false)?;
             self.counters.searches += 1;
             a.turn_tools = hits
                 .into_iter()
@@ -655,7 +655,14 @@ impl<'a> Run<'a> {
             } else {
                 None
             };
-            let hits = self.search(a, q, scope, is_select)?;
+            // The user's text is written at `user:`; a call's own query or a rephrasing of the
+            // tool's name belongs to the call.
+            let at = if call.query.is_none() && n == 0 {
+                t.at
+            } else {
+                call.at
+            };
+            let hits = self.search(a, q, at, scope, is_select)?;
             let found = hits.contains(&tool);
             // Every returned tool is loaded (its reference is expanded), with its dependencies.
             let mut loaded: Vec<usize> = Vec::new();
@@ -709,6 +716,7 @@ impl<'a> Run<'a> {
         &self,
         a: &Agent,
         query: &str,
+        at: Option<Position>,
         server: Option<Option<usize>>,
         select: bool,
     ) -> Result<Vec<usize>> {
@@ -737,8 +745,12 @@ impl<'a> Run<'a> {
             .map_err(|e| {
                 Error::input(
                     &self.sc.path,
-                    None,
-                    format!("search query {query:?} rejected: {}", e.message),
+                    at,
+                    format!(
+                        "search query {} rejected: {}",
+                        quote_short(query),
+                        e.message
+                    ),
                 )
             })?;
         Ok(outcome
@@ -770,5 +782,18 @@ impl<'a> Run<'a> {
         );
         self.items(&mut a, &s.conversation)?;
         Ok(s.result_tokens.unwrap_or(self.profile().reply_tokens))
+    }
+}
+
+/// A query quoted for an error line: at most 80 characters, so one line stays readable.
+fn quote_short(query: &str) -> String {
+    const SHOWN: usize = 80;
+    match query.char_indices().nth(SHOWN) {
+        Some((cut, _)) => format!(
+            "{:?}… ({} characters)",
+            &query[..cut],
+            query.chars().count()
+        ),
+        None => format!("{query:?}"),
     }
 }

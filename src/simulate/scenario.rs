@@ -161,6 +161,8 @@ pub struct Call {
     pub call_tokens: Option<usize>,
     /// The call's input, rendered into `{"name":ID,"input":{...}}` and counted.
     pub input: Option<Value>,
+    /// Where the call is written (its `query:` when it has one), for a query the scorer rejects.
+    pub at: Option<Position>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -175,6 +177,8 @@ pub struct Subagent {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Turn {
     pub user: String,
+    /// Where `user:` is written, for a user text the scorer rejects as a query.
+    pub at: Option<Position>,
     pub tokens: Option<usize>,
     pub reply_tokens: Option<usize>,
     pub calls: Vec<Call>,
@@ -847,7 +851,12 @@ impl Reader<'_> {
                     }
                     None => None,
                 };
+                let at = match o.get("query") {
+                    Some(_) => self.doc.locate(&child(&ip, "query")),
+                    None => tool.at,
+                };
                 calls.push(Call {
+                    at,
                     tool,
                     query: self.opt_string(&ip, o, "query")?,
                     result_tokens: self.opt_size(&ip, o, "result_tokens")?,
@@ -862,6 +871,7 @@ impl Reader<'_> {
         };
         Ok(Turn {
             user,
+            at: self.doc.locate(&child(p, "user")),
             tokens: self.opt_size(p, m, "tokens")?,
             reply_tokens: self.opt_size(p, m, "reply_tokens")?,
             calls,

@@ -1,0 +1,118 @@
+//! The bodies of the fuzz targets, shared with `tests/fuzz_corpus.rs`, which replays the
+//! committed corpus through them under plain `cargo test` (no nightly, no libFuzzer).
+//! Each takes any bytes and must return without panicking; the asserts are the properties.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use toolbudget::catalog::{Catalog, load_catalog_bytes};
+use toolbudget::document::Document;
+use toolbudget::eval::parse_queries;
+use toolbudget::search::{self, Scorer, ScorerConfig, ScorerKind, SearchRequest};
+use toolbudget::simulate::scenario;
+
+/// Any bytes as a catalog file: a catalog or an input error. The first byte picks the file
+/// name (and so the syntax) and whether a `SERVER=` override applies; the rest is the file.
+pub fn catalog_parse(data: &[u8]) {
+    const NAMES: [&str; 4] = ["catalog.json", "catalog.yaml", "catalog", "server.jsonl"];
+    let Some((&first, rest)) = data.split_first() else {
+        return;
+    };
+    let name = NAMES[usize::from(first) % NAMES.len()];
+    let server = (first & 0x80 != 0).then_some("srv");
+    if let Ok(catalog) = load_catalog_bytes(Path::new(name), rest.to_vec(), server) {
+        // A loaded catalog has unique ids: every id finds its own tool.
+        for (i, t) in catalog.tools().iter().enumerate() {
+            assert_eq!(catalog.index_of(&t.id), Some(i));
+        }
+    }
+}
+
+/// Any bytes as a scenario file: a scenario or an input error. Catalogs it names are not read
+/// (that is `catalog_parse`).
+pub fn scenario_parse(data: &[u8]) {
+    let Some((&first, rest)) = data.split_first() else {
+        return;
+    };
+    let name = if first & 1 == 0 { "s.yaml" } else { "s.json" };
+    if let Ok(doc) = Document::parse(Path::new(name), rest.to_vec()) {
+        let _ = scenario::parse(&doc);
+    }
+}
+
+const CATALOG: &str = r#"
+builtins:
+  - name: Read
+    description: Read a file from the local filesystem.
+    input_schema: {type: object, properties: {file_path: {type: string, description: absolute path}}}
+    search_hint: open view file contents
+  - name: Bash
+    description: Run a shell command (ls, git, cargo test).
+  - name: WebFetch
+    description: Fetch a URL and return its text.
+servers:
+  - name: github
+    tools:
+      - name: create_issue
+        description: Create a new issue in a repository.
+        input_schema: {type: object, properties: {title: {type: string}, body: {type: string}}}
+      - name: list_pull_requests
+        description: List pull requests; filter by state.
+  - name: my-server.v2
+    tools:
+      - name: ask_codex
+        description: "Ask Codex a question about code: \\b word-boundary test, ünïcödé."
+"#;
+
+struct Fixture {
+    catalog: Arc<Catalog>,
+    scorers: Vec<Box<dyn Scorer>>,
+}
+
+fn fixture() -> &'static Fixture {
+    static F: OnceLock<Fixture> = OnceLock::new();
+    F.get_or_init(|| {
+        let catalog = Arc::new(
+            load_catalog_bytes(Path::new("fixed.yaml"), CATALOG.as_bytes().to_vec(), None)
+                .expect("the fixed catalog loads"),
+        );
+        let scorers = [ScorerKind::Keyword, ScorerKind::Regex, ScorerKind::Bm25]
+            .into_iter()
+            .map(|k| search::build(k, catalog.clone(), &ScorerConfig::default()).unwrap())
+            .collect();
+        Fixture { catalog, scorers }
+    })
+}
+
+/// Any text as a search query (keyword with `select:` and `+term`, regex, bm25) over a
+/// small fixed catalog, or any bytes as a labeled-query file: results or input errors; a
+/// ranking never holds a tool twice and respects the limit.
+pub fn query_parse(data: &[u8]) {
+    let Some((&first, rest)) = data.split_first() else {
+        return;
+    };
+    let f = fixture();
+    if first & 1 == 0 {
+        let Ok(query) = std::str::from_utf8(rest) else {
+            return;
+        };
+        let limit = usize::from(first >> 1) % 25;
+        for scorer in &f.scorers {
+            if let Ok(out) = scorer.search(&SearchRequest::new(query, limit)) {
+                let mut seen = vec![false; f.catalog.len()];
+                for h in &out.hits {
+                    assert!(!seen[h.tool], "tool {} returned twice", h.tool);
+                    seen[h.tool] = true;
+                    let _ = scorer.explain(query, h.tool);
+                }
+                if !query.trim_start().starts_with("select:") {
+                    assert!(out.hits.len() <= limit);
+                }
+            }
+        }
+    } else {
+        let name = if first & 2 == 0 { "q.jsonl" } else { "q.yaml" };
+        let _ = parse_queries(Path::new(name), rest.to_vec(), &f.catalog);
+    }
+}
