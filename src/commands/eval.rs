@@ -29,7 +29,8 @@ pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
             kinds.push(*k);
         }
     }
-    let config = ScorerConfig::default();
+    let mut config = ScorerConfig::default();
+    args.embedding.apply(&mut config);
     let mut evals = Vec::with_capacity(kinds.len());
     for kind in kinds {
         let scorer = search::build(kind, Arc::clone(&catalog), &config)?;

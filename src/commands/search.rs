@@ -192,10 +192,12 @@ pub fn render(report: &SearchReport, format: Format) -> String {
 
 pub fn run(args: &SearchArgs) -> Result<()> {
     let catalog = Arc::new(super::load(&args.catalog)?);
+    let mut config = ScorerConfig::default();
+    args.embedding.apply(&mut config);
     let report = search(
         catalog,
         args.scorer,
-        &ScorerConfig::default(),
+        &config,
         &args.query,
         args.limit,
         args.explain,

@@ -5,13 +5,18 @@
 //! tools or over a candidate subset (the simulator searches only the deferred tools).
 
 pub mod bm25;
+pub mod embed;
+pub mod embed_cache;
+pub mod hybrid;
 pub mod keyword;
 pub mod regex_scorer;
+pub mod semantic;
 pub mod text;
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::catalog::Catalog;
 use crate::error::InputError;
@@ -171,8 +176,16 @@ pub fn rank_hits(catalog: &Catalog, mut hits: Vec<Hit>, limit: usize) -> Vec<Hit
 /// defaults; `Default` gives them.
 #[derive(Debug, Clone, Default)]
 pub struct ScorerConfig {
-    /// Where the embedding model lives (semantic and hybrid scorers).
-    pub model_dir: Option<std::path::PathBuf>,
+    /// Where the embedding model lives (semantic and hybrid scorers); `None`: see
+    /// `embed::resolve_model_dir` (env `TOOLBUDGET_MODEL_DIR`, then `models/all-MiniLM-L6-v2`).
+    pub model_dir: Option<PathBuf>,
+    /// Embedding cache folder; `None`: see `embed_cache::resolve_cache_dir` (env
+    /// `TOOLBUDGET_CACHE_DIR`, then `$XDG_CACHE_HOME/toolbudget`, then `~/.cache/toolbudget`).
+    pub cache_dir: Option<PathBuf>,
+    /// Compute embeddings without reading or writing the cache.
+    pub no_cache: bool,
+    /// How `hybrid` fuses bm25 with semantic.
+    pub fusion: hybrid::FusionConfig,
 }
 
 /// Builds the scorer of `kind` over `catalog`, precomputing its index.
@@ -181,13 +194,48 @@ pub fn build(
     catalog: Arc<Catalog>,
     config: &ScorerConfig,
 ) -> crate::Result<Box<dyn Scorer>> {
-    let _ = config;
     match kind {
         ScorerKind::Keyword => Ok(Box::new(keyword::KeywordScorer::new(catalog))),
         ScorerKind::Regex => Ok(Box::new(regex_scorer::RegexScorer::new(catalog))),
         ScorerKind::Bm25 => Ok(Box::new(bm25::Bm25Scorer::new(catalog))),
-        ScorerKind::Semantic | ScorerKind::Hybrid => Err(crate::Error::Missing(format!(
-            "the {kind} scorer is not built yet"
-        ))),
+        ScorerKind::Semantic => Ok(Box::new(build_semantic(catalog, config)?)),
+        ScorerKind::Hybrid => {
+            config.fusion.validate()?;
+            let semantic = build_semantic(catalog.clone(), config)?;
+            let lexical = build(ScorerKind::Bm25, catalog.clone(), config)?;
+            Ok(Box::new(hybrid::HybridScorer::new(
+                catalog,
+                lexical,
+                Box::new(semantic),
+                config.fusion,
+            )?))
+        }
     }
+}
+
+/// Builds the semantic scorer (model found per `config`, cache per `config`).
+pub fn build_semantic(
+    catalog: Arc<Catalog>,
+    config: &ScorerConfig,
+) -> crate::Result<semantic::SemanticScorer> {
+    let embedder = load_embedder(config.model_dir.as_deref())?;
+    let cache_dir = if config.no_cache {
+        None
+    } else {
+        embed_cache::resolve_cache_dir(config.cache_dir.as_deref())
+    };
+    semantic::SemanticScorer::new(catalog, embedder, cache_dir.as_deref())
+}
+
+/// Loads the model once per process and folder: `eval` building semantic and hybrid shares it.
+pub fn load_embedder(model_dir: Option<&Path>) -> crate::Result<Arc<embed::Embedder>> {
+    static LOADED: Mutex<Vec<(PathBuf, Arc<embed::Embedder>)>> = Mutex::new(Vec::new());
+    let dir = embed::resolve_model_dir(model_dir)?;
+    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, e)) = loaded.iter().find(|(d, _)| *d == dir) {
+        return Ok(e.clone());
+    }
+    let embedder = Arc::new(embed::Embedder::load(&dir)?);
+    loaded.push((dir, embedder.clone()));
+    Ok(embedder)
 }

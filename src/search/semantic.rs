@@ -1,0 +1,430 @@
+//! The `semantic` scorer: cosine similarity between the query's embedding and each tool
+//! document's embedding (all-MiniLM-L6-v2, see `embed`).
+//!
+//! A tool's document is its name split into words (`mcp__slack__send_message` → "slack send
+//! message", `NotebookEdit` → "Notebook Edit"), its description and its argument names split the
+//! same way; queries embed as given. Both are truncated at 256 word pieces. Document vectors are
+//! computed once per catalog (batched, parallel) and cached on disk (`embed_cache`); they sit in
+//! one contiguous row-major `f32` matrix, so a query is one embedding (~8 ms) plus `n × 384`
+//! multiply-adds.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::embed::{Embedder, MAX_TOKENS, MODEL_NAME};
+use super::embed_cache::{CacheStatus, DocumentKey, EmbedCache};
+use super::{Contribution, Explanation, Hit, Scorer, ScorerKind, SearchOutcome, SearchRequest};
+use crate::catalog::{Catalog, Tool};
+use crate::error::{Error, InputError};
+
+/// Queries are cut to this many characters before tokenizing, which bounds the tokenizer's work;
+/// the model reads only the first 256 word pieces anyway, and no realistic 256 pieces span more
+/// (a long query is not an error: every labeled query must be answerable).
+pub const MAX_QUERY_CHARS: usize = 20_000;
+
+pub struct SemanticScorer {
+    catalog: Arc<Catalog>,
+    embedder: Arc<Embedder>,
+    documents: Vec<String>,
+    /// `catalog.len() × dim` unit vectors, row i = tool i.
+    matrix: Vec<f32>,
+    dim: usize,
+    cache_status: CacheStatus,
+}
+
+impl SemanticScorer {
+    /// Embeds every tool's document, reading and writing the cache under `cache_dir` when given.
+    /// This is also the entry point for the index-build benchmarks (cold: a fresh `cache_dir`;
+    /// cached: the same one twice).
+    pub fn new(
+        catalog: Arc<Catalog>,
+        embedder: Arc<Embedder>,
+        cache_dir: Option<&Path>,
+    ) -> Result<SemanticScorer, Error> {
+        let documents: Vec<String> = catalog.tools().iter().map(document_text).collect();
+        let dim = embedder.dim();
+        let key = DocumentKey::new(&documents);
+        let cache = cache_dir.map(|d| EmbedCache::new(d, embedder.fingerprint()));
+        if let Some(cache) = &cache
+            && let Some(matrix) = cache.load(&key, dim)
+        {
+            return Ok(SemanticScorer {
+                cache_status: CacheStatus::Hit(cache.path_for(&key)),
+                catalog,
+                embedder,
+                documents,
+                matrix,
+                dim,
+            });
+        }
+        let texts: Vec<&str> = documents.iter().map(String::as_str).collect();
+        let matrix = embedder.embed_all(&texts).map_err(Error::Missing)?;
+        let cache_status = match &cache {
+            None => CacheStatus::Disabled,
+            Some(cache) => match cache.store(&key, dim, &matrix) {
+                Ok(path) => CacheStatus::Written(path),
+                Err(e) => CacheStatus::WriteFailed(e.to_string()),
+            },
+        };
+        Ok(SemanticScorer {
+            catalog,
+            embedder,
+            documents,
+            matrix,
+            dim,
+            cache_status,
+        })
+    }
+
+    /// Whether the vectors came from the cache (for `-v` output and tests).
+    pub fn cache_status(&self) -> &CacheStatus {
+        &self.cache_status
+    }
+
+    /// The text embedded for tool `i`.
+    pub fn document(&self, tool: usize) -> &str {
+        &self.documents[tool]
+    }
+
+    fn query_vector(&self, query: &str) -> Result<Vec<f32>, InputError> {
+        if query.trim().is_empty() {
+            return Err(InputError::usage("the query is empty"));
+        }
+        let cut = query
+            .char_indices()
+            .nth(MAX_QUERY_CHARS)
+            .map_or(query, |(at, _)| &query[..at]);
+        self.embedder
+            .embed_one(cut)
+            .map_err(|e| InputError::usage(format!("cannot embed the query: {e}")))
+    }
+
+    /// Cosine of every searchable tool, unsorted.
+    fn cosines(&self, query: &[f32], request: &SearchRequest<'_>) -> Vec<Hit> {
+        self.matrix
+            .chunks_exact(self.dim)
+            .enumerate()
+            .filter(|(i, _)| request.is_candidate(*i))
+            .map(|(tool, row)| Hit {
+                tool,
+                score: f64::from(dot(query, row)),
+            })
+            .collect()
+    }
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    // Eight independent accumulators let the compiler vectorise without fast-math.
+    let mut acc = [0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for k in 0..8 {
+            acc[k] += x[k] * y[k];
+        }
+    }
+    acc.iter().sum::<f32>() + tail
+}
+
+/// Best first, ties by tool id; keeps `limit` without sorting the whole catalog.
+pub(crate) fn top_hits(catalog: &Catalog, mut hits: Vec<Hit>, limit: usize) -> Vec<Hit> {
+    let order = |a: &Hit, b: &Hit| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| catalog.get(a.tool).id.cmp(&catalog.get(b.tool).id))
+    };
+    if limit == 0 {
+        return Vec::new();
+    }
+    if hits.len() > limit {
+        hits.select_nth_unstable_by(limit - 1, order);
+        hits.truncate(limit);
+    }
+    hits.sort_by(order);
+    hits
+}
+
+impl Scorer for SemanticScorer {
+    fn kind(&self) -> ScorerKind {
+        ScorerKind::Semantic
+    }
+
+    fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, InputError> {
+        let query = self.query_vector(request.query)?;
+        let hits = self.cosines(&query, request);
+        Ok(SearchOutcome {
+            total_tools: hits.len(),
+            hits: top_hits(&self.catalog, hits, request.limit),
+            not_found: Vec::new(),
+        })
+    }
+
+    fn explain(&self, query: &str, tool: usize) -> Result<Explanation, InputError> {
+        let q = self.query_vector(query)?;
+        let all = self.cosines(&q, &SearchRequest::new(query, usize::MAX));
+        let cosine = all[tool].score;
+        let id = &self.catalog.get(tool).id;
+        let rank = 1 + all
+            .iter()
+            .filter(|h| {
+                h.score > cosine || (h.score == cosine && self.catalog.get(h.tool).id < *id)
+            })
+            .count();
+        Ok(Explanation {
+            tool,
+            score: cosine,
+            contributions: vec![Contribution {
+                term: query.to_string(),
+                field: "document".to_string(),
+                detail: format!("cosine {cosine:.4}, rank {rank} of {}", all.len()),
+                points: cosine,
+            }],
+            note: Some(format!("document: {:?}", self.documents[tool])),
+        })
+    }
+
+    fn settings(&self) -> Vec<(String, String)> {
+        vec![
+            ("model".into(), MODEL_NAME.into()),
+            (
+                "model_sha256".into(),
+                self.embedder.fingerprint()[..12].to_string(),
+            ),
+            ("max_tokens".into(), MAX_TOKENS.to_string()),
+            ("pooling".into(), "mean, l2-normalised".into()),
+            (
+                "document".into(),
+                "name words + description + argument names".into(),
+            ),
+        ]
+    }
+}
+
+/// The text embedded for a tool: name words, description, argument names.
+pub fn document_text(tool: &Tool) -> String {
+    let name = name_words(&tool.id);
+    let description = tool.description.trim();
+    let arguments: Vec<String> = tool
+        .input_schema
+        .get("properties")
+        .and_then(|p| p.as_object())
+        .map(|props| props.keys().map(|k| name_words(k)).collect())
+        .unwrap_or_default();
+    let mut text = name;
+    for part in [description.to_string(), arguments_sentence(&arguments)] {
+        if part.is_empty() {
+            continue;
+        }
+        if !text.ends_with(['.', '!', '?']) {
+            text.push('.');
+        }
+        text.push(' ');
+        text.push_str(&part);
+    }
+    text
+}
+
+fn arguments_sentence(arguments: &[String]) -> String {
+    if arguments.is_empty() {
+        String::new()
+    } else {
+        format!("Arguments: {}.", arguments.join(", "))
+    }
+}
+
+/// Splits an id or argument name into words: drops the `mcp__` prefix, splits on `_`, `.`, `-`,
+/// whitespace and lower-to-upper case changes (`getUserInfo` → "get User Info").
+pub fn name_words(id: &str) -> String {
+    let id = id.strip_prefix("mcp__").unwrap_or(id);
+    let mut words: Vec<String> = Vec::new();
+    for part in id.split(|c: char| c == '_' || c == '.' || c == '-' || c.is_whitespace()) {
+        let mut word = String::new();
+        let mut prev: Option<char> = None;
+        for c in part.chars() {
+            if let Some(p) = prev
+                && c.is_uppercase()
+                && (p.is_lowercase() || p.is_ascii_digit())
+                && !word.is_empty()
+            {
+                words.push(std::mem::take(&mut word));
+            }
+            word.push(c);
+            prev = Some(c);
+        }
+        if !word.is_empty() {
+            words.push(word);
+        }
+    }
+    words.join(" ")
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::search::embed::tests::test_embedder;
+    use serde_json::json;
+
+    pub(crate) fn tool(id: &str, description: &str, args: &[&str]) -> Tool {
+        let props: serde_json::Map<String, serde_json::Value> = args
+            .iter()
+            .map(|a| (a.to_string(), json!({"type": "string"})))
+            .collect();
+        let (server, name) = match id.strip_prefix("mcp__").and_then(|r| r.split_once("__")) {
+            Some((s, n)) => (Some(s.to_string()), n.to_string()),
+            None => (None, id.to_string()),
+        };
+        Tool {
+            id: id.to_string(),
+            name,
+            server,
+            description: description.to_string(),
+            input_schema: json!({"type": "object", "properties": props}),
+            should_defer: None,
+            always_load: false,
+            search_hint: None,
+            depends_on: Vec::new(),
+            origin: None,
+        }
+    }
+
+    pub(crate) fn small_catalog() -> Arc<Catalog> {
+        Arc::new(
+            Catalog::from_tools(vec![
+                tool(
+                    "mcp__slack__send_message",
+                    "Post a message to a Slack channel.",
+                    &["channel", "text"],
+                ),
+                tool(
+                    "Read",
+                    "Reads a file from the local filesystem.",
+                    &["file_path"],
+                ),
+                tool(
+                    "mcp__weather__get_forecast",
+                    "Get the weather forecast for a city.",
+                    &["city", "days"],
+                ),
+                tool(
+                    "NotebookEdit",
+                    "Edit a cell of a Jupyter notebook.",
+                    &["cell_id"],
+                ),
+            ])
+            .unwrap(),
+        )
+    }
+
+    #[test]
+    fn name_words_split_ids() {
+        assert_eq!(name_words("mcp__slack__send_message"), "slack send message");
+        assert_eq!(name_words("NotebookEdit"), "Notebook Edit");
+        assert_eq!(
+            name_words("math.triangle_area_heron"),
+            "math triangle area heron"
+        );
+        assert_eq!(
+            name_words("mcp__Weather API__Get Forecast"),
+            "Weather API Get Forecast"
+        );
+        assert_eq!(name_words("getUserInfo2Go"), "get User Info2 Go");
+    }
+
+    #[test]
+    fn document_has_name_description_and_arguments() {
+        let t = tool(
+            "mcp__slack__send_message",
+            "Post a message.",
+            &["channel_id", "text"],
+        );
+        assert_eq!(
+            document_text(&t),
+            "slack send message. Post a message. Arguments: channel id, text."
+        );
+        let bare = tool("Read", "", &[]);
+        assert_eq!(document_text(&bare), "Read");
+    }
+
+    #[test]
+    fn top_hits_breaks_ties_by_id() {
+        let catalog = small_catalog();
+        let hits = vec![
+            Hit {
+                tool: 2,
+                score: 0.5,
+            },
+            Hit {
+                tool: 1,
+                score: 0.5,
+            },
+            Hit {
+                tool: 0,
+                score: 0.9,
+            },
+            Hit {
+                tool: 3,
+                score: 0.1,
+            },
+        ];
+        let top = top_hits(&catalog, hits, 2);
+        // "Read" < "mcp__weather__get_forecast" in byte order.
+        assert_eq!(top.iter().map(|h| h.tool).collect::<Vec<_>>(), vec![0, 1]);
+    }
+
+    #[test]
+    fn ranks_by_meaning_and_respects_candidates() {
+        let Some(model) = test_embedder() else { return };
+        let scorer = SemanticScorer::new(small_catalog(), model, None).unwrap();
+        assert_eq!(scorer.cache_status(), &CacheStatus::Disabled);
+        let out = scorer
+            .search(&SearchRequest::new("will it rain in Paris tomorrow", 4))
+            .unwrap();
+        assert_eq!(out.hits[0].tool, 2);
+        assert_eq!(out.total_tools, 4);
+        assert_eq!(out.hits.len(), 4);
+        let mask = [true, true, false, true];
+        let mut req = SearchRequest::new("will it rain in Paris tomorrow", 4);
+        req.candidates = Some(&mask);
+        let out = scorer.search(&req).unwrap();
+        assert_eq!(out.total_tools, 3);
+        assert!(out.hits.iter().all(|h| h.tool != 2));
+
+        let e = scorer.explain("open the jupyter notebook cell", 3).unwrap();
+        assert!(e.contributions[0].detail.contains("rank 1 of 4"), "{e:?}");
+        assert!(e.score > 0.2 && e.score <= 1.0);
+        assert!(scorer.search(&SearchRequest::new("  ", 5)).is_err());
+    }
+
+    #[test]
+    fn missing_model_fails_both_scorers_naming_the_recipe() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = crate::search::ScorerConfig {
+            model_dir: Some(dir.path().to_path_buf()),
+            ..Default::default()
+        };
+        for kind in [ScorerKind::Semantic, ScorerKind::Hybrid] {
+            let err = match crate::search::build(kind, small_catalog(), &config) {
+                Err(e) => e,
+                Ok(_) => panic!("{kind} built without a model"),
+            };
+            assert!(matches!(err, Error::Missing(_)), "{err:?}");
+            assert!(err.to_string().contains("run `just model`"), "{err}");
+        }
+    }
+
+    #[test]
+    fn second_build_reads_the_cache() {
+        let Some(model) = test_embedder() else { return };
+        let dir = tempfile::tempdir().unwrap();
+        let first = SemanticScorer::new(small_catalog(), model.clone(), Some(dir.path())).unwrap();
+        assert!(matches!(first.cache_status(), CacheStatus::Written(_)));
+        let second = SemanticScorer::new(small_catalog(), model, Some(dir.path())).unwrap();
+        assert!(matches!(second.cache_status(), CacheStatus::Hit(_)));
+        assert_eq!(first.matrix, second.matrix);
+    }
+}
