@@ -64,6 +64,19 @@ impl Progress {
 }
 
 pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
+    // The shipped scenarios and fixtures are found from the current folder (the repository
+    // root), or else beside the crate this binary was built from, so `report` works from anywhere.
+    let shipped = |p: &Path| -> PathBuf {
+        if p.is_relative() && !p.exists() {
+            let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join(p);
+            if beside.exists() {
+                return beside;
+            }
+        }
+        p.to_path_buf()
+    };
+    let scenarios_dir = shipped(&args.scenarios);
+    let fixtures_dir = shipped(&args.fixtures);
     let progress = Progress {
         visible: !quiet && std::io::stderr().is_terminal(),
     };
@@ -79,7 +92,7 @@ pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
         ..ReportData::default()
     };
 
-    let fixtures = fixture_sources(&args.fixtures)?;
+    let fixtures = fixture_sources(&fixtures_dir)?;
     let fixture_catalog = load_catalogs(&fixtures)?;
     data.catalogs.push(catalog_row(
         "fixtures",
@@ -87,7 +100,7 @@ pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
         &ToolTokens::compute(&fixture_catalog, tokenizer, render),
     ));
     // Snapshots of real MCP servers (`just snapshot`), when shipped.
-    let live = sorted_files(&args.fixtures.join("live"), &["json"])?;
+    let live = sorted_files(&fixtures_dir.join("live"), &["json"])?;
     if !live.is_empty() {
         let sources: Vec<CatalogSource> = live
             .into_iter()
@@ -105,10 +118,10 @@ pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
     let profile = simulate::profile::find(simulate::profile::DEFAULT_PROFILE)
         .expect("the default profile is shipped");
     data.settings.profile = key_values(&profile);
-    run_scenarios(&mut data, &args.scenarios, &progress)?;
+    run_scenarios(&mut data, &scenarios_dir, &progress)?;
     let fixture_catalog = Arc::new(fixture_catalog);
     for path in sorted_files(
-        &args.fixtures.join("queries"),
+        &fixtures_dir.join("queries"),
         &["jsonl", "json", "yaml", "yml"],
     )? {
         let name = stem(&path);

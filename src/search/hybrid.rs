@@ -244,10 +244,15 @@ impl HybridScorer {
             limit: depth,
             ..*request
         };
-        Ok((
-            self.lexical.search(&inner)?.hits,
-            self.semantic.search(&inner)?.hits,
-        ))
+        let semantic = self.semantic.search(&inner)?.hits;
+        // The lexical scorer refuses some queries outright (bm25 caps them at 500 characters,
+        // an API-style limit on what a model types). Fusion exists to survive one weak signal,
+        // so a refused query ranks by the other list alone instead of failing the search.
+        let lexical = match self.lexical.search(&inner) {
+            Ok(outcome) => outcome.hits,
+            Err(_) => Vec::new(),
+        };
+        Ok((lexical, semantic))
     }
 }
 
@@ -540,6 +545,42 @@ pub(crate) mod tests {
         assert_eq!(out.total_tools, 3);
         assert_eq!(out.hits[0].tool, 2);
         assert!(out.hits.iter().all(|h| h.tool != 0));
+    }
+
+    /// A lexical scorer that refuses every query, as bm25 refuses one over 500 characters.
+    struct Refuses;
+
+    impl Scorer for Refuses {
+        fn kind(&self) -> ScorerKind {
+            ScorerKind::Bm25
+        }
+        fn search(&self, _: &SearchRequest<'_>) -> Result<SearchOutcome, InputError> {
+            Err(InputError::usage("query too long"))
+        }
+        fn explain(&self, _: &str, _: usize) -> Result<Explanation, InputError> {
+            Err(InputError::usage("query too long"))
+        }
+        fn settings(&self) -> Vec<(String, String)> {
+            Vec::new()
+        }
+    }
+
+    #[test]
+    fn a_query_the_lexical_scorer_refuses_ranks_by_meaning_alone() {
+        let semantic = Fixed {
+            kind: ScorerKind::Semantic,
+            ranking: hits(&[(2, 0.9), (3, 0.8)]),
+        };
+        let scorer = HybridScorer::new(
+            catalog(4),
+            Box::new(Refuses),
+            Box::new(semantic),
+            FusionConfig::for_method(FusionMethod::Blend),
+        )
+        .unwrap();
+        let out = scorer.search(&SearchRequest::new("q", 10)).unwrap();
+        let order: Vec<usize> = out.hits.iter().map(|h| h.tool).collect();
+        assert_eq!(order, vec![2, 3]);
     }
 
     #[test]
