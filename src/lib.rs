@@ -15,6 +15,7 @@ pub mod generate;
 pub mod mcp;
 pub mod output;
 pub mod report;
+pub mod rng;
 pub mod search;
 pub mod simulate;
 pub mod tokenize;

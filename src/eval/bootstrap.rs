@@ -10,30 +10,7 @@ pub const RESAMPLES: usize = 10_000;
 /// The fixed seed of every interval toolbudget prints.
 pub const SEED: u64 = 0x746f_6f6c_6275_6467; // "toolbudg"
 
-/// SplitMix64 (Steele, Lea, Flood 2014): tiny, fast, and good enough to pick resample indices.
-#[derive(Debug, Clone)]
-pub struct SplitMix64 {
-    state: u64,
-}
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
-        SplitMix64 { state: seed }
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A uniform index below `n` (multiply-shift; the bias is below 2^-40 for our n).
-    pub fn below(&mut self, n: usize) -> usize {
-        ((self.next_u64() as u128 * n as u128) >> 64) as usize
-    }
-}
+pub use crate::rng::SplitMix64;
 
 /// A 95% interval.
 #[derive(Debug, Clone, Copy, PartialEq)]

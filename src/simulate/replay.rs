@@ -51,28 +51,8 @@ pub struct Counters {
     pub turn_ms: Vec<f64>,
 }
 
-/// A small deterministic generator (SplitMix64) behind every scenario rate.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    pub fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+/// The deterministic generator behind every scenario rate.
+pub use crate::rng::SplitMix64 as Rng;
 
 fn mix(i: usize) -> u64 {
     let mut r = Rng::new(i as u64 ^ 0xA5A5_5A5A_1234_5678);
@@ -558,7 +538,7 @@ impl<'a> Run<'a> {
                     self.counters.misses += 1;
                 }
                 let rate = self.sc.failures.premature_call_rate;
-                if rate > 0.0 && self.rng.next_f64() < rate {
+                if rate > 0.0 && self.rng.unit() < rate {
                     self.counters.premature_calls += 1;
                     let out = self.call_tokens(idx, Some(call));
                     self.send(a, &next, out);
