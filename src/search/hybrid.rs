@@ -21,7 +21,6 @@
 
 use std::sync::Arc;
 
-use super::semantic::top_hits;
 use super::{Contribution, Explanation, Hit, Scorer, ScorerKind, SearchOutcome, SearchRequest};
 use crate::catalog::Catalog;
 use crate::error::InputError;
@@ -265,7 +264,7 @@ impl Scorer for HybridScorer {
         let (lexical, semantic) = self.both(request, self.fusion.depth)?;
         let fused = self.fusion.fuse(&lexical, &semantic);
         Ok(SearchOutcome {
-            hits: top_hits(&self.catalog, fused, request.limit),
+            hits: crate::search::rank_hits(&self.catalog, fused, request.limit),
             not_found: Vec::new(),
             total_tools: request.searchable(self.catalog.len()),
         })
@@ -274,7 +273,7 @@ impl Scorer for HybridScorer {
     fn explain(&self, query: &str, tool: usize) -> Result<Explanation, InputError> {
         let everything = SearchRequest::new(query, self.catalog.len());
         let (lexical, semantic) = self.both(&everything, self.catalog.len())?;
-        let fused = top_hits(
+        let fused = crate::search::rank_hits(
             &self.catalog,
             self.fusion.fuse(&lexical, &semantic),
             usize::MAX,

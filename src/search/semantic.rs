@@ -131,24 +131,6 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     acc.iter().sum::<f32>() + tail
 }
 
-/// Best first, ties by tool id; keeps `limit` without sorting the whole catalog.
-pub(crate) fn top_hits(catalog: &Catalog, mut hits: Vec<Hit>, limit: usize) -> Vec<Hit> {
-    let order = |a: &Hit, b: &Hit| {
-        b.score
-            .total_cmp(&a.score)
-            .then_with(|| catalog.get(a.tool).id.cmp(&catalog.get(b.tool).id))
-    };
-    if limit == 0 {
-        return Vec::new();
-    }
-    if hits.len() > limit {
-        hits.select_nth_unstable_by(limit - 1, order);
-        hits.truncate(limit);
-    }
-    hits.sort_by(order);
-    hits
-}
-
 impl Scorer for SemanticScorer {
     fn kind(&self) -> ScorerKind {
         ScorerKind::Semantic
@@ -159,7 +141,7 @@ impl Scorer for SemanticScorer {
         let hits = self.cosines(&query, request);
         Ok(SearchOutcome {
             total_tools: hits.len(),
-            hits: top_hits(&self.catalog, hits, request.limit),
+            hits: crate::search::rank_hits(&self.catalog, hits, request.limit),
             not_found: Vec::new(),
         })
     }
@@ -371,7 +353,7 @@ pub(crate) mod tests {
                 score: 0.1,
             },
         ];
-        let top = top_hits(&catalog, hits, 2);
+        let top = crate::search::rank_hits(&catalog, hits, 2);
         // "Read" < "mcp__weather__get_forecast" in byte order.
         assert_eq!(top.iter().map(|h| h.tool).collect::<Vec<_>>(), vec![0, 1]);
     }
