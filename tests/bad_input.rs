@@ -365,7 +365,7 @@ fn bad_scenarios_exit_2_with_located_errors() {
         "scenario_missing_catalog",
         &dir,
         &["simulate", "scenario/missing_catalog.yaml"],
-        Loc::File("scenario/no-such-catalog.json"),
+        Loc::At("scenario/missing_catalog.yaml"),
     );
     bad(
         "scenario_missing_file",
@@ -412,6 +412,11 @@ fn bad_query_files_exit_2_with_located_errors() {
         ("queries_wrong_type_jsonl", "queries/wrong_type.jsonl", true),
         ("queries_wrong_type_yaml", "queries/wrong_type.yaml", true),
         ("queries_unknown_field", "queries/unknown_field.jsonl", true),
+        (
+            "queries_unknown_field_yaml",
+            "queries/unknown_field.yaml",
+            true,
+        ),
         ("queries_non_utf8", "queries/non_utf8.jsonl", true),
         ("queries_unknown_tool", "queries/unknown_tool.jsonl", true),
         ("queries_not_a_list", "queries/not_a_list.yaml", true),

@@ -190,11 +190,50 @@ fn parse_list(path: &Path, bytes: Vec<u8>, catalog: &Catalog) -> Result<Vec<Labe
     };
     let mut checker = Checker::new(path, catalog);
     for (i, item) in items.iter().enumerate() {
+        check_fields(&doc, i, item)?;
         let raw: RawQuery = serde_json::from_value(item.clone())
             .map_err(|e| doc.error_at(&path![i], format!("invalid query: {e}")))?;
         checker.add(raw, Place::Item(&doc, i))?;
     }
     Ok(checker.queries)
+}
+
+/// Points an unknown or mistyped field of list item `i` at the field itself, not at the item
+/// (serde's message would name the field but has no position inside the document).
+fn check_fields(doc: &Document, i: usize, item: &Value) -> Result<()> {
+    let Value::Object(fields) = item else {
+        return Ok(());
+    };
+    for (key, value) in fields {
+        let expected_type = match key.as_str() {
+            "id" | "query" => value.is_string().then_some(()).ok_or("a string"),
+            "expected" => match value {
+                Value::Array(ids) => match ids.iter().position(|v| !v.is_string()) {
+                    None => Ok(()),
+                    Some(j) => {
+                        return Err(doc.error_at(
+                            &path![i, "expected", j],
+                            "invalid query: expected ids must be strings",
+                        ));
+                    }
+                },
+                _ => Err("a list of tool ids"),
+            },
+            _ => {
+                return Err(doc.error_at(
+                    &path![i, key.as_str()],
+                    format!("invalid query: unknown field `{key}`, expected one of `id`, `query`, `expected`"),
+                ));
+            }
+        };
+        if let Err(what) = expected_type {
+            return Err(doc.error_at(
+                &path![i, key.as_str()],
+                format!("invalid query: field `{key}` must be {what}"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Validates queries one by one: unique ids, non-empty text, known expected tools.

@@ -79,6 +79,22 @@ pub fn prepare(
     tokenizer: Tokenizer,
     build: &ScorerBuilder<'_>,
 ) -> Result<Prepared> {
+    // A catalog that is not there is the scenario's mistake: point at the line naming it.
+    if let Some(c) = scenario.catalogs.iter().find(|c| !c.path.is_file()) {
+        return Err(Error::input(
+            &scenario.path,
+            c.at,
+            format!(
+                "catalog file {} {}",
+                c.path.display(),
+                if c.path.exists() {
+                    "is not a file"
+                } else {
+                    "does not exist"
+                }
+            ),
+        ));
+    }
     let sources: Vec<CatalogSource> = scenario
         .catalogs
         .iter()

@@ -28,6 +28,8 @@ pub struct CatalogEntry {
     pub server: Option<String>,
     /// False: the servers of this file start disconnected (a `connect` event brings them in).
     pub connected: bool,
+    /// Where the scenario names this file, for "catalog file not found" errors.
+    pub at: Option<Position>,
 }
 
 /// When the deferred mode defers at all.
@@ -627,6 +629,7 @@ impl Reader<'_> {
                         path: base.join(s),
                         server: None,
                         connected: true,
+                        at: self.doc.locate(&ip),
                     });
                 }
                 let o = self.object(&ip, item, "a catalog entry")?;
@@ -638,6 +641,7 @@ impl Reader<'_> {
                     path: base.join(path),
                     server: self.opt_string(&ip, o, "server")?,
                     connected: self.opt_bool(&ip, o, "connected")?.unwrap_or(true),
+                    at: self.doc.locate(&child(&ip, "path")),
                 })
             })
             .collect()
