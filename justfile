@@ -61,15 +61,15 @@ eval-devsets DATA="../shared/data":
             -s keyword -s regex -s bm25 -s semantic -s hybrid --k 1,5,10
     done
 
-# Fuzz each target for FUZZ_SECONDS (default 60), one after another, growing the committed
+# Fuzz each target for FUZZ_SECONDS (default 300), one after another, growing the committed
 # corpus (fuzz/corpus/<target>/). Crashes land in fuzz/artifacts/<target>/. Stable toolchain;
 # installs cargo-fuzz when missing (see scripts/fuzz.sh).
 fuzz:
-    FUZZ_GROW=1 bash scripts/fuzz.sh
+    FUZZ_GROW=1 FUZZ_SECONDS="${FUZZ_SECONDS:-300}" bash scripts/fuzz.sh
 
-# The short fuzz run CI does: 30 s per target from the committed corpus, which it leaves as is.
+# The short fuzz run CI does: 60 s per target from the committed corpus, which it leaves as is.
 fuzz-ci:
-    FUZZ_SECONDS="${FUZZ_SECONDS:-30}" bash scripts/fuzz.sh
+    FUZZ_SECONDS="${FUZZ_SECONDS:-60}" bash scripts/fuzz.sh
 
 # Shrink the committed corpus to the inputs that add coverage.
 fuzz-cmin:

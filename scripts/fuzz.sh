@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes each target for FUZZ_SECONDS (default 60), one after another, starting from the
-# committed corpus. `just fuzz` grows that corpus (FUZZ_GROW=1); CI (`.ci/run`, 30 s a target)
+# committed corpus. `just fuzz` grows that corpus (FUZZ_GROW=1); CI (`.ci/run`, 60 s a target)
 # keeps new inputs in a scratch folder so a run never edits the checkout.
 #
 # Runs on the stable toolchain: cargo-fuzz needs `-Zsanitizer=address`, which stable rustc

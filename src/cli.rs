@@ -285,8 +285,8 @@ pub struct EmbeddingArgs {
     /// Embed the catalog without reading or writing the cache.
     #[arg(long)]
     pub no_cache: bool,
-    /// How hybrid fuses bm25 and semantic: blend (default: 0.3·bm25/top + 0.7·cosine) or rrf
-    /// (k 60, weights 1,1).
+    /// How hybrid fuses bm25 and semantic: blend (default: 0.4·bm25 lead/top + 0.6·cosine lead,
+    /// each lead over the list's 20th score) or rrf (k 60, weights 1,1).
     #[arg(long, value_name = "METHOD", value_parser = parse_fusion)]
     pub fusion: Option<crate::search::hybrid::FusionMethod>,
     /// Hybrid weights as BM25,SEMANTIC (e.g. 0.5,0.5).
@@ -298,6 +298,9 @@ pub struct EmbeddingArgs {
     /// How many results of each scorer take part in the fusion.
     #[arg(long, value_name = "N")]
     pub fusion_depth: Option<usize>,
+    /// blend: measure each list's scores from its score at this rank.
+    #[arg(long, value_name = "N")]
+    pub fusion_floor: Option<usize>,
 }
 
 impl EmbeddingArgs {
@@ -312,7 +315,7 @@ impl EmbeddingArgs {
         base.no_cache |= self.no_cache;
         let fusion = &mut base.fusion;
         if let Some(m) = self.fusion {
-            // Each method has its own default weights (blend 0.3,0.7; rrf 1,1).
+            // Each method has its own default weights (blend 0.4,0.6; rrf 1,1).
             *fusion = crate::search::hybrid::FusionConfig::for_method(m);
         }
         if let Some((l, s)) = self.fusion_weights {
@@ -324,6 +327,9 @@ impl EmbeddingArgs {
         }
         if let Some(d) = self.fusion_depth {
             fusion.depth = d;
+        }
+        if let Some(f) = self.fusion_floor {
+            fusion.floor_rank = f;
         }
     }
 }

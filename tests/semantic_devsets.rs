@@ -356,27 +356,26 @@ fn dev_set_table() {
                 ));
             }
         }
-        for (wl, ws) in [(0.5, 0.5), (0.6, 0.4), (0.4, 0.6)] {
-            variants.push((
-                format!("blend w={wl}/{ws}"),
-                Box::new(move |l, s| {
-                    weighted_blend(&[l, s], &[wl, ws], &[Normalise::MinMax, Normalise::MinMax])
-                }),
-            ));
-        }
         for (wl, ws) in [(0.5, 0.5), (0.4, 0.6), (0.3, 0.7), (0.2, 0.8)] {
             variants.push((
                 format!("minmax+cosine w={wl}/{ws}"),
                 Box::new(move |l, s| minmax_plus_cosine(l, s, wl, ws)),
             ));
         }
-        for (wl, ws) in [(0.5, 0.5), (0.4, 0.6), (0.3, 0.7), (0.2, 0.8)] {
-            variants.push((
-                format!("max+cosine w={wl}/{ws}"),
-                Box::new(move |l, s| {
-                    weighted_blend(&[l, s], &[wl, ws], &[Normalise::Max, Normalise::Raw])
-                }),
-            ));
+        for floor in [10, 20, 30] {
+            for (wl, ws) in [(0.5, 0.5), (0.4, 0.6), (0.3, 0.7)] {
+                variants.push((
+                    format!("lead blend floor={floor} w={wl}/{ws}"),
+                    Box::new(move |l, s| {
+                        weighted_blend(
+                            &[l, s],
+                            &[wl, ws],
+                            &[Normalise::LeadOverTop, Normalise::Lead],
+                            floor,
+                        )
+                    }),
+                ));
+            }
         }
         let noise = noise_rankings(catalog.len(), queries.len(), depth);
         // A useless lexical signal on bm25's scale: flat scores in [10, 11].
