@@ -5,7 +5,8 @@
 #
 # Runs on the stable toolchain: cargo-fuzz needs `-Zsanitizer=address`, which stable rustc
 # accepts with RUSTC_BOOTSTRAP=1 (the ASan runtime ships with stable's rust-std), as OSS-Fuzz
-# does. A crash exits non-zero and leaves the input in fuzz/artifacts/<target>/.
+# does. A crash, or one input running over FUZZ_TIMEOUT seconds (default 30: a hang), exits
+# non-zero and leaves the input in fuzz/artifacts/<target>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-60}"
@@ -25,6 +26,6 @@ for t in $targets; do
     fi
     echo "fuzz: $t for ${seconds} s"
     cargo fuzz run -O "$t" "${dirs[@]}" -- \
-        -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=3072 \
+        -max_total_time="$seconds" -max_len=65536 -timeout="${FUZZ_TIMEOUT:-30}" -rss_limit_mb=3072 \
         -print_final_stats=1
 done

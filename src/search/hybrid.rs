@@ -299,10 +299,20 @@ impl Scorer for HybridScorer {
                     } else {
                         "score"
                     };
-                    (
-                        format!("rank {} ({label} {:.4})", p + 1, list[p].score),
-                        part,
-                    )
+                    let mut detail = format!("rank {} ({label} {:.4}", p + 1, list[p].score);
+                    if self.fusion.method == FusionMethod::Blend {
+                        let top = &list[..list.len().min(self.fusion.depth)];
+                        if let Some((floor, _)) =
+                            BLEND[i].floor_and_scale(top, self.fusion.floor_rank)
+                        {
+                            detail.push_str(&format!(
+                                ", lead {:.4} over floor {floor:.4}",
+                                (list[p].score - floor).max(0.0),
+                            ));
+                        }
+                    }
+                    detail.push(')');
+                    (detail, part)
                 }
                 Some(p) => (
                     format!(
@@ -658,6 +668,14 @@ pub(crate) mod tests {
         );
         assert!((e.contributions[0].points - 0.4 * 7.0 / 9.0).abs() < 1e-12);
         assert!((e.contributions[1].points - 0.48).abs() < 1e-12);
+        assert_eq!(
+            e.contributions[0].detail,
+            "rank 3 (score 7.0000, lead 7.0000 over floor 0.0000)"
+        );
+        assert_eq!(
+            e.contributions[1].detail,
+            "rank 1 (cosine 0.9000, lead 0.8000 over floor 0.1000)"
+        );
         let out = blend.search(&SearchRequest::new("q", 10)).unwrap();
         // t2 0.791, t3 0.6 · 0.7 = 0.42, t0 0.4 + 0, t1 0.4 · 8/9 = 0.356.
         let order: Vec<usize> = out.hits.iter().map(|h| h.tool).collect();
