@@ -9,7 +9,7 @@
 //! - [`run`] replays both modes and returns a serializable [`ScenarioResult`].
 
 mod cost;
-pub mod generate;
+
 mod latency;
 pub mod listing;
 pub mod profile;

@@ -733,7 +733,7 @@ fn shipped_scenarios_run_over_the_fixtures() {
 #[test]
 #[ignore]
 fn thousand_conversations_over_500_tools() {
-    let v = generate::ten_servers();
+    let v = crate::generate::ten_servers::ten_servers();
     let mut tools = Vec::new();
     for s in v["servers"].as_array().unwrap() {
         let server = s["name"].as_str().unwrap();

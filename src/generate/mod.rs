@@ -14,6 +14,11 @@
 //!
 //! Same `(tools, servers, seed)` → the same catalog, byte for byte, on every platform: the
 //! random source is splitmix64 and nothing depends on hash order.
+//!
+//! [`ten_servers`] is the other generator: the fixed, hand-shaped "10 servers × 50 tools"
+//! fixture behind the shipped `ten-servers` scenarios.
+
+pub mod ten_servers;
 
 use serde_json::{Map, Value, json};
 

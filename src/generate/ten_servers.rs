@@ -1,7 +1,7 @@
 //! A deterministic synthetic catalog for the "10 servers × 50 tools" scenario
 //! (`fixtures/catalogs/generated/ten-servers.json`). The committed file is this function's
 //! output; a test checks they agree, and `TOOLBUDGET_REGENERATE=1 cargo test --lib
-//! simulate::generate` rewrites it. Tools are plain CRUD-style operations (five verbs over ten
+//! generate::ten_servers` rewrites it. Tools are plain CRUD-style operations (five verbs over ten
 //! nouns per server) with a short description and a three-property schema, about 100
 //! tokens each, the size of a typical MCP tool.
 
