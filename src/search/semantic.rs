@@ -2,11 +2,8 @@
 //! document's embedding (all-MiniLM-L6-v2, see `embed`).
 //!
 //! A tool's document is its name split into words (`mcp__slack__send_message` → "slack send
-//! message", `NotebookEdit` → "Notebook Edit"), its description, and its argument names split
-//! the same way, each followed by its description in parentheses; queries embed as given. Both
-//! are truncated at 256 word pieces. Argument descriptions were measured in, not assumed: they
-//! lift recall@5 from 0.848 to 0.874 on BFCL and from 0.586 to 0.592 on StableToolBench (the
-//! BM25 reference of the search issue indexes them too). Document vectors are
+//! message", `NotebookEdit` → "Notebook Edit"), its description and its argument names split the
+//! same way; queries embed as given. Both are truncated at 256 word pieces. Document vectors are
 //! computed once per catalog (batched, parallel) and cached on disk (`embed_cache`); they sit in
 //! one contiguous row-major `f32` matrix, so a query is one embedding (~8 ms) plus `n × 384`
 //! multiply-adds.
@@ -184,14 +181,13 @@ impl Scorer for SemanticScorer {
             ("pooling".into(), "mean, l2-normalised".into()),
             (
                 "document".into(),
-                "name words + description + argument names (descriptions)".into(),
+                "name words + description + argument names".into(),
             ),
         ]
     }
 }
 
-/// The text embedded for a tool: name words, description, argument names with their
-/// descriptions.
+/// The text embedded for a tool: name words, description, argument names.
 pub fn document_text(tool: &Tool) -> String {
     let name = name_words(&tool.id);
     let description = tool.description.trim();
@@ -199,18 +195,7 @@ pub fn document_text(tool: &Tool) -> String {
         .input_schema
         .get("properties")
         .and_then(|p| p.as_object())
-        .map(|props| {
-            props
-                .iter()
-                .map(|(k, v)| {
-                    let words = name_words(k);
-                    match v.get("description").and_then(|d| d.as_str()).map(str::trim) {
-                        Some(d) if !d.is_empty() => format!("{words} ({d})"),
-                        _ => words,
-                    }
-                })
-                .collect()
-        })
+        .map(|props| props.keys().map(|k| name_words(k)).collect())
         .unwrap_or_default();
     let mut text = name;
     for part in [description.to_string(), arguments_sentence(&arguments)] {
@@ -345,14 +330,6 @@ pub(crate) mod tests {
         );
         let bare = tool("Read", "", &[]);
         assert_eq!(document_text(&bare), "Read");
-        let mut described = tool("get_weather", "Current weather.", &["cityName", "unit"]);
-        described.input_schema["properties"]["cityName"]["description"] =
-            json!(" The city, e.g. Paris ");
-        described.input_schema["properties"]["unit"]["description"] = json!("");
-        assert_eq!(
-            document_text(&described),
-            "get weather. Current weather. Arguments: city Name (The city, e.g. Paris), unit."
-        );
     }
 
     #[test]
