@@ -3,7 +3,10 @@
 //!
 //! A tool's document is its name split into words (`mcp__slack__send_message` → "slack send
 //! message", `NotebookEdit` → "Notebook Edit"), its description and its argument names split the
-//! same way; queries embed as given. Both are truncated at 256 word pieces. Document vectors are
+//! same way; queries embed as given. Both are truncated at 256 word pieces. Argument
+//! descriptions are left out on purpose: adding them was measured to lift BFCL recall@5 from
+//! 0.848 to 0.874 but to drop a generated 10,000-tool catalog from 0.93 to 0.77 (templated
+//! argument text drowns the tool's purpose), and it left hybrid barely above its parts. Document vectors are
 //! computed once per catalog (batched, parallel) and cached on disk (`embed_cache`); they sit in
 //! one contiguous row-major `f32` matrix, so a query is one embedding (~8 ms) plus `n × 384`
 //! multiply-adds.
