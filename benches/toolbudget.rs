@@ -17,6 +17,16 @@ use toolbudget::catalog::Catalog;
 use toolbudget::generate::generate;
 use toolbudget::report::sweep::servers_for;
 
+/// Short agent-style queries over the generated catalogs' vocabulary, shared by every search
+/// bench.
+const QUERIES: [&str; 5] = [
+    "create invoice for vendor",
+    "list overdue loans",
+    "schedule harvest",
+    "search trail closures by date",
+    "export shipment manifest csv",
+];
+
 /// A generated catalog of `tools` tools with the sweep's server spread.
 fn catalog(tools: usize) -> Catalog {
     generate(tools, servers_for(tools), 1)
@@ -51,14 +61,6 @@ mod search {
     use toolbudget::search::{ScorerConfig, ScorerKind, SearchRequest, build};
 
     const SIZES: [usize; 3] = [100, 1_000, 10_000];
-    const QUERIES: [&str; 5] = [
-        "create invoice for vendor",
-        "list overdue loans",
-        "schedule harvest",
-        "search trail closures by date",
-        "export shipment manifest csv",
-    ];
-
     /// The lexical scorers, measured at every size. The embedding scorers have their own
     /// module below: their build is dominated by the model, and their 10,000-tool index comes
     /// from the cache.
@@ -111,14 +113,6 @@ mod embedding {
     use criterion::SamplingMode;
     use std::path::PathBuf;
     use toolbudget::search::{ScorerConfig, ScorerKind, SearchRequest, build, load_embedder};
-
-    const QUERIES: [&str; 5] = [
-        "create invoice for vendor",
-        "list overdue loans",
-        "schedule harvest",
-        "search trail closures by date",
-        "export shipment manifest csv",
-    ];
 
     fn cache_dir() -> PathBuf {
         PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-embedding-cache")
