@@ -17,7 +17,7 @@
 //! the two is flat. Tuned on the dev sets and stress-tested by replacing one list with flat
 //! random scores (recall@5, `README.md` has the table): with a flat semantic list this blend
 //! stays within 0.003 of bm25, with a flat bm25 list within 0.006 of semantic, where the old
-//! `0.3·bm25/top + 0.7·cosine` fell from 0.85 to 0.25 (bfcl) and RRF(k=60) to 0.18. On the
+//! `0.3·bm25/top + 0.7·cosine` fell from 0.85 to 0.25 (bfcl) and RRF(k=60) to 0.15. On the
 //! intact lists it beats both parts and the references (bfcl 0.879, stabletoolbench 0.735),
 //! and it keeps bm25's 1.00 on a generated 10,000-tool catalog where the old blend fell to 0.98
 //! because MiniLM confidently prefers `copy_plate_set` for "create plate set".
