@@ -10,7 +10,7 @@ BIN = os.path.join(ROOT, "target", "release", "toolbudget")
 def run(args):
     cat, scorer, q = args
     cmd = [BIN, "-q", "search", "--catalog", cat, "--scorer", scorer, "--limit", "100",
-           "--format", "json", q["query"]]
+           "--format", "json", "--", q["query"]]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         return {"id": q["id"], "matches": [], "error": p.stderr.strip()[:300], "rc": p.returncode}
