@@ -119,13 +119,9 @@ mod embedding {
     }
 
     pub fn bench(c: &mut Criterion) {
-        // As the binary does (src/main.rs): without it candle reads /proc/cpuinfo on every
-        // matrix product, ~3 ms a query.
-        if std::env::var_os("RAYON_NUM_THREADS").is_none() {
-            let cores = std::thread::available_parallelism().map_or(1, usize::from);
-            // SAFETY: benches run one at a time; no other thread reads the environment now.
-            unsafe { std::env::set_var("RAYON_NUM_THREADS", cores.to_string()) };
-        }
+        // As the binary does (src/main.rs).
+        // SAFETY: benches run one at a time; no other thread reads the environment now.
+        unsafe { toolbudget::search::embed::pin_thread_count() };
         if let Err(e) = load_embedder(None) {
             eprintln!("bench embed: skipped ({e})");
             return;

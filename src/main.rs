@@ -5,7 +5,8 @@ use toolbudget::cli::{CatalogCommand, Cli, Command};
 use toolbudget::commands;
 
 fn main() -> ExitCode {
-    pin_thread_count();
+    // SAFETY: first statement of main, no other thread exists yet to read the environment.
+    unsafe { toolbudget::search::embed::pin_thread_count() };
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -34,16 +35,5 @@ fn main() -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::from(2)
         }
-    }
-}
-
-/// candle asks for its thread count on every matrix product and, unless `RAYON_NUM_THREADS`
-/// is set, answers by reading `/proc/cpuinfo`: about 3 ms of each ~10 ms query embedding
-/// (measured with perf). Fixing the count once, before any thread starts, removes that.
-fn pin_thread_count() {
-    if std::env::var_os("RAYON_NUM_THREADS").is_none() {
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        // SAFETY: first statement of main, no other thread exists yet to read the environment.
-        unsafe { std::env::set_var("RAYON_NUM_THREADS", cores.to_string()) };
     }
 }

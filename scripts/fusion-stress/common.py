@@ -1,7 +1,6 @@
 """Shared loading, stress variants, metrics. Rankings are lists of (tool_id, score), best first."""
 import json, math, random, os
 
-import os
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 WORK = os.environ.get("FUSION_WORK", os.path.join(ROOT, "target", "fusion-stress"))
 D = os.environ.get("TOOLBUDGET_SHARED_DATA", os.path.join(ROOT, "..", "shared", "data"))

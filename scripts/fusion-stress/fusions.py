@@ -59,23 +59,3 @@ def excess(wb=0.3, ws=0.7, rb=None, rs=100, bm_div="top"):
             sc.setdefault(t, 0.0)
         return order(sc)
     return f
-
-def excess_tb(wb=0.4, ws=0.6, rb=20, rs=20, eps=1e-6):
-    """excess() plus a tie-break below the floors: eps * the unclipped blend (affects only
-    tools tied in the clipped score, i.e. deep ranks)."""
-    def f(b, s):
-        top = b[0][1] if b else 0.0
-        fb = _floor(b, rb) or 0.0
-        fs = _floor(s, rs)
-        if fs is None:
-            fs = s[-1][1] if s else 0.0
-        lo = s[-1][1] if s else 0.0
-        bd, sd = dict(b), dict(s)
-        sc = {}
-        for t in set(bd) | set(sd):
-            x, c = bd.get(t), sd.get(t, lo)
-            bn = (x / top) if (x is not None and top > 0) else 0.0
-            v = wb * (max(0.0, x - fb) / top if (x is not None and top > 0) else 0.0) + ws * max(0.0, c - fs)
-            sc[t] = v + eps * (wb * bn + ws * c)
-        return order(sc)
-    return f

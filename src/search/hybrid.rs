@@ -192,9 +192,15 @@ pub fn weighted_blend(
         .map(|(list, n)| n.floor_and_scale(list, floor_rank.max(1)))
         .collect();
     fuse_by(rankings, |list, _, score| {
-        bounds[list].map_or(0.0, |(floor, scale)| {
-            weights[list] * (score - floor).max(0.0) / scale
-        })
+        lead_points(bounds[list], score, weights[list])
+    })
+}
+
+/// What a score adds to a blend: its weighted lead over the floor (`bounds` from
+/// [`Normalise::floor_and_scale`]; `None` adds nothing).
+fn lead_points(bounds: Option<(f64, f64)>, score: f64, weight: f64) -> f64 {
+    bounds.map_or(0.0, |(floor, scale)| {
+        weight * (score - floor).max(0.0) / scale
     })
 }
 
@@ -387,12 +393,8 @@ impl FusionConfig {
             FusionMethod::Rrf => weight / (self.k + position as f64 + 1.0),
             FusionMethod::Blend => {
                 let top = &hits[..hits.len().min(self.depth)];
-                let fused = weighted_blend(&[top], &[weight], &BLEND[list..=list], self.floor_rank);
-                let tool = hits[position].tool;
-                fused
-                    .iter()
-                    .find(|h| h.tool == tool)
-                    .map_or(0.0, |h| h.score)
+                let bounds = BLEND[list].floor_and_scale(top, self.floor_rank);
+                lead_points(bounds, hits[position].score, weight)
             }
         }
     }
