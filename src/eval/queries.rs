@@ -205,32 +205,29 @@ fn check_fields(doc: &Document, i: usize, item: &Value) -> Result<()> {
         return Ok(());
     };
     for (key, value) in fields {
-        let expected_type = match key.as_str() {
-            "id" | "query" => value.is_string().then_some(()).ok_or("a string"),
-            "expected" => match value {
-                Value::Array(ids) => match ids.iter().position(|v| !v.is_string()) {
-                    None => Ok(()),
-                    Some(j) => {
-                        return Err(doc.error_at(
-                            &path![i, "expected", j],
-                            "invalid query: expected ids must be strings",
-                        ));
-                    }
-                },
-                _ => Err("a list of tool ids"),
-            },
-            _ => {
-                return Err(doc.error_at(
-                    &path![i, key.as_str()],
-                    format!("invalid query: unknown field `{key}`, expected one of `id`, `query`, `expected`"),
-                ));
+        let field = path![i, key.as_str()];
+        match (key.as_str(), value) {
+            ("id" | "query", Value::String(_)) => {}
+            ("id" | "query", _) => {
+                let message = format!("invalid query: field `{key}` must be a string");
+                return Err(doc.error_at(&field, message));
             }
-        };
-        if let Err(what) = expected_type {
-            return Err(doc.error_at(
-                &path![i, key.as_str()],
-                format!("invalid query: field `{key}` must be {what}"),
-            ));
+            ("expected", Value::Array(ids)) => {
+                if let Some(j) = ids.iter().position(|v| !v.is_string()) {
+                    let message = "invalid query: expected ids must be strings";
+                    return Err(doc.error_at(&path![i, "expected", j], message));
+                }
+            }
+            ("expected", _) => {
+                let message = "invalid query: field `expected` must be a list of tool ids";
+                return Err(doc.error_at(&field, message));
+            }
+            _ => {
+                let message = format!(
+                    "invalid query: unknown field `{key}`, expected one of `id`, `query`, `expected`"
+                );
+                return Err(doc.error_at(&field, message));
+            }
         }
     }
     Ok(())
