@@ -9,7 +9,6 @@
 //! - [`run`] replays both modes and returns a serializable [`ScenarioResult`].
 
 mod cost;
-
 mod latency;
 pub mod listing;
 pub mod profile;
