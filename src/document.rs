@@ -11,7 +11,7 @@ use serde_json::{Map, Number, Value};
 use crate::error::{Error, Position, Result, position_of_offset};
 
 /// Largest input file we read: far above any real catalog (the largest public one is ~2 MB).
-pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+pub const MAX_FILE_BYTES: u64 = crate::input::MAX_INPUT_BYTES;
 /// Deepest nesting accepted in YAML.
 pub const MAX_YAML_DEPTH: usize = 128;
 /// Deepest nesting of arrays and objects accepted in JSON: serde_json refuses its 128th
@@ -64,24 +64,7 @@ impl Document {
     /// Reads and parses `path`; the syntax comes from the extension, or from the first
     /// character when the extension says nothing (`{`/`[` mean JSON).
     pub fn read(path: &Path) -> Result<Document> {
-        let meta = std::fs::metadata(path)
-            .map_err(|e| Error::input(path, None, format!("cannot read file: {e}")))?;
-        if meta.is_dir() {
-            return Err(Error::input(path, None, "is a directory, expected a file"));
-        }
-        if meta.len() > MAX_FILE_BYTES {
-            return Err(Error::input(
-                path,
-                None,
-                format!(
-                    "file is {} bytes, larger than the limit of {MAX_FILE_BYTES} bytes",
-                    meta.len()
-                ),
-            ));
-        }
-        let bytes = std::fs::read(path)
-            .map_err(|e| Error::input(path, None, format!("cannot read file: {e}")))?;
-        Self::parse(path, bytes)
+        Self::parse(path, crate::input::read(path)?)
     }
 
     /// Parses bytes that came from `path` (the path only names the source in errors and

@@ -12,6 +12,7 @@ pub mod document;
 pub mod error;
 pub mod eval;
 pub mod generate;
+pub mod input;
 pub mod mcp;
 pub mod output;
 pub mod report;

@@ -91,21 +91,7 @@ impl Place<'_> {
 
 /// Reads `path` and resolves every expected id in `catalog`.
 pub fn load_queries(path: &Path, catalog: &Catalog) -> Result<QuerySet> {
-    let meta = std::fs::metadata(path)
-        .map_err(|e| Error::input(path, None, format!("cannot read file: {e}")))?;
-    if meta.len() > crate::document::MAX_FILE_BYTES {
-        return Err(Error::input(
-            path,
-            None,
-            format!(
-                "file is {} bytes, larger than the limit of {} bytes",
-                meta.len(),
-                crate::document::MAX_FILE_BYTES
-            ),
-        ));
-    }
-    let bytes = std::fs::read(path)
-        .map_err(|e| Error::input(path, None, format!("cannot read file: {e}")))?;
+    let bytes = crate::input::read(path)?;
     parse_queries(path, bytes, catalog)
 }
 
