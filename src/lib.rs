@@ -13,6 +13,7 @@ pub mod error;
 pub mod eval;
 pub mod generate;
 pub mod mcp;
+pub mod names;
 pub mod output;
 pub mod report;
 pub mod rng;
