@@ -14,6 +14,7 @@ pub mod eval;
 pub mod generate;
 pub mod input;
 pub mod mcp;
+pub mod names;
 pub mod output;
 pub mod report;
 pub mod rng;
