@@ -296,6 +296,32 @@ pub const PUBLISHED_METRICS: &[&str] = &[
 
 /// Most turns a scenario may expand to (after `repeat`).
 pub const MAX_TURNS: usize = 100_000;
+/// Most requests a whole scenario may expand to, counted before anything is expanded: every
+/// turn's user request and calls, times its `repeat`, subagents' conversations included (a
+/// repeated turn that holds a repeated subagent multiplies). One mode's rows at this size take
+/// about 100 MB.
+pub const MAX_WORK_REQUESTS: u64 = 500_000;
+
+/// Requests a conversation sends at least (one per turn and one per call, subagents included);
+/// searches and retries come on top and are bounded by the calls.
+fn work_of(items: &[Item]) -> u64 {
+    items
+        .iter()
+        .map(|it| match it {
+            Item::Turn(t) => turn_work(t),
+            Item::Event(_) => 0,
+        })
+        .fold(0, u64::saturating_add)
+}
+
+fn turn_work(t: &Turn) -> u64 {
+    // A subagent is a call of the main agent (one result request) plus its own conversation.
+    let sub = t
+        .subagent
+        .as_ref()
+        .map_or(0, |s| work_of(&s.conversation).saturating_add(1));
+    (1 + t.calls.len() as u64).saturating_add(sub)
+}
 
 /// Reads and validates a scenario file.
 pub fn load_scenario(path: &Path) -> Result<Scenario> {
@@ -657,7 +683,8 @@ impl Reader<'_> {
         };
         let catalogs = self.catalogs(&catalogs)?;
         let deferred = self.deferred(raw.deferred)?;
-        let conversation = self.conversation(&path!["conversation"], &conversation, &mut 0)?;
+        let conversation =
+            self.conversation(&path!["conversation"], &conversation, &mut 0, &mut 0)?;
         if !conversation.iter().any(|i| matches!(i, Item::Turn(_))) {
             return Err(self.err(
                 &path!["conversation"],
@@ -768,8 +795,15 @@ impl Reader<'_> {
     }
 
     /// Reads the items of a conversation at `p`; `turns` counts turns after `repeat` across
-    /// the whole conversation, against `MAX_TURNS`.
-    fn conversation(&self, p: &[Seg], items: &[Value], turns: &mut usize) -> Result<Vec<Item>> {
+    /// the whole conversation, against `MAX_TURNS`; `work` counts requests (nested subagents
+    /// included) against `MAX_WORK_REQUESTS`, checked before a repeated turn is expanded.
+    fn conversation(
+        &self,
+        p: &[Seg],
+        items: &[Value],
+        turns: &mut usize,
+        work: &mut u64,
+    ) -> Result<Vec<Item>> {
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             let ip = child(p, i);
@@ -788,6 +822,18 @@ impl Reader<'_> {
                         ));
                     }
                     let turn = self.turn(&ip, raw)?;
+                    *work = work.saturating_add(turn_work(&turn).saturating_mul(repeat as u64));
+                    if *work > MAX_WORK_REQUESTS {
+                        return Err(self.err(
+                            &ip,
+                            format!(
+                                "the conversation expands to at least {} requests here (turns \
+                                 and calls times repeat, subagents included), more than the \
+                                 limit of {MAX_WORK_REQUESTS}; lower `repeat`",
+                                *work
+                            ),
+                        ));
+                    }
                     out.extend((0..repeat).map(|_| Item::Turn(Box::new(turn.clone()))));
                 }
                 other => {
@@ -847,7 +893,8 @@ impl Reader<'_> {
             }
         };
         let cp = child(p, "conversation");
-        let conversation = self.conversation(&cp, &raw.conversation, &mut 0)?;
+        // A subagent's work is counted into its parent turn's (times the turn's repeat).
+        let conversation = self.conversation(&cp, &raw.conversation, &mut 0, &mut 0)?;
         let nested = conversation.iter().position(|it| match it {
             Item::Turn(t) => t.subagent.is_some(),
             Item::Event(_) => false,
