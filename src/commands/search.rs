@@ -31,21 +31,12 @@ pub struct Match {
     pub score: f64,
 }
 
+/// One match and the scorer's explanation tree of its score (`label`, `value`, `children`).
 #[derive(Debug, Serialize)]
 pub struct ExplainedMatch {
     pub id: String,
     pub score: f64,
-    pub contributions: Vec<ContributionRow>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct ContributionRow {
-    pub term: String,
-    pub field: String,
-    pub points: f64,
-    pub detail: String,
+    pub explanation: Explanation,
 }
 
 /// Builds the scorer, runs the query and (with `explain`) explains every match.
@@ -58,20 +49,21 @@ pub fn search(
     explain: bool,
 ) -> Result<SearchReport> {
     let scorer = build(kind, catalog.clone(), config)?;
-    let outcome = scorer
-        .search(&SearchRequest::new(query, limit))
-        .map_err(Error::Input)?;
+    let request = SearchRequest::new(query, limit);
+    let outcome = scorer.search(&request).map_err(Error::Input)?;
     let explanations = if explain {
+        let tree = scorer.explain(&request).map_err(Error::Input)?;
+        // The tree's children are the same search's hits, in order.
         let rows = outcome
             .hits
             .iter()
-            .map(|h| {
-                scorer
-                    .explain(query, h.tool)
-                    .map(|e| explained(&catalog, e))
-                    .map_err(Error::Input)
+            .zip(tree.children)
+            .map(|(h, explanation)| ExplainedMatch {
+                id: catalog.get(h.tool).id.clone(),
+                score: h.score,
+                explanation,
             })
-            .collect::<Result<Vec<_>>>()?;
+            .collect();
         Some(rows)
     } else {
         None
@@ -92,24 +84,6 @@ pub fn search(
         settings: scorer.settings().into_iter().collect(),
         explanations,
     })
-}
-
-fn explained(catalog: &Catalog, e: Explanation) -> ExplainedMatch {
-    ExplainedMatch {
-        id: catalog.get(e.tool).id.clone(),
-        score: e.score,
-        contributions: e
-            .contributions
-            .into_iter()
-            .map(|c| ContributionRow {
-                term: c.term,
-                field: c.field,
-                points: c.points,
-                detail: c.detail,
-            })
-            .collect(),
-        note: e.note,
-    }
 }
 
 /// Scores in tables: at most four decimals, trailing zeros dropped (`12`, `0.3881`).
@@ -144,29 +118,23 @@ pub fn render(report: &SearchReport, format: Format) -> String {
                 .collect();
             let mut out = table(&["rank", "id", "score"], &rows, &[true, false, true]);
             if let Some(explanations) = &report.explanations {
+                // The tree depth first, each level indented under its parent.
                 let mut why = Vec::new();
                 for (i, e) in explanations.iter().enumerate() {
-                    for c in &e.contributions {
+                    for (depth, node) in e.explanation.flatten() {
                         why.push(vec![
                             (i + 1).to_string(),
                             e.id.clone(),
-                            c.term.clone(),
-                            c.field.clone(),
-                            short(c.points),
-                            c.detail.clone(),
+                            short(node.value),
+                            format!("{}{}", "  ".repeat(depth), node.label),
                         ]);
-                    }
-                    if let Some(note) = &e.note {
-                        let mut row = vec![(i + 1).to_string(), e.id.clone()];
-                        row.extend(["".into(), "".into(), "".into(), note.clone()]);
-                        why.push(row);
                     }
                 }
                 out.push('\n');
                 out.push_str(&table(
-                    &["rank", "id", "term", "field", "points", "detail"],
+                    &["rank", "id", "points", "why"],
                     &why,
-                    &[true, false, false, false, true, false],
+                    &[true, false, true, false],
                 ));
             }
             out.push('\n');
@@ -254,12 +222,13 @@ mod tests {
         assert_eq!(v["matches"][0]["score"], 14.0);
         assert_eq!(v["total_tools"], 2);
         assert_eq!(
-            v["explanations"][0]["contributions"]
+            v["explanations"][0]["explanation"]["children"]
                 .as_array()
                 .unwrap()
                 .len(),
             3
         );
+        assert_eq!(v["explanations"][0]["explanation"]["value"], 14.0);
         let table = render(&r, Format::Table);
         assert!(table.contains("NotebookEdit"), "{table}");
         assert!(table.contains("a name part equals the term"), "{table}");

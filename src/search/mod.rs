@@ -71,7 +71,8 @@ pub struct SearchOutcome {
     pub total_tools: usize,
 }
 
-/// Why a tool got its score: one row per (term, field) that contributed.
+/// One reason for points, as a scorer finds it: a (term, field) pair and what matched. It
+/// becomes a leaf of an [`Explanation`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Contribution {
     pub term: String,
@@ -80,13 +81,57 @@ pub struct Contribution {
     pub points: f64,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+/// A node of an explanation tree (tantivy's `Explanation` is the model): what it stands for,
+/// its value, and the nodes it is made of. `Scorer::explain` returns a root whose children are
+/// the ranked tools; a tool's children are its contributions, or, for hybrid, the nested
+/// explanations of its two parts.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Explanation {
-    pub tool: usize,
-    pub score: f64,
-    pub contributions: Vec<Contribution>,
-    /// Anything not captured per term (a filter that dropped the tool, a fused rank).
-    pub note: Option<String>,
+    pub label: String,
+    pub value: f64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<Explanation>,
+}
+
+impl Explanation {
+    pub fn leaf(label: impl Into<String>, value: f64) -> Explanation {
+        Explanation {
+            label: label.into(),
+            value,
+            children: Vec::new(),
+        }
+    }
+
+    /// A tool's score made of `contributions`; `note` says what is not a sum of them (a
+    /// filter, a fused rank), else the label says the score is their sum.
+    pub fn from_parts(score: f64, contributions: Vec<Contribution>, note: Option<String>) -> Self {
+        let label = note.unwrap_or_else(|| match contributions.len() {
+            0 => "no term matched".to_string(),
+            1 => "one match".to_string(),
+            n => format!("sum of {n} matches"),
+        });
+        Explanation {
+            label,
+            value: score,
+            children: contributions
+                .into_iter()
+                .map(|c| {
+                    Explanation::leaf(format!("{} {:?}: {}", c.field, c.term, c.detail), c.points)
+                })
+                .collect(),
+        }
+    }
+
+    /// Every node depth first with its depth (the root is 0), for tables.
+    pub fn flatten(&self) -> Vec<(usize, &Explanation)> {
+        let mut out = Vec::new();
+        let mut stack = vec![(0, self)];
+        while let Some((depth, node)) = stack.pop() {
+            out.push((depth, node));
+            stack.extend(node.children.iter().rev().map(|c| (depth + 1, c)));
+        }
+        out
+    }
 }
 
 pub trait Scorer: Send + Sync {
@@ -95,8 +140,39 @@ pub trait Scorer: Send + Sync {
     /// Ranks tools for the query. Invalid queries (bad regex, too long) are input errors.
     fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, InputError>;
 
-    /// Explains the score `search` would give `tool` for `query`.
-    fn explain(&self, query: &str, tool: usize) -> Result<Explanation, InputError>;
+    /// Why `tool` gets the score `search` gives it for `request` (0 when it is not ranked).
+    fn explain_tool(
+        &self,
+        request: &SearchRequest<'_>,
+        tool: usize,
+    ) -> Result<Explanation, InputError>;
+
+    /// The ranking `search` returns for `request`, explained: a root whose children are the
+    /// ranked tools in rank order (`hits[i]` of the same search is child `i`).
+    fn explain(&self, request: &SearchRequest<'_>) -> Result<Explanation, InputError> {
+        let outcome = self.search(request)?;
+        let children = outcome
+            .hits
+            .iter()
+            .enumerate()
+            .map(|(rank, h)| {
+                let mut e = self.explain_tool(request, h.tool)?;
+                e.label = format!("rank {}: {}", rank + 1, e.label);
+                Ok(e)
+            })
+            .collect::<Result<Vec<_>, InputError>>()?;
+        Ok(Explanation {
+            label: format!(
+                "{} ranked {} of {} tools for {:?}",
+                self.kind(),
+                children.len(),
+                outcome.total_tools,
+                request.query
+            ),
+            value: children.len() as f64,
+            children,
+        })
+    }
 
     /// The parameters in force, printed with every result (`k1=1.2`, `weights=...`).
     fn settings(&self) -> Vec<(String, String)>;

@@ -60,13 +60,12 @@ impl Scorer for WordScorer {
         })
     }
 
-    fn explain(&self, _q: &str, tool: usize) -> std::result::Result<Explanation, InputError> {
-        Ok(Explanation {
-            tool,
-            score: 0.0,
-            contributions: Vec::new(),
-            note: None,
-        })
+    fn explain_tool(
+        &self,
+        _: &SearchRequest<'_>,
+        tool: usize,
+    ) -> std::result::Result<Explanation, InputError> {
+        Ok(Explanation::leaf(format!("tool {tool}"), 0.0))
     }
 
     fn settings(&self) -> Vec<(String, String)> {
