@@ -121,7 +121,7 @@ pub struct SearchArgs {
     /// Scorer: keyword, regex, bm25, semantic or hybrid.
     #[arg(long, default_value = "keyword", value_parser = parse_scorer)]
     pub scorer: ScorerKind,
-    /// Most results (keyword caps at 20).
+    /// Most results shown, at least 1 (keyword: at most 20, as Claude Code's ToolSearch).
     #[arg(long, default_value_t = 5)]
     pub limit: usize,
     /// Show each match's score per term and field.

@@ -496,6 +496,12 @@ fn bad_cli_queries_and_flags_exit_2() {
                 .to_vec(),
         ),
         (
+            "cli_limit_above_maximum",
+            ["search", "-c", BUILTINS, "--limit", "25", "read"]
+                .map(String::from)
+                .to_vec(),
+        ),
+        (
             "cli_negative_limit",
             ["search", "-c", BUILTINS, "--limit", "-1", "read"]
                 .map(String::from)

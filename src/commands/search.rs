@@ -18,6 +18,13 @@ pub struct SearchReport {
     pub scorer: String,
     pub matches: Vec<Match>,
     pub total_tools: usize,
+    /// Tools the query matches before the limit; `matches` shows the first `limit` of them.
+    pub matched: usize,
+    pub shown: usize,
+    /// The limit in force, and the scorer's maximum when it has one.
+    pub limit: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_limit: Option<usize>,
     /// `select:` names that matched no tool.
     pub not_found: Vec<String>,
     pub settings: IndexMap<String, String>,
@@ -48,9 +55,11 @@ pub fn search(
     limit: usize,
     explain: bool,
 ) -> Result<SearchReport> {
+    check_limit(kind, limit)?;
     let scorer = build(kind, catalog.clone(), config)?;
     let request = SearchRequest::new(query, limit);
     let outcome = scorer.search(&request).map_err(Error::Input)?;
+    let matched = scorer.count_matches(&request).map_err(Error::Input)?;
     let explanations = if explain {
         let tree = scorer.explain(&request).map_err(Error::Input)?;
         // The tree's children are the same search's hits, in order.
@@ -80,10 +89,27 @@ pub fn search(
             })
             .collect(),
         total_tools: outcome.total_tools,
+        matched,
+        shown: outcome.hits.len(),
+        limit,
+        max_limit: kind.max_limit(),
         not_found: outcome.not_found,
         settings: scorer.settings().into_iter().collect(),
         explanations,
     })
+}
+
+/// A limit the scorer cannot honour is an error, not a silent cap.
+fn check_limit(kind: ScorerKind, limit: usize) -> Result<()> {
+    if limit == 0 {
+        return Err(Error::usage("--limit 0 shows nothing: give at least 1"));
+    }
+    match kind.max_limit() {
+        Some(max) if limit > max => Err(Error::usage(format!(
+            "--limit {limit} is above the {kind} scorer's maximum of {max}"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Scores in tables: at most four decimals, trailing zeros dropped (`12`, `0.3881`).
@@ -146,9 +172,14 @@ pub fn render(report: &SearchReport, format: Format) -> String {
                 .iter()
                 .map(|(k, v)| format!("{k}: {v}"))
                 .collect();
+            let limit = match report.max_limit {
+                Some(max) => format!("limit {} (max {max})", report.limit),
+                None => format!("limit {}", report.limit),
+            };
             out.push_str(&format!(
-                "{} of {} tools matched by {} ({})\n",
-                report.matches.len(),
+                "{} shown of {} matched among {} tools by {}; {limit}; {}\n",
+                report.shown,
+                report.matched,
                 report.total_tools,
                 report.scorer,
                 settings.join("; ")
@@ -236,6 +267,58 @@ mod tests {
             render(&r, Format::Csv),
             "rank,id,score\n1,NotebookEdit,14\n"
         );
+    }
+
+    #[test]
+    fn counts_say_matched_shown_and_the_limit_in_force() {
+        // Both tools mention "a" in their description; one is shown.
+        let r = search(
+            catalog(),
+            ScorerKind::Keyword,
+            &ScorerConfig::default(),
+            "a",
+            1,
+            false,
+        )
+        .unwrap();
+        assert_eq!((r.matched, r.shown, r.limit), (2, 1, 1));
+        assert_eq!(r.max_limit, Some(20));
+        assert_eq!(r.settings.get("max_limit").map(String::as_str), Some("20"));
+        let table = render(&r, Format::Table);
+        assert!(
+            table.contains("1 shown of 2 matched among 2 tools by keyword; limit 1 (max 20);"),
+            "{table}"
+        );
+        let v: serde_json::Value = serde_json::from_str(&render(&r, Format::Json)).unwrap();
+        assert_eq!(
+            (v["matched"].as_u64(), v["limit"].as_u64()),
+            (Some(2), Some(1))
+        );
+    }
+
+    #[test]
+    fn a_limit_above_the_maximum_names_the_maximum() {
+        let run = |kind, limit| {
+            search(
+                catalog(),
+                kind,
+                &ScorerConfig::default(),
+                "read",
+                limit,
+                false,
+            )
+        };
+        let e = run(ScorerKind::Keyword, 25).unwrap_err();
+        assert!(matches!(e, Error::Input(_)));
+        assert_eq!(
+            e.to_string(),
+            "--limit 25 is above the keyword scorer's maximum of 20"
+        );
+        assert!(run(ScorerKind::Keyword, 20).is_ok());
+        assert!(run(ScorerKind::Keyword, 0).is_err());
+        // bm25 has no maximum: every match is shown.
+        let r = run(ScorerKind::Bm25, 25).unwrap();
+        assert_eq!((r.limit, r.max_limit, r.shown), (25, None, r.matched));
     }
 
     #[test]

@@ -667,6 +667,19 @@ impl Scorer for KeywordScorer {
         })
     }
 
+    /// Counted without the cap of 20 that `search` applies.
+    fn count_matches(&self, request: &SearchRequest<'_>) -> Result<usize, InputError> {
+        Ok(match self.route(request.query.trim(), request) {
+            Route::Select(names) => self.select(names, request).hits.len(),
+            Route::ExactId { tool, terms } => {
+                let others = self.keyword_hits(&terms, request);
+                1 + others.iter().filter(|h| h.tool != tool).count()
+            }
+            Route::Prefix(listed) => listed.len(),
+            Route::Terms(terms) => self.keyword_hits(&terms, request).len(),
+        })
+    }
+
     fn explain_tool(
         &self,
         request: &SearchRequest<'_>,
@@ -726,7 +739,7 @@ impl Scorer for KeywordScorer {
 
     fn settings(&self) -> Vec<(String, String)> {
         vec![
-            ("max_results".into(), MAX_LIMIT.to_string()),
+            ("max_limit".into(), MAX_LIMIT.to_string()),
             (
                 "weights".into(),
                 format!(

@@ -174,6 +174,16 @@ pub trait Scorer: Send + Sync {
         })
     }
 
+    /// How many searchable tools the query matches before any limit (a scorer that ranks
+    /// every tool, as semantic does, matches them all).
+    fn count_matches(&self, request: &SearchRequest<'_>) -> Result<usize, InputError> {
+        let all = SearchRequest {
+            limit: usize::MAX,
+            ..*request
+        };
+        Ok(self.search(&all)?.hits.len())
+    }
+
     /// The parameters in force, printed with every result (`k1=1.2`, `weights=...`).
     fn settings(&self) -> Vec<(String, String)>;
 }
@@ -197,6 +207,17 @@ impl ScorerKind {
         ScorerKind::Semantic,
         ScorerKind::Hybrid,
     ];
+
+    /// The most results the scorer returns, if it has a maximum (Claude Code's ToolSearch
+    /// returns at most 20).
+    pub fn max_limit(self) -> Option<usize> {
+        match self {
+            ScorerKind::Keyword => Some(keyword::MAX_LIMIT),
+            ScorerKind::Regex | ScorerKind::Bm25 | ScorerKind::Semantic | ScorerKind::Hybrid => {
+                None
+            }
+        }
+    }
 
     pub fn name(self) -> &'static str {
         match self {
