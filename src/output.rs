@@ -4,11 +4,11 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::str::FromStr;
 
 use crate::error::{Error, Result};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Format {
     #[default]
     Table,
@@ -17,20 +17,7 @@ pub enum Format {
     Md,
 }
 
-impl FromStr for Format {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "table" => Ok(Format::Table),
-            "json" => Ok(Format::Json),
-            "csv" => Ok(Format::Csv),
-            "md" | "markdown" => Ok(Format::Md),
-            _ => Err(format!(
-                "unknown format {s:?}, expected one of: table, json, csv, md"
-            )),
-        }
-    }
-}
+crate::named_enum!(Format, "format");
 
 /// Writes `bytes` to `path` whole or not at all.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
@@ -60,21 +47,20 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Sends output to the file given by `--out`, or to stdout.
 pub fn emit(out: Option<&Path>, text: &str) -> Result<()> {
-    match out {
-        Some(p) => write_atomic(p, text.as_bytes()),
-        None => {
-            let mut stdout = std::io::stdout().lock();
-            // A closed pipe (`| head`) is not an error worth reporting.
-            match stdout
-                .write_all(text.as_bytes())
-                .and_then(|_| stdout.flush())
-            {
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-                r => r.map_err(|source| Error::Write {
-                    path: "<stdout>".into(),
-                    source,
-                }),
-            }
+    if let Some(p) = out {
+        write_atomic(p, text.as_bytes())
+    } else {
+        let mut stdout = std::io::stdout().lock();
+        // A closed pipe (`| head`) is not an error worth reporting.
+        match stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
+        {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            r => r.map_err(|source| Error::Write {
+                path: "<stdout>".into(),
+                source,
+            }),
         }
     }
 }
@@ -115,7 +101,10 @@ pub fn text_table(headers: &[&str], rows: &[Vec<String>], right: &[bool]) -> Str
         }
         out.push('\n');
     };
-    let h: Vec<String> = headers.iter().map(|s| s.to_string()).collect();
+    let h: Vec<String> = headers
+        .iter()
+        .map(std::string::ToString::to_string)
+        .collect();
     line(&h, &mut out);
     let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
     line(&rule, &mut out);

@@ -32,31 +32,14 @@ use crate::catalog::Catalog;
 use crate::error::InputError;
 
 /// How the two rankings are combined.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum FusionMethod {
     Rrf,
     Blend,
 }
 
-impl FusionMethod {
-    pub fn name(self) -> &'static str {
-        match self {
-            FusionMethod::Rrf => "rrf",
-            FusionMethod::Blend => "blend",
-        }
-    }
-}
-
-impl std::str::FromStr for FusionMethod {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "rrf" => Ok(FusionMethod::Rrf),
-            "blend" => Ok(FusionMethod::Blend),
-            _ => Err(format!("unknown fusion {s:?}, expected rrf or blend")),
-        }
-    }
-}
+crate::named_enum!(FusionMethod, "fusion");
 
 /// Fusion parameters, printed in `settings()`.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -122,24 +122,21 @@ impl TextColumn {
             .map(|w| self.words.get(w).map_or(&[][..], Vec::as_slice))
             .min_by_key(|list| list.len());
         let finder = Finder::new(term.as_bytes());
-        match rarest {
-            Some(candidates) => {
-                for &t in candidates {
-                    let text = self.text(t as usize).as_bytes();
-                    if occurrences_with_boundaries(text, &finder).next().is_some() {
-                        out.push(t);
-                    }
+        if let Some(candidates) = rarest {
+            for &t in candidates {
+                let text = self.text(t as usize).as_bytes();
+                if occurrences_with_boundaries(text, &finder).next().is_some() {
+                    out.push(t);
                 }
             }
-            None => {
-                let hay = self.blob.as_bytes();
-                let mut from = 0;
-                while let Some(at) = occurrences_with_boundaries(&hay[from..], &finder).next() {
-                    let t = self.tool_at(from + at);
-                    out.push(t);
-                    // One hit per tool is enough: go on with the next tool's text.
-                    from = self.starts[t as usize + 1];
-                }
+        } else {
+            let hay = self.blob.as_bytes();
+            let mut from = 0;
+            while let Some(at) = occurrences_with_boundaries(&hay[from..], &finder).next() {
+                let t = self.tool_at(from + at);
+                out.push(t);
+                // One hit per tool is enough: go on with the next tool's text.
+                from = self.starts[t as usize + 1];
             }
         }
     }
@@ -311,7 +308,10 @@ impl KeywordScorer {
             mcp_tools: (0..tools.len() as u32)
                 .filter(|&i| tools[i as usize].is_mcp())
                 .collect(),
-            is_mcp: tools.iter().map(|t| t.is_mcp()).collect(),
+            is_mcp: tools
+                .iter()
+                .map(super::super::catalog::Tool::is_mcp)
+                .collect(),
             parts: PartIndex::new(&parts_per_tool),
             ids: TextColumn::new(tools.iter().map(|t| t.id.to_lowercase()), false),
             descriptions: TextColumn::new(tools.iter().map(|t| t.description.to_lowercase()), true),
@@ -550,7 +550,7 @@ impl KeywordScorer {
             .iter()
             .map(|&t| Hit {
                 tool: t as usize,
-                score: s.score[t as usize] as f64,
+                score: f64::from(s.score[t as usize]),
             })
             .collect()
     }
@@ -569,7 +569,7 @@ impl KeywordScorer {
                 term: term.to_string(),
                 field: field.to_string(),
                 detail,
-                points: points as f64,
+                points: f64::from(points),
             });
         };
         for term in terms {
@@ -649,7 +649,7 @@ impl Scorer for KeywordScorer {
                 let own = self.score_one(&terms, tool, &mut Vec::new());
                 let mut ranked = vec![Hit {
                     tool,
-                    score: own as f64 + EXACT_ID_BONUS,
+                    score: f64::from(own) + EXACT_ID_BONUS,
                 }];
                 ranked.extend(rank_hits(&self.catalog, hits, limit.saturating_sub(1)));
                 ranked.truncate(limit);
@@ -718,7 +718,7 @@ impl Scorer for KeywordScorer {
                 (if listed { PREFIX_SCORE } else { 0.0 }, Some(note))
             }
             Route::ExactId { tool: exact, terms } if exact == tool => {
-                let score = self.score_one(&terms, tool, &mut why) as f64 + EXACT_ID_BONUS;
+                let score = f64::from(self.score_one(&terms, tool, &mut why)) + EXACT_ID_BONUS;
                 why.push(Contribution {
                     term: query.to_string(),
                     field: "id".into(),
@@ -730,7 +730,7 @@ impl Scorer for KeywordScorer {
             Route::ExactId { terms, .. } | Route::Terms(terms) => {
                 match self.passes_required(&terms, tool) {
                     Err(note) => (0.0, Some(note)),
-                    Ok(()) => (self.score_one(&terms, tool, &mut why) as f64, None),
+                    Ok(()) => (f64::from(self.score_one(&terms, tool, &mut why)), None),
                 }
             }
         };

@@ -13,9 +13,7 @@ pub mod regex_scorer;
 pub mod semantic;
 pub mod text;
 
-use std::fmt;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 
 use crate::catalog::Catalog;
@@ -218,37 +216,9 @@ impl ScorerKind {
             }
         }
     }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ScorerKind::Keyword => "keyword",
-            ScorerKind::Regex => "regex",
-            ScorerKind::Bm25 => "bm25",
-            ScorerKind::Semantic => "semantic",
-            ScorerKind::Hybrid => "hybrid",
-        }
-    }
 }
 
-impl fmt::Display for ScorerKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for ScorerKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        ScorerKind::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown scorer {s:?}, expected one of: keyword, regex, bm25, semantic, hybrid"
-                )
-            })
-    }
-}
+crate::named_enum!(ScorerKind, "scorer");
 
 /// Sorts hits best first with the tool id as tie-break, and keeps the first `limit`.
 /// Selects the best `limit` before sorting, so a query matching most of a large catalog costs
@@ -329,7 +299,9 @@ pub fn build_semantic(
 pub fn load_embedder(model_dir: Option<&Path>) -> crate::Result<Arc<embed::Embedder>> {
     static LOADED: Mutex<Vec<(PathBuf, Arc<embed::Embedder>)>> = Mutex::new(Vec::new());
     let dir = embed::resolve_model_dir(model_dir)?;
-    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    let mut loaded = LOADED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some((_, e)) = loaded.iter().find(|(d, _)| *d == dir) {
         return Ok(e.clone());
     }

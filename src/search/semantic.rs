@@ -397,9 +397,8 @@ pub(crate) mod tests {
             ..Default::default()
         };
         for kind in [ScorerKind::Semantic, ScorerKind::Hybrid] {
-            let err = match crate::search::build(kind, small_catalog(), &config) {
-                Err(e) => e,
-                Ok(_) => panic!("{kind} built without a model"),
+            let Err(err) = crate::search::build(kind, small_catalog(), &config) else {
+                panic!("{kind} built without a model")
             };
             assert!(matches!(err, Error::Missing(_)), "{err:?}");
             assert!(err.to_string().contains("run `just model`"), "{err}");

@@ -860,7 +860,7 @@ fn shipped_scenarios_run_over_the_fixtures() {
 /// 1,000 conversations × 20 turns over a 500-tool catalog. Run with
 /// `cargo test --release --lib simulate::tests::thousand -- --ignored --nocapture`.
 #[test]
-#[ignore]
+#[ignore = "a scale run of minutes; run it in release by hand"]
 fn thousand_conversations_over_500_tools() {
     let v = crate::generate::ten_servers::ten_servers();
     let mut tools = Vec::new();
