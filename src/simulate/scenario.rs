@@ -59,6 +59,8 @@ pub enum Discovery {
     AutoRetrieve,
 }
 
+crate::named_enum!(Discovery, "discovery");
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Listing {
@@ -71,6 +73,8 @@ pub enum Listing {
     Servers,
 }
 
+crate::named_enum!(Listing, "listing");
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ListStyle {
@@ -79,6 +83,8 @@ pub enum ListStyle {
     /// Announced once as a message, then only additions/removals as messages.
     Delta,
 }
+
+crate::named_enum!(ListStyle, "list style");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -90,6 +96,8 @@ pub enum Reveal {
     ToolsList,
 }
 
+crate::named_enum!(Reveal, "reveal");
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RetryStep {
@@ -98,6 +106,8 @@ pub enum RetryStep {
     /// Search with `select:ID`.
     Select,
 }
+
+crate::named_enum!(RetryStep, "retry step");
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeferredSettings {
@@ -468,11 +478,7 @@ pub(crate) enum EventKind {
     Resume,
 }
 
-impl EventKind {
-    fn name(self) -> &'static str {
-        crate::names::variant::<EventKind>(self as usize)
-    }
-}
+crate::named_enum!(EventKind, "event");
 
 // ---------------------------------------------------------------------------------------------
 // Values with a meaning beyond their JSON type.
@@ -481,7 +487,7 @@ impl EventKind {
 /// either). `what` is the message's "expected …".
 struct Whole(&'static str);
 
-impl<'de> serde::de::Visitor<'de> for Whole {
+impl serde::de::Visitor<'_> for Whole {
     type Value = usize;
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str(self.0)

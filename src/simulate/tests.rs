@@ -60,13 +60,12 @@ impl Scorer for WordScorer {
         })
     }
 
-    fn explain(&self, _q: &str, tool: usize) -> std::result::Result<Explanation, InputError> {
-        Ok(Explanation {
-            tool,
-            score: 0.0,
-            contributions: Vec::new(),
-            note: None,
-        })
+    fn explain_tool(
+        &self,
+        _: &SearchRequest<'_>,
+        tool: usize,
+    ) -> std::result::Result<Explanation, InputError> {
+        Ok(Explanation::leaf(format!("tool {tool}"), 0.0))
     }
 
     fn settings(&self) -> Vec<(String, String)> {
@@ -904,7 +903,7 @@ fn shipped_scenarios_run_over_the_fixtures() {
 /// 1,000 conversations × 20 turns over a 500-tool catalog. Run with
 /// `cargo test --release --lib simulate::tests::thousand -- --ignored --nocapture`.
 #[test]
-#[ignore]
+#[ignore = "a scale run of minutes; run it in release by hand"]
 fn thousand_conversations_over_500_tools() {
     let v = crate::generate::ten_servers::ten_servers();
     let mut tools = Vec::new();
