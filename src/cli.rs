@@ -83,9 +83,10 @@ pub struct CatalogArgs {
         long = "catalog",
         short = 'c',
         value_name = "[SERVER=]PATH",
-        required = true
+        required = true,
+        value_parser = clap::value_parser!(std::ffi::OsString)
     )]
-    pub catalogs: Vec<String>,
+    pub catalogs: Vec<std::ffi::OsString>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -130,8 +131,8 @@ pub struct SearchArgs {
     #[command(flatten)]
     pub output: OutputArgs,
     /// The query: keywords (`select:A,B`, `+required` for keyword), a regex, or free text.
-    #[arg(allow_hyphen_values = true)]
-    pub query: String,
+    #[arg(allow_hyphen_values = true, value_parser = clap::value_parser!(std::ffi::OsString))]
+    pub query: std::ffi::OsString,
 }
 
 #[derive(Debug, Args)]

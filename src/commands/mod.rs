@@ -32,7 +32,7 @@ impl From<Outcome> for std::process::ExitCode {
 }
 
 pub fn load(args: &CatalogArgs) -> Result<Catalog> {
-    let sources: Vec<_> = args.catalogs.iter().map(|a| parse_catalog_arg(a)).collect();
+    let sources: Vec<_> = args.catalogs.iter().map(parse_catalog_arg).collect();
     load_catalogs(&sources)
 }
 

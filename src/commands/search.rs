@@ -190,6 +190,13 @@ pub fn render(report: &SearchReport, format: Format) -> String {
 }
 
 pub fn run(args: &SearchArgs) -> Result<()> {
+    // clap's own message for a non-UTF-8 argument does not say which one it was.
+    let query = args.query.to_str().ok_or_else(|| {
+        crate::error::Error::usage(format!(
+            "QUERY \"{}\" is not valid UTF-8; queries are text",
+            args.query.display()
+        ))
+    })?;
     let catalog = Arc::new(super::load(&args.catalog)?);
     let mut config = ScorerConfig::default();
     args.embedding.apply(&mut config);
@@ -197,7 +204,7 @@ pub fn run(args: &SearchArgs) -> Result<()> {
         catalog,
         args.scorer,
         &config,
-        &args.query,
+        query,
         args.limit,
         args.explain,
     )?;

@@ -94,6 +94,7 @@ pub fn prepare(
             ),
         ));
     }
+    check_listed_once(scenario)?;
     let sources: Vec<CatalogSource> = scenario
         .catalogs
         .iter()
@@ -105,6 +106,35 @@ pub fn prepare(
     let catalog = load_catalogs(&sources)?;
     let tokens = ToolTokens::compute(&catalog, tokenizer, scenario.render);
     prepare_with(scenario, catalog, tokens, build)
+}
+
+/// The same file under the same server twice would only surface as "duplicate tool id" inside
+/// the catalog; the mistake is the scenario's second entry, so point there.
+fn check_listed_once(scenario: &Scenario) -> Result<()> {
+    let key = |c: &scenario::CatalogEntry| {
+        (
+            std::fs::canonicalize(&c.path).unwrap_or_else(|_| c.path.clone()),
+            c.server.clone(),
+        )
+    };
+    let keys: Vec<_> = scenario.catalogs.iter().map(key).collect();
+    for (i, k) in keys.iter().enumerate() {
+        if let Some(first) = keys[..i].iter().position(|f| f == k) {
+            let at = scenario.catalogs[first]
+                .at
+                .map_or(String::new(), |p| format!(" at line {}", p.line));
+            return Err(Error::input(
+                &scenario.path,
+                scenario.catalogs[i].at,
+                format!(
+                    "catalogs[{i}]: {} is listed again (already catalogs[{first}]{at}); list each \
+                     catalog once, or give the second a different `server:`",
+                    scenario.catalogs[i].path.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The name the search tool is known by.
