@@ -47,7 +47,7 @@ pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
         });
         if e.failed > 0 && !quiet {
             eprintln!(
-                "warning: {kind} rejected {} queries; they score 0 (see `error` in --per-query rows)",
+                "warning: {kind} refused {} queries; they score 0 (see `error` in --per-query rows)",
                 e.failed
             );
         }
@@ -136,10 +136,10 @@ pub fn render(report: &EvalReport, format: Format) -> String {
                 if !settings.is_empty() {
                     out.push_str(&format!("; settings: {settings}"));
                 }
-                if r.failed_queries > 0 {
+                if r.refused_queries > 0 {
                     out.push_str(&format!(
-                        "; {} queries rejected (scored 0)",
-                        r.failed_queries
+                        "; {} queries refused (scored 0)",
+                        r.refused_queries
                     ));
                 }
                 out.push('\n');
@@ -271,7 +271,7 @@ mod tests {
         );
         assert!(t.contains("keyword: recall@5 0.5000 (95% CI"), "{t}");
         assert!(
-            t.contains("settings: fixed=yes; 1 queries rejected (scored 0)"),
+            t.contains("settings: fixed=yes; 1 queries refused (scored 0)"),
             "{t}"
         );
     }

@@ -531,7 +531,7 @@ fn run_eval(
                     .collect(),
                 metrics: r.metrics.iter().map(|(k, v)| (k.clone(), *v)).collect(),
                 ci95: r.ci95.iter().map(|(k, v)| (k.clone(), *v)).collect(),
-                failed_queries: r.failed_queries,
+                refused_queries: r.refused_queries,
             })
             .collect(),
         skipped,

@@ -1,6 +1,6 @@
 //! The result of `toolbudget eval` as one serializable value: the json of CONTRACT.md
 //! (`tool_count`, `query_count`, `results[].scorer/metrics/latency_us`) plus what a reader
-//! needs to trust the numbers (settings, cutoffs, depth, intervals, failed queries).
+//! needs to trust the numbers (settings, cutoffs, depth, intervals, refused queries).
 
 use indexmap::IndexMap;
 use serde::Serialize;
@@ -32,8 +32,8 @@ pub struct ScorerResult {
     pub ci95: IndexMap<String, [f64; 2]>,
     /// Per-query search latency in microseconds (a measurement: varies run to run).
     pub latency_us: Latency,
-    /// Queries the scorer rejected (each scored 0).
-    pub failed_queries: usize,
+    /// Queries the scorer refused (each scored 0).
+    pub refused_queries: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub per_query: Option<Vec<QueryRow>>,
 }
@@ -105,7 +105,7 @@ fn scorer_result(e: &ScorerEval, set: &QuerySet, per_query: bool) -> ScorerResul
             p50: micros(e.latency_p50),
             p95: micros(e.latency_p95),
         },
-        failed_queries: e.failed,
+        refused_queries: e.failed,
         per_query,
     }
 }
@@ -172,7 +172,7 @@ mod tests {
             round_metric((1.0 + 1.5 / (1.0 + 1.0 / 3f64.log2())) / 4.0)
         );
         assert_eq!(r["latency_us"]["p50"], 2.0);
-        assert_eq!(r["failed_queries"], 1);
+        assert_eq!(r["refused_queries"], 1);
         assert_eq!(r["per_query"][1]["ranks"], serde_json::json!([3, 1]));
         assert_eq!(r["per_query"][2]["ranks"], serde_json::json!([null]));
         assert_eq!(r["per_query"][0]["metrics"]["mrr"], 1.0);

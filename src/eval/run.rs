@@ -86,7 +86,7 @@ pub struct QueryOutcome {
     /// Values in the order of `EvalOptions::metric_names`.
     pub metrics: Vec<f64>,
     pub latency: Duration,
-    /// The scorer rejected the query (it then scores 0, like a query with no results).
+    /// The scorer refused the query (it then scores 0, like a query with no results).
     pub error: Option<String>,
 }
 
@@ -103,7 +103,7 @@ pub struct ScorerEval {
     pub intervals: Vec<Option<Interval>>,
     pub latency_p50: Duration,
     pub latency_p95: Duration,
-    /// Queries the scorer rejected.
+    /// Queries the scorer refused.
     pub failed: usize,
     /// One entry per query, in query order (kept only with `per_query`).
     pub per_query: Vec<QueryOutcome>,
@@ -337,7 +337,7 @@ pub(crate) mod tests {
         assert_eq!(options.depth, 10);
         let e = evaluate(&scorer, &scorer.catalog, &queries, &options, fake_clock());
         let get = |name: &str| e.means[e.metric_names.iter().position(|n| n == name).unwrap()];
-        // q1: a@1; q2: c@1, b@3; q3: nothing; q4: rejected → 0.
+        // q1: a@1; q2: c@1, b@3; q3: nothing; q4: refused → 0.
         assert_eq!(get("recall@1"), (1.0 + 0.5) / 4.0);
         assert_eq!(get("recall@3"), (1.0 + 1.0) / 4.0);
         assert_eq!(get("hit@1"), 0.5);

@@ -443,7 +443,7 @@ fn evals(out: &mut String, data: &ReportData, charts: &[Figure]) {
             let mut headers = vec!["scorer"];
             headers.extend(names.iter().copied());
             headers.push("recall@5 95% CI");
-            headers.push("failed queries");
+            headers.push("refused queries");
             let rows: Vec<Vec<String>> = set
                 .scorers
                 .iter()
@@ -461,7 +461,7 @@ fn evals(out: &mut String, data: &ReportData, charts: &[Figure]) {
                             .map(|(_, c)| format!("{}–{}", metric(c[0]), metric(c[1])))
                             .unwrap_or_default(),
                     );
-                    row.push(int(sc.failed_queries));
+                    row.push(int(sc.refused_queries));
                     row
                 })
                 .collect();

@@ -161,7 +161,7 @@ pub struct ScorerMetrics {
     pub metrics: Vec<(String, f64)>,
     /// 95% bootstrap interval per metric, when computed.
     pub ci95: Vec<(String, [f64; 2])>,
-    pub failed_queries: usize,
+    pub refused_queries: usize,
 }
 
 impl ScorerMetrics {

@@ -727,7 +727,7 @@ impl<'a> Run<'a> {
                     &self.sc.path,
                     at,
                     format!(
-                        "search query {} rejected: {}",
+                        "search query {} refused: {}",
                         quote_short(query),
                         e.message
                     ),
