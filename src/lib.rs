@@ -18,6 +18,7 @@ pub mod report;
 pub mod rng;
 pub mod search;
 pub mod simulate;
+pub mod timing;
 pub mod tokenize;
 
 pub use error::{Error, InputError, Result};

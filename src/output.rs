@@ -148,29 +148,42 @@ pub fn md_table(headers: &[&str], rows: &[Vec<String>], right: &[bool]) -> Strin
     out
 }
 
-/// CSV with RFC 4180 quoting.
+/// CSV with RFC 4180 quoting, from header names and text cells.
 pub fn csv(headers: &[&str], rows: &[Vec<String>]) -> String {
-    fn field(s: &str) -> String {
-        if s.contains([',', '"', '\n', '\r']) {
-            format!("\"{}\"", s.replace('"', "\"\""))
-        } else {
-            s.to_string()
-        }
+    // Flexible: a caller's ragged row is its own business, not a panic.
+    let mut w = ::csv::WriterBuilder::new()
+        .flexible(true)
+        .from_writer(Vec::new());
+    let records = std::iter::once(headers.to_vec())
+        .chain(rows.iter().map(|r| r.iter().map(String::as_str).collect()));
+    for record in records {
+        w.write_record(record)
+            .expect("writing to memory cannot fail");
     }
-    let mut out = String::new();
-    out.push_str(
-        &headers
-            .iter()
-            .map(|h| field(h))
-            .collect::<Vec<_>>()
-            .join(","),
-    );
-    out.push('\n');
+    into_text(w)
+}
+
+/// CSV of serde rows: the columns are the row type's fields, in order, so every command that
+/// writes a table of this kind writes the same columns. An empty table keeps its header.
+pub fn csv_rows<T: serde::Serialize + Default>(rows: &[T]) -> String {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    if rows.is_empty() {
+        w.serialize(T::default()).expect("rows are flat records");
+        let text = into_text(w);
+        return text
+            .lines()
+            .next()
+            .map_or(String::new(), |h| h.to_string() + "\n");
+    }
     for row in rows {
-        out.push_str(&row.iter().map(|c| field(c)).collect::<Vec<_>>().join(","));
-        out.push('\n');
+        w.serialize(row).expect("rows are flat records");
     }
-    out
+    into_text(w)
+}
+
+fn into_text(w: ::csv::Writer<Vec<u8>>) -> String {
+    let bytes = w.into_inner().expect("writing to memory cannot fail");
+    String::from_utf8(bytes).expect("cells are UTF-8 strings")
 }
 
 #[cfg(test)]
@@ -183,6 +196,21 @@ mod tests {
             csv(&["a", "b"], &[vec!["x,y".into(), "say \"hi\"".into()]]),
             "a,b\n\"x,y\",\"say \"\"hi\"\"\"\n"
         );
+    }
+
+    #[test]
+    fn serde_rows_give_named_columns_even_when_empty() {
+        #[derive(serde::Serialize, Default)]
+        struct Row {
+            name: String,
+            saved_pct: Option<f64>,
+        }
+        let rows = [Row {
+            name: "a,b".into(),
+            saved_pct: None,
+        }];
+        assert_eq!(csv_rows(&rows), "name,saved_pct\n\"a,b\",\n");
+        assert_eq!(csv_rows::<Row>(&[]), "name,saved_pct\n");
     }
 
     #[test]

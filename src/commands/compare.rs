@@ -3,9 +3,8 @@
 //! than `--max-drop`, after writing the comparison.
 
 use crate::cli::CompareArgs;
-use crate::document::Document;
 use crate::error::Result;
-use crate::eval::compare::{Comparison, compare, read_eval_file};
+use crate::eval::compare::{Comparison, EvalFile, compare};
 use crate::output::{Format, csv, emit, md_table, text_table, to_json};
 
 use super::Outcome;
@@ -14,8 +13,8 @@ use super::Outcome;
 const LISTED_QUERIES: usize = 10;
 
 pub fn run(args: &CompareArgs) -> Result<Outcome> {
-    let base = read_eval_file(&Document::read(&args.baseline)?)?;
-    let candidate = read_eval_file(&Document::read(&args.candidate)?)?;
+    let base = EvalFile::read(&args.baseline)?;
+    let candidate = EvalFile::read(&args.candidate)?;
     let comparison = compare(&base, &candidate, &args.metric, args.max_drop)?;
     emit(
         args.output.out.as_deref(),

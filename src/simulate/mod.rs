@@ -6,7 +6,8 @@
 //! Public API:
 //! - [`load_scenario`] reads and validates a scenario file;
 //! - [`prepare`] loads its catalogs, counts every tool once and builds the scorers;
-//! - [`run`] replays both modes and returns a serializable [`ScenarioResult`].
+//! - [`run`] replays both modes and returns a serializable [`ScenarioResult`]; [`run_timed`]
+//!   also times the searches it sends on the real scorer.
 
 mod cost;
 mod latency;
@@ -25,12 +26,12 @@ use serde_json::json;
 use crate::catalog::{Catalog, CatalogSource, Tool, load_catalogs};
 use crate::error::{Error, Result};
 use crate::search::{Scorer, ScorerKind};
+use crate::timing::Clock;
 use crate::tokenize::{Tokenizer, ToolTokens};
 
 pub use profile::Profile;
-pub use replay::Mode;
-pub use request::{Parts, RequestKind, RequestRow};
-pub use result::{ModeResult, ScenarioResult};
+pub use request::{Mode, Parts, RequestKind, RequestRow};
+pub use result::{ModeResult, RequestCsvRow, ScenarioCsvRow, ScenarioResult};
 pub use scenario::{Scenario, load_scenario};
 
 /// Builds a scorer over a catalog (the real one is `search::build`; tests pass their own).
@@ -107,8 +108,7 @@ pub fn prepare(
     prepare_with(scenario, catalog, tokens, build)
 }
 
-/// The name the search tool is known by.
-pub const SEARCH_TOOL: &str = "ToolSearch";
+pub use crate::catalog::SEARCH_TOOL;
 
 /// The search tool's definition when the catalog brings none: a realistic ToolSearch in the
 /// style of Claude Code's, counted with the same tokenizer and rendering as every tool.
@@ -329,7 +329,7 @@ fn plan(scenario: &Scenario, catalog: &Catalog) -> Result<Plan> {
                 .map(|s| servers.iter().position(|x| x == s).expect("listed"))
         })
         .collect();
-    let search_tool = catalog.index_of(SEARCH_TOOL);
+    let search_tool = catalog.search_tool();
     let deferrable = (0..n)
         .map(|i| {
             let t = catalog.get(i);
@@ -462,12 +462,32 @@ pub fn is_deferrable(prepared: &Prepared, i: usize) -> bool {
     prepared.plan.deferrable[i]
 }
 
-/// Replays the scenario eagerly and deferred and summarizes both.
+/// How a replay times the searches it sends.
+#[derive(Clone, Copy)]
+pub enum SearchTiming<'c> {
+    /// Every search takes the profile's `search_latency_ms`: the result is deterministic.
+    Modeled,
+    /// Each search the replay sends (`select:` and retries included, over the replay's own
+    /// candidates) is timed on the real scorer with this clock through the one harness
+    /// (`timing`), and that time is its latency in the model.
+    Measured(Clock<'c>),
+}
+
+/// Replays the scenario eagerly and deferred and summarizes both, with modeled search latency.
 pub fn run(scenario: &Scenario, prepared: &Prepared) -> Result<ScenarioResult> {
+    run_timed(scenario, prepared, SearchTiming::Modeled)
+}
+
+/// As [`run`], timing the searches as `timing` says.
+pub fn run_timed(
+    scenario: &Scenario,
+    prepared: &Prepared,
+    timing: SearchTiming<'_>,
+) -> Result<ScenarioResult> {
     validate_conversation(scenario, &prepared.catalog, &prepared.plan)?;
-    let mut eager = replay::Run::new(scenario, prepared, Mode::Eager);
+    let mut eager = replay::Run::new(scenario, prepared, Mode::Eager, timing);
     eager.replay()?;
-    let mut deferred = replay::Run::new(scenario, prepared, Mode::Deferred);
+    let mut deferred = replay::Run::new(scenario, prepared, Mode::Deferred, timing);
     deferred.replay()?;
     Ok(summary::summarize(scenario, prepared, eager, deferred))
 }

@@ -3,10 +3,10 @@
 //! of this tool (no provider publishes them) and are printed with every result so a reader can
 //! substitute their own measurements through `model_overrides` in a scenario.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Everything the cost and latency models need about one model.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Profile {
     pub name: String,
     /// USD per million uncached input tokens.

@@ -148,7 +148,10 @@ fn run_yaml(yaml: &str, catalog: Catalog, tokens: ToolTokens) -> ScenarioResult 
 }
 
 fn rows<'a>(r: &'a ScenarioResult, mode: &str) -> Vec<&'a RequestRow> {
-    r.requests.iter().filter(|x| x.mode == mode).collect()
+    r.requests
+        .iter()
+        .filter(|x| x.mode.name() == mode)
+        .collect()
 }
 
 #[test]
@@ -208,8 +211,8 @@ fn worked_example_deferred() {
     assert_eq!(d[2].parts.deferred_list, 20);
     assert_eq!((r.tool_count, r.deferred_count), (3, 2));
     // (1760 - 1510) / 1760 = 14.20%; (5490 - 7090) / 5490 = -29.14%.
-    assert_eq!(r.savings.first_request_pct, 14.2);
-    assert_eq!(r.savings.total_input_pct, -29.14);
+    assert_eq!(r.savings.first_request_pct, Some(14.2));
+    assert_eq!(r.savings.total_input_pct, Some(-29.14));
 }
 
 #[test]
@@ -469,6 +472,106 @@ fn premature_calls_cost_an_error_round_trip() {
 }
 
 #[test]
+fn each_mode_says_how_many_tools_it_sends() {
+    let (c, t) = worked_catalog();
+    let r = run_yaml(WORKED, c, t);
+    // Eager: all three; deferred: Read and the search tool. The catalog has three tools.
+    assert_eq!(
+        (r.tool_count, r.eager.tools_sent, r.deferred.tools_sent),
+        (3, 3, 2)
+    );
+    assert!(rows(&r, "eager").iter().all(|x| x.tools_sent == 3));
+    assert_eq!(r.settings.search_tool, SEARCH_TOOL);
+}
+
+#[test]
+fn a_conversation_beyond_the_window_is_marked_and_claims_no_saving() {
+    let (c, t) = worked_catalog();
+    let yaml = format!("{WORKED}model_overrides: {{context_window: 1900}}\n");
+    let r = run_yaml(&yaml, c, t);
+    // Eager R3: 1,900 in + 50 out; deferred R3 and R4 (1,965 + 30, 2,035 + 50) overflow too.
+    assert!(!r.eager.fits_window && !r.deferred.fits_window);
+    assert_eq!(
+        (r.eager.overflow_requests, r.deferred.overflow_requests),
+        (1, 2)
+    );
+    let e = rows(&r, "eager");
+    assert_eq!(e[2].headroom_tokens, -50);
+    let s = &r.savings;
+    assert_eq!(s.first_request_pct, None);
+    assert_eq!(s.total_input_pct, None);
+    assert_eq!(s.cost_with_caching_pct, None);
+    assert!(
+        s.caveats[0].starts_with(
+            "eager does not fit: 103% of a 1,900 window (largest request, input and output; 1 of 3 requests overflow)"
+        ),
+        "{:?}",
+        s.caveats
+    );
+    assert!(s.caveats[1].starts_with("deferred does not fit: 110% of a 1,900 window"));
+    let json = crate::output::to_json(&r);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(v["savings"]["first_request_pct"].is_null());
+    // The one result type reads back what it wrote.
+    let back: ScenarioResult = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, r);
+}
+
+#[test]
+fn calls_no_search_finds_are_beside_the_saving() {
+    let (c, t) = worked_catalog();
+    let yaml = WORKED
+        .replace("query: \"gh issue\"", "query: \"nothing matches\"")
+        .replace("  max_results: 5", "  max_results: 5\n  retry: []");
+    let r = run_yaml(&yaml, c, t);
+    assert_eq!((r.deferred.failed_calls, r.deferred.tool_calls), (1, 0));
+    assert_eq!(r.eager.tool_calls, 1);
+    assert!(r.savings.total_input_pct.is_some());
+    assert_eq!(
+        r.savings.caveats,
+        vec![
+            "unequal work: eager made 1 tool calls, deferred 0 (1 failed: no search found the \
+             tool; 0 unavailable), so deferred sent less"
+        ]
+    );
+    let row = &crate::simulate::result::scenario_rows(std::slice::from_ref(&r))[0];
+    assert_eq!(row.deferred_failed_calls, 1);
+    assert!(row.savings_caveats.starts_with("unequal work"));
+}
+
+#[test]
+fn measured_search_latency_replaces_the_modeled_one() {
+    let (c, t) = worked_catalog();
+    let sc = scenario(WORKED).unwrap();
+    let prep = prepare_with(&sc, c, t, &word_builder).unwrap();
+    let modeled = run(&sc, &prep).unwrap();
+    let clock = crate::timing::ticking_clock(std::time::Duration::from_millis(3));
+    let measured = run_timed(&sc, &prep, SearchTiming::Measured(&clock)).unwrap();
+    let m = measured.deferred.measured_search_us.unwrap();
+    // The one search the replay sent, timed at 3 ms by the fake clock.
+    assert_eq!((m.searches, m.p50, m.max), (1, 3000.0, 3000.0));
+    assert_eq!(modeled.deferred.measured_search_us, None);
+    assert_eq!(
+        measured.settings.search_latency,
+        result::SearchLatencySource::Measured
+    );
+    assert_eq!(
+        modeled.settings.search_latency,
+        result::SearchLatencySource::Modeled
+    );
+    // The request carrying the search result waits 3 ms instead of the profile's 1 ms.
+    let (a, b) = (
+        rows(&modeled, "deferred")[2],
+        rows(&measured, "deferred")[2],
+    );
+    assert_eq!(a.kind, RequestKind::Search);
+    assert!((b.ttft_ms - a.ttft_ms - (3.0 - sc.profile.search_latency_ms)).abs() < 0.11);
+    // Tokens and cost do not depend on the clock.
+    assert_eq!(a.input_tokens, b.input_tokens);
+    assert_eq!(modeled.savings, measured.savings);
+}
+
+#[test]
 fn subagent_requests_are_summed_separately() {
     let (c, t) = worked_catalog();
     let yaml = WORKED.replace(
@@ -609,7 +712,7 @@ mod props {
             let r = run_yaml(&yaml, c, t);
             let used = |mode: &str| -> Vec<(usize, String)> {
                 r.requests.iter()
-                    .filter(|x| x.mode == mode && x.kind == RequestKind::ToolResult)
+                    .filter(|x| x.mode.name() == mode && x.kind == RequestKind::ToolResult)
                     .map(|x| (x.turn, x.tool.clone().unwrap()))
                     .collect()
             };
