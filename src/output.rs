@@ -163,22 +163,69 @@ pub fn csv(headers: &[&str], rows: &[Vec<String>]) -> String {
     into_text(w)
 }
 
-/// CSV of serde rows: the columns are the row type's fields, in order, so every command that
-/// writes a table of this kind writes the same columns. An empty table keeps its header.
+/// CSV of serde rows: the columns are the row type's fields in order, nested structs (and
+/// `#[serde(flatten)]`) spread into their own fields, so a row can be a result type as it is.
+/// Every command that writes a table of one kind writes the same columns; an empty table keeps
+/// its header. Empty cell: `None`. Lists: items joined by `;`.
 pub fn csv_rows<T: serde::Serialize + Default>(rows: &[T]) -> String {
+    let header: Vec<String> = cells(&T::default()).into_iter().map(|(k, _)| k).collect();
+    debug_assert!(
+        header
+            .iter()
+            .enumerate()
+            .all(|(i, h)| !header[..i].contains(h)),
+        "column names of a CSV row are unique: {header:?}"
+    );
     let mut w = ::csv::Writer::from_writer(Vec::new());
-    if rows.is_empty() {
-        w.serialize(T::default()).expect("rows are flat records");
-        let text = into_text(w);
-        return text
-            .lines()
-            .next()
-            .map_or(String::new(), |h| h.to_string() + "\n");
-    }
+    w.write_record(&header)
+        .expect("writing to memory cannot fail");
     for row in rows {
-        w.serialize(row).expect("rows are flat records");
+        let mut cells = cells(row);
+        // Keyed, so a field a row skips (`skip_serializing_if`) is an empty cell, not a shift;
+        // the header comes from the default row, so row types must not skip its fields.
+        let record: Vec<String> = header
+            .iter()
+            .map(|h| {
+                cells
+                    .iter_mut()
+                    .find(|(k, _)| k == h)
+                    .map(|(_, v)| std::mem::take(v))
+                    .unwrap_or_default()
+            })
+            .collect();
+        w.write_record(&record)
+            .expect("writing to memory cannot fail");
     }
     into_text(w)
+}
+
+/// A row's leaf fields, in order, as (column, text).
+fn cells<T: serde::Serialize>(row: &T) -> Vec<(String, String)> {
+    fn walk(value: serde_json::Value, out: &mut Vec<(String, String)>) {
+        if let serde_json::Value::Object(map) = value {
+            for (k, v) in map {
+                match v {
+                    serde_json::Value::Object(_) => walk(v, out),
+                    other => out.push((k, cell(&other))),
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(
+        serde_json::to_value(row).expect("result rows always serialize"),
+        &mut out,
+    );
+    out
+}
+
+fn cell(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Null => String::new(),
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(items) => items.iter().map(cell).collect::<Vec<_>>().join(";"),
+        other => other.to_string(),
+    }
 }
 
 fn into_text(w: ::csv::Writer<Vec<u8>>) -> String {
@@ -211,6 +258,28 @@ mod tests {
         }];
         assert_eq!(csv_rows(&rows), "name,saved_pct\n\"a,b\",\n");
         assert_eq!(csv_rows::<Row>(&[]), "name,saved_pct\n");
+        #[derive(serde::Serialize, Default)]
+        struct Outer {
+            id: u32,
+            inner: Inner,
+            tool: Option<String>,
+            ok: bool,
+        }
+        #[derive(serde::Serialize, Default)]
+        struct Inner {
+            a: f64,
+            list: Vec<u32>,
+        }
+        let rows = [Outer {
+            id: 7,
+            inner: Inner {
+                a: 1.0,
+                list: vec![1, 2],
+            },
+            tool: None,
+            ok: true,
+        }];
+        assert_eq!(csv_rows(&rows), "id,a,list,tool,ok\n7,1.0,1;2,,true\n");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde_json::json;
 use toolbudget::eval::EvalResult;
 use toolbudget::report::sweep::{ListingCost, ListingMode, Sweep, SweepPoint, SweepSettings};
-use toolbudget::report::{CatalogRow, EvalSet, Miss, ReportData, ReportSettings, render};
+use toolbudget::report::{CatalogRow, EvalSet, Miss, PARTS, ReportData, ReportSettings, render};
 use toolbudget::simulate::ScenarioResult;
 
 fn request(
@@ -28,6 +28,7 @@ fn request(
         "input_tokens": input, "cached_tokens": 0, "output_tokens": 50,
         "cost_usd": cost, "cost_cached_usd": cost / 2.0, "ttft_ms": 500.0, "duration_ms": 1300.0,
         "occupancy_pct": input as f64 / 2000.0, "headroom_tokens": 200_000 - input as i64 - 50,
+        "fits_window": true,
     })
 }
 
@@ -46,10 +47,14 @@ fn mode(
         "premature_calls": 0, "failed_calls": 0, "unavailable_calls": 0, "tool_calls": 1,
         "turns": 2, "subagent_requests": 0, "tools_sent": if searches == 0 { 3 } else { 2 },
         "output_tokens": 130 + 25 * searches, "cached_input_tokens": 0,
-        "mean_request_tokens": total as f64 / requests as f64, "first_request_tool_tokens": 0,
+        "mean_request_tokens": total as f64 / requests as f64,
+        // System prompt 1,000, tool preamble 300 and the first user message 10, as in the example.
+        "first_request_tool_tokens": first - 1310,
         "parts": {"system": 0, "tool_overhead": 0, "tools": 0, "deferred_list": 0, "history": 0, "new": 0},
         "cost_usd": {"without_caching": cost, "with_caching": cost / 2.0},
-        "latency_ms": {"total": 0.0, "first_ttft": 0.0, "mean_turn_ttft": 0.0, "mean_turn": 0.0},
+        // Every request of the fixture takes 500 ms to its first token and 1,300 ms in all.
+        "latency_ms": {"total": 1300.0 * requests as f64, "first_ttft": 500.0,
+                       "mean_turn_ttft": 500.0, "mean_turn": 1300.0 * requests as f64 / 2.0},
         "peak_occupancy_pct": peak, "min_headroom_tokens": 190_000, "fits_window": peak <= 100.0,
         "overflow_requests": if peak <= 100.0 { 0 } else { 1 },
     })
@@ -273,17 +278,7 @@ fn markdown_and_csv_snapshots() {
 fn every_svg_parses_and_names_its_series() {
     let f = files(&tiny());
     let expect: &[(&str, &[&str])] = &[
-        (
-            "charts/requests-worked-example.svg",
-            &[
-                "system",
-                "tool_overhead",
-                "tools",
-                "deferred_list",
-                "history",
-                "new",
-            ],
-        ),
+        ("charts/requests-worked-example.svg", &PARTS),
         (
             "charts/cumulative-worked-example.svg",
             &["eager", "deferred"],

@@ -87,17 +87,10 @@ fn json_is_byte_identical_across_runs() {
     // Every request's parts add up to its input.
     for r in s["requests"].as_array().unwrap() {
         let p = &r["parts"];
-        let sum: u64 = [
-            "system",
-            "tool_overhead",
-            "tools",
-            "deferred_list",
-            "history",
-            "new",
-        ]
-        .iter()
-        .map(|k| p[k].as_u64().unwrap())
-        .sum();
+        let sum: u64 = toolbudget::report::PARTS
+            .iter()
+            .map(|k| p[k].as_u64().unwrap())
+            .sum();
         assert_eq!(sum, r["input_tokens"].as_u64().unwrap());
     }
 }
@@ -287,11 +280,14 @@ fn a_request_beyond_the_window_is_marked_everywhere() {
     );
     let table = stdout_ok(&["simulate", s]);
     assert!(
-        table.contains("DOES NOT FIT") && table.contains("n/a*"),
+        table.contains("(does not fit)") && table.contains("n/a*"),
         "{table}"
     );
     let md = stdout_ok(&["simulate", s, "--format", "md"]);
-    assert!(md.contains("does not fit: "), "{md}");
+    assert!(
+        md.contains("(does not fit)") && md.contains("does not fit: "),
+        "{md}"
+    );
     let csv = stdout_ok(&["simulate", s, "--format", "csv"]);
     assert!(
         csv.contains(",false,") && csv.contains("does not fit: "),

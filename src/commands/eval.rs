@@ -241,19 +241,10 @@ fn per_query_csv(result: &EvalResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::QuerySet;
-    use crate::eval::run::tests::{fake_clock, fixture};
+    use crate::eval::run::tests::fixture_result;
 
     fn result(per_query: bool) -> EvalResult {
-        let (scorer, queries) = fixture();
-        let set = QuerySet {
-            path: "q.jsonl".into(),
-            queries,
-        };
-        let options = EvalOptions::new(&[1, 5], None, per_query).unwrap();
-        let clock = fake_clock();
-        let e = evaluate(&scorer, &scorer.catalog, &set.queries, &options, &clock);
-        EvalResult::new(&scorer.catalog, &set, &options, vec![e])
+        fixture_result(&[1, 5], per_query)
     }
 
     #[test]

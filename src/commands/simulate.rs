@@ -11,9 +11,10 @@ use crate::catalog::Catalog;
 use crate::cli::SimulateArgs;
 use crate::error::Result;
 use crate::output::{Format, csv_rows, emit, md_table, text_table, to_json};
+use crate::report::markdown::mode_rows;
 use crate::search::{self, ScorerConfig, ScorerKind};
 use crate::simulate::result::{
-    ModeResult, ScenarioResult, SearchLatencySource, SimulationResult, request_rows, scenario_rows,
+    ScenarioResult, SearchLatencySource, SimulationResult, request_rows, scenario_rows,
 };
 use crate::simulate::{self, SearchTiming};
 
@@ -172,97 +173,6 @@ fn settings_line(s: &ScenarioResult) -> String {
         st.max_results,
         st.retry.join(", ")
     )
-}
-
-fn usd(x: f64) -> String {
-    format!("${x:.4}")
-}
-
-/// A saving as printed: `n/a` when there is none, marked `*` when a caveat goes with it.
-fn saved(s: &ScenarioResult, x: Option<f64>) -> String {
-    match x {
-        None => "n/a*".to_string(),
-        Some(v) if !s.savings.caveats.is_empty() => format!("{v}%*"),
-        Some(v) => format!("{v}%"),
-    }
-}
-
-fn fits(m: &ModeResult) -> String {
-    if m.fits_window {
-        format!("{}% (fits)", m.peak_occupancy_pct)
-    } else {
-        format!(
-            "{}% (DOES NOT FIT: {} requests)",
-            m.peak_occupancy_pct, m.overflow_requests
-        )
-    }
-}
-
-fn mode_rows(s: &ScenarioResult) -> Vec<Vec<String>> {
-    let (e, d, sv) = (&s.eager, &s.deferred, &s.savings);
-    let row = |name: &str, a: String, b: String, c: String| vec![name.to_string(), a, b, c];
-    let same = |name: &str, f: &dyn Fn(&ModeResult) -> String| row(name, f(e), f(d), String::new());
-    let tool_pct = simulate::result::savings_pct(
-        e.first_request_tool_tokens as f64,
-        d.first_request_tool_tokens as f64,
-    );
-    vec![
-        same("tools sent (first request)", &|m| m.tools_sent.to_string()),
-        row(
-            "first request tokens",
-            e.first_request_tokens.to_string(),
-            d.first_request_tokens.to_string(),
-            saved(s, sv.first_request_pct),
-        ),
-        row(
-            "  of which tools + list",
-            e.first_request_tool_tokens.to_string(),
-            d.first_request_tool_tokens.to_string(),
-            saved(s, sv.first_request_pct.map(|_| tool_pct)),
-        ),
-        same("mean request tokens", &|m| {
-            m.mean_request_tokens.to_string()
-        }),
-        row(
-            "total input tokens",
-            e.total_input_tokens.to_string(),
-            d.total_input_tokens.to_string(),
-            saved(s, sv.total_input_pct),
-        ),
-        same("requests", &|m| m.requests.to_string()),
-        row(
-            "searches / misses / retries",
-            "-".into(),
-            format!("{} / {} / {}", d.searches, d.misses, d.retries),
-            String::new(),
-        ),
-        same("tool calls made", &|m| m.tool_calls.to_string()),
-        row(
-            "calls failed / premature / unavailable",
-            format!("- / - / {}", e.unavailable_calls),
-            format!(
-                "{} / {} / {}",
-                d.failed_calls, d.premature_calls, d.unavailable_calls
-            ),
-            String::new(),
-        ),
-        same("output tokens", &|m| m.output_tokens.to_string()),
-        row(
-            "cost, no caching",
-            usd(e.cost_usd.without_caching),
-            usd(d.cost_usd.without_caching),
-            saved(s, sv.cost_without_caching_pct),
-        ),
-        row(
-            "cost, with caching",
-            usd(e.cost_usd.with_caching),
-            usd(d.cost_usd.with_caching),
-            saved(s, sv.cost_with_caching_pct),
-        ),
-        same("first ttft (ms)", &|m| m.latency_ms.first_ttft.to_string()),
-        same("mean turn (ms)", &|m| m.latency_ms.mean_turn.to_string()),
-        same("peak window use", &fits),
-    ]
 }
 
 fn published_text(s: &ScenarioResult, md: bool) -> String {

@@ -204,19 +204,10 @@ pub fn read_eval_result(path: &Path) -> Result<EvalResult> {
 mod tests {
     use super::*;
     use crate::eval::metrics::round_metric;
-    use crate::eval::run::evaluate;
-    use crate::eval::run::tests::{fake_clock, fixture};
+    use crate::eval::run::tests::fixture_result;
 
     fn result(per_query: bool) -> EvalResult {
-        let (scorer, queries) = fixture();
-        let set = QuerySet {
-            path: "q.jsonl".into(),
-            queries,
-        };
-        let options = EvalOptions::new(&[1, 3, 5, 10], None, per_query).unwrap();
-        let clock = fake_clock();
-        let e = evaluate(&scorer, &scorer.catalog, &set.queries, &options, &clock);
-        EvalResult::new(&scorer.catalog, &set, &options, vec![e])
+        fixture_result(&[1, 3, 5, 10], per_query)
     }
 
     #[test]

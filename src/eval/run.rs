@@ -316,6 +316,24 @@ pub(crate) mod tests {
         )
     }
 
+    /// The fixture evaluated into the one result type (`q.jsonl`, cutoffs `ks`).
+    pub(crate) fn fixture_result(ks: &[usize], per_query: bool) -> crate::eval::EvalResult {
+        let (scorer, queries) = fixture();
+        let set = QuerySet {
+            path: "q.jsonl".into(),
+            queries,
+        };
+        let options = EvalOptions::new(ks, None, per_query).unwrap();
+        let e = evaluate(
+            &scorer,
+            &scorer.catalog,
+            &set.queries,
+            &options,
+            &fake_clock(),
+        );
+        crate::eval::EvalResult::new(&scorer.catalog, &set, &options, vec![e])
+    }
+
     #[test]
     fn evaluates_a_fixed_ranking() {
         let (scorer, queries) = fixture();

@@ -288,7 +288,7 @@ fn requests(s: &ScenarioResult) -> Result<Figure, ChartError> {
                 "deferred",
                 format!(
                     "deferred: {} requests, {} searches",
-                    s.deferred.requests, s.deferred.searches
+                    s.deferred.requests, s.deferred.counts.searches
                 ),
             ),
         ],

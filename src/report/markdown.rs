@@ -8,6 +8,7 @@ use super::figures::{Figure, Section};
 use super::{EvalSet, ReportData};
 use crate::eval::ScorerResult;
 use crate::output::md_table;
+use crate::simulate::result::savings_pct;
 use crate::simulate::{ModeResult, ScenarioResult};
 
 /// Misses listed per scorer and query set in `index.md` (all of them are in `misses.csv`).
@@ -179,7 +180,7 @@ fn summary(out: &mut String, data: &ReportData, charts: &[Figure]) {
 
 /// A saving as the report prints it: `n/a` when the result has none, marked `*` when a
 /// caveat goes with it (listed under the table).
-fn saved(s: &ScenarioResult, x: Option<f64>) -> String {
+pub fn saved(s: &ScenarioResult, x: Option<f64>) -> String {
     match x {
         None => "n/a*".to_string(),
         Some(v) if !s.savings.caveats.is_empty() => format!("{}*", pct(v)),
@@ -199,9 +200,9 @@ fn window_use(m: &ModeResult) -> String {
 fn failed_premature_unavailable(m: &ModeResult) -> String {
     format!(
         "{} / {} / {}",
-        int(m.failed_calls),
-        int(m.premature_calls),
-        int(m.unavailable_calls)
+        int(m.counts.failed_calls),
+        int(m.counts.premature_calls),
+        int(m.counts.unavailable_calls)
     )
 }
 
@@ -209,11 +210,11 @@ fn failed_premature_unavailable(m: &ModeResult) -> String {
 /// in brackets when there are any).
 fn call_failures(s: &ScenarioResult) -> String {
     let mut text = failed_premature_unavailable(&s.deferred);
-    if s.eager.unavailable_calls > 0 {
+    if s.eager.counts.unavailable_calls > 0 {
         let _ = write!(
             text,
             " (eager: {} unavailable)",
-            int(s.eager.unavailable_calls)
+            int(s.eager.counts.unavailable_calls)
         );
     }
     text
@@ -242,12 +243,7 @@ fn scenario_summary(out: &mut String, data: &ReportData) {
                 saved(s, s.savings.first_request_pct),
                 arrow(int(e.total_input_tokens), int(d.total_input_tokens)),
                 saved(s, s.savings.total_input_pct),
-                format!(
-                    "{} ({}, {})",
-                    int(d.searches),
-                    int(d.misses),
-                    int(d.retries)
-                ),
+                searches(d),
                 call_failures(s),
                 arrow(
                     usd(e.cost_usd.without_caching * 1000.0),
@@ -322,17 +318,19 @@ fn sweep_summary(out: &mut String, data: &ReportData) {
     );
 }
 
-fn mode_table(s: &ScenarioResult) -> String {
+/// The eager-vs-deferred table of one scenario, as rows of (figure, eager, deferred, saved):
+/// the report's scenario tables and `simulate`'s table and Markdown are this one view.
+pub fn mode_rows(s: &ScenarioResult) -> Vec<Vec<String>> {
     let (e, d, sv) = (&s.eager, &s.deferred, &s.savings);
     let row = |name: &str, a: String, b: String, c: String| vec![name.to_string(), a, b, c];
+    let both = |name: &str, f: &dyn Fn(&ModeResult) -> String| row(name, f(e), f(d), String::new());
     let cost = |x: f64| format!("${x:.4}");
-    let rows = vec![
-        row(
-            "tools sent",
-            int(e.tools_sent),
-            int(d.tools_sent),
-            String::new(),
-        ),
+    let tool_pct = savings_pct(
+        e.first_request_tool_tokens as f64,
+        d.first_request_tool_tokens as f64,
+    );
+    vec![
+        both("tools sent (first request)", &|m| int(m.tools_sent)),
         row(
             "first request, input tokens",
             int(e.first_request_tokens),
@@ -340,41 +338,35 @@ fn mode_table(s: &ScenarioResult) -> String {
             saved(s, sv.first_request_pct),
         ),
         row(
+            "  of which tools + deferred list",
+            int(e.first_request_tool_tokens),
+            int(d.first_request_tool_tokens),
+            saved(s, sv.first_request_pct.map(|_| tool_pct)),
+        ),
+        row(
             "whole conversation, input tokens",
             int(e.total_input_tokens),
             int(d.total_input_tokens),
             saved(s, sv.total_input_pct),
         ),
-        row("requests", int(e.requests), int(d.requests), String::new()),
+        both("mean request, input tokens", &|m| {
+            fixed1(m.mean_request_tokens)
+        }),
+        both("requests", &|m| int(m.requests)),
         row(
             "searches (misses, retries)",
             "–".into(),
-            format!(
-                "{} ({}, {})",
-                int(d.searches),
-                int(d.misses),
-                int(d.retries)
-            ),
+            searches(d),
             String::new(),
         ),
-        row(
-            "tool calls made",
-            int(e.tool_calls),
-            int(d.tool_calls),
-            String::new(),
-        ),
+        both("tool calls made", &|m| int(m.counts.tool_calls)),
         row(
             "calls failed / premature / unavailable",
-            format!("– / – / {}", int(e.unavailable_calls)),
+            format!("– / – / {}", int(e.counts.unavailable_calls)),
             failed_premature_unavailable(d),
             String::new(),
         ),
-        row(
-            "output tokens",
-            int(e.output_tokens),
-            int(d.output_tokens),
-            String::new(),
-        ),
+        both("output tokens", &|m| int(m.output_tokens)),
         row(
             "cost per conversation, no caching",
             cost(e.cost_usd.without_caching),
@@ -387,16 +379,27 @@ fn mode_table(s: &ScenarioResult) -> String {
             cost(d.cost_usd.with_caching),
             saved(s, sv.cost_with_caching_pct),
         ),
-        row(
-            "peak context-window occupancy",
-            window_use(e),
-            window_use(d),
-            String::new(),
-        ),
-    ];
+        both("first time to first token, ms", &|m| {
+            fixed1(m.latency_ms.first_ttft)
+        }),
+        both("mean turn, ms", &|m| fixed1(m.latency_ms.mean_turn)),
+        both("peak context-window occupancy", &window_use),
+    ]
+}
+
+fn searches(m: &ModeResult) -> String {
+    format!(
+        "{} ({}, {})",
+        int(m.counts.searches),
+        int(m.counts.misses),
+        int(m.counts.retries)
+    )
+}
+
+fn mode_table(s: &ScenarioResult) -> String {
     md_table(
         &["", "eager", "deferred", "saved"],
-        &rows,
+        &mode_rows(s),
         &[false, true, true, true],
     )
 }
@@ -648,9 +651,17 @@ fn sweep(out: &mut String, data: &ReportData, charts: &[Figure]) {
         .collect();
     out.push_str(&md_table(&headers, &rows, &vec![true; headers.len()]));
     out.push('\n');
-    // Where each listing mode stops fitting: the first size whose deferred first request
-    // takes more than 10% (or all) of the window.
-    for mode in &modes {
+    window_limits(out, sweep, &modes);
+    out.push('\n');
+    for f in figures_in(charts, &Section::Sweep) {
+        figure(out, f);
+    }
+}
+
+/// Where each listing mode stops fitting: the first size whose deferred first request takes
+/// more than 10% (or all) of the window; and where eager overflows.
+fn window_limits(out: &mut String, sweep: &super::Sweep, modes: &[&str]) {
+    for mode in modes {
         let over = |limit: f64| {
             sweep.points.iter().find(|p| {
                 p.deferred
@@ -675,10 +686,6 @@ fn sweep(out: &mut String, data: &ReportData, charts: &[Figure]) {
             "- Eager overflows the window at {} tools.",
             int(p.tools)
         );
-    }
-    out.push('\n');
-    for f in figures_in(charts, &Section::Sweep) {
-        figure(out, f);
     }
 }
 

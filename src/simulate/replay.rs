@@ -1,5 +1,5 @@
 //! Eager and deferred replay, request by request (ACCOUNTING.md). One `Run` per mode holds the
-//! rows and counters; an `Agent` is the main conversation or a subagent, with its own history,
+//! rows and counts; an `Agent` is the main conversation or a subagent, with its own history,
 //! loaded tools and cache state. Sums are kept incrementally: tool definitions were counted
 //! once in `Prepared`, and the tools part is re-summed only when the tool set changes.
 
@@ -10,6 +10,7 @@ use super::latency::{FetchCache, duration_ms, ttft_ms};
 use super::listing;
 use super::profile::Profile;
 use super::request::{Parts, RequestKind, RequestRow};
+use super::result::Counts;
 use super::scenario::{
     Call, Discovery, Event, Item, ListStyle, Listing, RetryStep, Reveal, Scenario, Subagent, Turn,
 };
@@ -22,24 +23,6 @@ use std::time::Duration;
 pub const DEFAULT_RESULT_TOKENS: usize = 300;
 
 pub use super::request::Mode;
-
-/// Counters of one mode.
-#[derive(Debug, Clone, Default)]
-pub struct Counters {
-    pub searches: usize,
-    pub misses: usize,
-    pub retries: usize,
-    pub retry_input_tokens: usize,
-    pub premature_calls: usize,
-    pub failed_calls: usize,
-    pub unavailable_calls: usize,
-    pub tool_calls: usize,
-    pub turns: usize,
-    pub subagent_requests: usize,
-    /// Per main-agent turn: ttft of its first request and its whole duration (ms).
-    pub turn_ttft_ms: Vec<f64>,
-    pub turn_ms: Vec<f64>,
-}
 
 /// The deterministic generator behind every scenario rate.
 pub use crate::rng::SplitMix64 as Rng;
@@ -55,7 +38,10 @@ pub struct Run<'a> {
     pub prep: &'a Prepared,
     pub mode: Mode,
     pub rows: Vec<RequestRow>,
-    pub counters: Counters,
+    pub counts: Counts,
+    /// Per main-agent turn: ttft of its first request and its whole duration (ms).
+    pub turn_ttft_ms: Vec<f64>,
+    pub turn_ms: Vec<f64>,
     clock_s: f64,
     fetch: FetchCache,
     rng: Rng,
@@ -115,7 +101,9 @@ impl<'a> Run<'a> {
             prep,
             mode,
             rows: Vec::new(),
-            counters: Counters::default(),
+            counts: Counts::default(),
+            turn_ttft_ms: Vec::new(),
+            turn_ms: Vec::new(),
             clock_s: 0.0,
             fetch: FetchCache::default(),
             rng: Rng::new(sc.failures.seed),
@@ -347,10 +335,10 @@ impl<'a> Run<'a> {
         let dur = duration_ms(profile, ttft, output);
         self.clock_s += dur / 1000.0;
         if next.kind == RequestKind::Retry {
-            self.counters.retry_input_tokens += input;
+            self.counts.retry_input_tokens += input;
         }
         if a.id > 0 {
-            self.counters.subagent_requests += 1;
+            self.counts.subagent_requests += 1;
         }
         let window = profile.context_window;
         self.rows.push(RequestRow {
@@ -371,6 +359,7 @@ impl<'a> Run<'a> {
             duration_ms: dur,
             occupancy_pct: input as f64 / window as f64 * 100.0,
             headroom_tokens: window as i64 - input as i64 - output as i64,
+            fits_window: input + output <= window,
         });
     }
 
@@ -509,7 +498,7 @@ impl<'a> Run<'a> {
     fn turn(&mut self, a: &mut Agent, t: &Turn) -> Result<()> {
         a.turn += 1;
         if a.id == 0 {
-            self.counters.turns += 1;
+            self.counts.turns += 1;
             if a.turn > 1 {
                 self.clock_s += self.profile().turn_gap_s;
             }
@@ -550,10 +539,8 @@ impl<'a> Run<'a> {
         self.send(a, &next, reply);
         if a.id == 0 {
             let rows = &self.rows[first_row..];
-            self.counters.turn_ttft_ms.push(rows[0].ttft_ms);
-            self.counters
-                .turn_ms
-                .push(rows.iter().map(|r| r.duration_ms).sum());
+            self.turn_ttft_ms.push(rows[0].ttft_ms);
+            self.turn_ms.push(rows.iter().map(|r| r.duration_ms).sum());
         }
         Ok(())
     }
@@ -561,7 +548,7 @@ impl<'a> Run<'a> {
     /// The turn's retrieval: the top results for the user's text join this turn's tools.
     fn auto_retrieve(&mut self, a: &mut Agent, t: &Turn, next: &mut Next) -> Result<()> {
         let (hits, search_ms) = self.search(a, &t.user, t.at, None, false)?;
-        self.counters.searches += 1;
+        self.counts.searches += 1;
         a.turn_tools = hits
             .into_iter()
             .filter(|&i| !self.is_loaded(a, i))
@@ -579,17 +566,17 @@ impl<'a> Run<'a> {
     fn call(&mut self, a: &mut Agent, t: &Turn, call: &Call, next: &mut Next) -> Result<()> {
         let idx = self.prep.index(&call.tool.id);
         if !self.available(a, idx) {
-            self.counters.unavailable_calls += 1;
+            self.counts.unavailable_calls += 1;
             return Ok(());
         }
         if !self.is_loaded(a, idx) {
             if self.sc.deferred.discovery == Discovery::AutoRetrieve {
                 // This turn's retrieval missed the tool; the model falls back to searching.
-                self.counters.misses += 1;
+                self.counts.misses += 1;
             }
             let rate = self.sc.failures.premature_call_rate;
             if rate > 0.0 && self.rng.unit() < rate {
-                self.counters.premature_calls += 1;
+                self.counts.premature_calls += 1;
                 let out = self.call_tokens(idx, Some(call));
                 self.send(a, next, out);
                 *next = Next {
@@ -600,13 +587,13 @@ impl<'a> Run<'a> {
                 };
             }
             if !self.search_for(a, idx, call, t, next)? {
-                self.counters.failed_calls += 1;
+                self.counts.failed_calls += 1;
                 return Ok(());
             }
         }
         let out = self.call_tokens(idx, Some(call));
         self.send(a, next, out);
-        self.counters.tool_calls += 1;
+        self.counts.tool_calls += 1;
         *next = Next {
             kind: RequestKind::ToolResult,
             new: call
@@ -657,9 +644,9 @@ impl<'a> Run<'a> {
             let out = self.search_call_tokens(q);
             self.send(a, next, out);
             if n == 0 {
-                self.counters.searches += 1;
+                self.counts.searches += 1;
             } else {
-                self.counters.retries += 1;
+                self.counts.retries += 1;
             }
             let is_select = q.starts_with("select:");
             let scope = if self.sc.deferred.listing == Listing::Servers && !is_select {
@@ -690,7 +677,7 @@ impl<'a> Run<'a> {
             if hits.contains(&tool) {
                 return Ok(true);
             }
-            self.counters.misses += 1;
+            self.counts.misses += 1;
         }
         Ok(false)
     }

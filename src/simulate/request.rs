@@ -50,10 +50,11 @@ impl Parts {
 }
 
 /// What a request's `new` part carries, i.e. why the request was sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RequestKind {
     /// The turn's user message.
+    #[default]
     User,
     /// The result of a first search for a tool.
     Search,
@@ -79,9 +80,10 @@ impl RequestKind {
 
 /// Which way the agent sends tools: every definition (`eager`), or a search tool and a list
 /// (`deferred`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
+    #[default]
     Eager,
     Deferred,
 }
@@ -96,7 +98,7 @@ impl Mode {
 }
 
 /// One request as the provider would bill it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RequestRow {
     pub mode: Mode,
     /// 0 for the main agent; 1, 2, … for subagents in the order they were spawned.
@@ -106,8 +108,8 @@ pub struct RequestRow {
     /// 1-based position among this mode's requests (subagents included).
     pub index: usize,
     pub kind: RequestKind,
-    /// The tool whose result (or error) this request carries.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The tool whose result (or error) this request carries (`null` for none: the request
+    /// CSV always has the column).
     #[serde(default)]
     pub tool: Option<String>,
     /// Tool definitions in this request's tools list, the search tool included.
@@ -130,4 +132,6 @@ pub struct RequestRow {
     pub occupancy_pct: f64,
     /// Tokens left in the window after this request's input and output (negative: overflow).
     pub headroom_tokens: i64,
+    /// Whether input and output fit the context window (`headroom_tokens >= 0`).
+    pub fits_window: bool,
 }

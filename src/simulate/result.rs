@@ -18,25 +18,9 @@ pub struct ModeResult {
     /// Input tokens summed over every request.
     pub total_input_tokens: usize,
     pub requests: usize,
-    /// Searches for tools not yet loaded (model searches and auto-retrievals; retries apart).
-    pub searches: usize,
-    /// Searches (first or retry) whose results missed the needed tool.
-    pub misses: usize,
-    /// Retry searches after a miss (each one extra request).
-    pub retries: usize,
-    /// Input tokens of the requests that carried retry results.
-    pub retry_input_tokens: usize,
-    /// Calls to a deferred tool before it was loaded (error result, then a search).
-    pub premature_calls: usize,
-    /// Needed tools that no search found (the call was not made).
-    pub failed_calls: usize,
-    /// Calls to a tool whose server was disconnected (the call was not made, in either mode).
-    pub unavailable_calls: usize,
-    /// Tool calls made (tool results received).
-    pub tool_calls: usize,
-    pub turns: usize,
-    /// Requests sent by subagents (included in `requests`).
-    pub subagent_requests: usize,
+    /// What the replay counted: searches, misses, retries, calls made and not made.
+    #[serde(flatten)]
+    pub counts: Counts,
     /// Tool definitions in the main agent's first request, the search tool included.
     pub tools_sent: usize,
     pub output_tokens: usize,
@@ -62,6 +46,30 @@ pub struct ModeResult {
     /// included), when measured; it is then the search latency of `latency_ms`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_search_us: Option<LatencyUs>,
+}
+
+/// What a replay counts as it goes; `ModeResult` carries it as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Searches for tools not yet loaded (model searches and auto-retrievals; retries apart).
+    pub searches: usize,
+    /// Searches (first or retry) whose results missed the needed tool.
+    pub misses: usize,
+    /// Retry searches after a miss (each one extra request).
+    pub retries: usize,
+    /// Input tokens of the requests that carried retry results.
+    pub retry_input_tokens: usize,
+    /// Calls to a deferred tool before it was loaded (error result, then a search).
+    pub premature_calls: usize,
+    /// Needed tools that no search found (the call was not made).
+    pub failed_calls: usize,
+    /// Calls to a tool whose server was disconnected (the call was not made, in either mode).
+    pub unavailable_calls: usize,
+    /// Tool calls made (tool results received).
+    pub tool_calls: usize,
+    pub turns: usize,
+    /// Requests sent by subagents (included in `requests`).
+    pub subagent_requests: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -255,15 +263,15 @@ impl ScenarioCsvRow {
             total_input_savings_pct: s.savings.total_input_pct,
             eager_requests: e.requests,
             deferred_requests: d.requests,
-            deferred_searches: d.searches,
-            deferred_misses: d.misses,
-            deferred_retries: d.retries,
-            eager_tool_calls: e.tool_calls,
-            deferred_tool_calls: d.tool_calls,
-            deferred_premature_calls: d.premature_calls,
-            deferred_failed_calls: d.failed_calls,
-            eager_unavailable_calls: e.unavailable_calls,
-            deferred_unavailable_calls: d.unavailable_calls,
+            deferred_searches: d.counts.searches,
+            deferred_misses: d.counts.misses,
+            deferred_retries: d.counts.retries,
+            eager_tool_calls: e.counts.tool_calls,
+            deferred_tool_calls: d.counts.tool_calls,
+            deferred_premature_calls: d.counts.premature_calls,
+            deferred_failed_calls: d.counts.failed_calls,
+            eager_unavailable_calls: e.counts.unavailable_calls,
+            deferred_unavailable_calls: d.counts.unavailable_calls,
             eager_cost_usd: e.cost_usd.without_caching,
             deferred_cost_usd: d.cost_usd.without_caching,
             cost_savings_pct: s.savings.cost_without_caching_pct,
@@ -279,66 +287,13 @@ impl ScenarioCsvRow {
     }
 }
 
-/// One row of `simulate --per-request --format csv` and of the report's `data/requests.csv`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// One row of `simulate --per-request --format csv` and of the report's `data/requests.csv`:
+/// the scenario's name, then the request as the result holds it (its parts as columns).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct RequestCsvRow {
     pub scenario: String,
-    pub mode: String,
-    /// 0 for the main agent; 1, 2, … for subagents in the order they were spawned.
-    pub agent: usize,
-    pub turn: usize,
-    pub index: usize,
-    pub kind: String,
-    pub tool: String,
-    pub tools_sent: usize,
-    pub system: usize,
-    pub tool_overhead: usize,
-    pub tools: usize,
-    pub deferred_list: usize,
-    pub history: usize,
-    pub new: usize,
-    pub input_tokens: usize,
-    pub cached_tokens: usize,
-    pub output_tokens: usize,
-    pub cost_usd: f64,
-    pub cost_cached_usd: f64,
-    pub ttft_ms: f64,
-    pub duration_ms: f64,
-    pub occupancy_pct: f64,
-    pub headroom_tokens: i64,
-    pub fits_window: bool,
-}
-
-impl RequestCsvRow {
-    pub fn of(scenario: &str, r: &RequestRow) -> RequestCsvRow {
-        let p = &r.parts;
-        RequestCsvRow {
-            scenario: scenario.to_string(),
-            mode: r.mode.name().to_string(),
-            agent: r.agent,
-            turn: r.turn,
-            index: r.index,
-            kind: r.kind.name().to_string(),
-            tool: r.tool.clone().unwrap_or_default(),
-            tools_sent: r.tools_sent,
-            system: p.system,
-            tool_overhead: p.tool_overhead,
-            tools: p.tools,
-            deferred_list: p.deferred_list,
-            history: p.history,
-            new: p.new,
-            input_tokens: r.input_tokens,
-            cached_tokens: r.cached_tokens,
-            output_tokens: r.output_tokens,
-            cost_usd: r.cost_usd,
-            cost_cached_usd: r.cost_cached_usd,
-            ttft_ms: r.ttft_ms,
-            duration_ms: r.duration_ms,
-            occupancy_pct: r.occupancy_pct,
-            headroom_tokens: r.headroom_tokens,
-            fits_window: r.headroom_tokens >= 0,
-        }
-    }
+    #[serde(flatten)]
+    pub request: RequestRow,
 }
 
 /// The scenario rows of a set of results.
@@ -350,6 +305,11 @@ pub fn scenario_rows(results: &[ScenarioResult]) -> Vec<ScenarioCsvRow> {
 pub fn request_rows(results: &[ScenarioResult]) -> Vec<RequestCsvRow> {
     results
         .iter()
-        .flat_map(|s| s.requests.iter().map(|r| RequestCsvRow::of(&s.name, r)))
+        .flat_map(|s| {
+            s.requests.iter().map(|r| RequestCsvRow {
+                scenario: s.name.clone(),
+                request: r.clone(),
+            })
+        })
         .collect()
 }

@@ -20,7 +20,6 @@ fn mean(xs: &[f64]) -> f64 {
 
 pub(crate) fn mode_result(run: &Run<'_>) -> ModeResult {
     let rows = &run.rows;
-    let c = &run.counters;
     let mut parts = Parts::default();
     let (mut output, mut cached, mut cost, mut cost_c, mut total_ms) = (0, 0, 0.0, 0.0, 0.0);
     let mut peak: f64 = 0.0;
@@ -39,21 +38,12 @@ pub(crate) fn mode_result(run: &Run<'_>) -> ModeResult {
     let first_row = rows.iter().find(|r| r.agent == 0);
     let first = first_row.map_or(0, |r| r.input_tokens);
     let first_tools = first_row.map_or(0, |r| r.parts.tools + r.parts.deferred_list);
-    let overflow_requests = rows.iter().filter(|r| r.headroom_tokens < 0).count();
+    let overflow_requests = rows.iter().filter(|r| !r.fits_window).count();
     ModeResult {
         first_request_tokens: first,
         total_input_tokens: total,
         requests: rows.len(),
-        searches: c.searches,
-        misses: c.misses,
-        retries: c.retries,
-        retry_input_tokens: c.retry_input_tokens,
-        premature_calls: c.premature_calls,
-        failed_calls: c.failed_calls,
-        unavailable_calls: c.unavailable_calls,
-        tool_calls: c.tool_calls,
-        turns: c.turns,
-        subagent_requests: c.subagent_requests,
+        counts: run.counts.clone(),
         tools_sent: first_row.map_or(0, |r| r.tools_sent),
         output_tokens: output,
         cached_input_tokens: cached,
@@ -71,8 +61,8 @@ pub(crate) fn mode_result(run: &Run<'_>) -> ModeResult {
         latency_ms: Latency {
             total: round(total_ms, 1),
             first_ttft: round(rows.first().map_or(0.0, |r| r.ttft_ms), 1),
-            mean_turn_ttft: round(mean(&c.turn_ttft_ms), 1),
-            mean_turn: round(mean(&c.turn_ms), 1),
+            mean_turn_ttft: round(mean(&run.turn_ttft_ms), 1),
+            mean_turn: round(mean(&run.turn_ms), 1),
         },
         peak_occupancy_pct: round(peak, 2),
         min_headroom_tokens: if rows.is_empty() { 0 } else { headroom },
@@ -102,11 +92,14 @@ pub(crate) fn savings(e: &ModeResult, d: &ModeResult, window: usize) -> Savings 
         }
     }
     let fits = e.fits_window && d.fits_window;
-    if e.tool_calls != d.tool_calls {
+    if e.counts.tool_calls != d.counts.tool_calls {
         caveats.push(format!(
             "unequal work: eager made {} tool calls, deferred {} ({} failed: no search found the \
              tool; {} unavailable), so deferred sent less",
-            e.tool_calls, d.tool_calls, d.failed_calls, d.unavailable_calls
+            e.counts.tool_calls,
+            d.counts.tool_calls,
+            d.counts.failed_calls,
+            d.counts.unavailable_calls
         ));
     }
     let pct = |a: f64, b: f64| fits.then(|| savings_pct(a, b));

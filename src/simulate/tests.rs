@@ -202,7 +202,11 @@ fn worked_example_deferred() {
     assert_eq!(r.deferred.total_input_tokens, 7090);
     assert_eq!(r.deferred.requests, 4);
     assert_eq!(
-        (r.deferred.searches, r.deferred.misses, r.deferred.retries),
+        (
+            r.deferred.counts.searches,
+            r.deferred.counts.misses,
+            r.deferred.counts.retries
+        ),
         (1, 0, 0)
     );
     // The search result: 10 framing + 200 + 150 definitions.
@@ -283,13 +287,17 @@ fn a_miss_retries_with_name_parts_then_select() {
     let yaml = WORKED.replace("query: \"gh issue\"", "query: \"zzz\"");
     let r = run_yaml(&yaml, c, t);
     assert_eq!(
-        (r.deferred.searches, r.deferred.misses, r.deferred.retries),
+        (
+            r.deferred.counts.searches,
+            r.deferred.counts.misses,
+            r.deferred.counts.retries
+        ),
         (1, 1, 1)
     );
     let d = rows(&r, "deferred");
     assert_eq!(d.len(), 5);
     assert_eq!(d[3].kind, RequestKind::Retry);
-    assert_eq!(r.deferred.retry_input_tokens, d[3].input_tokens);
+    assert_eq!(r.deferred.counts.retry_input_tokens, d[3].input_tokens);
     // The empty first result is framing only.
     assert_eq!(d[2].parts.new, 10);
     // The rephrased query returns both gh tools ("gh", "issue" match both ids).
@@ -303,7 +311,7 @@ fn select_discovery_loads_exactly_the_tool() {
     let r = run_yaml(&yaml, c, t);
     let d = rows(&r, "deferred");
     assert_eq!(d[2].parts.new, 10 + 200);
-    assert_eq!(r.deferred.misses, 0);
+    assert_eq!(r.deferred.counts.misses, 0);
 }
 
 #[test]
@@ -321,8 +329,8 @@ fn auto_retrieve_adds_tools_for_the_turn_without_a_request() {
     // Turn 2's requests carry both gh tools ("issue" matches both).
     assert_eq!(d[1].parts.tools, 180 + 350);
     assert_eq!(d[2].parts.tools, 180 + 350);
-    assert_eq!(r.deferred.searches, 2);
-    assert_eq!(r.deferred.misses, 0);
+    assert_eq!(r.deferred.counts.searches, 2);
+    assert_eq!(r.deferred.counts.misses, 0);
     // A retrieval that misses the tool costs a miss and a model search.
     let (c, t) = worked_catalog();
     let yaml = WORKED
@@ -332,7 +340,10 @@ fn auto_retrieve_adds_tools_for_the_turn_without_a_request() {
         )
         .replace("user: \"open an issue\"", "user: \"zzz\"");
     let r = run_yaml(&yaml, c, t);
-    assert_eq!((r.deferred.searches, r.deferred.misses), (3, 1));
+    assert_eq!(
+        (r.deferred.counts.searches, r.deferred.counts.misses),
+        (3, 1)
+    );
     assert_eq!(r.deferred.requests, 4);
 }
 
@@ -381,7 +392,7 @@ fn clear_and_compaction_reset_history_and_discovered_tools() {
     // After compaction: history = summary only, and the tool must be searched again.
     assert_eq!(d[4].parts.history, 100);
     assert_eq!(d[4].cached_tokens, 1000 + 300 + 180 + 20);
-    assert_eq!(r.deferred.searches, 2);
+    assert_eq!(r.deferred.counts.searches, 2);
     // After /clear: empty history.
     let last = d.last().unwrap();
     assert_eq!(last.parts.history, 0);
@@ -396,7 +407,7 @@ fn clear_and_compaction_reset_history_and_discovered_tools() {
     );
     let d = rows(&r, "deferred");
     assert_eq!(d[4].parts.history, 100 + 200 + 150);
-    assert_eq!(r.deferred.searches, 1);
+    assert_eq!(r.deferred.counts.searches, 1);
 }
 
 #[test]
@@ -426,14 +437,14 @@ fn resume_starts_with_a_cold_cache_and_keeps_discovered_tools() {
     assert_eq!(d[4].cached_tokens, 0);
     assert_eq!(d[5].cached_tokens, d[4].input_tokens);
     // The tool was re-discovered from the transcript: no second search.
-    assert_eq!(r.deferred.searches, 1);
+    assert_eq!(r.deferred.counts.searches, 1);
     let (c, t) = worked_catalog();
     let r = run_yaml(
         &yaml.replace("event: resume", "event: resume\n    rediscover: false"),
         c,
         t,
     );
-    assert_eq!(r.deferred.searches, 2);
+    assert_eq!(r.deferred.counts.searches, 2);
 }
 
 #[test]
@@ -465,7 +476,7 @@ fn premature_calls_cost_an_error_round_trip() {
     let yaml = yaml.replace("  reply: 50", "  reply: 50\n  error_result: 15");
     let r = run_yaml(&yaml, c, t);
     let d = rows(&r, "deferred");
-    assert_eq!(r.deferred.premature_calls, 1);
+    assert_eq!(r.deferred.counts.premature_calls, 1);
     assert_eq!(d[2].kind, RequestKind::ErrorResult);
     assert_eq!(d[2].parts.new, 15);
     assert_eq!(r.deferred.requests, 5);
@@ -524,8 +535,11 @@ fn calls_no_search_finds_are_beside_the_saving() {
         .replace("query: \"gh issue\"", "query: \"nothing matches\"")
         .replace("  max_results: 5", "  max_results: 5\n  retry: []");
     let r = run_yaml(&yaml, c, t);
-    assert_eq!((r.deferred.failed_calls, r.deferred.tool_calls), (1, 0));
-    assert_eq!(r.eager.tool_calls, 1);
+    assert_eq!(
+        (r.deferred.counts.failed_calls, r.deferred.counts.tool_calls),
+        (1, 0)
+    );
+    assert_eq!(r.eager.counts.tool_calls, 1);
     assert!(r.savings.total_input_pct.is_some());
     assert_eq!(
         r.savings.caveats,
@@ -584,7 +598,7 @@ fn subagent_requests_are_summed_separately() {
     assert_eq!(sub.len(), 2);
     // Subagent: 500 system + 300 overhead + Read 100 + 3 user.
     assert_eq!(sub[0].input_tokens, 903);
-    assert_eq!(r.eager.subagent_requests, 2);
+    assert_eq!(r.eager.counts.subagent_requests, 2);
     assert_eq!(r.eager.requests, 3 + 1 + 2);
     // The parent's last request carries the subagent's 70-token result.
     assert_eq!(e.last().unwrap().parts.new, 70);
@@ -717,7 +731,7 @@ mod props {
                     .collect()
             };
             prop_assert_eq!(used("eager"), used("deferred"));
-            prop_assert_eq!(r.deferred.misses, 0);
+            prop_assert_eq!(r.deferred.counts.misses, 0);
             prop_assert_eq!(r.eager.parts.total(), r.eager.total_input_tokens);
             prop_assert_eq!(r.deferred.parts.total(), r.deferred.total_input_tokens);
             for row in &r.requests {
@@ -726,7 +740,7 @@ mod props {
             }
             let n_calls: usize = turns.iter().map(Vec::len).sum();
             prop_assert_eq!(r.eager.requests, n_calls + turns.len());
-            prop_assert_eq!(r.deferred.requests, n_calls + turns.len() + r.deferred.searches);
+            prop_assert_eq!(r.deferred.requests, n_calls + turns.len() + r.deferred.counts.searches);
         }
     }
 }
