@@ -144,7 +144,7 @@ fn overflow_example() -> ScenarioResult {
         "savings": {"first_request_pct": null, "total_input_pct": null,
                     "cost_without_caching_pct": null, "cost_with_caching_pct": null,
                     "caveats": ["eager does not fit: 137% of a 200,000 window (largest request, input and output; 1 of 2 requests overflow), so no saving is claimed",
-                                "unequal work: eager made 1 tool calls, deferred 0 (1 failed: no search found the tool; 0 unavailable), so deferred sent less"]},
+                                "unequal work: tool calls made, eager 1 and deferred 0 (deferred: 1 failed, no search found the tool; 0 unavailable), so the totals are not the same conversation"]},
         "settings": settings(), "model": profile(),
     }))
     .expect("the fixture is a ScenarioResult")

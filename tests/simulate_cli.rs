@@ -218,7 +218,9 @@ fn failed_calls_are_in_every_format_beside_the_saving() {
     assert_eq!(r["deferred"]["tool_calls"], 0);
     let caveat = r["savings"]["caveats"][0].as_str().unwrap();
     assert!(
-        caveat.starts_with("unequal work: eager made 2 tool calls, deferred 0 (2 failed"),
+        caveat.starts_with(
+            "unequal work: tool calls made, eager 2 and deferred 0 (deferred: 2 failed"
+        ),
         "{caveat}"
     );
     let table = stdout_ok(&["simulate", s]);

@@ -94,8 +94,8 @@ pub(crate) fn savings(e: &ModeResult, d: &ModeResult, window: usize) -> Savings 
     let fits = e.fits_window && d.fits_window;
     if e.counts.tool_calls != d.counts.tool_calls {
         caveats.push(format!(
-            "unequal work: eager made {} tool calls, deferred {} ({} failed: no search found the \
-             tool; {} unavailable), so deferred sent less",
+            "unequal work: tool calls made, eager {} and deferred {} (deferred: {} failed, no \
+             search found the tool; {} unavailable), so the totals are not the same conversation",
             e.counts.tool_calls,
             d.counts.tool_calls,
             d.counts.failed_calls,

@@ -544,8 +544,8 @@ fn calls_no_search_finds_are_beside_the_saving() {
     assert_eq!(
         r.savings.caveats,
         vec![
-            "unequal work: eager made 1 tool calls, deferred 0 (1 failed: no search found the \
-             tool; 0 unavailable), so deferred sent less"
+            "unequal work: tool calls made, eager 1 and deferred 0 (deferred: 1 failed, no \
+             search found the tool; 0 unavailable), so the totals are not the same conversation"
         ]
     );
     let row = &crate::simulate::result::scenario_rows(std::slice::from_ref(&r))[0];
