@@ -168,6 +168,17 @@ pub fn csv(headers: &[&str], rows: &[Vec<String>]) -> String {
 /// Every command that writes a table of one kind writes the same columns; an empty table keeps
 /// its header. Empty cell: `None`. Lists: items joined by `;`.
 pub fn csv_rows<T: serde::Serialize + Default>(rows: &[T]) -> String {
+    let (header, records) = serde_table(rows);
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    for record in std::iter::once(&header).chain(&records) {
+        w.write_record(record)
+            .expect("writing to memory cannot fail");
+    }
+    into_text(w)
+}
+
+/// Serde rows as a header and text cells (what `csv_rows` writes; tables print the same).
+pub fn serde_table<T: serde::Serialize + Default>(rows: &[T]) -> (Vec<String>, Vec<Vec<String>>) {
     let header: Vec<String> = cells(&T::default()).into_iter().map(|(k, _)| k).collect();
     debug_assert!(
         header
@@ -176,27 +187,25 @@ pub fn csv_rows<T: serde::Serialize + Default>(rows: &[T]) -> String {
             .all(|(i, h)| !header[..i].contains(h)),
         "column names of a CSV row are unique: {header:?}"
     );
-    let mut w = ::csv::Writer::from_writer(Vec::new());
-    w.write_record(&header)
-        .expect("writing to memory cannot fail");
-    for row in rows {
-        let mut cells = cells(row);
-        // Keyed, so a field a row skips (`skip_serializing_if`) is an empty cell, not a shift;
-        // the header comes from the default row, so row types must not skip its fields.
-        let record: Vec<String> = header
-            .iter()
-            .map(|h| {
-                cells
-                    .iter_mut()
-                    .find(|(k, _)| k == h)
-                    .map(|(_, v)| std::mem::take(v))
-                    .unwrap_or_default()
-            })
-            .collect();
-        w.write_record(&record)
-            .expect("writing to memory cannot fail");
-    }
-    into_text(w)
+    let records = rows
+        .iter()
+        .map(|row| {
+            let mut cells = cells(row);
+            // Keyed, so a field a row skips (`skip_serializing_if`) is an empty cell, not a
+            // shift; the header comes from the default row, so row types must not skip fields.
+            header
+                .iter()
+                .map(|h| {
+                    cells
+                        .iter_mut()
+                        .find(|(k, _)| k == h)
+                        .map(|(_, v)| std::mem::take(v))
+                        .unwrap_or_default()
+                })
+                .collect()
+        })
+        .collect();
+    (header, records)
 }
 
 /// A row's leaf fields, in order, as (column, text).

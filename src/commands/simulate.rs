@@ -10,7 +10,7 @@ use std::time::Instant;
 use crate::catalog::Catalog;
 use crate::cli::SimulateArgs;
 use crate::error::Result;
-use crate::output::{Format, csv_rows, emit, md_table, text_table, to_json};
+use crate::output::{Format, csv_rows, emit, md_table, serde_table, text_table, to_json};
 use crate::report::markdown::mode_rows;
 use crate::search::{self, ScorerConfig, ScorerKind};
 use crate::simulate::result::{
@@ -91,18 +91,9 @@ fn table_fn(md: bool) -> TableFn {
 
 /// The per-request table: the request CSV's columns after `scenario`.
 fn requests_table(s: &ScenarioResult, md: bool) -> String {
-    let text = csv_rows(&request_rows(std::slice::from_ref(s)));
-    let mut records = ::csv::Reader::from_reader(text.as_bytes());
-    let headers: Vec<String> = records
-        .headers()
-        .map(|h| h.iter().skip(1).map(String::from).collect())
-        .unwrap_or_default();
-    let rows: Vec<Vec<String>> = records
-        .records()
-        .filter_map(|r| r.ok())
-        .map(|r| r.iter().skip(1).map(String::from).collect())
-        .collect();
-    let names: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let (header, rows) = serde_table(&request_rows(std::slice::from_ref(s)));
+    let rows: Vec<Vec<String>> = rows.into_iter().map(|r| r[1..].to_vec()).collect();
+    let names: Vec<&str> = header[1..].iter().map(String::as_str).collect();
     let right: Vec<bool> = names
         .iter()
         .map(|c| !matches!(*c, "mode" | "kind" | "tool" | "fits_window"))

@@ -528,7 +528,8 @@ fn evals(out: &mut String, data: &ReportData, charts: &[Figure]) {
         return;
     }
     out.push_str(
-        "## Search quality\n\nEach labeled query is searched over its whole catalog. \
+        "## Search quality\n\nEach labeled query is searched over its whole catalog (the search \
+         tool, never a search result, left out). \
          recall@k: share of a query's expected tools in the first k results; hit@k: at least \
          one found; MRR: 1 / rank of the first expected tool; nDCG@10 with binary gains. Means \
          over all queries (a query with no results scores 0); brackets give the 95% bootstrap \
