@@ -110,6 +110,14 @@ fn recall(set: &EvalSet) -> Result<Option<Figure>, ChartError> {
     }))
 }
 
+/// A line chart over the sweep's catalog sizes (x on a log scale).
+fn by_catalog_size(title: &str, y_label: &str, y_scale: Scale, series: Vec<Series>) -> LineChart {
+    let mut chart = LineChart::new(title, "catalog size (tools, log scale)", y_label, series);
+    chart.x_scale = Scale::Log;
+    chart.y_scale = y_scale;
+    chart
+}
+
 fn sweep_first_request(sweep: &Sweep) -> Result<Figure, ChartError> {
     let mut series = vec![Series::new(
         "eager (every definition)",
@@ -146,14 +154,12 @@ fn sweep_first_request(sweep: &Sweep) -> Result<Figure, ChartError> {
         )
         .dashed(),
     );
-    let mut chart = LineChart::new(
+    let chart = by_catalog_size(
         "First request vs catalog size (generated catalogs)",
-        "catalog size (tools, log scale)",
         "first-request input tokens (log scale)",
+        Scale::Log,
         series,
     );
-    chart.x_scale = Scale::Log;
-    chart.y_scale = Scale::Log;
     Ok(Figure {
         path: "charts/sweep-first-request.svg".into(),
         title: chart.title.clone(),
@@ -193,13 +199,12 @@ fn sweep_savings(sweep: &Sweep) -> Result<Figure, ChartError> {
             .colored(i + 1)
         })
         .collect();
-    let mut chart = LineChart::new(
+    let mut chart = by_catalog_size(
         "First-request savings vs catalog size",
-        "catalog size (tools, log scale)",
         "tokens saved vs eager (%)",
+        Scale::Linear,
         series,
     );
-    chart.x_scale = Scale::Log;
     chart.y_range = Some((0.0, 100.0));
     chart.legend = LegendAt::LowerRight;
     Ok(Figure {
@@ -238,14 +243,12 @@ fn sweep_latency(data: &ReportData) -> Result<Figure, ChartError> {
             )
         })
         .collect();
-    let mut chart = LineChart::new(
+    let chart = by_catalog_size(
         "Search latency vs catalog size (measured)",
-        "catalog size (tools, log scale)",
         "median time per query (µs, log scale)",
+        Scale::Log,
         series,
     );
-    chart.x_scale = Scale::Log;
-    chart.y_scale = Scale::Log;
     Ok(Figure {
         path: "charts/latency.svg".into(),
         title: chart.title.clone(),
