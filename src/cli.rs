@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::output::Format;
 use crate::search::ScorerKind;
+use crate::simulate::result::SearchLatencySource;
 use crate::tokenize::{Render, Tokenizer};
 
 #[derive(Debug, Parser)]
@@ -189,6 +190,11 @@ pub struct SimulateArgs {
     /// Include one row per request (json: `requests` in each scenario; csv: request rows).
     #[arg(long)]
     pub per_request: bool,
+    /// Search latency in the latency model: `measured` times the searches the replay sends on
+    /// the real scorer, `modeled` uses the profile's fixed figure. Default: measured for table
+    /// and md, modeled for json and csv (so they stay byte-identical).
+    #[arg(long, value_enum, value_name = "SOURCE")]
+    pub search_latency: Option<SearchLatencySource>,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -57,7 +57,10 @@ pub fn search(
 ) -> Result<SearchReport> {
     check_limit(kind, limit)?;
     let scorer = build(kind, catalog.clone(), config)?;
-    let request = SearchRequest::new(query, limit);
+    // The search tool is never its own result (as in Claude Code, and as `eval` ranks).
+    let candidates = catalog.search_candidates();
+    let mut request = SearchRequest::new(query, limit);
+    request.candidates = candidates.as_deref();
     let outcome = scorer.search(&request).map_err(Error::Input)?;
     let matched = scorer.count_matches(&request).map_err(Error::Input)?;
     let explanations = if explain {

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Everything the cost and latency models need about one model.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Profile {
     pub name: String,
     /// USD per million uncached input tokens.
