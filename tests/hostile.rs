@@ -329,3 +329,25 @@ fn the_compare_gate_cannot_be_fooled() {
     );
     refused(&d, &["no query id in common"]);
 }
+
+/// Two scenarios with one name in a run would overwrite each other's charts: refused, naming both.
+#[test]
+fn scenario_names_are_unique_within_a_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = format!(
+        "catalogs:\n  - path: {}\nconversation:\n  - user: hi\n",
+        builtins()
+    );
+    std::fs::create_dir(tmp.path().join("sc")).unwrap();
+    std::fs::write(tmp.path().join("sc/a.yaml"), format!("name: same\n{body}")).unwrap();
+    std::fs::write(tmp.path().join("sc/b.yaml"), format!("name: same\n{body}")).unwrap();
+    std::fs::write(tmp.path().join("sc/c.yaml"), format!("name: Same!\n{body}")).unwrap();
+    let d = run(tmp.path(), &["simulate", "sc/a.yaml", "sc/b.yaml"]);
+    refused(&d, &["sc/b.yaml:", "\"same\" is already used by sc/a.yaml"]);
+    // Names whose chart files would collide count as the same.
+    let d = run(tmp.path(), &["simulate", "sc/a.yaml", "sc/c.yaml"]);
+    refused(&d, &["sc/c.yaml:", "already used by sc/a.yaml"]);
+    let d = run(tmp.path(), &["report", "--scenarios", "sc", "--out", "r"]);
+    refused(&d, &["sc/b.yaml:", "already used by"]);
+    assert!(!tmp.path().join("r").exists());
+}

@@ -38,8 +38,7 @@ pub fn run(args: &SimulateArgs, quiet: bool) -> Result<()> {
         SearchLatencySource::Modeled => SearchTiming::Modeled,
     };
     let mut scenarios = Vec::new();
-    for path in &args.scenarios {
-        let scenario = simulate::load_scenario(path)?;
+    for scenario in simulate::load_scenarios(&args.scenarios)? {
         let tokenizer = simulate::tokenizer_for(&scenario, args.tokenizer);
         let prepared = simulate::prepare(&scenario, tokenizer, &build_scorer)?;
         let mut result = simulate::run_timed(&scenario, &prepared, timing)?;

@@ -191,14 +191,14 @@ fn build_scorer(kind: ScorerKind, catalog: Arc<Catalog>) -> Result<Box<dyn Score
 
 /// Every scenario, eager and deferred, with modeled search latency.
 fn run_scenarios(data: &mut ReportData, files: &[PathBuf], progress: &dyn Progress) -> Result<()> {
+    let scenarios = simulate::load_scenarios(files)?;
     progress.phase("scenarios", files.len());
-    for path in files {
+    for (path, scenario) in files.iter().zip(scenarios) {
         progress.step(
             &path
                 .file_name()
                 .map_or(String::new(), |n| n.to_string_lossy().into()),
         );
-        let scenario = simulate::load_scenario(path)?;
         let tokenizer = simulate::tokenizer_for(&scenario, None);
         let prepared = simulate::prepare(&scenario, tokenizer, &build_scorer)?;
         let result = simulate::run(&scenario, &prepared)?;
