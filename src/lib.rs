@@ -8,6 +8,7 @@
 pub mod catalog;
 pub mod cli;
 pub mod commands;
+pub mod counter;
 pub mod document;
 pub mod error;
 pub mod eval;

@@ -1,10 +1,12 @@
 //! One module per subcommand: each turns parsed arguments into library calls and output.
 //! This layer (with `main.rs`) is the only one that touches files, stdout and the clock.
 
+pub mod calibrate;
 pub mod catalog_generate;
 pub mod catalog_import;
 pub mod compare;
 pub mod count;
+pub mod count_compare;
 pub mod eval;
 pub mod report;
 pub mod search;
