@@ -4,8 +4,6 @@
 
 mod common;
 
-
-
 use serde::Deserialize;
 use toolbudget::catalog::{CatalogSource, Tool, load_catalogs};
 use toolbudget::counter::openai::{Api, Framing};
@@ -88,10 +86,15 @@ fn check_series(d: &Data, billed: &[usize], pct: f64, request: impl Fn(&[&Tool])
 
 #[test]
 fn openai_responses_reproduces_the_gpt_5_4_series_within_3_pct() {
-    let Some(d) = data("openai_responses_series") else { return };
+    let Some(d) = data("openai_responses_series") else {
+        return;
+    };
     let p = profile::find("gpt-5.4").unwrap();
     let pre = p.preamble(CounterKind::OpenaiResponses, ToolChoice::None);
-    let (s, u) = (d.series.system_prompt.as_str(), d.series.user_prompt.as_str());
+    let (s, u) = (
+        d.series.system_prompt.as_str(),
+        d.series.user_prompt.as_str(),
+    );
     check_series(&d, &d.series.inline_scale.responses, 3.0, |t| {
         CounterKind::OpenaiResponses.request(Some(s), u, t, pre)
     });
@@ -102,15 +105,23 @@ fn openai_responses_reproduces_the_gpt_5_4_series_within_3_pct() {
         let got = CounterKind::OpenaiResponses.request(Some(s), u, &refs, pre);
         assert!(within(got, st[key], 3.0), "{key}: {got} vs {}", st[key]);
     }
-    assert_eq!(CounterKind::OpenaiResponses.request(Some(s), u, &[], pre), st["prompt_only"]);
+    assert_eq!(
+        CounterKind::OpenaiResponses.request(Some(s), u, &[], pre),
+        st["prompt_only"]
+    );
 }
 
 #[test]
 fn openai_chat_reproduces_the_gpt_5_4_chat_series_within_3_pct() {
-    let Some(d) = data("openai_chat_series") else { return };
+    let Some(d) = data("openai_chat_series") else {
+        return;
+    };
     let p = profile::find("gpt-5.4").unwrap();
     let pre = p.preamble(CounterKind::OpenaiChat, ToolChoice::None);
-    let (s, u) = (d.series.system_prompt.as_str(), d.series.user_prompt.as_str());
+    let (s, u) = (
+        d.series.system_prompt.as_str(),
+        d.series.user_prompt.as_str(),
+    );
     check_series(&d, &d.series.inline_scale.chat, 3.0, |t| {
         CounterKind::OpenaiChat.request(Some(s), u, t, pre)
     });
@@ -118,9 +129,14 @@ fn openai_chat_reproduces_the_gpt_5_4_chat_series_within_3_pct() {
 
 #[test]
 fn openai_deferred_variants_match_the_static_configurations() {
-    let Some(d) = data("openai_deferred_variants") else { return };
+    let Some(d) = data("openai_deferred_variants") else {
+        return;
+    };
     let p = profile::find("gpt-5.4").unwrap();
-    let (s, u) = (d.series.system_prompt.as_str(), d.series.user_prompt.as_str());
+    let (s, u) = (
+        d.series.system_prompt.as_str(),
+        d.series.user_prompt.as_str(),
+    );
     let st = &d.series.static_configurations.responses;
     let overhead = |variant: &str| {
         p.search_overheads
@@ -150,17 +166,26 @@ fn openai_deferred_variants_match_the_static_configurations() {
             overhead("flat"),
         );
         eprintln!("{flat_key}: {flat} vs {}", st[flat_key]);
-        assert!(within(flat, st[flat_key], 3.0), "{flat_key}: {flat} vs {}", st[flat_key]);
+        assert!(
+            within(flat, st[flat_key], 3.0),
+            "{flat_key}: {flat} vs {}",
+            st[flat_key]
+        );
     }
 }
 
 #[test]
 fn the_anthropic_estimate_reproduces_count_tokens_within_its_stated_error() {
-    let Some(d) = data("anthropic_estimate_series") else { return };
+    let Some(d) = data("anthropic_estimate_series") else {
+        return;
+    };
     let p = profile::find("claude-sonnet-4-6").unwrap();
     let pre = p.preamble(CounterKind::AnthropicEstimate, ToolChoice::Auto);
     let err = CounterKind::AnthropicEstimate.error_pct().unwrap();
-    let (s, u) = (d.series.system_prompt.as_str(), d.series.user_prompt.as_str());
+    let (s, u) = (
+        d.series.system_prompt.as_str(),
+        d.series.user_prompt.as_str(),
+    );
     check_series(&d, &d.series.inline_scale.anthropic, err, |t| {
         CounterKind::AnthropicEstimate.request(Some(s), u, t, pre)
     });
@@ -168,13 +193,19 @@ fn the_anthropic_estimate_reproduces_count_tokens_within_its_stated_error() {
     for (n, key) in [(3, "3_inline"), (21, "21_inline")] {
         let refs: Vec<&Tool> = d.tools[..n].iter().collect();
         let got = CounterKind::AnthropicEstimate.request(Some(s), u, &refs, pre);
-        assert!(within(got, st[key], err), "{key}: {got} vs {} (± {err}%)", st[key]);
+        assert!(
+            within(got, st[key], err),
+            "{key}: {got} vs {} (± {err}%)",
+            st[key]
+        );
     }
 }
 
 #[test]
 fn the_calibration_features_are_the_public_data_counted() {
-    let Some(d) = data("calibration_features") else { return };
+    let Some(d) = data("calibration_features") else {
+        return;
+    };
     let c = anthropic::Calibration::committed();
     let o200k = |s: &str| Tokenizer::O200kBase.count(s);
     let tools: Vec<usize> = d.tools.iter().map(|t| o200k(&render_json(t))).collect();
@@ -218,7 +249,10 @@ fn openai_chat_reproduces_the_cookbook_example_exactly() {
     let refs: Vec<&Tool> = catalog.tools().iter().collect();
     assert_eq!(c.messages[0].role, "system");
     assert_eq!(c.messages[1].role, "user");
-    let (s, u) = (c.messages[0].content.as_str(), c.messages[1].content.as_str());
+    let (s, u) = (
+        c.messages[0].content.as_str(),
+        c.messages[1].content.as_str(),
+    );
     let gpt4o = profile::find("gpt-4o").unwrap();
     let pre = gpt4o.preamble(CounterKind::OpenaiChat, ToolChoice::Auto);
     let got = CounterKind::OpenaiChat.request(Some(s), u, &refs, pre);
@@ -237,4 +271,3 @@ fn openai_chat_reproduces_the_cookbook_example_exactly() {
         + refs.iter().map(|t| counting.tool(t)).sum::<usize>();
     assert_eq!(cl100k, c.prompt_tokens_counted_by_the_api["gpt-4"]);
 }
-

@@ -41,7 +41,8 @@ pub fn report(file: &str, c: &Calibration, fit: Fit) -> CalibrationReport {
         .iter()
         .map(|o| {
             let tools: usize = c.tool_json_o200k[..o.tools].iter().sum();
-            let mut estimate = fit.text_ratio * c.text_o200k as f64 + fit.per_tool_ratio * tools as f64;
+            let mut estimate =
+                fit.text_ratio * c.text_o200k as f64 + fit.per_tool_ratio * tools as f64;
             if o.tools > 0 {
                 estimate += fit.tools_fixed + c.tool_use_system_prompt.tokens(o.tool_choice) as f64;
             }
@@ -50,7 +51,8 @@ pub fn report(file: &str, c: &Calibration, fit: Fit) -> CalibrationReport {
                 tools: o.tools,
                 billed: o.billed,
                 estimate: (estimate * 10.0).round() / 10.0,
-                residual_pct: ((estimate - o.billed as f64) / o.billed as f64 * 1e4).round() / 100.0,
+                residual_pct: ((estimate - o.billed as f64) / o.billed as f64 * 1e4).round()
+                    / 100.0,
             }
         })
         .collect();
@@ -81,7 +83,11 @@ pub fn render(r: &CalibrationReport, format: Format) -> String {
         Format::Json => to_json(r),
         Format::Csv => csv(&headers, &rows),
         Format::Table | Format::Md => {
-            let table = if format == Format::Md { md_table } else { text_table };
+            let table = if format == Format::Md {
+                md_table
+            } else {
+                text_table
+            };
             let f = &r.fit;
             format!(
                 "{}\ntext_ratio {:.6}, tools_fixed {:.3}, per_tool_ratio {:.6}; residuals: max {:.2}%, rms {:.2}%; stated error ± {}%\nstored fit in {} {}\n",
@@ -93,7 +99,11 @@ pub fn render(r: &CalibrationReport, format: Format) -> String {
                 f.rms_residual_pct,
                 f.error_pct,
                 r.file,
-                if r.stored_fit_matches { "matches" } else { "differs" }
+                if r.stored_fit_matches {
+                    "matches"
+                } else {
+                    "differs"
+                }
             )
         }
     }
@@ -101,9 +111,8 @@ pub fn render(r: &CalibrationReport, format: Format) -> String {
 
 pub fn run(args: &CalibrateArgs) -> Result<Outcome> {
     let path = &args.data;
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        Error::input(path, None, format!("cannot read the calibration file: {e}"))
-    })?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::input(path, None, format!("cannot read the calibration file: {e}")))?;
     let c = Calibration::parse(&text).map_err(|(at, e)| Error::input(path, at, e))?;
     let fit = c.refit().ok_or_else(|| {
         Error::input(

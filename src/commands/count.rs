@@ -291,7 +291,10 @@ pub fn count_with(
         };
         return Ok((ToolTokens::of(counter, a.counts), fixed));
     }
-    Ok((counter.tools(catalog), Fixed::local(counter, &profile, choice)))
+    Ok((
+        counter.tools(catalog),
+        Fixed::local(counter, &profile, choice),
+    ))
 }
 
 pub fn run(args: &CountArgs) -> Result<()> {

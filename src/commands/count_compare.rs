@@ -34,7 +34,7 @@ pub struct CounterRow {
     /// What the tools add to a request: tools + fixed.
     pub request_tokens: usize,
     pub per_tool_mean: f64,
-    /// `request_tokens` against o200k-json's tools total, percent (+: more).
+    /// `request_tokens` against o200k-json's, percent (+: more).
     pub vs_o200k_json_pct: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_pct: Option<f64>,
@@ -84,7 +84,7 @@ pub fn compare(catalog: &Catalog, args: &CountArgs) -> Result<CompareReport> {
     let reference: usize = counted
         .iter()
         .find(|(k, ..)| *k == CounterKind::O200kJson)
-        .map_or(0, |(_, c, _)| c.iter().sum());
+        .map_or(0, |(_, c, f)| c.iter().sum::<usize>() + f.tokens);
     let n = catalog.len();
     let counters = counted
         .iter()
@@ -174,7 +174,11 @@ pub fn render(r: &CompareReport, format: Format) -> String {
         Format::Json => to_json(r),
         Format::Csv => csv(&th, &tool_rows),
         Format::Table | Format::Md => {
-            let table = if format == Format::Md { md_table } else { text_table };
+            let table = if format == Format::Md {
+                md_table
+            } else {
+                text_table
+            };
             let mut right = vec![false];
             right.extend(r.counters.iter().map(|_| true));
             let mut out = table(&th, &tool_rows, &right);

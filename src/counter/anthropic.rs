@@ -138,6 +138,7 @@ impl Calibration {
         }
     }
 
+    #[allow(clippy::needless_range_loop)]
     /// Least squares over the observations (the documented tool-use prompt is subtracted, not
     /// fitted). `None` when the observations cannot determine the three coefficients.
     pub fn refit(&self) -> Option<Fit> {
@@ -185,6 +186,7 @@ impl Calibration {
 }
 
 /// Gaussian elimination with partial pivoting on a 3×3 system.
+#[allow(clippy::needless_range_loop)] // the textbook index form reads best here
 fn solve3(mut a: [[f64; 3]; 3], mut b: [f64; 3]) -> Option<[f64; 3]> {
     for col in 0..3 {
         let pivot = (col..3).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
@@ -238,7 +240,11 @@ mod tests {
         let c = Calibration::committed();
         let f = c.refit().expect("the observations determine the fit");
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(1.0);
-        assert!(close(f.text_ratio, c.fit.text_ratio), "{f:?} vs {:?}", c.fit);
+        assert!(
+            close(f.text_ratio, c.fit.text_ratio),
+            "{f:?} vs {:?}",
+            c.fit
+        );
         assert!(close(f.tools_fixed, c.fit.tools_fixed), "{f:?}");
         assert!(close(f.per_tool_ratio, c.fit.per_tool_ratio), "{f:?}");
         assert!(close(f.max_abs_residual_pct, c.fit.max_abs_residual_pct));
@@ -282,7 +288,13 @@ mod tests {
         for (got, want) in x.iter().zip([2.0, 3.0, -1.0]) {
             assert!((got - want).abs() < 1e-12);
         }
-        assert!(solve3([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 0.0, 1.0]], [1.0; 3]).is_none());
+        assert!(
+            solve3(
+                [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 0.0, 1.0]],
+                [1.0; 3]
+            )
+            .is_none()
+        );
     }
 
     #[test]

@@ -40,7 +40,9 @@ pub enum ApiError {
         "anthropic-api: the cache {cache} has no answer for this request and {why}; set ANTHROPIC_API_KEY (and run online) to fill it"
     )]
     NotCached { cache: String, why: String },
-    #[error("anthropic-api: the API refused the key (HTTP {status}): {message}; check ANTHROPIC_API_KEY")]
+    #[error(
+        "anthropic-api: the API refused the key (HTTP {status}): {message}; check ANTHROPIC_API_KEY"
+    )]
     Auth { status: u16, message: String },
     #[error("anthropic-api: the API rejected the request (HTTP {status}): {message}")]
     Rejected { status: u16, message: String },
@@ -284,7 +286,10 @@ pub fn request_body(
                 input_schema: &t.input_schema,
             })
             .collect();
-        body.insert("tools".into(), serde_json::to_value(defs).expect("tools serialize"));
+        body.insert(
+            "tools".into(),
+            serde_json::to_value(defs).expect("tools serialize"),
+        );
         if choice != ToolChoice::Auto {
             let mut c = serde_json::Map::new();
             c.insert("type".into(), choice.name().into());
@@ -493,7 +498,9 @@ pub fn tool_counts(
             .min(all_tools),
         _ => {
             let sum: f64 = singles.iter().map(|&s| s as f64 - base as f64).sum();
-            ((sum - all_tools as f64) / (n as f64 - 1.0)).round().max(0.0) as usize
+            ((sum - all_tools as f64) / (n as f64 - 1.0))
+                .round()
+                .max(0.0) as usize
         }
     };
     let counts = singles
@@ -537,8 +544,14 @@ mod tests {
 
     #[test]
     fn tool_names_are_made_acceptable() {
-        assert_eq!(api_tool_name("mcp__gh__create_issue"), "mcp__gh__create_issue");
-        assert_eq!(api_tool_name("mcp__Ant Design__x.y"), "mcp__Ant_Design__x_y");
+        assert_eq!(
+            api_tool_name("mcp__gh__create_issue"),
+            "mcp__gh__create_issue"
+        );
+        assert_eq!(
+            api_tool_name("mcp__Ant Design__x.y"),
+            "mcp__Ant_Design__x_y"
+        );
         assert_eq!(api_tool_name(&"a".repeat(70)).len(), 64);
     }
 

@@ -168,10 +168,7 @@ fn one_of(variants: &[Value], indent: &str, depth: usize) -> String {
     let mut out = String::new();
     for v in variants {
         let _ = write!(out, "\n{indent} | ");
-        out.push_str(&nullable(
-            v,
-            ts_type(v, &format!("{indent}   "), depth + 1),
-        ));
+        out.push_str(&nullable(v, ts_type(v, &format!("{indent}   "), depth + 1)));
         let mut comments = Vec::new();
         if let Some(d) = v.get("description").and_then(Value::as_str) {
             comments.push(d.to_string());
@@ -272,10 +269,7 @@ fn one_of_member(
     let _ = writeln!(out, "{indent}{key}{mark}:");
     for (i, v) in variants.iter().enumerate() {
         let _ = write!(out, "{indent} | ");
-        out.push_str(&nullable(
-            v,
-            ts_type(v, &format!("{indent}   "), depth + 1),
-        ));
+        out.push_str(&nullable(v, ts_type(v, &format!("{indent}   "), depth + 1)));
         let mut comments = Vec::new();
         let vdesc = v.get("description").and_then(Value::as_str);
         if !(i == 0 && above)

@@ -168,9 +168,7 @@ impl CounterKind {
     pub fn text(self, text: &str) -> usize {
         let n = self.tokenizer().count(text);
         match self {
-            CounterKind::AnthropicEstimate | CounterKind::AnthropicApi => {
-                anthropic::text_tokens(n)
-            }
+            CounterKind::AnthropicEstimate | CounterKind::AnthropicApi => anthropic::text_tokens(n),
             _ => n,
         }
     }
@@ -214,9 +212,7 @@ impl CounterKind {
                 .framing()
                 .expect("openai counters frame")
                 .tools_fixed(system),
-            CounterKind::AnthropicEstimate | CounterKind::AnthropicApi => {
-                anthropic::tools_fixed()
-            }
+            CounterKind::AnthropicEstimate | CounterKind::AnthropicApi => anthropic::tools_fixed(),
             CounterKind::O200kJson | CounterKind::Cl100kJson => 0,
         }
     }
@@ -234,7 +230,9 @@ impl CounterKind {
         if tools.is_empty() {
             return base;
         }
-        base + preamble + self.tools_fixed(system) + tools.iter().map(|t| self.tool(t)).sum::<usize>()
+        base + preamble
+            + self.tools_fixed(system)
+            + tools.iter().map(|t| self.tool(t)).sum::<usize>()
     }
 }
 
@@ -305,16 +303,7 @@ impl std::str::FromStr for CounterKind {
 
 /// The `tool_choice` of a request: the tool-use prompt's size depends on it.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    Default,
-    Serialize,
-    Deserialize,
-    clap::ValueEnum,
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, clap::ValueEnum,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum ToolChoice {

@@ -77,8 +77,12 @@ fn responses_request_equals_its_literal_rendering() {
     }
     // Without a system prompt the developer message exists only when tools do.
     let refs: Vec<&Tool> = tools.iter().collect();
-    let want = 4 + o200k(&format!("{TOOLS_HEADER}{}", namespace_text(&tools))) + 4 + o200k(USER) + 2;
-    assert_eq!(CounterKind::OpenaiResponses.request(None, USER, &refs, 0), want);
+    let want =
+        4 + o200k(&format!("{TOOLS_HEADER}{}", namespace_text(&tools))) + 4 + o200k(USER) + 2;
+    assert_eq!(
+        CounterKind::OpenaiResponses.request(None, USER, &refs, 0),
+        want
+    );
     assert_eq!(
         CounterKind::OpenaiResponses.request(None, USER, &[], 0),
         4 + o200k(USER) + 2
@@ -95,7 +99,10 @@ fn chat_request_follows_the_cookbook_framing() {
         + o200k(&namespace_text(&tools))
         + 9
         - 4;
-    assert_eq!(CounterKind::OpenaiChat.request(Some(SYSTEM), USER, &refs, 0), want);
+    assert_eq!(
+        CounterKind::OpenaiChat.request(Some(SYSTEM), USER, &refs, 0),
+        want
+    );
     assert_eq!(
         CounterKind::OpenaiChat.request(Some(SYSTEM), USER, &[], 0),
         3 + 4 + o200k(SYSTEM) + 4 + o200k(USER)
@@ -141,7 +148,10 @@ fn the_anthropic_estimate_scales_o200k_counts_by_the_fit() {
         CounterKind::AnthropicEstimate.system(Some(SYSTEM)),
         (fit.text_ratio * o200k(SYSTEM) as f64).round() as usize
     );
-    assert_eq!(CounterKind::AnthropicEstimate.error_pct(), Some(fit.error_pct));
+    assert_eq!(
+        CounterKind::AnthropicEstimate.error_pct(),
+        Some(fit.error_pct)
+    );
     assert_eq!(CounterKind::OpenaiChat.error_pct(), None);
 }
 
@@ -151,9 +161,17 @@ fn names_round_trip_through_clap_serde_and_from_str() {
     for k in CounterKind::ALL {
         assert_eq!(k.name().parse::<CounterKind>(), Ok(k));
         assert_eq!(CounterKind::from_str(k.name(), false), Ok(k));
-        assert_eq!(serde_json::to_string(&k).unwrap(), format!("\"{}\"", k.name()));
+        assert_eq!(
+            serde_json::to_string(&k).unwrap(),
+            format!("\"{}\"", k.name())
+        );
     }
-    assert!("o200k".parse::<CounterKind>().unwrap_err().contains("openai-responses"));
+    assert!(
+        "o200k"
+            .parse::<CounterKind>()
+            .unwrap_err()
+            .contains("openai-responses")
+    );
     let c: ToolChoice = serde_json::from_str("\"required\"").unwrap();
     assert_eq!(c, ToolChoice::Any);
 }

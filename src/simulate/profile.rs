@@ -172,7 +172,9 @@ fn openai_search() -> Vec<SearchOverhead> {
 const FLAT_DEFER_OVERHEAD: usize = 332;
 
 fn claude_sources(measured_on: &str) -> BTreeMap<String, String> {
-    let doc = &anthropic::Calibration::committed().tool_use_system_prompt.source;
+    let doc = &anthropic::Calibration::committed()
+        .tool_use_system_prompt
+        .source;
     BTreeMap::from([
         ("preambles".to_string(), doc.clone()),
         (
@@ -241,15 +243,21 @@ fn gpt_5_4() -> Profile {
     ];
     p.search_overheads = openai_search();
     p.context_window = 1_050_000;
-    p.source = format!("{GPT_5_4_PAGE} (input 2.50, cached input 0.25, output 15.00; no cache-write premium)");
+    p.source = format!(
+        "{GPT_5_4_PAGE} (input 2.50, cached input 0.25, output 15.00; no cache-write premium)"
+    );
     p.sources = BTreeMap::from([
         (
             "preambles".to_string(),
-            format!("{HARNESS}: Responses series reproduced by openai-responses with no preamble; Chat Completions series - Responses series = 81 at every N >= 1 (tool_choice none)"),
+            format!(
+                "{HARNESS}: Responses series reproduced by openai-responses with no preamble; Chat Completions series - Responses series = 81 at every N >= 1 (tool_choice none)"
+            ),
         ),
         (
             "search_overheads".to_string(),
-            format!("{HARNESS}: 21 and 3 tools deferred in a namespace 475, prompt only 76; flat defer_loading 1786 (21) and 675 (3), fitted beyond the stubs"),
+            format!(
+                "{HARNESS}: 21 and 3 tools deferred in a namespace 475, prompt only 76; flat defer_loading 1786 (21) and 675 (3), fitted beyond the stubs"
+            ),
         ),
         ("context_window".to_string(), GPT_5_4_PAGE.to_string()),
     ]);
@@ -486,10 +494,16 @@ mod tests {
         assert!(c.search_overhead(ScorerKind::Keyword).is_none());
         let g = find("gpt-5.4").unwrap();
         assert_eq!(g.counter, CounterKind::OpenaiResponses);
-        assert_eq!(g.preamble(CounterKind::OpenaiResponses, ToolChoice::None), 0);
+        assert_eq!(
+            g.preamble(CounterKind::OpenaiResponses, ToolChoice::None),
+            0
+        );
         assert_eq!(g.preamble(CounterKind::OpenaiChat, ToolChoice::None), 81);
         assert_eq!(g.search_overhead(ScorerKind::Keyword).unwrap().tokens, 399);
-        assert_eq!((g.input_per_mtok, g.cache_read_per_mtok, g.output_per_mtok), (2.5, 0.25, 15.0));
+        assert_eq!(
+            (g.input_per_mtok, g.cache_read_per_mtok, g.output_per_mtok),
+            (2.5, 0.25, 15.0)
+        );
         let o = find("gpt-4o").unwrap();
         assert_eq!(o.counter, CounterKind::OpenaiChat);
         assert_eq!(o.preamble(o.counter, ToolChoice::Auto), 0);
@@ -497,7 +511,11 @@ mod tests {
         for p in shipped() {
             assert!(!p.source.is_empty(), "{}", p.name);
             for field in ["preambles", "search_overheads"] {
-                assert!(p.sources.contains_key(field), "{} lacks a source for {field}", p.name);
+                assert!(
+                    p.sources.contains_key(field),
+                    "{} lacks a source for {field}",
+                    p.name
+                );
             }
         }
     }
