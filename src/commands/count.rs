@@ -218,16 +218,11 @@ pub fn api_client(args: &ApiArgs, model: &str) -> Result<Client> {
         cache_path: args.api_cache.clone(),
         offline: args.offline,
     };
-    let bytes = match std::fs::read(&args.api_cache) {
-        Ok(b) => Some(b),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => {
-            return Err(Error::input(
-                &args.api_cache,
-                None,
-                format!("cannot read the anthropic-api cache: {e}"),
-            ));
-        }
+    // A missing cache is an empty one; anything else goes through the bounded reader.
+    let bytes = if args.api_cache.exists() {
+        Some(crate::input::read(&args.api_cache)?)
+    } else {
+        None
     };
     let client = Client::new(
         settings,
