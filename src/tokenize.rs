@@ -78,7 +78,8 @@ pub enum Render {
     #[default]
     Json,
     /// The harmony TypeScript namespace entry OpenAI models receive (`counter::harmony`);
-    /// chosen through a counter, not `--render`.
+    /// chosen through a counter, not `--render` or a scenario's `render`.
+    #[serde(skip_deserializing)]
     Harmony,
 }
 

@@ -271,3 +271,93 @@ fn openai_chat_reproduces_the_cookbook_example_exactly() {
         + refs.iter().map(|t| counting.tool(t)).sum::<usize>();
     assert_eq!(cl100k, c.prompt_tokens_counted_by_the_api["gpt-4"]);
 }
+
+/// The interface's promise: a scenario with `model`, a literal `system_prompt`, one `user`
+/// turn and the first N tools, simulated eagerly, gives as its first request's input tokens
+/// what the provider billed for that request.
+#[test]
+fn simulated_first_requests_are_what_the_providers_billed() {
+    let Some(d) = data("simulated_first_requests") else {
+        return;
+    };
+    let Some(dir) = common::shared_data() else {
+        return;
+    };
+    let all: Vec<serde_json::Value> = serde_json::from_slice(
+        &std::fs::read(dir.join("provider-counts/acme-21-tools.anthropic.json")).unwrap(),
+    )
+    .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let q = |s: &str| serde_json::to_string(s).unwrap();
+    let err = CounterKind::AnthropicEstimate.error_pct().unwrap();
+    // (model, extra keys, billed series, tolerance %, expected counter)
+    let series: [(&str, &str, &[usize], f64, &str); 3] = [
+        (
+            "gpt-5.4",
+            "tool_choice: none\n",
+            &d.series.inline_scale.responses,
+            3.0,
+            "openai-responses",
+        ),
+        (
+            "gpt-5.4",
+            "tool_choice: none\ncounter: openai-chat\n",
+            &d.series.inline_scale.chat,
+            3.0,
+            "openai-chat",
+        ),
+        (
+            "claude-sonnet-4-6",
+            "",
+            &d.series.inline_scale.anthropic,
+            err,
+            "anthropic-estimate",
+        ),
+    ];
+    let mut files = Vec::new();
+    let mut expected = Vec::new();
+    for (si, (model, extra, billed, tol, counter)) in series.iter().enumerate() {
+        for (&n, &want) in d.series.inline_scale.n.iter().zip(billed.iter()) {
+            let cat = tmp.path().join(format!("tools-{n}.json"));
+            std::fs::write(&cat, serde_json::to_string(&all[..n]).unwrap()).unwrap();
+            let sc = tmp.path().join(format!("s{si}-{n}.yaml"));
+            std::fs::write(
+                &sc,
+                format!(
+                    "name: s{si}-{n}\nmodel: {model}\n{extra}system_prompt: {}\ncatalogs: [tools-{n}.json]\nconversation:\n  - user: {}\n",
+                    q(&d.series.system_prompt),
+                    q(&d.series.user_prompt)
+                ),
+            )
+            .unwrap();
+            files.push(sc);
+            expected.push((format!("s{si}-{n}"), want, *tol, *counter));
+        }
+    }
+    let out = assert_cmd::Command::cargo_bin("toolbudget")
+        .unwrap()
+        .arg("simulate")
+        .args(&files)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let scenarios = v["scenarios"].as_array().unwrap();
+    assert_eq!(scenarios.len(), expected.len());
+    let mut report = Vec::new();
+    let mut ok = true;
+    for (s, (name, want, tol, counter)) in scenarios.iter().zip(&expected) {
+        assert_eq!(&s["name"], name.as_str());
+        assert_eq!(&s["counter"], *counter, "{name}");
+        let got = s["eager"]["first_request_tokens"].as_u64().unwrap() as usize;
+        ok &= within(got, *want, *tol);
+        report.push(format!("{name}: {got} vs {want}"));
+    }
+    eprintln!("{}", report.join("; "));
+    assert!(ok, "{}", report.join("; "));
+}

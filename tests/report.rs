@@ -172,6 +172,7 @@ fn tiny() -> ReportData {
     };
     ReportData {
         settings: ReportSettings {
+            counter: "o200k-json".into(),
             tokenizer: "o200k_base".into(),
             render: "json".into(),
             profile: vec![
@@ -192,6 +193,7 @@ fn tiny() -> ReportData {
         evals: vec![eval],
         sweep: Some(Sweep {
             settings: SweepSettings {
+                counter: "o200k-json".into(),
                 tokenizer: "o200k_base".into(),
                 render: "json".into(),
                 seed: 1,

@@ -12,6 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::catalog::{Catalog, CatalogSource, load_catalogs};
 use crate::cli::ReportArgs;
+use crate::counter::{CounterKind, ToolChoice, ToolTokens};
 use crate::error::{Error, Result};
 use crate::eval::load_queries;
 use crate::eval::report::EvalReport;
@@ -26,7 +27,6 @@ use crate::report::{
 use crate::search::{ScorerConfig, ScorerKind, SearchRequest};
 use crate::simulate::scenario::Listing;
 use crate::simulate::{self, Profile, ScenarioResult};
-use crate::tokenize::{Render, Tokenizer, ToolTokens};
 
 /// Cutoffs of the evaluations.
 const EVAL_KS: [usize; 4] = [1, 3, 5, 10];
@@ -82,12 +82,19 @@ pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
     let progress = Progress {
         visible: !quiet && std::io::stderr().is_terminal(),
     };
-    let tokenizer = Tokenizer::default();
-    let render = Render::default();
+    // Token figures are counted the way the default model profile is billed.
+    let profile = simulate::profile::find(simulate::profile::DEFAULT_PROFILE)
+        .expect("the default profile is shipped");
+    let counter = profile.counter;
     let mut data = ReportData {
         settings: ReportSettings {
-            tokenizer: tokenizer.name().to_string(),
-            render: render.name().to_string(),
+            counter: counter.name().to_string(),
+            tokenizer: format!(
+                "{}{}",
+                counter.tokenizer_label(),
+                super::count::error_note(counter.error_pct())
+            ),
+            render: counter.render().name().to_string(),
             profile: Vec::new(),
             other: Vec::new(),
         },
@@ -99,7 +106,7 @@ pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
     data.catalogs.push(catalog_row(
         "fixtures",
         &fixture_catalog,
-        &ToolTokens::compute(&fixture_catalog, tokenizer, render),
+        &counter.tools(&fixture_catalog),
     ));
     // Snapshots of real MCP servers (`just snapshot`), when shipped.
     let live = sorted_files(&fixtures_dir.join("live"), &["json"])?;
@@ -109,16 +116,14 @@ pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
             .map(|path| CatalogSource { path, server: None })
             .collect();
         let catalog = load_catalogs(&sources)?;
-        let tokens = ToolTokens::compute(&catalog, tokenizer, render);
+        let tokens = counter.tools(&catalog);
         data.catalogs
             .push(catalog_row("fixtures/live", &catalog, &tokens));
     }
     if let Some(dir) = &args.data {
-        real_catalogs(&mut data, dir, tokenizer, render, &progress)?;
+        real_catalogs(&mut data, dir, counter, &progress)?;
     }
 
-    let profile = simulate::profile::find(simulate::profile::DEFAULT_PROFILE)
-        .expect("the default profile is shipped");
     data.settings.profile = key_values(&profile);
     run_scenarios(&mut data, &scenarios_dir, &progress)?;
     let fixture_catalog = Arc::new(fixture_catalog);
@@ -171,7 +176,7 @@ pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
             MISS_K
         ),
     ));
-    run_sweep(&mut data, tokenizer, render, &profile, &progress)?;
+    run_sweep(&mut data, counter, &profile, &progress)?;
     data.settings.other.push((
         "build".into(),
         if cfg!(debug_assertions) {
@@ -264,8 +269,7 @@ fn catalog_row(name: &str, catalog: &Catalog, tokens: &ToolTokens) -> CatalogRow
 fn real_catalogs(
     data: &mut ReportData,
     dir: &Path,
-    tokenizer: Tokenizer,
-    render: Render,
+    counter: CounterKind,
     progress: &Progress,
 ) -> Result<()> {
     let root = dir.join("catalogs");
@@ -299,7 +303,7 @@ fn real_catalogs(
             .map(|path| CatalogSource { path, server: None })
             .collect();
         let catalog = load_catalogs(&sources)?;
-        let tokens = ToolTokens::compute(&catalog, tokenizer, render);
+        let tokens = counter.tools(&catalog);
         data.catalogs.push(catalog_row(&name, &catalog, &tokens));
         bar.inc(1);
     }
@@ -348,14 +352,13 @@ fn run_scenarios(data: &mut ReportData, dir: &Path, progress: &Progress) -> Resu
     for path in files {
         bar.set_message(file_name(&path));
         let scenario = simulate::load_scenario(&path)?;
-        let tokenizer = simulate::tokenizer_for(&scenario, None);
-        let prepared = simulate::prepare(&scenario, tokenizer, &build_scorer)?;
+        let counter = simulate::counter_for(&scenario, None);
+        let prepared = simulate::prepare(&scenario, counter, &build_scorer)?;
         let result = simulate::run(&scenario, &prepared)?;
-        if tokenizer.name() != data.settings.tokenizer {
+        if counter.name() != data.settings.counter {
             data.notes.push(format!(
-                "scenario `{}` counts with its own tokenizer `{}`",
-                result.name,
-                tokenizer.name()
+                "scenario `{}` counts with its own counter `{counter}`",
+                result.name
             ));
         }
         data.scenarios.push(scenario_row(&result));
@@ -583,19 +586,21 @@ fn percentile_us(sorted: &[Duration], p: f64) -> f64 {
 
 fn run_sweep(
     data: &mut ReportData,
-    tokenizer: Tokenizer,
-    render: Render,
+    counter: CounterKind,
     profile: &Profile,
     progress: &Progress,
 ) -> Result<()> {
     let settings = SweepSettings {
-        tokenizer: tokenizer.name().to_string(),
-        render: render.name().to_string(),
+        counter: counter.name().to_string(),
+        tokenizer: counter.tokenizer_label().to_string(),
+        render: counter.render().name().to_string(),
         seed: sweep::SEED,
         tools_per_server: sweep::TOOLS_PER_SERVER,
         system_prompt_tokens: SWEEP_SYSTEM_PROMPT_TOKENS,
-        tool_overhead_tokens: profile.tool_overhead_tokens,
-        search_tool_tokens: tokenizer.count(&render.render(&simulate::default_search_tool())),
+        // The model's tool-use preamble and the counter's framing of the tools block.
+        tool_overhead_tokens: profile.preamble(counter, ToolChoice::Auto)
+            + counter.tools_fixed(None),
+        search_tool_tokens: counter.tool(&simulate::default_search_tool()),
         profile: profile.name.clone(),
         context_window: profile.context_window,
     };
@@ -605,9 +610,9 @@ fn run_sweep(
     for size in sweep::SIZES {
         bar.set_message(format!("{size} tools"));
         let catalog = generate::generate(size, sweep::servers_for(size), sweep::SEED);
-        let tokens = ToolTokens::compute(&catalog, tokenizer, render);
+        let tokens = counter.tools(&catalog);
         points.push(sweep::sweep_point(&catalog, &tokens, &settings, |mode| {
-            tokenizer.count(&deferred_list_text(&catalog, mode))
+            counter.text(&deferred_list_text(&catalog, mode))
         }));
         let catalog = Arc::new(catalog);
         let queries = sweep_queries(&catalog, SWEEP_QUERIES);

@@ -8,8 +8,9 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::catalog::Catalog;
-use crate::cli::SimulateArgs;
-use crate::error::Result;
+use crate::cli::{ApiArgs, SimulateArgs};
+use crate::counter::{CounterKind, ToolTokens};
+use crate::error::{Error, Result};
 use crate::output::{Format, csv, emit, md_table, text_table, to_json};
 use crate::search::{self, ScorerConfig, ScorerKind, SearchRequest};
 use crate::simulate::scenario::Item;
@@ -82,13 +83,47 @@ fn build_scorer(kind: ScorerKind, catalog: Arc<Catalog>) -> Result<Box<dyn searc
     search::build(kind, catalog, &ScorerConfig::default())
 }
 
+/// `anthropic-api`: the system prompt, user messages, tools and search tool measured by
+/// count_tokens (cached); the cache is saved even when a request fails.
+fn prepare_api(scenario: &Scenario, api: &ApiArgs) -> Result<simulate::Prepared> {
+    let catalog = simulate::load_scenario_catalogs(scenario)?;
+    let mut client = super::count::api_client(api, &scenario.profile.api_model)?;
+    let users = simulate::user_texts(scenario);
+    let user_refs: Vec<&str> = users.iter().map(String::as_str).collect();
+    let parts = crate::counter::api::request_parts(
+        &mut client,
+        scenario.system_prompt.as_deref(),
+        &user_refs,
+        &catalog,
+        &simulate::default_search_tool(),
+        scenario.tool_choice,
+    );
+    super::count::save_api_cache(&client)?;
+    let parts = parts.map_err(|e| Error::Missing(e.to_string()))?;
+    let exact = simulate::ExactCounts {
+        system: parts.system,
+        messages: users.into_iter().zip(parts.messages).collect(),
+        tools_fixed: parts.tools.fixed,
+        search_tool: parts.search_tool,
+    };
+    let tokens = ToolTokens::of(CounterKind::AnthropicApi, parts.tools.counts);
+    simulate::prepare_exact(scenario, catalog, tokens, Some(exact), &build_scorer)
+}
+
 pub fn run(args: &SimulateArgs) -> Result<()> {
     let mut results = Vec::new();
     let mut measured = Vec::new();
     for path in &args.scenarios {
         let scenario = simulate::load_scenario(path)?;
-        let tokenizer = simulate::tokenizer_for(&scenario, args.tokenizer);
-        let prepared = simulate::prepare(&scenario, tokenizer, &build_scorer)?;
+        let flag = args.counter.or(args
+            .tokenizer
+            .map(|t| CounterKind::from_legacy(t, scenario.render)));
+        let counter = simulate::counter_for(&scenario, flag);
+        let prepared = if counter.is_local() {
+            simulate::prepare(&scenario, counter, &build_scorer)?
+        } else {
+            prepare_api(&scenario, &args.api)?
+        };
         let mut result = simulate::run(&scenario, &prepared)?;
         if !args.per_request {
             result.requests.clear();
@@ -113,6 +148,7 @@ fn pct(e: f64, d: f64) -> String {
 
 const SUMMARY_CSV: &[&str] = &[
     "scenario",
+    "counter",
     "tokenizer",
     "tool_count",
     "deferred_count",
@@ -208,6 +244,7 @@ pub fn render(
                 .map(|s| {
                     vec![
                         s.name.clone(),
+                        s.counter.clone(),
                         s.tokenizer.clone(),
                         s.tool_count.to_string(),
                         s.deferred_count.to_string(),
@@ -279,10 +316,12 @@ fn summary_text(s: &ScenarioResult, m: Option<MeasuredSearch>, md: bool, table: 
         out.push_str(if md { "\n\n" } else { "\n" });
     }
     out.push_str(&format!(
-        "{} tools, {} deferred ({}); tokenizer {}, render {}, profile {}, scorer {}, discovery {}, listing {}/{}, reveal {}, max_results {}\n",
+        "{} tools, {} deferred ({}); counter {}{} ({}, {} rendering), profile {}, scorer {}, discovery {}, listing {}/{}, reveal {}, max_results {}\n",
         s.tool_count,
         s.deferred_count,
         if st.deferring { format!("when {}", st.when) } else { format!("when {}: not deferring", st.when) },
+        st.counter,
+        super::count::error_note(st.counter_error_pct),
         st.tokenizer,
         st.render,
         st.profile,

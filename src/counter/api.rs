@@ -32,6 +32,7 @@ pub const MAX_ATTEMPTS: usize = 5;
 const CACHE_FORMAT: &str = "toolbudget-count-tokens/1";
 /// The smallest message a request can carry; its own tokens are assumed to be one.
 pub const PROBE: &str = ".";
+pub const PROBE_TOKENS: usize = 1;
 
 /// Why a count could not be had.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -512,6 +513,45 @@ pub fn tool_counts(
         fixed,
         all_tools,
         base,
+    })
+}
+
+/// The parts of a conversation's requests, measured (module docs; `B` is the probe request).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestParts {
+    /// System prompt with the request's framing: `count(system, ".") − 1`.
+    pub system: usize,
+    /// Each user text with its message framing: `count(text) − B + 1`.
+    pub messages: Vec<usize>,
+    pub tools: ApiToolCounts,
+    /// The search tool's definition: `count(".", [search]) − B − fixed`.
+    pub search_tool: usize,
+}
+
+/// Measures what a simulation needs: exact for a first request of system, user and tools
+/// (the probe's single token is the one assumption), N + 4 + |users| cached requests.
+pub fn request_parts(
+    client: &mut Client,
+    system: Option<&str>,
+    users: &[&str],
+    catalog: &Catalog,
+    search_tool: &Tool,
+    choice: ToolChoice,
+) -> Result<RequestParts, ApiError> {
+    let tools = tool_counts(client, catalog, choice)?;
+    let base = tools.base;
+    let sys = client.request(system, PROBE, &[], choice)?;
+    let mut messages = Vec::with_capacity(users.len());
+    for u in users {
+        let n = client.request(None, u, &[], choice)?;
+        messages.push((n + PROBE_TOKENS).saturating_sub(base));
+    }
+    let search = client.request(None, PROBE, &[search_tool], choice)?;
+    Ok(RequestParts {
+        system: sys.saturating_sub(PROBE_TOKENS),
+        messages,
+        search_tool: search.saturating_sub(base).saturating_sub(tools.fixed),
+        tools,
     })
 }
 

@@ -232,6 +232,13 @@ pub fn all(data: &ReportData) -> Result<Vec<Figure>, ChartError> {
             section: Section::Latency,
         });
     }
+    // Every caption names the counter the report's tokens were counted with.
+    for f in &mut out {
+        f.caption.push_str(&format!(
+            " Tokens: the `{}` counter.",
+            data.settings.counter
+        ));
+    }
     Ok(out)
 }
 

@@ -82,6 +82,8 @@ pub struct Savings {
 /// The settings in force, printed with every result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Settings {
+    /// The counter every request part was counted with (`crate::counter`).
+    pub counter: String,
     pub tokenizer: String,
     pub render: String,
     pub profile: String,
@@ -100,6 +102,13 @@ pub struct Settings {
     /// Tokens of the search tool's definition and whether it came from the catalog.
     pub search_tool_tokens: usize,
     pub search_tool_from_catalog: bool,
+    /// Where the search tool's size comes from (sizes, catalog, a provider measurement, or
+    /// toolbudget's ToolSearch counted).
+    pub search_tool_source: String,
+    /// The stated error of an estimating counter, percent (absent for exact counters).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counter_error_pct: Option<f64>,
+    pub tool_choice: String,
     /// Modeled search latency used in the json (the measured one is printed by the table).
     pub search_latency_ms: f64,
 }
@@ -116,6 +125,8 @@ pub struct PublishedComparison {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ScenarioResult {
     pub name: String,
+    /// The counter in force (`simulate --format json` names it per scenario).
+    pub counter: String,
     pub tokenizer: String,
     /// Tools in the scenario's catalogs (the search tool excluded).
     pub tool_count: usize,

@@ -78,7 +78,8 @@ pub(crate) fn mode_result(run: &Run<'_>) -> ModeResult {
 fn settings(sc: &Scenario, prep: &Prepared, deferring: bool) -> Settings {
     let d = &sc.deferred;
     Settings {
-        tokenizer: prep.tokenizer.name().into(),
+        counter: prep.counter.name().into(),
+        tokenizer: prep.counter.tokenizer_label().into(),
         render: prep.tokens.render.name().into(),
         profile: sc.profile.name.clone(),
         scorer: d.scorer.name().into(),
@@ -120,6 +121,9 @@ fn settings(sc: &Scenario, prep: &Prepared, deferring: bool) -> Settings {
             .collect(),
         search_tool_tokens: prep.search_tool_tokens,
         search_tool_from_catalog: prep.plan.search_tool.is_some(),
+        search_tool_source: prep.search_tool_source.clone(),
+        counter_error_pct: prep.counter.error_pct(),
+        tool_choice: sc.tool_choice.name().into(),
         search_latency_ms: sc.profile.search_latency_ms,
     }
 }
@@ -165,7 +169,8 @@ pub(crate) fn summarize(
     }
     ScenarioResult {
         name: sc.name.clone(),
-        tokenizer: prep.tokenizer.name().into(),
+        counter: prep.counter.name().into(),
+        tokenizer: prep.counter.tokenizer_label().into(),
         tool_count: prep.catalog.len() - usize::from(prep.plan.search_tool.is_some()),
         deferred_count,
         savings: super::result::Savings {
