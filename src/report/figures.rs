@@ -232,8 +232,11 @@ pub fn all(data: &ReportData) -> Result<Vec<Figure>, ChartError> {
             section: Section::Latency,
         });
     }
-    // Every caption names the counter the report's tokens were counted with.
-    for f in &mut out {
+    // Every token chart's caption names the counter its tokens were counted with.
+    for f in out
+        .iter_mut()
+        .filter(|f| !matches!(f.section, Section::Eval(_) | Section::Latency))
+    {
         f.caption.push_str(&format!(
             " Tokens: the `{}` counter.",
             data.settings.counter
