@@ -267,7 +267,9 @@ mod counters {
             .into_iter()
             .map(|path| CatalogSource { path, server: None })
             .collect();
-        (!sources.is_empty()).then(|| load_catalogs(&sources).ok()).flatten()
+        (!sources.is_empty())
+            .then(|| load_catalogs(&sources).ok())
+            .flatten()
     }
 
     pub fn bench(c: &mut Criterion) {
@@ -281,6 +283,14 @@ mod counters {
                 |b, &k| b.iter(|| k.tools(black_box(&catalog))),
             );
         }
+        // The whole comparison: what `count --compare-counters` does over these tools.
+        g.bench_function(
+            BenchmarkId::new(
+                format!("all_{}_tools", catalog.len()),
+                "every-local-counter",
+            ),
+            |b| b.iter(|| toolbudget::counter::count_all(&CounterKind::LOCAL, black_box(&catalog))),
+        );
         g.finish();
     }
 }

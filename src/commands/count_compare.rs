@@ -3,10 +3,10 @@
 
 use serde::Serialize;
 
-use super::count::{Fixed, count_with, error_note};
+use super::count::{Fixed, count_with, error_note, reference_profile};
 use crate::catalog::Catalog;
 use crate::cli::CountArgs;
-use crate::counter::CounterKind;
+use crate::counter::{CounterKind, count_all};
 use crate::error::Result;
 use crate::output::{Format, csv, md_table, text_table, to_json};
 
@@ -58,27 +58,29 @@ fn api_available(args: &CountArgs) -> bool {
 }
 
 pub fn compare(catalog: &Catalog, args: &CountArgs) -> Result<CompareReport> {
-    let mut kinds: Vec<CounterKind> = CounterKind::LOCAL.to_vec();
     let mut skipped = Vec::new();
-    if api_available(args) {
-        kinds.push(CounterKind::AnthropicApi);
-    }
+    // The local counters in one pass over the tools (shared renderings counted once).
     let mut counted: Vec<(CounterKind, Vec<usize>, Fixed)> = Vec::new();
-    for kind in kinds {
+    for t in count_all(&CounterKind::LOCAL, catalog) {
+        let profile = reference_profile(t.counter, args.model.as_deref())?;
+        let fixed = Fixed::local(t.counter, &profile, args.tool_choice);
+        counted.push((t.counter, t.counts().to_vec(), fixed));
+    }
+    if api_available(args) {
+        let api = CounterKind::AnthropicApi;
         match count_with(
-            kind,
+            api,
             catalog,
             args.model.as_deref(),
             args.tool_choice,
             &args.api,
         ) {
-            Ok((t, f)) => counted.push((kind, t.counts().to_vec(), f)),
-            // The API counter is optional here: a missing answer skips it, with the reason.
-            Err(e) if kind == CounterKind::AnthropicApi => skipped.push(Skipped {
-                counter: kind.name().into(),
+            Ok((t, f)) => counted.push((api, t.counts().to_vec(), f)),
+            // Optional here: a missing answer skips the API counter, with the reason.
+            Err(e) => skipped.push(Skipped {
+                counter: api.name().into(),
                 reason: e.to_string(),
             }),
-            Err(e) => return Err(e),
         }
     }
     let reference: usize = counted

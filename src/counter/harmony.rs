@@ -11,6 +11,7 @@
 //! equal to the count of the whole namespace (checked in the tests).
 
 use std::fmt::Write as _;
+use std::sync::OnceLock;
 
 use serde_json::Value;
 
@@ -301,12 +302,22 @@ const BEFORE: &str = "any;\n\n";
 const AFTER: &str = "//";
 
 impl ToolCounting {
+    /// Tokens of the context alone, counted once per tokenizer.
+    fn context(self) -> usize {
+        static COUNTS: [OnceLock<usize>; 2] = [OnceLock::new(), OnceLock::new()];
+        let slot = match self.tokenizer {
+            Tokenizer::O200kBase => &COUNTS[0],
+            Tokenizer::Cl100kBase => &COUNTS[1],
+        };
+        *slot.get_or_init(|| self.tokenizer.count(&format!("{BEFORE}{AFTER}")))
+    }
+
     fn in_context(self, block: &str) -> usize {
         let mut s = String::with_capacity(block.len() + 8);
         s.push_str(BEFORE);
         s.push_str(block);
         s.push_str(AFTER);
-        self.tokenizer.count(&s) - self.tokenizer.count(&format!("{BEFORE}{AFTER}"))
+        self.tokenizer.count(&s) - self.context()
     }
 
     /// Tokens one function adds to the namespace.

@@ -153,6 +153,24 @@ impl CounterKind {
         }
     }
 
+    /// What a tool's count derives from: counters on the same basis share one BPE pass.
+    fn basis(self) -> Basis {
+        match self {
+            CounterKind::OpenaiResponses | CounterKind::OpenaiChat => Basis::HarmonyO200k,
+            CounterKind::AnthropicEstimate | CounterKind::O200kJson => Basis::JsonO200k,
+            CounterKind::Cl100kJson => Basis::JsonCl100k,
+            CounterKind::AnthropicApi => panic!("anthropic-api counts come from counter::api"),
+        }
+    }
+
+    /// A tool's count from its basis count.
+    fn scale_basis(self, n: usize) -> usize {
+        match self {
+            CounterKind::AnthropicEstimate => anthropic::tool_tokens(n),
+            _ => n,
+        }
+    }
+
     /// Every tool's count, computed once (in parallel).
     pub fn tools(self, catalog: &Catalog) -> ToolTokens {
         let counts = catalog
@@ -278,6 +296,52 @@ impl CounterKind {
             }
         }
     }
+}
+
+/// The BPE passes counters are built from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Basis {
+    HarmonyO200k,
+    JsonO200k,
+    JsonCl100k,
+}
+
+impl Basis {
+    fn count(self, tool: &Tool) -> usize {
+        match self {
+            Basis::HarmonyO200k => harmony::ToolCounting {
+                tokenizer: Tokenizer::O200kBase,
+            }
+            .tool(tool),
+            Basis::JsonO200k => Tokenizer::O200kBase.count(&render_json(tool)),
+            Basis::JsonCl100k => Tokenizer::Cl100kBase.count(&render_json(tool)),
+        }
+    }
+}
+
+/// Every tool under several local counters in one parallel pass, each distinct rendering and
+/// tokenizer counted once (openai-responses and openai-chat share the harmony count,
+/// anthropic-estimate scales o200k-json's).
+pub fn count_all(kinds: &[CounterKind], catalog: &Catalog) -> Vec<ToolTokens> {
+    let mut bases: Vec<Basis> = Vec::new();
+    for k in kinds {
+        if !bases.contains(&k.basis()) {
+            bases.push(k.basis());
+        }
+    }
+    let per_tool: Vec<Vec<usize>> = catalog
+        .tools()
+        .par_iter()
+        .with_min_len(32)
+        .map(|t| bases.iter().map(|b| b.count(t)).collect())
+        .collect();
+    kinds
+        .iter()
+        .map(|&k| {
+            let at = bases.iter().position(|b| *b == k.basis()).expect("listed");
+            ToolTokens::of(k, per_tool.iter().map(|c| k.scale_basis(c[at])).collect())
+        })
+        .collect()
 }
 
 impl fmt::Display for CounterKind {

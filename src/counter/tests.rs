@@ -188,3 +188,13 @@ fn per_tool_counts_are_reused_not_recounted_per_request() {
         + t.total();
     assert_eq!(whole, parts);
 }
+
+#[test]
+fn counting_all_at_once_equals_counting_each() {
+    let catalog = Catalog::from_tools(fixture()).unwrap();
+    let all = count_all(&CounterKind::LOCAL, &catalog);
+    for (k, t) in CounterKind::LOCAL.iter().zip(&all) {
+        assert_eq!(t.counter, *k);
+        assert_eq!(t.counts(), k.tools(&catalog).counts(), "{k}");
+    }
+}
