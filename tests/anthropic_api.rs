@@ -16,12 +16,16 @@ use toolbudget::counter::api::{ApiError, CacheLoad, Client, MAX_ATTEMPTS, Settin
 
 const KEY: &str = "sk-test-123";
 
-/// The fake's bill: 9 for the `.` request, 300 when any tool is sent, and per tool 20 + one
-/// token per 10 bytes of its description (so per-tool differences are known exactly).
+/// The fake's bill: 9 for any request, a token per 4 bytes (rounded up) of each message, one
+/// per 4 bytes of the system prompt, 300 when any tool is sent, and per tool 20 + one token per
+/// 10 bytes of its description (so per-tool differences are known exactly).
 fn fake_count(body: &Value) -> usize {
     let mut n = 9;
     if let Some(s) = body.get("system").and_then(Value::as_str) {
         n += s.len() / 4;
+    }
+    for m in body["messages"].as_array().into_iter().flatten() {
+        n += m["content"].as_str().unwrap_or("").len().div_ceil(4);
     }
     if let Some(tools) = body.get("tools").and_then(Value::as_array) {
         n += 300;
@@ -308,7 +312,7 @@ fn a_corrupted_cache_is_rebuilt_never_trusted() {
     let good = json(&count(&cat, &cache, Some(&fake.url), Some(KEY)));
     // Tamper with one answer: the checksum no longer matches, so the file is discarded.
     let text = std::fs::read_to_string(&cache).unwrap();
-    let tampered = text.replacen("\"input_tokens\": 9", "\"input_tokens\": 1", 1);
+    let tampered = text.replacen("\"input_tokens\": 10", "\"input_tokens\": 1", 1);
     assert_ne!(text, tampered);
     std::fs::write(&cache, tampered).unwrap();
     let out = count(&cat, &cache, Some(&fake.url), Some(KEY));
@@ -364,7 +368,7 @@ fn rate_limits_wait_for_retry_after_then_succeed() {
     ]);
     let sleeps = Sleeps::default();
     let mut c = client(&fake.url, &sleeps);
-    assert_eq!(c.request(None, ".", &[], ToolChoice::Auto), Ok(9));
+    assert_eq!(c.request(None, ".", &[], ToolChoice::Auto), Ok(10));
     assert_eq!(
         *sleeps.lock().unwrap(),
         [Duration::from_secs(7), Duration::from_secs(2)]
@@ -373,7 +377,7 @@ fn rate_limits_wait_for_retry_after_then_succeed() {
     assert_eq!(c.load, CacheLoad::Missing);
     assert!(c.cache.is_dirty() && c.cache.len() == 1);
     // Cached now: no further request.
-    assert_eq!(c.request(None, ".", &[], ToolChoice::Auto), Ok(9));
+    assert_eq!(c.request(None, ".", &[], ToolChoice::Auto), Ok(10));
     assert_eq!(fake.seen.lock().unwrap().requests.len(), 3);
 }
 
@@ -424,4 +428,49 @@ fn other_client_errors_fail_at_once_with_the_api_message() {
         }
     );
     assert!(sleeps.lock().unwrap().is_empty());
+}
+
+#[test]
+fn simulate_counts_its_first_request_through_the_api() {
+    let (dir, cat, cache) = setup();
+    let system = "You keep the team's notes and calendar in order.";
+    let user = "Find my notes about the offsite, then book an hour with Sam.";
+    let sc = dir.path().join("s.yaml");
+    std::fs::write(
+        &sc,
+        format!(
+            "name: api\nmodel: claude-sonnet-4-6\ncounter: anthropic-api\nsystem_prompt: {system:?}\ncatalogs: [{cat:?}]\nconversation:\n  - user: {user:?}\n"
+        ),
+    )
+    .unwrap();
+    let fake = serve(vec![]);
+    let run = |url: Option<&str>, key: Option<&str>| {
+        let mut c = Command::cargo_bin("toolbudget").unwrap();
+        c.args(["simulate", "--format", "json", "--api-cache", &cache])
+            .arg(&sc)
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("ANTHROPIC_BASE_URL");
+        if let Some(u) = url {
+            c.env("ANTHROPIC_BASE_URL", u);
+        }
+        if let Some(k) = key {
+            c.env("ANTHROPIC_API_KEY", k);
+        }
+        c.output().unwrap()
+    };
+    let v = json(&run(Some(&fake.url), Some(KEY)));
+    assert!(fake.seen.lock().unwrap().problems.is_empty());
+    let s = &v["scenarios"][0];
+    assert_eq!(s["counter"], "anthropic-api");
+    // What the fake bills for the whole first request: system, user message, every tool.
+    let tools: Vec<Value> = serde_json::from_str(CATALOG).unwrap();
+    let whole = fake_count(&serde_json::json!({
+        "system": system,
+        "messages": [{"role": "user", "content": user}],
+        "tools": tools,
+    }));
+    assert_eq!(s["eager"]["first_request_tokens"], whole);
+    // Offline, from the cache alone: the same bytes.
+    let again = json(&run(None, None));
+    assert_eq!(again, v);
 }
