@@ -27,7 +27,9 @@ fn main() -> ExitCode {
         Command::Search(args) => commands::search::run(args).map(|()| ExitCode::SUCCESS),
         Command::Eval(args) => commands::eval::run(args, cli.quiet).map(|()| ExitCode::SUCCESS),
         Command::Compare(args) => commands::compare::run(args).map(ExitCode::from),
-        Command::Simulate(args) => commands::simulate::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Simulate(args) => {
+            commands::simulate::run(args, cli.quiet).map(|()| ExitCode::SUCCESS)
+        }
         Command::Calibrate(args) => commands::calibrate::run(args).map(ExitCode::from),
         Command::Catalog(group) => match &group.command {
             CatalogCommand::Import(args) => commands::catalog_import::run(args, cli.quiet),

@@ -239,3 +239,93 @@ fn a_closed_or_full_stdout_is_an_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
 }
+
+/// The issue's 9-line scenario: a turn repeated 3,000 times holding a subagent whose turn is
+/// repeated 3,000 times. Refused before anything is expanded (it used to abort allocating 3 GB).
+#[test]
+fn nested_repeats_are_refused_by_the_work_budget() {
+    let tmp = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        "name: boom\ncatalogs:\n  - path: {}\nconversation:\n  - user: go\n    repeat: 3000\n    subagent:\n      conversation:\n        - {{user: sub, repeat: 3000}}\n",
+        builtins()
+    );
+    std::fs::write(tmp.path().join("boom.yaml"), yaml).unwrap();
+    let d = run(tmp.path(), &["simulate", "boom.yaml"]);
+    refused(
+        &d,
+        &["boom.yaml:5:5:", "9006000 requests", "limit of 500000"],
+    );
+}
+
+fn eval_json(scorers: &[&str], ids: std::ops::Range<usize>) -> String {
+    let rows: Vec<String> = ids
+        .clone()
+        .map(|i| format!(r#"{{"id": "q{i}", "metrics": {{"recall@5": {}}}}}"#, i % 2))
+        .collect();
+    let results: Vec<String> = scorers
+        .iter()
+        .map(|s| {
+            format!(
+                r#"{{"scorer": "{s}", "metrics": {{"recall@5": 0.5}}, "per_query": [{}]}}"#,
+                rows.join(",")
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"tool_count": 39, "query_count": {}, "results": [{}]}}"#,
+        ids.len(),
+        results.join(",")
+    )
+}
+
+/// The regression gate fails closed: a vanished scorer fails the check, different query sets
+/// and no query in common are refused.
+#[test]
+fn the_compare_gate_cannot_be_fooled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let w = |name: &str, text: String| std::fs::write(tmp.path().join(name), text).unwrap();
+    w("base.json", eval_json(&["bm25", "semantic"], 0..96));
+    w("no_semantic.json", eval_json(&["bm25"], 0..96));
+    w("half.json", eval_json(&["bm25", "semantic"], 0..50));
+    w("other.json", eval_json(&["bm25", "semantic"], 200..210));
+
+    let d = run(tmp.path(), &["compare", "base.json", "no_semantic.json"]);
+    assert_eq!(d.code, Some(1), "{}", d.stderr);
+    assert!(
+        d.stdout.contains("FAIL: the candidate lacks semantic"),
+        "{}",
+        d.stdout
+    );
+    let d = run(
+        tmp.path(),
+        &[
+            "compare",
+            "base.json",
+            "no_semantic.json",
+            "--allow-missing",
+            "semantic",
+        ],
+    );
+    assert_eq!(d.code, Some(0), "{}", d.stderr);
+
+    let d = run(tmp.path(), &["compare", "base.json", "half.json"]);
+    refused(
+        &d,
+        &[
+            "96 queries in base.json, 50 in half.json, 50 in common",
+            "--paired-only",
+        ],
+    );
+    let d = run(
+        tmp.path(),
+        &["compare", "base.json", "half.json", "--paired-only"],
+    );
+    assert_eq!(d.code, Some(0), "{}", d.stderr);
+    assert!(d.stdout.contains("50 queries paired"), "{}", d.stdout);
+
+    let d = run(
+        tmp.path(),
+        &["compare", "base.json", "other.json", "--paired-only"],
+    );
+    refused(&d, &["no query id in common"]);
+}

@@ -27,7 +27,12 @@ pub struct CountReport {
     /// and the counter's framing of the tools block.
     pub fixed_tokens: usize,
     pub total_tokens: usize,
+    /// Every tool, the search tool included (the count every command uses).
     pub tool_count: usize,
+    /// The catalog's search tool, when it has one: sent by the deferred mode, never a search
+    /// result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search_tool: Option<String>,
     pub per_tool: PerToolStats,
     pub servers: Vec<ServerCount>,
     pub tools: Vec<ToolCount>,
@@ -103,13 +108,14 @@ pub fn summarize(catalog: &Catalog, tokens: &ToolTokens, fixed: &Fixed) -> Count
     CountReport {
         counter: tokens.counter.name().to_string(),
         tokenizer: tokens.counter.tokenizer_label().to_string(),
-        render: tokens.render.name().to_string(),
+        render: tokens.counter.render_name().to_string(),
         error_pct: tokens.counter.error_pct(),
         model: fixed.model.clone(),
         tool_choice: fixed.choice.name().to_string(),
         fixed_tokens: fixed.tokens,
         total_tokens: tokens.total(),
         tool_count: n,
+        search_tool: catalog.search_tool().map(|i| catalog.get(i).id.clone()),
         per_tool: PerToolStats {
             mean: if n == 0 {
                 0.0
@@ -186,6 +192,12 @@ pub fn render(report: &CountReport, format: Format) -> String {
                 report.model,
                 report.tool_choice,
             ));
+            if let Some(t) = &report.search_tool {
+                out.push_str(&format!(
+                    "{t} is the search tool: counted and sent in deferred mode, never sent \
+                     eagerly, never a search result.\n"
+                ));
+            }
             out
         }
     }

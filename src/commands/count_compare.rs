@@ -96,7 +96,7 @@ pub fn compare(catalog: &Catalog, args: &CountArgs) -> Result<CompareReport> {
             CounterRow {
                 counter: k.name().into(),
                 tokenizer: k.tokenizer_label().into(),
-                render: k.render().name().into(),
+                render: k.render_name().into(),
                 model: f.model.clone(),
                 tools_tokens: tools,
                 fixed_tokens: f.tokens,

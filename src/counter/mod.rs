@@ -100,11 +100,11 @@ impl CounterKind {
         }
     }
 
-    /// How a tool is rendered before counting.
-    pub fn render(self) -> Render {
+    /// How a tool is rendered before counting, as printed (`json` is `Render::Json`).
+    pub fn render_name(self) -> &'static str {
         match self {
-            CounterKind::OpenaiResponses | CounterKind::OpenaiChat => Render::Harmony,
-            _ => Render::Json,
+            CounterKind::OpenaiResponses | CounterKind::OpenaiChat => "harmony",
+            _ => Render::Json.name(),
         }
     }
 
@@ -399,7 +399,6 @@ pub struct ToolTokens {
     pub counter: CounterKind,
     /// The BPE behind the counts.
     pub tokenizer: Tokenizer,
-    pub render: Render,
     counts: Vec<usize>,
 }
 
@@ -419,7 +418,6 @@ impl ToolTokens {
         ToolTokens {
             counter,
             tokenizer: counter.tokenizer(),
-            render: counter.render(),
             counts,
         }
     }

@@ -13,12 +13,14 @@ use crate::counter::{CounterKind, ToolChoice, anthropic};
 use crate::search::ScorerKind;
 
 /// Everything the cost and latency models need about one model.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Profile {
     pub name: String,
     /// The provider's model id (the `model` field of an API request).
+    #[serde(default)]
     pub api_model: String,
     /// How this model's requests are counted unless a scenario or flag names a counter.
+    #[serde(default = "legacy_counter")]
     pub counter: CounterKind,
     /// USD per million uncached input tokens.
     pub input_per_mtok: f64,
@@ -32,9 +34,11 @@ pub struct Profile {
     /// counter, sent whenever any tool is defined (informational; `preambles` decide).
     pub tool_overhead_tokens: usize,
     /// The tool-use preamble per counter and `tool_choice` (first match wins).
+    #[serde(default)]
     pub preambles: Vec<Preamble>,
     /// Measured fixed cost of the provider's own tool search in a request that defers every
     /// tool: the search tool, the tool-use preamble and the framing, beyond the messages.
+    #[serde(default)]
     pub search_overheads: Vec<SearchOverhead>,
     /// Context window in tokens (occupancy and `auto:N` are measured against it).
     pub context_window: usize,
@@ -63,11 +67,17 @@ pub struct Profile {
     /// Where the prices come from.
     pub source: String,
     /// Where every other number comes from, by field.
+    #[serde(default)]
     pub sources: BTreeMap<String, String>,
 }
 
+/// The counter of a profile written before profiles had one: toolbudget's original count.
+fn legacy_counter() -> CounterKind {
+    CounterKind::O200kJson
+}
+
 /// A tool-use preamble: for one counter (or every counter), tokens per `tool_choice`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Preamble {
     /// `None`: whatever the counter.
     pub counter: Option<CounterKind>,
@@ -99,7 +109,7 @@ impl Preamble {
 }
 
 /// A provider's tool search, and which of toolbudget's scorers stands for it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchOverhead {
     /// e.g. `anthropic tool_search_tool_bm25`, `openai tool_search (namespace)`.
     pub variant: String,
@@ -390,9 +400,31 @@ pub enum Override {
     TurnGapS,
 }
 
+crate::named_enum!(Override, "model override");
+
 impl Override {
-    pub fn name(self) -> &'static str {
-        crate::names::variant::<Override>(self as usize)
+    /// The largest accepted value: far beyond any real model, small enough that a conversation's
+    /// cost and time stay finite.
+    fn max(self) -> f64 {
+        match self.unit() {
+            "USD per million tokens" => 1e6,
+            _ => 1e12,
+        }
+    }
+
+    fn unit(self) -> &'static str {
+        use Override as O;
+        match self {
+            O::InputPerMtok | O::OutputPerMtok | O::CacheWritePerMtok | O::CacheReadPerMtok => {
+                "USD per million tokens"
+            }
+            O::PrefillTokensPerS | O::CachedPrefillTokensPerS | O::DecodeTokensPerS => {
+                "tokens per second"
+            }
+            O::RequestOverheadMs | O::SearchLatencyMs | O::DefinitionFetchMs => "milliseconds",
+            O::DefinitionTtlS | O::TurnGapS => "seconds",
+            _ => "tokens",
+        }
     }
 }
 
@@ -418,6 +450,14 @@ impl Profile {
         use Override as O;
         if !value.is_finite() || value < 0.0 {
             return Err(format!("must be a number ≥ 0, found {value}"));
+        }
+        // Bounded so every cost and time stays a finite number (`1e308` made `$inf` and `NaN%`).
+        let max = key.max();
+        if value > max {
+            return Err(format!(
+                "{value:e} is too large: at most {max:e} ({})",
+                key.unit()
+            ));
         }
         let whole = || -> Result<usize, String> {
             if value.fract() != 0.0 || value > 1e15 {

@@ -60,6 +60,8 @@ pub enum Discovery {
     AutoRetrieve,
 }
 
+crate::named_enum!(Discovery, "discovery");
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Listing {
@@ -72,6 +74,8 @@ pub enum Listing {
     Servers,
 }
 
+crate::named_enum!(Listing, "listing");
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ListStyle {
@@ -80,6 +84,8 @@ pub enum ListStyle {
     /// Announced once as a message, then only additions/removals as messages.
     Delta,
 }
+
+crate::named_enum!(ListStyle, "list style");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -91,6 +97,8 @@ pub enum Reveal {
     ToolsList,
 }
 
+crate::named_enum!(Reveal, "reveal");
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RetryStep {
@@ -99,6 +107,8 @@ pub enum RetryStep {
     /// Search with `select:ID`.
     Select,
 }
+
+crate::named_enum!(RetryStep, "retry step");
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeferredSettings {
@@ -301,6 +311,32 @@ pub const PUBLISHED_METRICS: &[&str] = &[
 
 /// Most turns a scenario may expand to (after `repeat`).
 pub const MAX_TURNS: usize = 100_000;
+/// Most requests a whole scenario may expand to, counted before anything is expanded: every
+/// turn's user request and calls, times its `repeat`, subagents' conversations included (a
+/// repeated turn that holds a repeated subagent multiplies). One mode's rows at this size take
+/// about 100 MB.
+pub const MAX_WORK_REQUESTS: u64 = 500_000;
+
+/// Requests a conversation sends at least (one per turn and one per call, subagents included);
+/// searches and retries come on top and are bounded by the calls.
+fn work_of(items: &[Item]) -> u64 {
+    items
+        .iter()
+        .map(|it| match it {
+            Item::Turn(t) => turn_work(t),
+            Item::Event(_) => 0,
+        })
+        .fold(0, u64::saturating_add)
+}
+
+fn turn_work(t: &Turn) -> u64 {
+    // A subagent is a call of the main agent (one result request) plus its own conversation.
+    let sub = t
+        .subagent
+        .as_ref()
+        .map_or(0, |s| work_of(&s.conversation).saturating_add(1));
+    (1 + t.calls.len() as u64).saturating_add(sub)
+}
 
 /// Reads and validates a scenario file.
 pub fn load_scenario(path: &Path) -> Result<Scenario> {
@@ -450,11 +486,7 @@ pub(crate) enum EventKind {
     Resume,
 }
 
-impl EventKind {
-    fn name(self) -> &'static str {
-        crate::names::variant::<EventKind>(self as usize)
-    }
-}
+crate::named_enum!(EventKind, "event");
 
 // ---------------------------------------------------------------------------------------------
 // Values with a meaning beyond their JSON type.
@@ -463,7 +495,7 @@ impl EventKind {
 /// either). `what` is the message's "expected …".
 struct Whole(&'static str);
 
-impl<'de> serde::de::Visitor<'de> for Whole {
+impl serde::de::Visitor<'_> for Whole {
     type Value = usize;
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str(self.0)
@@ -472,7 +504,7 @@ impl<'de> serde::de::Visitor<'de> for Whole {
         usize::try_from(v)
             .ok()
             .filter(|&n| n as f64 <= MAX_WHOLE)
-            .ok_or_else(|| E::invalid_value(serde::de::Unexpected::Unsigned(v), &self))
+            .ok_or_else(|| E::custom(too_large(v as f64, self.0)))
     }
     fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<usize, E> {
         match u64::try_from(v) {
@@ -483,6 +515,8 @@ impl<'de> serde::de::Visitor<'de> for Whole {
     fn visit_f64<E: serde::de::Error>(self, v: f64) -> std::result::Result<usize, E> {
         if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= MAX_WHOLE {
             Ok(v as usize)
+        } else if v > MAX_WHOLE {
+            Err(E::custom(too_large(v, self.0)))
         } else {
             Err(E::invalid_value(serde::de::Unexpected::Float(v), &self))
         }
@@ -491,6 +525,10 @@ impl<'de> serde::de::Visitor<'de> for Whole {
 
 /// Larger than any real size, small enough to add up without overflow.
 const MAX_WHOLE: f64 = 1e12;
+
+fn too_large(v: f64, what: &str) -> String {
+    format!("{v} is too large: expected {what}, at most {MAX_WHOLE:.0}")
+}
 
 struct Tokens(usize);
 
@@ -665,7 +703,8 @@ impl Reader<'_> {
         };
         let catalogs = self.catalogs(&catalogs)?;
         let deferred = self.deferred(raw.deferred)?;
-        let conversation = self.conversation(&path!["conversation"], &conversation, &mut 0)?;
+        let conversation =
+            self.conversation(&path!["conversation"], &conversation, &mut 0, &mut 0)?;
         if !conversation.iter().any(|i| matches!(i, Item::Turn(_))) {
             return Err(self.err(
                 &path!["conversation"],
@@ -778,8 +817,15 @@ impl Reader<'_> {
     }
 
     /// Reads the items of a conversation at `p`; `turns` counts turns after `repeat` across
-    /// the whole conversation, against `MAX_TURNS`.
-    fn conversation(&self, p: &[Seg], items: &[Value], turns: &mut usize) -> Result<Vec<Item>> {
+    /// the whole conversation, against `MAX_TURNS`; `work` counts requests (nested subagents
+    /// included) against `MAX_WORK_REQUESTS`, checked before a repeated turn is expanded.
+    fn conversation(
+        &self,
+        p: &[Seg],
+        items: &[Value],
+        turns: &mut usize,
+        work: &mut u64,
+    ) -> Result<Vec<Item>> {
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             let ip = child(p, i);
@@ -798,6 +844,18 @@ impl Reader<'_> {
                         ));
                     }
                     let turn = self.turn(&ip, raw)?;
+                    *work = work.saturating_add(turn_work(&turn).saturating_mul(repeat as u64));
+                    if *work > MAX_WORK_REQUESTS {
+                        return Err(self.err(
+                            &ip,
+                            format!(
+                                "the conversation expands to at least {} requests here (turns \
+                                 and calls times repeat, subagents included), more than the \
+                                 limit of {MAX_WORK_REQUESTS}; lower `repeat`",
+                                *work
+                            ),
+                        ));
+                    }
                     out.extend((0..repeat).map(|_| Item::Turn(Box::new(turn.clone()))));
                 }
                 other => {
@@ -857,7 +915,8 @@ impl Reader<'_> {
             }
         };
         let cp = child(p, "conversation");
-        let conversation = self.conversation(&cp, &raw.conversation, &mut 0)?;
+        // A subagent's work is counted into its parent turn's (times the turn's repeat).
+        let conversation = self.conversation(&cp, &raw.conversation, &mut 0, &mut 0)?;
         let nested = conversation.iter().position(|it| match it {
             Item::Turn(t) => t.subagent.is_some(),
             Item::Event(_) => false,
