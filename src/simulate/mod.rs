@@ -148,9 +148,15 @@ pub fn prepare(
     build: &ScorerBuilder<'_>,
 ) -> Result<Prepared> {
     if !counter.is_local() {
-        return Err(Error::usage(format!(
-            "{counter} counts through the API; the command layer prepares it"
-        )));
+        // Only `simulate` reaches the API (key, cache file); the report counts locally.
+        return Err(Error::input(
+            &scenario.path,
+            None,
+            format!(
+                "counter {counter} counts through Anthropic's API: run this scenario with \
+                 `toolbudget simulate` (ANTHROPIC_API_KEY or a filled --api-cache)"
+            ),
+        ));
     }
     let catalog = load_scenario_catalogs(scenario)?;
     let tokens = counter.tools(&catalog);
