@@ -247,6 +247,7 @@ fn tiny() -> ReportData {
                 point(1_000, 84, 138_399, [11_757, 25_346, 1_829]),
             ],
         }),
+        deferral: None,
         latency: Default::default(),
         notes: vec!["semantic skipped: model not found".into()],
     }

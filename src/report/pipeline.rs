@@ -121,6 +121,17 @@ pub fn build(
         ),
     ));
     run_sweep(&mut data, counter, &profile, clock, progress)?;
+    progress.phase("deferral", super::deferral::SIZES.len());
+    data.deferral = Some(super::deferral::compute(
+        counter,
+        &profile,
+        &build_scorer,
+        |size| {
+            progress.step(&format!("{size} tools"));
+            progress.advance();
+        },
+    )?);
+    progress.finish();
     data.settings.other.push((
         "build".into(),
         if cfg!(debug_assertions) {
@@ -202,9 +213,20 @@ fn run_scenarios(data: &mut ReportData, files: &[PathBuf], progress: &dyn Progre
                 .file_name()
                 .map_or(String::new(), |n| n.to_string_lossy().into()),
         );
+        if let Some(missing) = &scenario.unavailable {
+            data.notes.push(format!(
+                "scenario `{}` left out: {} (third-party data outside the repository) is not \
+                 there",
+                scenario.name,
+                missing.display()
+            ));
+            progress.advance();
+            continue;
+        }
         let counter = simulate::counter_for(&scenario, None);
         let prepared = simulate::prepare(&scenario, counter, &build_scorer)?;
-        let result = simulate::run(&scenario, &prepared)?;
+        let mut result = simulate::run(&scenario, &prepared)?;
+        result.published = simulate::published::compare(&scenario, &prepared, &build_scorer)?;
         if counter.name() != data.settings.counter {
             data.notes.push(format!(
                 "scenario `{}` counts with its own counter `{counter}`",

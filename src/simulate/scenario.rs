@@ -35,6 +35,9 @@ pub struct CatalogEntry {
     pub server: Option<String>,
     /// False: the servers of this file start disconnected (a `connect` event brings them in).
     pub connected: bool,
+    /// Third-party data kept outside the repository (`../shared/data`): when the file is
+    /// absent, `report` leaves the scenario out with a note (`simulate` still refuses it).
+    pub optional: bool,
     /// Where the scenario names this file, for "catalog file not found" errors.
     pub at: Option<Position>,
 }
@@ -62,7 +65,7 @@ pub enum Discovery {
 
 crate::named_enum!(Discovery, "discovery");
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Listing {
     /// Claude Code: `<available-deferred-tools>` with one name a line.
@@ -72,6 +75,14 @@ pub enum Listing {
     /// One line per server (its description, or "N tools: a, b, c…"); searches are scoped to
     /// the needed tool's server, as a model that picked the namespace from the list would do.
     Servers,
+    /// Nothing listed: the provider's search tool alone stands for the deferred tools
+    /// (Anthropic's tool search with `defer_loading`, an OpenAI namespace with `tool_search`;
+    /// the public harness measured a cost that does not grow with the catalog).
+    None,
+    /// A compact stub of every deferred function in the tools block (OpenAI's flat
+    /// `defer_loading` on each function), counted by the counter's stub form; with the
+    /// provider's flat search overhead.
+    Stubs,
 }
 
 crate::named_enum!(Listing, "listing");
@@ -253,33 +264,7 @@ pub enum Item {
     Event(Event),
 }
 
-/// A published figure quoted next to the measured one.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, Deserialize)]
-#[serde(
-    deny_unknown_fields,
-    expecting = "a published figure (a mapping with claim: and source:)"
-)]
-pub struct Published {
-    pub claim: String,
-    pub source: String,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "opt_nonneg"
-    )]
-    pub eager_tokens: Option<f64>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "opt_nonneg"
-    )]
-    pub deferred_tokens: Option<f64>,
-    /// Which measured figure the numbers compare with: `first_request_tokens` (default),
-    /// `first_request_tool_tokens` (tools + deferred list of the first request) or
-    /// `mean_request_tokens`.
-    #[serde(default = "default_metric", deserialize_with = "published_metric")]
-    pub metric: String,
-}
+pub use super::published::Published;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scenario {
@@ -301,13 +286,10 @@ pub struct Scenario {
     pub failures: Failures,
     pub conversation: Vec<Item>,
     pub published: Vec<Published>,
+    /// An `optional` input (a catalog or the `texts` file) that is not there: `report` leaves
+    /// the scenario out with a note, `simulate` refuses it.
+    pub unavailable: Option<PathBuf>,
 }
-
-pub const PUBLISHED_METRICS: &[&str] = &[
-    "first_request_tokens",
-    "first_request_tool_tokens",
-    "mean_request_tokens",
-];
 
 /// Most turns a scenario may expand to (after `repeat`).
 pub const MAX_TURNS: usize = 100_000;
@@ -413,6 +395,18 @@ pub(crate) struct RawScenario {
     conversation: Option<Vec<Value>>,
     #[serde(default)]
     published: Vec<Published>,
+    texts: Option<RawTexts>,
+}
+
+/// A JSON file of named texts (`{"system_prompt": "…", "user_prompt": "…"}`) that fill the
+/// `{{name}}` placeholders of `system_prompt` and the turns' `user:` texts, so a scenario can
+/// use a third-party prompt kept outside the repository without copying it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a texts file (a mapping with path:)")]
+pub(crate) struct RawTexts {
+    path: String,
+    #[serde(default)]
+    optional: bool,
 }
 
 #[derive(Deserialize)]
@@ -424,6 +418,7 @@ pub(crate) struct RawCatalogEntry {
     path: String,
     server: Option<String>,
     connected: Option<bool>,
+    optional: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -601,7 +596,7 @@ fn nonneg<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<f64, D:
     }
 }
 
-fn opt_nonneg<'de, D: serde::Deserializer<'de>>(
+pub(crate) fn opt_nonneg<'de, D: serde::Deserializer<'de>>(
     d: D,
 ) -> std::result::Result<Option<f64>, D::Error> {
     #[derive(Deserialize)]
@@ -618,25 +613,6 @@ fn probability<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<f6
         ));
     }
     Ok(v)
-}
-
-fn default_metric() -> String {
-    PUBLISHED_METRICS[0].to_string()
-}
-
-fn published_metric<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> std::result::Result<String, D::Error> {
-    let s = String::deserialize(d)?;
-    if PUBLISHED_METRICS.contains(&s.as_str()) {
-        Ok(s)
-    } else {
-        let expected = format!("one of {}", PUBLISHED_METRICS.join(", "));
-        Err(serde::de::Error::invalid_value(
-            serde::de::Unexpected::Str(&s),
-            &expected.as_str(),
-        ))
-    }
 }
 
 impl std::str::FromStr for When {
@@ -731,6 +707,10 @@ impl Reader<'_> {
             ));
         };
         let catalogs = self.catalogs(&catalogs)?;
+        let catalogs_unavailable = catalogs
+            .iter()
+            .find(|c| c.optional && !c.path.is_file())
+            .map(|c| c.path.clone());
         let deferred = self.deferred(raw.deferred)?;
         let conversation =
             self.conversation(&path!["conversation"], &conversation, &mut 0, &mut 0)?;
@@ -739,6 +719,17 @@ impl Reader<'_> {
                 &path!["conversation"],
                 "no turn (a turn is a mapping with `user:`)",
             ));
+        }
+        let mut system_prompt = raw.system_prompt;
+        let mut conversation = conversation;
+        let unavailable = match &raw.texts {
+            Some(t) => self.texts(t, &mut system_prompt, &mut conversation)?,
+            None => None,
+        };
+        for (i, p) in raw.published.iter().enumerate() {
+            if let Err((key, message)) = p.check() {
+                return Err(self.err(&child(&child(&path!["published"], i), key), message));
+            }
         }
         Ok(Scenario {
             name,
@@ -749,7 +740,7 @@ impl Reader<'_> {
             counter: raw.counter,
             tool_choice: raw.tool_choice,
             profile,
-            system_prompt: raw.system_prompt,
+            system_prompt,
             system_prompt_tokens: raw.system_prompt_tokens,
             catalogs,
             deferred,
@@ -757,7 +748,46 @@ impl Reader<'_> {
             failures: raw.failures,
             conversation,
             published: raw.published,
+            unavailable: catalogs_unavailable.or(unavailable),
         })
+    }
+
+    /// Fills `{{name}}` placeholders from the texts file; `Some(path)` when the file is
+    /// optional and absent (placeholders stay, and the scenario is unavailable).
+    fn texts(
+        &self,
+        t: &RawTexts,
+        system: &mut Option<String>,
+        items: &mut [Item],
+    ) -> Result<Option<PathBuf>> {
+        let base = self.doc.path.parent().unwrap_or_else(|| Path::new(""));
+        let path = base.join(&t.path);
+        if t.optional && !path.is_file() {
+            return Ok(Some(path));
+        }
+        let doc = Document::read(&path)?;
+        let Value::Object(map) = &doc.value else {
+            return Err(doc.error_at(&[], "expected an object of named texts"));
+        };
+        let fill = |text: &mut String| {
+            for (k, v) in map {
+                if let Value::String(v) = v {
+                    let key = format!("{{{{{k}}}}}");
+                    if text.contains(&key) {
+                        *text = text.replace(&key, v);
+                    }
+                }
+            }
+        };
+        if let Some(s) = system {
+            fill(s);
+        }
+        for item in items.iter_mut() {
+            if let Item::Turn(t) = item {
+                fill(&mut t.user);
+            }
+        }
+        Ok(None)
     }
 
     fn profile(&self, model: Option<String>, overrides: IndexMap<String, f64>) -> Result<Profile> {
@@ -798,6 +828,7 @@ impl Reader<'_> {
                     path: base.join(s),
                     server: None,
                     connected: true,
+                    optional: false,
                     at: self.doc.locate(&ip),
                 });
             }
@@ -806,6 +837,7 @@ impl Reader<'_> {
                 path: base.join(raw.path),
                 server: raw.server,
                 connected: raw.connected.unwrap_or(true),
+                optional: raw.optional.unwrap_or(false),
                 at: self.doc.locate(&child(&ip, "path")),
             })
         };

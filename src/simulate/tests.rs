@@ -715,7 +715,7 @@ fn scenario_errors_say_what_where_and_what_is_allowed() {
         ),
         (
             "catalogs: [a.json]\npublished: [{claim: c, source: s, metric: total}]\nconversation: [{user: hi}]\n",
-            "test.yaml:2:43: published[0].metric: invalid value: string \"total\", expected one of first_request_tokens",
+            "test.yaml:2:43: published[0].metric: unknown value `total`, expected one of `first_request_tokens`",
         ),
         (
             "catalogs: {a: 1}\nconversation: [{user: hi}]\n",
@@ -906,7 +906,8 @@ fn schema_lists_exactly_the_keys_the_loader_accepts() {
     let p = &schema["properties"];
     let d = &schema["$defs"];
     let dp = &p["deferred"]["properties"];
-    let objects: [(&str, &Value, Option<&[&str]>); 11] = [
+    let objects: [(&str, &Value, Option<&[&str]>); 12] = [
+        ("texts", &p["texts"], of::<super::scenario::RawTexts>()),
         ("scenario", &schema, of::<RawScenario>()),
         ("deferred", &p["deferred"], of::<RawDeferred>()),
         ("sizes", &p["sizes"], of::<Sizes>()),
@@ -968,10 +969,22 @@ fn schema_lists_exactly_the_keys_the_loader_accepts() {
             "{what}: schema.json vs the reader"
         );
     }
+    let pp = &p["published"]["items"]["properties"];
     assert_eq!(
-        values(&p["published"]["items"]["properties"]["metric"]),
-        sorted(scenario::PUBLISHED_METRICS)
+        values(&pp["metric"]),
+        sorted(of::<super::published::Quantity>().unwrap())
     );
+    assert_eq!(
+        keys(&pp["variant"]),
+        sorted(of::<super::published::Variant>().unwrap())
+    );
+    for side in ["eager_parts", "deferred_parts"] {
+        assert_eq!(
+            keys(&d[side.split('_').next_back().unwrap()]),
+            sorted(of::<super::published::Stated>().unwrap()),
+            "{side}"
+        );
+    }
     let models: Vec<String> = p["model"]["enum"]
         .as_array()
         .unwrap()
