@@ -44,6 +44,17 @@ impl SemanticScorer {
         embedder: Arc<Embedder>,
         cache_dir: Option<&Path>,
     ) -> Result<SemanticScorer, Error> {
+        Self::with_progress(catalog, embedder, cache_dir, &|_, _| {})
+    }
+
+    /// [`SemanticScorer::new`], telling `progress` (documents done, documents in all) as a
+    /// cold index is embedded.
+    pub fn with_progress(
+        catalog: Arc<Catalog>,
+        embedder: Arc<Embedder>,
+        cache_dir: Option<&Path>,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Result<SemanticScorer, Error> {
         let documents: Vec<String> = catalog.tools().iter().map(document_text).collect();
         let dim = embedder.dim();
         let key = DocumentKey::new(&documents);
@@ -61,7 +72,13 @@ impl SemanticScorer {
             });
         }
         let texts: Vec<&str> = documents.iter().map(String::as_str).collect();
-        let matrix = embedder.embed_all(&texts).map_err(Error::Missing)?;
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let matrix = embedder
+            .embed_all(&texts, &|n| {
+                let now = done.fetch_add(n, std::sync::atomic::Ordering::Relaxed) + n;
+                progress(now, texts.len());
+            })
+            .map_err(Error::Missing)?;
         let cache_status = match &cache {
             None => CacheStatus::Disabled,
             Some(cache) => match cache.store(&key, dim, &matrix) {
