@@ -18,6 +18,40 @@
 
 use rayon::prelude::*;
 
+/// Defines `fn $name` that runs `$imp::<FMA>` compiled for the best vector extension the CPU
+/// has (AVX-512, else AVX2 + FMA, else the baseline), checked at run time: the inner loops are
+/// plain Rust that the compiler vectorises for each.
+macro_rules! dispatched {
+    ($(#[$m:meta])* fn $name:ident($($a:ident: $t:ty),*) $(-> $r:ty)? => $imp:ident) => {
+        $(#[$m])*
+        fn $name($($a: $t),*) $(-> $r)? {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx512f,avx512vl,fma")]
+                fn v4($($a: $t),*) $(-> $r)? {
+                    $imp::<true>($($a),*)
+                }
+                #[target_feature(enable = "avx2,fma")]
+                fn v3($($a: $t),*) $(-> $r)? {
+                    $imp::<true>($($a),*)
+                }
+                if std::arch::is_x86_feature_detected!("avx512f") {
+                    // SAFETY: the CPU has AVX-512F (and with it VL and FMA on every CPU
+                    // that ships it).
+                    return unsafe { v4($($a),*) };
+                }
+                if std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("fma")
+                {
+                    // SAFETY: the CPU has AVX2 and FMA.
+                    return unsafe { v3($($a),*) };
+                }
+            }
+            $imp::<false>($($a),*)
+        }
+    };
+}
+
 /// Rows at or below which a linear layer uses the streaming dot-product kernel.
 const SMALL_ROWS: usize = 16;
 
@@ -135,69 +169,198 @@ impl Encoder {
         let mut context = vec![0f32; rows * h];
         for s in 0..starts.len() - 1 {
             let (a, b) = (starts[s], starts[s + 1]);
-            self.attention(&qkv[a * 3 * h..b * 3 * h], &mut context[a * h..b * h]);
+            attention(
+                &qkv[a * 3 * h..b * 3 * h],
+                &mut context[a * h..b * h],
+                h,
+                self.dims.heads,
+            );
         }
         let mut attended = linear(&layer.attention_out, &context, rows, threads);
         add_and_norm(&mut attended, &x, &layer.attention_norm, h, self.dims);
         let mut inner = linear(&layer.intermediate, &attended, rows, threads);
-        inner.iter_mut().for_each(|v| *v = gelu(*v));
+        gelu_all(&mut inner);
         let mut out = linear(&layer.output, &inner, rows, threads);
         add_and_norm(&mut out, &attended, &layer.output_norm, h, self.dims);
         out
     }
+}
 
+dispatched! {
     /// Self-attention of one sequence: `qkv` is `len × 3·hidden` (Q | K | V per token),
     /// `context` receives `len × hidden`.
-    fn attention(&self, qkv: &[f32], context: &mut [f32]) {
-        let h = self.dims.hidden;
-        let heads = self.dims.heads;
-        let d = h / heads;
-        let len = qkv.len() / (3 * h);
-        let scale = 1.0 / (d as f32).sqrt();
-        let mut scores = vec![0f32; len];
-        for head in 0..heads {
-            for i in 0..len {
-                let q = &qkv[i * 3 * h + head * d..][..d];
-                let mut max = f32::NEG_INFINITY;
-                for (j, s) in scores.iter_mut().enumerate() {
-                    let k = &qkv[j * 3 * h + h + head * d..][..d];
-                    *s = dot_short(q, k) * scale;
-                    max = max.max(*s);
-                }
-                let mut sum = 0f32;
-                for s in scores.iter_mut() {
-                    *s = (*s - max).exp();
-                    sum += *s;
-                }
-                let out = &mut context[i * h + head * d..][..d];
-                out.fill(0.0);
-                for (j, s) in scores.iter().enumerate() {
-                    let p = s / sum;
-                    let v = &qkv[j * 3 * h + 2 * h + head * d..][..d];
-                    for (o, v) in out.iter_mut().zip(v) {
-                        *o += p * v;
+    fn attention(qkv: &[f32], context: &mut [f32], hidden: usize, heads: usize) => attention_impl
+}
+
+/// Per head: K is transposed first, so each score row is built by `d` vector multiply-adds
+/// over all keys (no horizontal sums), then softmax, then the weighted sum of V rows.
+#[inline(always)]
+fn attention_impl<const FMA: bool>(qkv: &[f32], context: &mut [f32], hidden: usize, heads: usize) {
+    let h = hidden;
+    let d = h / heads;
+    let len = qkv.len() / (3 * h);
+    let scale = 1.0 / (d as f32).sqrt();
+    let mut keys = vec![0f32; d * len];
+    let mut scores = vec![0f32; len];
+    for head in 0..heads {
+        for j in 0..len {
+            let k = &qkv[j * 3 * h + h + head * d..][..d];
+            for (t, &v) in k.iter().enumerate() {
+                keys[t * len + j] = v;
+            }
+        }
+        for i in 0..len {
+            let q = &qkv[i * 3 * h + head * d..][..d];
+            // Scores in blocks of 64 keys held in registers across the `d` multiply-adds.
+            let mut blocks = scores.chunks_exact_mut(64);
+            for (b, block) in (&mut blocks).enumerate() {
+                let mut acc = [0f32; 64];
+                for (t, &qt) in q.iter().enumerate() {
+                    let row = &keys[t * len + b * 64..][..64];
+                    for k in 0..64 {
+                        acc[k] = madd::<FMA>(qt * scale, row[k], acc[k]);
                     }
                 }
+                block.copy_from_slice(&acc);
+            }
+            let rest = blocks.into_remainder();
+            let done = len - rest.len();
+            rest.fill(0.0);
+            for (t, &qt) in q.iter().enumerate() {
+                for (s, &k) in rest.iter_mut().zip(&keys[t * len + done..][..len - done]) {
+                    *s = madd::<FMA>(qt * scale, k, *s);
+                }
+            }
+            let max = max_lanes::<16>(&scores);
+            for s in scores.iter_mut() {
+                *s = exp_approx(*s - max);
+            }
+            let inv = 1.0 / sum_lanes::<16>(&scores);
+            // The weighted sum of V rows, 32 outputs at a time in registers.
+            for c in (0..d).step_by(32) {
+                let n = 32.min(d - c);
+                let mut acc = [0f32; 32];
+                for (j, s) in scores.iter().enumerate() {
+                    let p = s * inv;
+                    let v = &qkv[j * 3 * h + 2 * h + head * d + c..][..n];
+                    if n == 32 {
+                        for k in 0..32 {
+                            acc[k] = madd::<FMA>(p, v[k], acc[k]);
+                        }
+                    } else {
+                        for k in 0..n {
+                            acc[k] = madd::<FMA>(p, v[k], acc[k]);
+                        }
+                    }
+                }
+                context[i * h + head * d + c..][..n].copy_from_slice(&acc[..n]);
             }
         }
     }
 }
 
-fn dot_short(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f32 = ca
+#[inline(always)]
+fn max_lanes<const LANES: usize>(xs: &[f32]) -> f32 {
+    let mut acc = [f32::NEG_INFINITY; LANES];
+    let chunks = xs.chunks_exact(LANES);
+    let tail = chunks
         .remainder()
         .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in ca.zip(cb) {
-        for k in 0..8 {
-            acc[k] += x[k] * y[k];
+        .fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+    for c in chunks {
+        for k in 0..LANES {
+            acc[k] = acc[k].max(c[k]);
         }
     }
-    acc.iter().sum::<f32>() + tail
+    acc.iter().fold(tail, |a, &b| a.max(b))
+}
+
+/// `e^x` in f32 (Cephes' `expf`: range reduction by powers of two, a degree-6 polynomial;
+/// within 2 ulp), written without branches so that loops over it vectorise.
+#[inline(always)]
+fn exp_approx(x: f32) -> f32 {
+    let x = x.clamp(-87.0, 88.0);
+    let n = (x * std::f32::consts::LOG2_E + 0.5).floor();
+    let r = x - n * 0.693_359_4 + n * 2.121_944_4e-4;
+    let mut y = 1.987_569_1e-4f32;
+    for c in [
+        1.398_199_9e-3,
+        8.333_452e-3,
+        4.166_579_6e-2,
+        1.666_666_5e-1,
+        5.000_000_1e-1,
+    ] {
+        y = y * r + c;
+    }
+    let y = y * r * r + r + 1.0;
+    y * f32::from_bits(((n as i32 + 127) as u32) << 23)
+}
+
+/// `erf(x)` in f32: Eigen's rational approximation on [-4, 4] (erf is ±1 in f32 beyond),
+/// within a few ulp, branch-free.
+#[inline(always)]
+fn erf_approx(x: f32) -> f32 {
+    let x = x.clamp(-4.0, 4.0);
+    let x2 = x * x;
+    let mut p = -2.726_142_3e-10f32;
+    for c in [
+        2.770_681_4e-8,
+        -2.101_024e-6,
+        -5.692_506_4e-5,
+        -7.349_906_3e-4,
+        -2.954_600_0e-3,
+        -1.609_603_3e-2,
+    ] {
+        p = p * x2 + c;
+    }
+    let mut q = -1.456_607_2e-5f32;
+    for c in [-2.133_740_6e-4, -1.682_827e-3, -7.373_329e-3, -1.426_474e-2] {
+        q = q * x2 + c;
+    }
+    x * p / q
+}
+
+dispatched! {
+    /// The exact (erf) GELU, as BERT's `"gelu"`, in place.
+    fn gelu_all(xs: &mut [f32]) => gelu_impl
+}
+
+#[inline(always)]
+fn gelu_impl<const FMA: bool>(xs: &mut [f32]) {
+    for v in xs.iter_mut() {
+        *v = 0.5 * *v * (1.0 + erf_approx(*v * std::f32::consts::FRAC_1_SQRT_2));
+    }
+}
+
+#[inline(always)]
+fn madd<const FMA: bool>(a: f32, b: f32, c: f32) -> f32 {
+    if FMA { a.mul_add(b, c) } else { a * b + c }
+}
+
+#[inline(always)]
+fn sum_lanes<const LANES: usize>(xs: &[f32]) -> f32 {
+    let mut acc = [0f32; LANES];
+    let chunks = xs.chunks_exact(LANES);
+    let tail: f32 = chunks.remainder().iter().sum();
+    for c in chunks {
+        for k in 0..LANES {
+            acc[k] += c[k];
+        }
+    }
+    reduce(acc) + tail
+}
+
+/// Pairwise, so the rounding of a sum does not depend on the vector width.
+#[inline(always)]
+fn reduce<const LANES: usize>(mut acc: [f32; LANES]) -> f32 {
+    let mut width = LANES;
+    while width > 1 {
+        width /= 2;
+        for k in 0..width {
+            acc[k] += acc[k + width];
+        }
+    }
+    acc[0]
 }
 
 /// `x = LayerNorm(x + residual)`, row by row.
@@ -218,12 +381,6 @@ fn layer_norm(row: &mut [f32], norm: &LayerNorm, eps: f32) {
     for ((v, g), b) in row.iter_mut().zip(&norm.gamma).zip(&norm.beta) {
         *v = (*v - mean) * inv * g + b;
     }
-}
-
-/// The exact (erf) GELU, as BERT's `"gelu"`.
-fn gelu(x: f32) -> f32 {
-    let x64 = f64::from(x);
-    (0.5 * x64 * (1.0 + libm::erf(x64 * std::f64::consts::FRAC_1_SQRT_2))) as f32
 }
 
 /// `x · Wᵀ + b` for `rows` rows of `x` (`rows × inp`): `rows × out`.
@@ -320,39 +477,19 @@ fn linear_few_rows(l: &Linear, x: &[f32], rows: usize, y: &mut [f32], threads: T
     }
 }
 
-/// A dot product in 64 independent lanes (4 × 16: enough independent chains to keep the FMA
-/// units busy), dispatched on the CPU's vector width.
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has AVX-512F.
-            return unsafe { dot_avx512(a, b) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-        {
-            // SAFETY: the CPU has AVX2 and FMA.
-            return unsafe { dot_avx2(a, b) };
-        }
-    }
-    dot_lanes::<false>(a, b)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,fma")]
-unsafe fn dot_avx512(a: &[f32], b: &[f32]) -> f32 {
-    dot_lanes::<true>(a, b)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn dot_avx2(a: &[f32], b: &[f32]) -> f32 {
-    dot_lanes::<true>(a, b)
+dispatched! {
+    /// A dot product in 64 independent lanes (4 × 16: enough independent chains to keep the
+    /// FMA units busy).
+    fn dot(a: &[f32], b: &[f32]) -> f32 => dot64
 }
 
 #[inline(always)]
-fn dot_lanes<const FMA: bool>(a: &[f32], b: &[f32]) -> f32 {
-    const LANES: usize = 64;
+fn dot64<const FMA: bool>(a: &[f32], b: &[f32]) -> f32 {
+    dot_lanes::<FMA, 64>(a, b)
+}
+
+#[inline(always)]
+fn dot_lanes<const FMA: bool, const LANES: usize>(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0f32; LANES];
     let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
     let mut tail = 0f32;
@@ -361,20 +498,66 @@ fn dot_lanes<const FMA: bool>(a: &[f32], b: &[f32]) -> f32 {
     }
     for (x, y) in ca.zip(cb) {
         for k in 0..LANES {
-            acc[k] = if FMA {
-                x[k].mul_add(y[k], acc[k])
-            } else {
-                x[k] * y[k] + acc[k]
-            };
+            acc[k] = madd::<FMA>(x[k], y[k], acc[k]);
         }
     }
-    // Pairwise, so the sum's rounding does not depend on the vector width.
-    let mut width = LANES;
-    while width > 1 {
-        width /= 2;
-        for k in 0..width {
-            acc[k] += acc[k + width];
+    reduce(acc) + tail
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exp_and_erf_approximations_hold_their_error_bounds() {
+        let mut worst_exp = 0f64;
+        let mut worst_erf = 0f64;
+        for i in -80_000..=10_000 {
+            let x = i as f32 * 1e-3;
+            let want = f64::from(x).exp();
+            worst_exp = worst_exp.max((f64::from(exp_approx(x)) - want).abs() / want);
+        }
+        for i in -6_000..=6_000 {
+            let x = i as f32 * 1e-3;
+            let want = libm::erf(f64::from(x));
+            worst_erf = worst_erf.max((f64::from(erf_approx(x)) - want).abs());
+        }
+        assert!(worst_exp < 5e-7, "exp relative error {worst_exp}");
+        assert!(worst_erf < 1e-6, "erf absolute error {worst_erf}");
+        assert_eq!(exp_approx(-1000.0), (-87f32).exp());
+    }
+
+    /// The vectorised kernels against plain sums.
+    #[test]
+    fn dot_and_gelu_match_plain_arithmetic() {
+        let a: Vec<f32> = (0..1_000)
+            .map(|i| ((i * 37) % 101) as f32 / 50.0 - 1.0)
+            .collect();
+        let b: Vec<f32> = (0..1_000)
+            .map(|i| ((i * 53) % 97) as f32 / 40.0 - 1.2)
+            .collect();
+        for n in [0, 1, 31, 64, 384, 1_000] {
+            let want: f64 = a[..n]
+                .iter()
+                .zip(&b[..n])
+                .map(|(x, y)| f64::from(*x) * f64::from(*y))
+                .sum();
+            assert!(
+                (f64::from(dot(&a[..n], &b[..n])) - want).abs() < 1e-3,
+                "n={n}"
+            );
+        }
+        let mut xs = vec![-3.0f32, -1.0, 0.0, 0.5, 2.0];
+        let want: Vec<f64> = xs
+            .iter()
+            .map(|&x| {
+                let x = f64::from(x);
+                0.5 * x * (1.0 + libm::erf(x / std::f64::consts::SQRT_2))
+            })
+            .collect();
+        gelu_all(&mut xs);
+        for (g, w) in xs.iter().zip(want) {
+            assert!((f64::from(*g) - w).abs() < 1e-6, "{g} vs {w}");
         }
     }
-    acc[0] + tail
 }
