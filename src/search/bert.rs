@@ -22,9 +22,9 @@ use rayon::prelude::*;
 /// has (AVX-512, else AVX2 + FMA, else the baseline), checked at run time: the inner loops are
 /// plain Rust that the compiler vectorises for each.
 macro_rules! dispatched {
-    ($(#[$m:meta])* fn $name:ident($($a:ident: $t:ty),*) $(-> $r:ty)? => $imp:ident) => {
+    ($(#[$m:meta])* $vis:vis fn $name:ident($($a:ident: $t:ty),*) $(-> $r:ty)? => $imp:ident) => {
         $(#[$m])*
-        fn $name($($a: $t),*) $(-> $r)? {
+        $vis fn $name($($a: $t),*) $(-> $r)? {
             #[cfg(target_arch = "x86_64")]
             {
                 #[target_feature(enable = "avx512f,avx512vl,fma")]
@@ -480,7 +480,7 @@ fn linear_few_rows(l: &Linear, x: &[f32], rows: usize, y: &mut [f32], threads: T
 dispatched! {
     /// A dot product in 64 independent lanes (4 × 16: enough independent chains to keep the
     /// FMA units busy).
-    fn dot(a: &[f32], b: &[f32]) -> f32 => dot64
+    pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 => dot64
 }
 
 #[inline(always)]
