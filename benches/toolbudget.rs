@@ -11,9 +11,9 @@
 //! Catalogs are generated deterministically (`toolbudget::generate`), so every run measures
 //! the same work.
 //!
-//! `TOOLBUDGET_BENCH_SLOWDOWN=SCORER` runs each query of that lexical scorer twice: a
-//! deliberately slowed scorer, only in this harness, to check that `just bench-check` catches
-//! a regression (README, "Benchmarks").
+//! `TOOLBUDGET_BENCH_SLOWDOWN=SCORER[:TIMES]` runs each query of that lexical scorer TIMES
+//! times (default 3): a deliberately slowed scorer, only in this harness, to check that
+//! `just bench-check` catches a regression (README, "Benchmarks").
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -51,9 +51,18 @@ fn full() -> bool {
     std::env::var_os("TOOLBUDGET_BENCH_FULL").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
-/// The lexical scorer to slow down on purpose (see the module docs).
-fn slowed() -> Option<String> {
-    std::env::var("TOOLBUDGET_BENCH_SLOWDOWN").ok()
+/// How many times each query of `scorer` runs: more than once only when slowed on purpose
+/// (see the module docs).
+fn repeats(scorer: &str) -> usize {
+    let Ok(spec) = std::env::var("TOOLBUDGET_BENCH_SLOWDOWN") else {
+        return 1;
+    };
+    let (name, times) = spec.split_once(':').unwrap_or((spec.as_str(), "3"));
+    if name == scorer {
+        times.parse().unwrap_or(3)
+    } else {
+        1
+    }
 }
 
 /// A generated catalog of `tools` tools with the sweep's server spread.
@@ -106,15 +115,10 @@ mod search {
 
     pub fn bench(c: &mut Criterion) {
         let config = ScorerConfig::default();
-        let slowed = slowed();
         let catalogs: Vec<(usize, Arc<Catalog>)> =
             SIZES.iter().map(|&n| (n, Arc::new(catalog(n)))).collect();
         for kind in SCORERS {
-            let times = if slowed.as_deref() == Some(kind.name()) {
-                2
-            } else {
-                1
-            };
+            let times = repeats(kind.name());
             let mut g = c.benchmark_group(format!("search/{kind}"));
             for (size, catalog) in &catalogs {
                 let size = *size;
