@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::output::Format;
 use crate::search::ScorerKind;
+use crate::simulate::result::SearchLatencySource;
 use crate::tokenize::{Render, Tokenizer};
 
 #[derive(Debug, Parser)]
@@ -83,15 +84,16 @@ pub struct CatalogArgs {
         long = "catalog",
         short = 'c',
         value_name = "[SERVER=]PATH",
-        required = true
+        required = true,
+        value_parser = clap::value_parser!(std::ffi::OsString)
     )]
-    pub catalogs: Vec<String>,
+    pub catalogs: Vec<std::ffi::OsString>,
 }
 
 #[derive(Debug, Args, Clone)]
 pub struct OutputArgs {
     /// Output format.
-    #[arg(long, default_value = "table", value_parser = parse_format)]
+    #[arg(long, default_value = "table", value_enum)]
     pub format: Format,
     /// Write the result to this file (atomically) instead of stdout.
     #[arg(long, value_name = "FILE")]
@@ -102,11 +104,11 @@ pub struct OutputArgs {
 pub struct CountArgs {
     #[command(flatten)]
     pub catalog: CatalogArgs,
-    /// Tokenizer: o200k_base or cl100k_base.
-    #[arg(long, default_value = "o200k_base", value_parser = parse_tokenizer)]
+    /// Tokenizer that counts the tokens.
+    #[arg(long, default_value = "o200k_base", value_enum)]
     pub tokenizer: Tokenizer,
     /// How a tool is rendered before counting.
-    #[arg(long, default_value = "json", value_parser = parse_render)]
+    #[arg(long, default_value = "json", value_enum)]
     pub render: Render,
     #[command(flatten)]
     pub output: OutputArgs,
@@ -118,10 +120,10 @@ pub struct SearchArgs {
     pub catalog: CatalogArgs,
     #[command(flatten)]
     pub embedding: EmbeddingArgs,
-    /// Scorer: keyword, regex, bm25, semantic or hybrid.
-    #[arg(long, default_value = "keyword", value_parser = parse_scorer)]
+    /// The scorer that ranks the tools.
+    #[arg(long, default_value = "keyword", value_enum)]
     pub scorer: ScorerKind,
-    /// Most results (keyword caps at 20).
+    /// Most results shown, at least 1 (keyword: at most 20, as Claude Code's ToolSearch).
     #[arg(long, default_value_t = 5)]
     pub limit: usize,
     /// Show each match's score per term and field.
@@ -130,8 +132,8 @@ pub struct SearchArgs {
     #[command(flatten)]
     pub output: OutputArgs,
     /// The query: keywords (`select:A,B`, `+required` for keyword), a regex, or free text.
-    #[arg(allow_hyphen_values = true)]
-    pub query: String,
+    #[arg(allow_hyphen_values = true, value_parser = clap::value_parser!(std::ffi::OsString))]
+    pub query: std::ffi::OsString,
 }
 
 #[derive(Debug, Args)]
@@ -144,7 +146,7 @@ pub struct EvalArgs {
     #[arg(long, value_name = "FILE")]
     pub queries: PathBuf,
     /// Scorer to evaluate; repeatable, results in this order [default: keyword, bm25].
-    #[arg(long = "scorer", short = 's', value_name = "S", value_parser = parse_scorer)]
+    #[arg(long = "scorer", short = 's', value_name = "S", value_enum)]
     pub scorers: Vec<ScorerKind>,
     /// Cutoffs for recall@k, hit@k and complete@k.
     #[arg(long, value_delimiter = ',', default_value = "1,3,5,10")]
@@ -173,6 +175,14 @@ pub struct CompareArgs {
     /// Largest tolerated drop of the metric, in its own units (0.01 = one percentage point).
     #[arg(long, default_value_t = 0.01, value_name = "X")]
     pub max_drop: f64,
+    /// A scorer of the baseline the candidate may lack (e.g. semantic when the model is not
+    /// installed). Without it a missing scorer or checked metric fails the check. Repeatable.
+    #[arg(long, value_name = "SCORER")]
+    pub allow_missing: Vec<String>,
+    /// When the files evaluated different query sets, compare only the queries both ranked
+    /// (needs `eval --per-query` in both); without it different sets are refused (exit 2).
+    #[arg(long)]
+    pub paired_only: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -182,30 +192,19 @@ pub struct SimulateArgs {
     /// Scenario files (YAML or JSON).
     #[arg(value_name = "SCENARIO", required = true)]
     pub scenarios: Vec<PathBuf>,
-    /// Tokenizer (overrides the scenario's): o200k_base or cl100k_base.
-    #[arg(long, value_parser = parse_tokenizer)]
+    /// Tokenizer (overrides the scenario's).
+    #[arg(long, value_enum)]
     pub tokenizer: Option<Tokenizer>,
     /// Include one row per request (json: `requests` in each scenario; csv: request rows).
     #[arg(long)]
     pub per_request: bool,
+    /// Search latency in the latency model: `measured` times the searches the replay sends on
+    /// the real scorer, `modeled` uses the profile's fixed figure. Default: measured for table
+    /// and md, modeled for json and csv (so they stay byte-identical).
+    #[arg(long, value_enum, value_name = "SOURCE")]
+    pub search_latency: Option<SearchLatencySource>,
     #[command(flatten)]
     pub output: OutputArgs,
-}
-
-pub fn parse_scorer(s: &str) -> Result<ScorerKind, String> {
-    s.parse()
-}
-
-pub fn parse_format(s: &str) -> Result<Format, String> {
-    s.parse()
-}
-
-pub fn parse_tokenizer(s: &str) -> Result<Tokenizer, String> {
-    s.parse()
-}
-
-pub fn parse_render(s: &str) -> Result<Render, String> {
-    s.parse()
 }
 
 #[derive(Debug, Args)]
@@ -256,10 +255,10 @@ pub struct ImportArgs {
     #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
     pub start_timeout_secs: Option<f64>,
     /// Tokenizer for the printed counts: o200k_base or cl100k_base.
-    #[arg(long, default_value = "o200k_base", value_parser = parse_tokenizer)]
+    #[arg(long, default_value = "o200k_base", value_enum)]
     pub tokenizer: Tokenizer,
     /// Format of the per-server summary.
-    #[arg(long, default_value = "table", value_parser = parse_format)]
+    #[arg(long, default_value = "table", value_enum)]
     pub format: Format,
 }
 
@@ -287,7 +286,7 @@ pub struct EmbeddingArgs {
     pub no_cache: bool,
     /// How hybrid fuses bm25 and semantic: blend (default: 0.4·bm25 lead/top + 0.6·cosine lead,
     /// each lead over the list's 20th score) or rrf (k 60, weights 1,1).
-    #[arg(long, value_name = "METHOD", value_parser = parse_fusion)]
+    #[arg(long, value_name = "METHOD", value_enum)]
     pub fusion: Option<crate::search::hybrid::FusionMethod>,
     /// Hybrid weights as BM25,SEMANTIC (e.g. 0.5,0.5).
     #[arg(long, value_name = "BM25,SEMANTIC", value_parser = parse_weights)]
@@ -317,10 +316,10 @@ impl EmbeddingArgs {
     /// Applies the flags given over `base` (unset flags keep its values).
     pub fn apply(&self, base: &mut crate::search::ScorerConfig) {
         if self.model_dir.is_some() {
-            base.model_dir = self.model_dir.clone();
+            base.model_dir.clone_from(&self.model_dir);
         }
         if self.cache_dir.is_some() {
-            base.cache_dir = self.cache_dir.clone();
+            base.cache_dir.clone_from(&self.cache_dir);
         }
         base.no_cache |= self.no_cache;
         let fusion = &mut base.fusion;
@@ -346,10 +345,6 @@ impl EmbeddingArgs {
         bm25.b = self.bm25_b.unwrap_or(bm25.b);
         bm25.weights = self.bm25_weights.unwrap_or(bm25.weights);
     }
-}
-
-fn parse_fusion(s: &str) -> Result<crate::search::hybrid::FusionMethod, String> {
-    s.parse()
 }
 
 fn parse_weights(s: &str) -> Result<(f64, f64), String> {

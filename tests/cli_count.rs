@@ -194,17 +194,17 @@ fn bad_inputs_exit_2_with_located_one_line_errors() {
         (
             "noname.json",
             b"{\"tools\": [{\"description\": \"x\"}]}",
-            "noname.json:1:12: missing required field \"name\"",
+            "noname.json:1:12: tools[0]: missing field `name`",
         ),
         (
             "schema.json",
             b"{\"tools\": [{\"name\": \"a\", \"inputSchema\": \"object\"}]}",
-            "schema.json:1:41: inputSchema must be a JSON Schema object",
+            "schema.json:1:41: tools[0].inputSchema: invalid type: string \"object\", expected a JSON Schema object",
         ),
         (
             "unknown.yaml",
             b"builtins:\n  - name: Read\n    colour: red\n",
-            "unknown.yaml:3:13: unknown field \"colour\"",
+            "unknown.yaml:3:13: builtins[0]: unknown field `colour`",
         ),
         (
             "latin1.json",
@@ -256,7 +256,15 @@ fn missing_file_and_unknown_tokenizer() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown tokenizer"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("invalid value 'gpt2' for '--tokenizer"),
+        "{err}"
+    );
+    assert!(
+        err.contains("[possible values: o200k_base, cl100k_base]"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -188,7 +188,7 @@ fn assert_gone(pid_file: &Path) {
             .unwrap_or("")
             .split_whitespace()
             .next();
-        if matches!(state, None | Some("Z") | Some("X")) {
+        if matches!(state, None | Some("Z" | "X")) {
             return;
         }
         assert!(
@@ -230,6 +230,11 @@ fn broken_pagination_and_malformed_results_are_errors() {
         (
             "--list-error",
             "(page 1) failed: Mcp error: -32603: database is locked",
+        ),
+        // Rejected at once, not waited out as "no answer within 20 s".
+        (
+            "--too-deep",
+            "(page 1) failed: the answer cannot be read: it is nested deeper than 128 levels",
         ),
     ];
     for (mode, expected) in cases {

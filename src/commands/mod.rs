@@ -1,5 +1,6 @@
 //! One module per subcommand: each turns parsed arguments into library calls and output.
-//! This layer (with `main.rs`) is the only one that touches files, stdout and the clock.
+//! This layer (with `main.rs`) is the only one that finds input files, writes output, prints
+//! and reads the clock; the library's loaders read the files they are given.
 
 pub mod catalog_generate;
 pub mod catalog_import;
@@ -32,8 +33,37 @@ impl From<Outcome> for std::process::ExitCode {
 }
 
 pub fn load(args: &CatalogArgs) -> Result<Catalog> {
-    let sources: Vec<_> = args.catalogs.iter().map(|a| parse_catalog_arg(a)).collect();
+    let sources: Vec<_> = args.catalogs.iter().map(parse_catalog_arg).collect();
     load_catalogs(&sources)
+}
+
+/// Checks every `--out` of `command` before any work is done, so a refused path fails at once
+/// instead of after minutes of evaluation.
+pub fn check_outputs(command: &crate::cli::Command) -> Result<()> {
+    use crate::cli::{CatalogCommand, Command};
+    use crate::output::{check_out_dir, check_out_file};
+    let file = |p: &Option<std::path::PathBuf>| p.as_deref().map_or(Ok(()), check_out_file);
+    match command {
+        Command::Count(a) => file(&a.output.out),
+        Command::Search(a) => file(&a.output.out),
+        Command::Eval(a) => file(&a.output.out),
+        Command::Compare(a) => file(&a.output.out),
+        Command::Simulate(a) => file(&a.output.out),
+        Command::Report(a) => check_out_dir(&a.out),
+        Command::Catalog(group) => match &group.command {
+            CatalogCommand::Generate(a) => file(&a.out),
+            CatalogCommand::Import(a) => {
+                file(&a.scenario)?;
+                match (&a.out, a.config.is_some()) {
+                    (None, true) => Ok(()),
+                    // Files are added to an existing folder one by one, each atomically.
+                    (Some(dir), true) if dir.is_dir() => Ok(()),
+                    (Some(p), true) => check_out_dir(p),
+                    (out, false) => file(out),
+                }
+            }
+        },
+    }
 }
 
 /// A progress bar on stderr for a cold semantic index (`None` when `visible` is false). The bar

@@ -60,13 +60,12 @@ impl Scorer for WordScorer {
         })
     }
 
-    fn explain(&self, _q: &str, tool: usize) -> std::result::Result<Explanation, InputError> {
-        Ok(Explanation {
-            tool,
-            score: 0.0,
-            contributions: Vec::new(),
-            note: None,
-        })
+    fn explain_tool(
+        &self,
+        _: &SearchRequest<'_>,
+        tool: usize,
+    ) -> std::result::Result<Explanation, InputError> {
+        Ok(Explanation::leaf(format!("tool {tool}"), 0.0))
     }
 
     fn settings(&self) -> Vec<(String, String)> {
@@ -148,7 +147,10 @@ fn run_yaml(yaml: &str, catalog: Catalog, tokens: ToolTokens) -> ScenarioResult 
 }
 
 fn rows<'a>(r: &'a ScenarioResult, mode: &str) -> Vec<&'a RequestRow> {
-    r.requests.iter().filter(|x| x.mode == mode).collect()
+    r.requests
+        .iter()
+        .filter(|x| x.mode.name() == mode)
+        .collect()
 }
 
 #[test]
@@ -199,7 +201,11 @@ fn worked_example_deferred() {
     assert_eq!(r.deferred.total_input_tokens, 7090);
     assert_eq!(r.deferred.requests, 4);
     assert_eq!(
-        (r.deferred.searches, r.deferred.misses, r.deferred.retries),
+        (
+            r.deferred.counts.searches,
+            r.deferred.counts.misses,
+            r.deferred.counts.retries
+        ),
         (1, 0, 0)
     );
     // The search result: 10 framing + 200 + 150 definitions.
@@ -208,8 +214,8 @@ fn worked_example_deferred() {
     assert_eq!(d[2].parts.deferred_list, 20);
     assert_eq!((r.tool_count, r.deferred_count), (3, 2));
     // (1760 - 1510) / 1760 = 14.20%; (5490 - 7090) / 5490 = -29.14%.
-    assert_eq!(r.savings.first_request_pct, 14.2);
-    assert_eq!(r.savings.total_input_pct, -29.14);
+    assert_eq!(r.savings.first_request_pct, Some(14.2));
+    assert_eq!(r.savings.total_input_pct, Some(-29.14));
 }
 
 #[test]
@@ -280,13 +286,17 @@ fn a_miss_retries_with_name_parts_then_select() {
     let yaml = WORKED.replace("query: \"gh issue\"", "query: \"zzz\"");
     let r = run_yaml(&yaml, c, t);
     assert_eq!(
-        (r.deferred.searches, r.deferred.misses, r.deferred.retries),
+        (
+            r.deferred.counts.searches,
+            r.deferred.counts.misses,
+            r.deferred.counts.retries
+        ),
         (1, 1, 1)
     );
     let d = rows(&r, "deferred");
     assert_eq!(d.len(), 5);
     assert_eq!(d[3].kind, RequestKind::Retry);
-    assert_eq!(r.deferred.retry_input_tokens, d[3].input_tokens);
+    assert_eq!(r.deferred.counts.retry_input_tokens, d[3].input_tokens);
     // The empty first result is framing only.
     assert_eq!(d[2].parts.new, 10);
     // The rephrased query returns both gh tools ("gh", "issue" match both ids).
@@ -300,7 +310,7 @@ fn select_discovery_loads_exactly_the_tool() {
     let r = run_yaml(&yaml, c, t);
     let d = rows(&r, "deferred");
     assert_eq!(d[2].parts.new, 10 + 200);
-    assert_eq!(r.deferred.misses, 0);
+    assert_eq!(r.deferred.counts.misses, 0);
 }
 
 #[test]
@@ -318,8 +328,8 @@ fn auto_retrieve_adds_tools_for_the_turn_without_a_request() {
     // Turn 2's requests carry both gh tools ("issue" matches both).
     assert_eq!(d[1].parts.tools, 180 + 350);
     assert_eq!(d[2].parts.tools, 180 + 350);
-    assert_eq!(r.deferred.searches, 2);
-    assert_eq!(r.deferred.misses, 0);
+    assert_eq!(r.deferred.counts.searches, 2);
+    assert_eq!(r.deferred.counts.misses, 0);
     // A retrieval that misses the tool costs a miss and a model search.
     let (c, t) = worked_catalog();
     let yaml = WORKED
@@ -329,7 +339,10 @@ fn auto_retrieve_adds_tools_for_the_turn_without_a_request() {
         )
         .replace("user: \"open an issue\"", "user: \"zzz\"");
     let r = run_yaml(&yaml, c, t);
-    assert_eq!((r.deferred.searches, r.deferred.misses), (3, 1));
+    assert_eq!(
+        (r.deferred.counts.searches, r.deferred.counts.misses),
+        (3, 1)
+    );
     assert_eq!(r.deferred.requests, 4);
 }
 
@@ -378,7 +391,7 @@ fn clear_and_compaction_reset_history_and_discovered_tools() {
     // After compaction: history = summary only, and the tool must be searched again.
     assert_eq!(d[4].parts.history, 100);
     assert_eq!(d[4].cached_tokens, 1000 + 300 + 180 + 20);
-    assert_eq!(r.deferred.searches, 2);
+    assert_eq!(r.deferred.counts.searches, 2);
     // After /clear: empty history.
     let last = d.last().unwrap();
     assert_eq!(last.parts.history, 0);
@@ -393,7 +406,7 @@ fn clear_and_compaction_reset_history_and_discovered_tools() {
     );
     let d = rows(&r, "deferred");
     assert_eq!(d[4].parts.history, 100 + 200 + 150);
-    assert_eq!(r.deferred.searches, 1);
+    assert_eq!(r.deferred.counts.searches, 1);
 }
 
 #[test]
@@ -423,14 +436,14 @@ fn resume_starts_with_a_cold_cache_and_keeps_discovered_tools() {
     assert_eq!(d[4].cached_tokens, 0);
     assert_eq!(d[5].cached_tokens, d[4].input_tokens);
     // The tool was re-discovered from the transcript: no second search.
-    assert_eq!(r.deferred.searches, 1);
+    assert_eq!(r.deferred.counts.searches, 1);
     let (c, t) = worked_catalog();
     let r = run_yaml(
         &yaml.replace("event: resume", "event: resume\n    rediscover: false"),
         c,
         t,
     );
-    assert_eq!(r.deferred.searches, 2);
+    assert_eq!(r.deferred.counts.searches, 2);
 }
 
 #[test]
@@ -462,10 +475,113 @@ fn premature_calls_cost_an_error_round_trip() {
     let yaml = yaml.replace("  reply: 50", "  reply: 50\n  error_result: 15");
     let r = run_yaml(&yaml, c, t);
     let d = rows(&r, "deferred");
-    assert_eq!(r.deferred.premature_calls, 1);
+    assert_eq!(r.deferred.counts.premature_calls, 1);
     assert_eq!(d[2].kind, RequestKind::ErrorResult);
     assert_eq!(d[2].parts.new, 15);
     assert_eq!(r.deferred.requests, 5);
+}
+
+#[test]
+fn each_mode_says_how_many_tools_it_sends() {
+    let (c, t) = worked_catalog();
+    let r = run_yaml(WORKED, c, t);
+    // Eager: all three; deferred: Read and the search tool. The catalog has three tools.
+    assert_eq!(
+        (r.tool_count, r.eager.tools_sent, r.deferred.tools_sent),
+        (3, 3, 2)
+    );
+    assert!(rows(&r, "eager").iter().all(|x| x.tools_sent == 3));
+    assert_eq!(r.settings.search_tool, SEARCH_TOOL);
+}
+
+#[test]
+fn a_conversation_beyond_the_window_is_marked_and_claims_no_saving() {
+    let (c, t) = worked_catalog();
+    let yaml = format!("{WORKED}model_overrides: {{context_window: 1900}}\n");
+    let r = run_yaml(&yaml, c, t);
+    // Eager R3: 1,900 in + 50 out; deferred R3 and R4 (1,965 + 30, 2,035 + 50) overflow too.
+    assert!(!r.eager.fits_window && !r.deferred.fits_window);
+    assert_eq!(
+        (r.eager.overflow_requests, r.deferred.overflow_requests),
+        (1, 2)
+    );
+    let e = rows(&r, "eager");
+    assert_eq!(e[2].headroom_tokens, -50);
+    let s = &r.savings;
+    assert_eq!(s.first_request_pct, None);
+    assert_eq!(s.total_input_pct, None);
+    assert_eq!(s.cost_with_caching_pct, None);
+    assert!(
+        s.caveats[0].starts_with(
+            "eager does not fit: 103% of a 1,900 window (largest request, input and output; 1 of 3 requests overflow)"
+        ),
+        "{:?}",
+        s.caveats
+    );
+    assert!(s.caveats[1].starts_with("deferred does not fit: 110% of a 1,900 window"));
+    let json = crate::output::to_json(&r);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(v["savings"]["first_request_pct"].is_null());
+    // The one result type reads back what it wrote.
+    let back: ScenarioResult = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, r);
+}
+
+#[test]
+fn calls_no_search_finds_are_beside_the_saving() {
+    let (c, t) = worked_catalog();
+    let yaml = WORKED
+        .replace("query: \"gh issue\"", "query: \"nothing matches\"")
+        .replace("  max_results: 5", "  max_results: 5\n  retry: []");
+    let r = run_yaml(&yaml, c, t);
+    assert_eq!(
+        (r.deferred.counts.failed_calls, r.deferred.counts.tool_calls),
+        (1, 0)
+    );
+    assert_eq!(r.eager.counts.tool_calls, 1);
+    assert!(r.savings.total_input_pct.is_some());
+    assert_eq!(
+        r.savings.caveats,
+        vec![
+            "unequal work: tool calls made, eager 1 and deferred 0 (deferred: 1 failed, no \
+             search found the tool; 0 unavailable), so the totals are not the same conversation"
+        ]
+    );
+    let row = &crate::simulate::result::scenario_rows(std::slice::from_ref(&r))[0];
+    assert_eq!(row.deferred_failed_calls, 1);
+    assert!(row.savings_caveats.starts_with("unequal work"));
+}
+
+#[test]
+fn measured_search_latency_replaces_the_modeled_one() {
+    let (c, t) = worked_catalog();
+    let sc = scenario(WORKED).unwrap();
+    let prep = prepare_with(&sc, c, t, &word_builder).unwrap();
+    let modeled = run(&sc, &prep).unwrap();
+    let clock = crate::timing::ticking_clock(std::time::Duration::from_millis(3));
+    let measured = run_timed(&sc, &prep, SearchTiming::Measured(&clock)).unwrap();
+    let m = measured.deferred.measured_search_us.unwrap();
+    // The one search the replay sent, timed at 3 ms by the fake clock.
+    assert_eq!((m.searches, m.p50, m.max), (1, 3000.0, 3000.0));
+    assert_eq!(modeled.deferred.measured_search_us, None);
+    assert_eq!(
+        measured.settings.search_latency,
+        result::SearchLatencySource::Measured
+    );
+    assert_eq!(
+        modeled.settings.search_latency,
+        result::SearchLatencySource::Modeled
+    );
+    // The request carrying the search result waits 3 ms instead of the profile's 1 ms.
+    let (a, b) = (
+        rows(&modeled, "deferred")[2],
+        rows(&measured, "deferred")[2],
+    );
+    assert_eq!(a.kind, RequestKind::Search);
+    assert!((b.ttft_ms - a.ttft_ms - (3.0 - sc.profile.search_latency_ms)).abs() < 0.11);
+    // Tokens and cost do not depend on the clock.
+    assert_eq!(a.input_tokens, b.input_tokens);
+    assert_eq!(modeled.savings, measured.savings);
 }
 
 #[test]
@@ -481,7 +597,7 @@ fn subagent_requests_are_summed_separately() {
     assert_eq!(sub.len(), 2);
     // Subagent: 500 system + 300 overhead + Read 100 + 3 user.
     assert_eq!(sub[0].input_tokens, 903);
-    assert_eq!(r.eager.subagent_requests, 2);
+    assert_eq!(r.eager.counts.subagent_requests, 2);
     assert_eq!(r.eager.requests, 3 + 1 + 2);
     // The parent's last request carries the subagent's 70-token result.
     assert_eq!(e.last().unwrap().parts.new, 70);
@@ -547,6 +663,71 @@ fn bad_scenarios_give_located_errors() {
     );
 }
 
+/// Each kind of mistake: the place (line:column of the key or value), the path, what is
+/// allowed.
+#[test]
+fn scenario_errors_say_what_where_and_what_is_allowed() {
+    let cases: &[(&str, &str)] = &[
+        // An unknown key, nested: located at the key, listing the accepted keys.
+        (
+            "catalogs: [a.json]\ndeferred:\n  scorer: bm25\n  max_result: 3\nconversation: [{user: hi}]\n",
+            "test.yaml:4:15: deferred: unknown field `max_result`, expected one of `when`, `defer_mcp`",
+        ),
+        (
+            "catalogs: [a.json]\nmodel_overrides: {context_windw: 5}\nconversation: [{user: hi}]\n",
+            "test.yaml:2:34: model_overrides.context_windw: unknown value `context_windw`, expected one of `input_per_mtok`",
+        ),
+        (
+            "catalogs: [a.json]\nmodel_overrides: {context_window: 0}\nconversation: [{user: hi}]\n",
+            "test.yaml:2:35: model_overrides.context_window: must be > 0",
+        ),
+        (
+            "catalogs: [a.json]\nconversation:\n  - user: hi\n    calls:\n      - tool: Read\n        result_tokens: 2.5\n",
+            "test.yaml:6:24: conversation[0].calls[0].result_tokens: invalid value: floating point `2.5`, expected a whole number of tokens ≥ 0",
+        ),
+        (
+            "catalogs: [a.json]\ndeferred: {when: sometimes}\nconversation: [{user: hi}]\n",
+            "test.yaml:2:18: deferred.when: expected \"always\" or \"auto:N\"",
+        ),
+        (
+            "catalogs: [a.json]\ndeferred: {discovery: guess}\nconversation: [{user: hi}]\n",
+            "test.yaml:2:23: deferred.discovery: unknown value `guess`, expected one of `model-search`, `select`, `auto-retrieve`",
+        ),
+        (
+            "catalogs: [a.json]\nconversation:\n  - user: hi\n  - event: clear\n    server: gh\n",
+            "test.yaml:5:13: conversation[1].server: `server` does not apply to a clear event",
+        ),
+        (
+            "catalogs: [a.json]\nconversation:\n  - user: hi\n  - event: compact\n",
+            "test.yaml:4:5: conversation[1]: a compact event needs `summary_tokens:`",
+        ),
+        (
+            "catalogs: [a.json]\nconversation:\n  - tokens: 5\n",
+            "test.yaml:3:5: conversation[0]: missing field `user`",
+        ),
+        (
+            "catalogs: [a.json]\nconversation: [hello]\n",
+            "test.yaml:2:16: conversation[0]: expected a turn (a mapping with user:) or an event (event:), found a string",
+        ),
+        (
+            "catalogs: [a.json]\nfailures: {premature_call_rate: 1.5}\nconversation: [{user: hi}]\n",
+            "test.yaml:2:33: failures.premature_call_rate: invalid value: floating point `1.5`, expected a probability between 0 and 1",
+        ),
+        (
+            "catalogs: [a.json]\npublished: [{claim: c, source: s, metric: total}]\nconversation: [{user: hi}]\n",
+            "test.yaml:2:43: published[0].metric: invalid value: string \"total\", expected one of first_request_tokens",
+        ),
+        (
+            "catalogs: {a: 1}\nconversation: [{user: hi}]\n",
+            "test.yaml:1:11: catalogs: invalid type: a mapping, expected a list",
+        ),
+    ];
+    for (yaml, expected) in cases {
+        let e = scenario(yaml).unwrap_err().to_string();
+        assert!(e.contains(expected), "got: {e}\nwant: {expected}");
+    }
+}
+
 #[test]
 fn name_queries_split_ids_into_words() {
     assert_eq!(split_words("create_issue"), ["create", "issue"]);
@@ -609,12 +790,12 @@ mod props {
             let r = run_yaml(&yaml, c, t);
             let used = |mode: &str| -> Vec<(usize, String)> {
                 r.requests.iter()
-                    .filter(|x| x.mode == mode && x.kind == RequestKind::ToolResult)
+                    .filter(|x| x.mode.name() == mode && x.kind == RequestKind::ToolResult)
                     .map(|x| (x.turn, x.tool.clone().unwrap()))
                     .collect()
             };
             prop_assert_eq!(used("eager"), used("deferred"));
-            prop_assert_eq!(r.deferred.misses, 0);
+            prop_assert_eq!(r.deferred.counts.misses, 0);
             prop_assert_eq!(r.eager.parts.total(), r.eager.total_input_tokens);
             prop_assert_eq!(r.deferred.parts.total(), r.deferred.total_input_tokens);
             for row in &r.requests {
@@ -623,7 +804,50 @@ mod props {
             }
             let n_calls: usize = turns.iter().map(Vec::len).sum();
             prop_assert_eq!(r.eager.requests, n_calls + turns.len());
-            prop_assert_eq!(r.deferred.requests, n_calls + turns.len() + r.deferred.searches);
+            prop_assert_eq!(r.deferred.requests, n_calls + turns.len() + r.deferred.counts.searches);
+        }
+    }
+}
+
+/// The work budget: a repeated turn holding a repeated subagent multiplies; the budget is
+/// checked before anything is expanded, and under it the eager requests equal the work counted.
+mod work_budget {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn nested(outer: u64, inner: u64, calls: usize) -> String {
+        let call_list: Vec<String> = (0..calls)
+            .map(|_| "{tool: Read, result_tokens: 5}".to_string())
+            .collect();
+        format!(
+            "catalogs: [x.json]\nconversation:\n  - user: go\n    repeat: {outer}\n    subagent:\n      conversation:\n        - user: sub\n          repeat: {inner}\n          calls: [{}]\n",
+            call_list.join(", ")
+        )
+    }
+
+    #[test]
+    fn the_issue_reproduction_is_refused_before_expanding() {
+        let e = scenario(&nested(3000, 3000, 0)).unwrap_err().to_string();
+        assert!(
+            e.contains("test.yaml:3:5:")
+                && e.contains("expands to at least 9006000 requests")
+                && e.contains("limit of 500000"),
+            "{e}"
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn refused_exactly_above_the_budget(outer in 1u64..2000, inner in 1u64..2000, calls in 0usize..3) {
+            let work = outer * (2 + inner * (1 + calls as u64));
+            let parsed = scenario(&nested(outer, inner, calls));
+            prop_assert_eq!(parsed.is_ok(), work <= scenario::MAX_WORK_REQUESTS, "work {}", work);
+            if work <= 20_000 {
+                let (c, t) = worked_catalog();
+                let r = run_yaml(&nested(outer, inner, calls), c, t);
+                prop_assert_eq!(r.eager.requests as u64, work);
+            }
         }
     }
 }
@@ -642,47 +866,101 @@ fn shipped_scenarios() -> Vec<std::path::PathBuf> {
     v
 }
 
+/// Every object of `scenarios/schema.json` against the struct that reads it, and every `enum`
+/// against the enum that parses it: adding a key or a value to one and not the other fails
+/// here, naming both lists.
 #[test]
 fn schema_lists_exactly_the_keys_the_loader_accepts() {
-    let schema: serde_json::Value =
+    use super::profile::Override;
+    use super::scenario::{
+        Discovery, EventKind, Failures, ListStyle, Listing, Published, RawCall, RawCatalogEntry,
+        RawDeferred, RawEvent, RawScenario, RawSubagent, RawTurn, RetryStep, Reveal, Sizes,
+    };
+    use crate::names::{of, sorted};
+    use crate::search::ScorerKind;
+    use serde_json::Value;
+
+    let schema: Value =
         serde_json::from_str(&std::fs::read_to_string(shipped_dir().join("schema.json")).unwrap())
             .unwrap();
-    let keys = |v: &serde_json::Value| -> Vec<String> {
+    let keys = |v: &Value| -> Vec<String> {
         let mut k: Vec<String> = v["properties"]
             .as_object()
-            .unwrap()
+            .unwrap_or_else(|| panic!("no properties in {v}"))
             .keys()
             .cloned()
             .collect();
         k.sort();
         k
     };
-    let sorted = |s: &[&str]| -> Vec<String> {
-        let mut v: Vec<String> = s.iter().map(|x| x.to_string()).collect();
-        v.sort();
-        v
+    let values = |v: &Value| -> Vec<String> {
+        let mut k: Vec<String> = v["enum"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no enum in {v}"))
+            .iter()
+            .map(|x| x.as_str().unwrap().to_string())
+            .collect();
+        k.sort();
+        k
     };
     let p = &schema["properties"];
     let d = &schema["$defs"];
-    assert_eq!(keys(&schema), sorted(scenario::TOP_KEYS));
-    assert_eq!(keys(&p["deferred"]), sorted(scenario::DEFERRED_KEYS));
-    assert_eq!(keys(&p["sizes"]), sorted(scenario::SIZE_KEYS));
-    assert_eq!(keys(&p["failures"]), sorted(scenario::FAILURE_KEYS));
-    assert_eq!(keys(&p["model_overrides"]), sorted(profile::OVERRIDE_KEYS));
+    let dp = &p["deferred"]["properties"];
+    let objects: [(&str, &Value, Option<&[&str]>); 11] = [
+        ("scenario", &schema, of::<RawScenario>()),
+        ("deferred", &p["deferred"], of::<RawDeferred>()),
+        ("sizes", &p["sizes"], of::<Sizes>()),
+        ("failures", &p["failures"], of::<Failures>()),
+        ("model_overrides", &p["model_overrides"], of::<Override>()),
+        ("published", &p["published"]["items"], of::<Published>()),
+        (
+            "catalog entry",
+            &p["catalogs"]["items"]["oneOf"][1],
+            of::<RawCatalogEntry>(),
+        ),
+        ("turn", &d["turn"], of::<RawTurn>()),
+        ("call", &d["call"], of::<RawCall>()),
+        ("event", &d["event"], of::<RawEvent>()),
+        (
+            "subagent",
+            &d["turn"]["properties"]["subagent"],
+            of::<RawSubagent>(),
+        ),
+    ];
+    for (what, object, names) in objects {
+        let names = names.unwrap_or_else(|| panic!("{what}: not a derived type"));
+        assert_eq!(
+            keys(object),
+            sorted(names),
+            "{what}: schema.json vs the reader"
+        );
+    }
+    let enums: [(&str, &Value, Option<&[&str]>); 9] = [
+        ("scorer", &dp["scorer"], of::<ScorerKind>()),
+        ("discovery", &dp["discovery"], of::<Discovery>()),
+        ("listing", &dp["listing"], of::<Listing>()),
+        ("list_style", &dp["list_style"], of::<ListStyle>()),
+        ("reveal", &dp["reveal"], of::<Reveal>()),
+        ("retry", &dp["retry"]["items"], of::<RetryStep>()),
+        (
+            "event",
+            &d["event"]["properties"]["event"],
+            of::<EventKind>(),
+        ),
+        ("tokenizer", &p["tokenizer"], of::<Tokenizer>()),
+        ("render", &p["render"], of::<Render>()),
+    ];
+    for (what, e, names) in enums {
+        let names = names.unwrap_or_else(|| panic!("{what}: not a derived enum"));
+        assert_eq!(
+            values(e),
+            sorted(names),
+            "{what}: schema.json vs the reader"
+        );
+    }
     assert_eq!(
-        keys(&p["published"]["items"]),
-        sorted(scenario::PUBLISHED_KEYS)
-    );
-    assert_eq!(
-        keys(&p["catalogs"]["items"]["oneOf"][1]),
-        sorted(scenario::CATALOG_KEYS)
-    );
-    assert_eq!(keys(&d["turn"]), sorted(scenario::TURN_KEYS));
-    assert_eq!(keys(&d["call"]), sorted(scenario::CALL_KEYS));
-    assert_eq!(keys(&d["event"]), sorted(scenario::EVENT_KEYS));
-    assert_eq!(
-        keys(&d["turn"]["properties"]["subagent"]),
-        sorted(scenario::SUBAGENT_KEYS)
+        values(&p["published"]["items"]["properties"]["metric"]),
+        sorted(scenario::PUBLISHED_METRICS)
     );
     let models: Vec<String> = p["model"]["enum"]
         .as_array()
@@ -691,6 +969,17 @@ fn schema_lists_exactly_the_keys_the_loader_accepts() {
         .map(|v| v.as_str().unwrap().to_string())
         .collect();
     assert_eq!(models, profile::names());
+}
+
+/// The schema test above would pass with both sides empty; this one proves it reads keys.
+#[test]
+fn the_schema_test_sees_a_key_missing_from_the_schema() {
+    use super::scenario::RawTurn;
+    let names = crate::names::of::<RawTurn>().unwrap();
+    assert!(
+        names.contains(&"repeat") && names.contains(&"subagent"),
+        "{names:?}"
+    );
 }
 
 #[test]
@@ -731,7 +1020,7 @@ fn shipped_scenarios_run_over_the_fixtures() {
 /// 1,000 conversations × 20 turns over a 500-tool catalog. Run with
 /// `cargo test --release --lib simulate::tests::thousand -- --ignored --nocapture`.
 #[test]
-#[ignore]
+#[ignore = "a scale run of minutes; run it in release by hand"]
 fn thousand_conversations_over_500_tools() {
     let v = crate::generate::ten_servers::ten_servers();
     let mut tools = Vec::new();
