@@ -169,12 +169,8 @@ mod devset {
             eprintln!("bench devset: skipped (no ../shared/data)");
             return;
         };
-        let source = toolbudget::catalog::parse_catalog_arg(
-            &data
-                .join("catalogs/stabletoolbench.json")
-                .display()
-                .to_string(),
-        );
+        let source =
+            toolbudget::catalog::parse_catalog_arg(data.join("catalogs/stabletoolbench.json"));
         let catalog =
             Arc::new(toolbudget::catalog::load_catalogs(&[source]).expect("dev catalog loads"));
         let queries =

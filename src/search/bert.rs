@@ -16,6 +16,11 @@
 //!   across cores; many rows (a batch of documents) use the `gemm` crate's packed kernels
 //!   (AVX-512 when the CPU has it, feature `x86-v4`).
 
+// The kernels are written once as `#[inline(always)]` functions and instantiated inside
+// `#[target_feature]` wrappers (`dispatched!`): without forced inlining they would be compiled
+// once for the baseline CPU and the wrappers would gain nothing.
+#![allow(clippy::inline_always)]
+
 use rayon::prelude::*;
 
 /// Defines `fn $name` that runs `$imp::<FMA>` compiled for the best vector extension the CPU
@@ -136,9 +141,13 @@ impl Encoder {
                     }
                 }
                 let n = (starts[s + 1] - starts[s]).max(1) as f32;
-                v.iter_mut().for_each(|a| *a /= n);
+                for a in &mut v {
+                    *a /= n;
+                }
                 let norm = v.iter().map(|a| a * a).sum::<f32>().sqrt().max(1e-12);
-                v.iter_mut().for_each(|a| *a /= norm);
+                for a in &mut v {
+                    *a /= norm;
+                }
                 v
             })
             .collect()
@@ -232,7 +241,7 @@ fn attention_impl<const FMA: bool>(qkv: &[f32], context: &mut [f32], hidden: usi
                 }
             }
             let max = max_lanes::<16>(&scores);
-            for s in scores.iter_mut() {
+            for s in &mut scores {
                 *s = exp_approx(*s - max);
             }
             let inv = 1.0 / sum_lanes::<16>(&scores);
@@ -288,7 +297,7 @@ fn exp_approx(x: f32) -> f32 {
         8.333_452e-3,
         4.166_579_6e-2,
         1.666_666_5e-1,
-        5.000_000_1e-1,
+        5e-1,
     ] {
         y = y * r + c;
     }
@@ -308,7 +317,7 @@ fn erf_approx(x: f32) -> f32 {
         -2.101_024e-6,
         -5.692_506_4e-5,
         -7.349_906_3e-4,
-        -2.954_600_0e-3,
+        -2.954_6e-3,
         -1.609_603_3e-2,
     ] {
         p = p * x2 + c;

@@ -285,7 +285,7 @@ impl Bm25Scorer {
             tools: list.iter().map(|p| p.tool).collect(),
             points: list
                 .iter()
-                .map(|p| self.term_score(idf, self.weighted_tf(p.tool, &p.tf).0))
+                .map(|p| self.term_score(idf, self.weighted_tf(p.tool, p.tf).0))
                 .collect(),
             tf: list.iter().map(|p| p.tf).collect(),
         }
@@ -302,7 +302,7 @@ impl Bm25Scorer {
     }
 
     /// Pseudo term frequency of a posting (the BM25F `tf~`) and each field's share of it.
-    fn weighted_tf(&self, tool: u32, tf: &[u16; FIELD_COUNT]) -> (f64, [f64; FIELD_COUNT]) {
+    fn weighted_tf(&self, tool: u32, tf: [u16; FIELD_COUNT]) -> (f64, [f64; FIELD_COUNT]) {
         let factor = &self.field_factor[tool as usize];
         let parts: [f64; FIELD_COUNT] = std::array::from_fn(|f| tf[f] as f64 * factor[f]);
         (parts.iter().sum(), parts)
@@ -380,7 +380,7 @@ impl Scorer for Bm25Scorer {
             };
             let tf_f = &list.tf[at];
             let idf = self.stats.idf(list.tools.len());
-            let (tf, parts) = self.weighted_tf(tool as u32, tf_f);
+            let (tf, parts) = self.weighted_tf(tool as u32, *tf_f);
             let term_score = list.points[at];
             total += term_score;
             for f in 0..FIELD_COUNT {
@@ -550,8 +550,11 @@ mod tests {
             ..Bm25Params::default()
         };
         let fields = |s: &Bm25Scorer| -> Vec<String> {
-            let e = s.explain("web", 2).unwrap();
-            e.contributions.into_iter().map(|c| c.field).collect()
+            let e = s.explain_tool(&SearchRequest::new("web", 5), 2).unwrap();
+            e.children
+                .into_iter()
+                .map(|c| c.label.split(' ').next().unwrap_or_default().to_string())
+                .collect()
         };
         assert_eq!(fields(&Bm25Scorer::new(tiny())), ["name", "description"]);
         let s = Bm25Scorer::with_params(tiny(), name_off);

@@ -266,8 +266,8 @@ pub struct ScorerConfig {
 #[derive(Clone)]
 pub struct EmbedProgress(pub Arc<dyn Fn(usize, usize) + Send + Sync>);
 
-impl fmt::Debug for EmbedProgress {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl std::fmt::Debug for EmbedProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("EmbedProgress")
     }
 }
