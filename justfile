@@ -10,24 +10,25 @@ test:
 ci:
     bash .ci/run
 
-# Criterion benchmarks sized for CI (about 3 minutes of measuring on 2 cores, README
-# "Benchmarks"), then the full report into reports/ (the README's main-job command).
+# Sized for CI: about 75 s of measuring on 2 cores (README "Benchmarks").
+# Criterion benchmarks, then the full report into reports/ (the README's main-job command).
 bench:
     cargo bench --bench toolbudget
     cargo run --release -- report
 
-# The full benchmark matrix: index builds at 10,000 tools, the cold embedding at 1,000 tools,
-# longer measurement windows.
+# Index builds at 10,000 tools, the cold embedding at 1,000 tools, longer windows.
+# The full benchmark matrix.
 bench-full:
     TOOLBUDGET_BENCH_FULL=1 cargo bench --bench toolbudget
 
-# The performance gate: headline benchmarks of BASE (default: the merge base with main) and of
-# the working tree, interleaved in one job; exit 1 when one is slower beyond threshold + noise.
+# Headline benchmarks of BASE (default: the merge base with main) and of the working tree,
+# interleaved in one job; exit 1 when one is slower beyond threshold + noise (CI runs it).
+# The performance regression gate.
 bench-check BASE="":
     bash scripts/bench-check.sh {{BASE}}
 
-# bm25 against the bm25s reference (PyPI bm25s, installed into target/bench-venv) on the same
-# StableToolBench catalog and queries: both p50s per query and the ratio.
+# PyPI bm25s, installed into target/bench-venv; same StableToolBench catalog and queries.
+# bm25 against the bm25s reference: both p50s per query and the ratio.
 bench-bm25s DATA="../shared/data":
     #!/usr/bin/env bash
     set -euo pipefail
