@@ -359,6 +359,16 @@ pub struct EmbeddingArgs {
     /// blend: measure each list's scores from its score at this rank.
     #[arg(long, value_name = "N")]
     pub fusion_floor: Option<usize>,
+    /// bm25's k1, term-frequency saturation, >= 0 (default 1.2; also hybrid's bm25).
+    #[arg(long, value_name = "K1")]
+    pub bm25_k1: Option<f64>,
+    /// bm25's b, length normalisation, 0 to 1 (default 0.75).
+    #[arg(long, value_name = "B")]
+    pub bm25_b: Option<f64>,
+    /// bm25 field weights NAME,DESCRIPTION,ARGUMENT_NAMES,ARGUMENT_DESCRIPTIONS
+    /// (default 2,1,1,0.5).
+    #[arg(long, value_name = "N,D,AN,AD", value_parser = crate::search::bm25::parse_weights)]
+    pub bm25_weights: Option<[f64; 4]>,
 }
 
 impl EmbeddingArgs {
@@ -389,6 +399,10 @@ impl EmbeddingArgs {
         if let Some(f) = self.fusion_floor {
             fusion.floor_rank = f;
         }
+        let bm25 = &mut base.bm25;
+        bm25.k1 = self.bm25_k1.unwrap_or(bm25.k1);
+        bm25.b = self.bm25_b.unwrap_or(bm25.b);
+        bm25.weights = self.bm25_weights.unwrap_or(bm25.weights);
     }
 }
 
