@@ -40,6 +40,51 @@ pub enum Command {
     Report(ReportArgs),
     /// Work with catalog files: import them from live MCP servers, or generate synthetic ones.
     Catalog(CatalogArgsGroup),
+    /// Real agent sessions (Claude Code, Codex CLI): import them as scenarios and compare the
+    /// simulator with what was billed.
+    Session(SessionArgsGroup),
+}
+
+#[derive(Debug, Args)]
+pub struct SessionArgsGroup {
+    #[command(subcommand)]
+    pub command: SessionCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionCommand {
+    /// Turn session logs into scenarios (one per session), fit the system prompt and the
+    /// counter's scale from the bill, and print billed vs modeled input per session.
+    Import(SessionImportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SessionImportArgs {
+    /// Session files, or folders searched recursively for *.jsonl (e.g. ~/.claude/projects,
+    /// ~/.codex/sessions).
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+    /// A catalog of the tools the sessions may call, or SERVER=PATH. Repeatable.
+    #[arg(long = "catalog", short = 'c', value_name = "[SERVER=]PATH")]
+    pub catalogs: Vec<String>,
+    /// Leave tools that no catalog has out of the scenarios (default: exit 2 listing them).
+    #[arg(long)]
+    pub allow_unknown_tools: bool,
+    /// Skip malformed lines, counting them (default: exit 2 at the first one).
+    #[arg(long)]
+    pub skip_bad_lines: bool,
+    /// Keep user message text in the scenarios (default: sizes and ids only).
+    #[arg(long)]
+    pub keep_text: bool,
+    /// Folder for the scenarios, their bills (NAME.usage.json) and calibration.json.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Tokenizer the sizes are counted with: o200k_base or cl100k_base.
+    #[arg(long, default_value = "o200k_base", value_parser = parse_tokenizer)]
+    pub tokenizer: Tokenizer,
+    /// Summary format on stdout.
+    #[arg(long, default_value = "table", value_parser = parse_format)]
+    pub format: Format,
 }
 
 #[derive(Debug, Args)]
@@ -182,6 +227,10 @@ pub struct SimulateArgs {
     /// Scenario files (YAML or JSON).
     #[arg(value_name = "SCENARIO", required = true)]
     pub scenarios: Vec<PathBuf>,
+    /// Fitted system prompt and counter scale (`session import` writes calibration.json),
+    /// applied to scenarios of the same model profile and tokenizer.
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
     /// Tokenizer (overrides the scenario's): o200k_base or cl100k_base.
     #[arg(long, value_parser = parse_tokenizer)]
     pub tokenizer: Option<Tokenizer>,

@@ -8,6 +8,7 @@ pub mod count;
 pub mod eval;
 pub mod report;
 pub mod search;
+pub mod session_import;
 pub mod simulate;
 
 use crate::catalog::{Catalog, load_catalogs, parse_catalog_arg};

@@ -85,10 +85,21 @@ fn build_scorer(kind: ScorerKind, catalog: Arc<Catalog>) -> Result<Box<dyn searc
 pub fn run(args: &SimulateArgs) -> Result<()> {
     let mut results = Vec::new();
     let mut measured = Vec::new();
+    let calibration = args
+        .calibration
+        .as_deref()
+        .map(simulate::calibration::CalibrationFile::load)
+        .transpose()?;
     for path in &args.scenarios {
         let scenario = simulate::load_scenario(path)?;
         let tokenizer = simulate::tokenizer_for(&scenario, args.tokenizer);
-        let prepared = simulate::prepare(&scenario, tokenizer, &build_scorer)?;
+        let mut prepared = simulate::prepare(&scenario, tokenizer, &build_scorer)?;
+        if let Some(c) = calibration
+            .as_ref()
+            .and_then(|f| f.for_scenario(&scenario, tokenizer.name()))
+        {
+            c.apply(&mut prepared);
+        }
         let mut result = simulate::run(&scenario, &prepared)?;
         if !args.per_request {
             result.requests.clear();

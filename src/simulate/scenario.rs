@@ -165,6 +165,15 @@ pub struct Call {
     pub input: Option<Value>,
     /// Where the call is written (its `query:` when it has one), for a query the scorer rejects.
     pub at: Option<Position>,
+    /// Sent in the same request as the call before it (parallel tool use): one request writes
+    /// both calls, and the next carries both results.
+    pub parallel: bool,
+    /// On a call of the search tool: a search recorded in a real session, which loaded these
+    /// tools. Replayed as written by the deferred mode; the eager mode never searches.
+    pub loads: Option<Vec<ToolRef>>,
+    /// The subagent this call started (a `Task` call): it runs after the request that wrote
+    /// the call, and the call's result is what it returned.
+    pub subagent: Option<Subagent>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -302,7 +311,16 @@ pub const TURN_KEYS: &[&str] = &[
     "subagent",
     "repeat",
 ];
-pub const CALL_KEYS: &[&str] = &["tool", "query", "result_tokens", "call_tokens", "input"];
+pub const CALL_KEYS: &[&str] = &[
+    "tool",
+    "query",
+    "result_tokens",
+    "call_tokens",
+    "input",
+    "parallel",
+    "loads",
+    "subagent",
+];
 pub const EVENT_KEYS: &[&str] = &[
     "event",
     "server",
@@ -859,6 +877,14 @@ impl Reader<'_> {
                     Some(_) => self.doc.locate(&child(&ip, "query")),
                     None => tool.at,
                 };
+                let loads = match o.get("loads") {
+                    Some(_) => Some(self.tool_refs(&ip, o, "loads")?),
+                    None => None,
+                };
+                let subagent = match o.get("subagent") {
+                    Some(v) => Some(self.subagent(&child(&ip, "subagent"), v)?),
+                    None => None,
+                };
                 calls.push(Call {
                     at,
                     tool,
@@ -866,6 +892,9 @@ impl Reader<'_> {
                     result_tokens: self.opt_size(&ip, o, "result_tokens")?,
                     call_tokens: self.opt_size(&ip, o, "call_tokens")?,
                     input,
+                    parallel: self.opt_bool(&ip, o, "parallel")?.unwrap_or(false),
+                    loads,
+                    subagent,
                 });
             }
         }

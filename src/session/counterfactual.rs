@@ -1,0 +1,1 @@
+//! Counterfactual replays of imported sessions.
