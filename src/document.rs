@@ -11,7 +11,7 @@ use serde_json::{Map, Number, Value};
 use crate::error::{Error, Position, Result, position_of_offset};
 
 /// Largest input file we read: far above any real catalog (the largest public one is ~2 MB).
-pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+pub const MAX_FILE_BYTES: u64 = crate::input::MAX_INPUT_BYTES;
 /// Deepest nesting accepted in YAML.
 pub const MAX_YAML_DEPTH: usize = 128;
 /// Deepest nesting of arrays and objects accepted in JSON: serde_json refuses its 128th
@@ -64,24 +64,7 @@ impl Document {
     /// Reads and parses `path`; the syntax comes from the extension, or from the first
     /// character when the extension says nothing (`{`/`[` mean JSON).
     pub fn read(path: &Path) -> Result<Document> {
-        let meta = std::fs::metadata(path)
-            .map_err(|e| Error::input(path, None, format!("cannot read file: {e}")))?;
-        if meta.is_dir() {
-            return Err(Error::input(path, None, "is a directory, expected a file"));
-        }
-        if meta.len() > MAX_FILE_BYTES {
-            return Err(Error::input(
-                path,
-                None,
-                format!(
-                    "file is {} bytes, larger than the limit of {MAX_FILE_BYTES} bytes",
-                    meta.len()
-                ),
-            ));
-        }
-        let bytes = std::fs::read(path)
-            .map_err(|e| Error::input(path, None, format!("cannot read file: {e}")))?;
-        Self::parse(path, bytes)
+        Self::parse(path, crate::input::read(path)?)
     }
 
     /// Parses bytes that came from `path` (the path only names the source in errors and
@@ -175,6 +158,77 @@ impl Document {
 
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// Reads `value`, the node of this document at `at`, into the typed input struct `T`.
+    /// A type error, unknown key or missing field becomes an input error at the `line:column`
+    /// of the failing node, its message prefixed with the path (`conversation[2].calls[0]`).
+    pub fn decode<'v, T: Deserialize<'v>>(&self, at: &[Seg], value: &'v Value) -> Result<T> {
+        // Tracking the path costs on every node; read untracked and, on the error path only,
+        // read again to learn where it failed (the same input fails at the same place).
+        if let Ok(v) = T::deserialize(value) {
+            return Ok(v);
+        }
+        serde_path_to_error::deserialize(value).map_err(|e| {
+            let mut path = at.to_vec();
+            path.extend(e.path().iter().filter_map(|s| match s {
+                serde_path_to_error::Segment::Seq { index } => Some(Seg::Index(*index)),
+                serde_path_to_error::Segment::Map { key } => Some(Seg::Key(key.clone())),
+                serde_path_to_error::Segment::Enum { .. }
+                | serde_path_to_error::Segment::Unknown => None,
+            }));
+            let message = in_our_words(&e.into_inner().to_string());
+            // An unknown key is located at the key; its message already names it.
+            let shown = if message.starts_with("unknown field") {
+                &path[..path.len().saturating_sub(1)]
+            } else {
+                &path[..]
+            };
+            self.error_at(&path, with_path(shown, &message))
+        })
+    }
+}
+
+/// serde's words for JSON's types, in the words of this tool's docs (which say list and
+/// mapping, as YAML does); "variant" is serde's word for the value the user wrote.
+fn in_our_words(message: &str) -> String {
+    const WORDS: [(&str, &str); 6] = [
+        ("unknown variant", "unknown value"),
+        ("invalid type: sequence", "invalid type: a list"),
+        ("invalid type: map", "invalid type: a mapping"),
+        ("expected a sequence", "expected a list"),
+        ("expected a map", "expected a mapping"),
+        // serde_json's wording when a name was expected (an enum) and something else came.
+        ("expected string or map", "expected a name"),
+    ];
+    WORDS
+        .iter()
+        .fold(message.to_string(), |m, (from, to)| m.replacen(from, to, 1))
+}
+
+/// `conversation[2].calls[0].tool`: a path as the user would write it.
+pub fn dotted(path: &[Seg]) -> String {
+    let mut out = String::new();
+    for seg in path {
+        match seg {
+            Seg::Key(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(k);
+            }
+            Seg::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+/// `message` with `path: ` in front, or alone at the top of the document.
+pub fn with_path(path: &[Seg], message: &str) -> String {
+    if path.is_empty() {
+        message.to_string()
+    } else {
+        format!("{}: {message}", dotted(path))
     }
 }
 

@@ -7,6 +7,8 @@ use toolbudget::commands;
 fn main() -> ExitCode {
     // SAFETY: first statement of main, no other thread exists yet to read the environment.
     unsafe { toolbudget::search::embed::pin_thread_count() };
+    toolbudget::output::check_stdout();
+    toolbudget::output::install_interrupt_cleanup();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -15,6 +17,10 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    if let Err(e) = commands::check_outputs(&cli.command) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     let result = match &cli.command {
         Command::Count(args) => commands::count::run(args).map(|()| ExitCode::SUCCESS),
         Command::Report(args) => commands::report::run(args, cli.quiet).map(|()| ExitCode::SUCCESS),

@@ -13,7 +13,8 @@ use tiktoken_rs::CoreBPE;
 use crate::catalog::{Catalog, Tool};
 
 /// A real BPE tokenizer, compiled in (no download).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Tokenizer {
     #[default]
     O200kBase,
@@ -70,7 +71,8 @@ impl FromStr for Tokenizer {
 }
 
 /// How a tool definition is turned into text before counting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Render {
     /// Compact JSON of `{"name", "description", "input_schema"}` (CONTRACT.md).
     #[default]

@@ -93,7 +93,7 @@ fn a_directory_in_the_way_is_left_untouched() {
     let stderr = String::from_utf8_lossy(&r.stderr);
     assert_eq!(r.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.starts_with(&format!("error: cannot write {}: ", out.display())),
+        stderr.starts_with(&format!("error: --out {}: is a directory", out.display())),
         "{stderr}"
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");

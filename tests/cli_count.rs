@@ -194,17 +194,17 @@ fn bad_inputs_exit_2_with_located_one_line_errors() {
         (
             "noname.json",
             b"{\"tools\": [{\"description\": \"x\"}]}",
-            "noname.json:1:12: missing required field \"name\"",
+            "noname.json:1:12: tools[0]: missing field `name`",
         ),
         (
             "schema.json",
             b"{\"tools\": [{\"name\": \"a\", \"inputSchema\": \"object\"}]}",
-            "schema.json:1:41: inputSchema must be a JSON Schema object",
+            "schema.json:1:41: tools[0].inputSchema: invalid type: string \"object\", expected a JSON Schema object",
         ),
         (
             "unknown.yaml",
             b"builtins:\n  - name: Read\n    colour: red\n",
-            "unknown.yaml:3:13: unknown field \"colour\"",
+            "unknown.yaml:3:13: builtins[0]: unknown field `colour`",
         ),
         (
             "latin1.json",

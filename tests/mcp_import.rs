@@ -231,6 +231,11 @@ fn broken_pagination_and_malformed_results_are_errors() {
             "--list-error",
             "(page 1) failed: Mcp error: -32603: database is locked",
         ),
+        // Rejected at once, not waited out as "no answer within 20 s".
+        (
+            "--too-deep",
+            "(page 1) failed: the answer cannot be read: it is nested deeper than 128 levels",
+        ),
     ];
     for (mode, expected) in cases {
         let o = import_stdio(&stdio_line(py, "paginated_server.py", mode), &["w"]);

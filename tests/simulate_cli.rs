@@ -24,11 +24,11 @@ fn bad_scenarios_exit_2_with_file_line_column() {
         ),
         (
             "catalogs: [gh.json]\nconversation:\n  - user: hi\n    tokens: -1\n",
-            "s.yaml:4:13: tokens must be ≥ 0",
+            "s.yaml:4:13: conversation[0].tokens: invalid value: integer `-1`, expected a whole number of tokens ≥ 0",
         ),
         (
             "catalogs: [gh.json]\nextra: 1\nconversation: [{user: hi}]\n",
-            "s.yaml:2:8: unknown field \"extra\"",
+            "s.yaml:2:8: unknown field `extra`, expected one of `name`",
         ),
     ] {
         let s = write(dir.path(), "s.yaml", text);

@@ -6,10 +6,12 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
-use serde_json::{Map, Value};
+use serde::Deserialize;
+use serde::de::Unexpected;
+use serde_json::{Value, json};
 
 use super::{Catalog, Origin, Tool, mcp_id};
-use crate::document::{Document, Seg};
+use crate::document::{Document, Seg, with_path};
 use crate::error::{Error, Result};
 use crate::path;
 
@@ -124,18 +126,98 @@ struct Loader<'a> {
     server_override: Option<&'a str>,
 }
 
-const NATIVE_TOP: &[&str] = &["builtins", "servers"];
-const NATIVE_TOOL: &[&str] = &[
-    "name",
-    "description",
-    "input_schema",
-    "inputSchema",
-    "should_defer",
-    "always_load",
-    "search_hint",
-    "depends_on",
-];
-const NATIVE_SERVER: &[&str] = &["name", "description", "always_load", "tools"];
+// ---------------------------------------------------------------------------------------------
+// The forms as written. MCP and API tool objects carry keys of their own (title, annotations,
+// outputSchema, strict, ...) that are not ours to refuse; the native form is ours, so it
+// refuses unknown keys.
+
+/// An MCP `tools/list` tool, also an Anthropic `tools` entry.
+#[derive(Deserialize)]
+#[serde(expecting = "a tool object")]
+struct RawTool {
+    name: String,
+    description: Option<String>,
+    #[serde(rename = "inputSchema")]
+    input_schema_camel: Option<SchemaObject>,
+    input_schema: Option<SchemaObject>,
+}
+
+/// An OpenAI function (Chat Completions' `function` object, or a Responses API tool).
+#[derive(Deserialize)]
+#[serde(expecting = "a function object")]
+struct RawFunction {
+    name: String,
+    description: Option<String>,
+    parameters: Option<SchemaObject>,
+}
+
+#[derive(Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a native catalog (a mapping with builtins: and/or servers:)"
+)]
+struct RawNative {
+    #[serde(default)]
+    builtins: Vec<RawNativeTool>,
+    #[serde(default)]
+    servers: Vec<RawServer>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a server object")]
+struct RawServer {
+    name: String,
+    description: Option<String>,
+    always_load: Option<bool>,
+    #[serde(default)]
+    tools: Vec<RawNativeTool>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a tool object")]
+struct RawNativeTool {
+    name: String,
+    description: Option<String>,
+    input_schema: Option<SchemaObject>,
+    #[serde(rename = "inputSchema")]
+    input_schema_camel: Option<SchemaObject>,
+    should_defer: Option<bool>,
+    always_load: Option<bool>,
+    search_hint: Option<String>,
+    depends_on: Option<Vec<String>>,
+}
+
+/// A tool's input schema: any JSON object.
+struct SchemaObject(Value);
+
+impl<'de> Deserialize<'de> for SchemaObject {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        if v.is_object() {
+            return Ok(SchemaObject(v));
+        }
+        let unexpected = match &v {
+            Value::Null => Unexpected::Unit,
+            Value::Bool(b) => Unexpected::Bool(*b),
+            Value::Number(_) => Unexpected::Other("a number"),
+            Value::String(s) => Unexpected::Str(s),
+            Value::Array(_) => Unexpected::Seq,
+            Value::Object(_) => Unexpected::Map,
+        };
+        Err(serde::de::Error::invalid_type(
+            unexpected,
+            &"a JSON Schema object",
+        ))
+    }
+}
+
+/// The first schema given, or the schema of a tool that takes no arguments (MCP requires a
+/// schema; a tool without one takes none).
+fn schema_or_empty(first: Option<SchemaObject>, second: Option<SchemaObject>) -> Value {
+    first
+        .or(second)
+        .map_or_else(|| json!({"type": "object", "properties": {}}), |s| s.0)
+}
 
 impl Loader<'_> {
     fn load(&self) -> Result<(Vec<Tool>, Vec<ServerDesc>)> {
@@ -154,7 +236,7 @@ impl Loader<'_> {
                 self.load_tools_list(&path!["result", "tools"], &map["result"]["tools"])
             }
             Value::Object(map) if map.contains_key("builtins") || map.contains_key("servers") => {
-                self.load_native(map)
+                self.load_native()
             }
             Value::Array(items) => self.load_api_array(items),
             _ => Err(self.doc.error_at(
@@ -184,91 +266,83 @@ impl Loader<'_> {
         })
     }
 
+    /// A tool's or server's name, refused when blank.
+    fn name(&self, p: &[Seg], name: String) -> Result<String> {
+        if name.trim().is_empty() {
+            let mut q = p.to_vec();
+            q.push(Seg::from("name"));
+            return Err(self.doc.error_at(&q, with_path(&q, "must not be empty")));
+        }
+        Ok(name)
+    }
+
+    /// A tool of the MCP or API forms: no deferral settings of its own.
+    fn plain_tool(
+        &self,
+        p: &[Seg],
+        server: Option<&str>,
+        name: String,
+        description: Option<String>,
+        input_schema: Value,
+    ) -> Result<Tool> {
+        let name = self.name(p, name)?;
+        Ok(Tool {
+            id: server.map_or_else(|| name.clone(), |s| mcp_id(s, &name)),
+            name,
+            server: server.map(str::to_string),
+            description: description.unwrap_or_default(),
+            input_schema,
+            should_defer: None,
+            always_load: false,
+            search_hint: None,
+            depends_on: Vec::new(),
+            origin: self.origin(p),
+        })
+    }
+
     fn load_tools_list(&self, at: &[Seg], tools: &Value) -> Result<(Vec<Tool>, Vec<ServerDesc>)> {
-        let Value::Array(items) = tools else {
-            return Err(self.doc.error_at(at, "\"tools\" must be an array"));
-        };
+        let raw: Vec<RawTool> = self.doc.decode(at, tools)?;
         let server = self.server_name();
         if server.is_empty() {
             return Err(self
                 .doc
                 .error_at(at, "cannot tell the server name: use SERVER=PATH"));
         }
-        let mut out = Vec::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
+        let mut out = Vec::with_capacity(raw.len());
+        for (i, t) in raw.into_iter().enumerate() {
             let mut p = at.to_vec();
             p.push(Seg::Index(i));
-            let obj = self.object(&p, item, "a tool object")?;
-            let name = self.name(&p, obj)?;
-            let schema = self.schema(&p, obj, &["inputSchema", "input_schema"])?;
-            out.push(Tool {
-                id: mcp_id(&server, &name),
-                name,
-                server: Some(server.clone()),
-                description: self.description(&p, obj)?,
-                input_schema: schema,
-                should_defer: None,
-                always_load: false,
-                search_hint: None,
-                depends_on: Vec::new(),
-                origin: self.origin(&p),
-            });
+            let schema = schema_or_empty(t.input_schema_camel, t.input_schema);
+            out.push(self.plain_tool(&p, Some(&server), t.name, t.description, schema)?);
         }
         Ok((out, Vec::new()))
     }
 
-    fn load_native(&self, map: &Map<String, Value>) -> Result<(Vec<Tool>, Vec<ServerDesc>)> {
+    fn load_native(&self) -> Result<(Vec<Tool>, Vec<ServerDesc>)> {
         if self.server_override.is_some() {
             return Err(self.doc.error_at(
                 &[],
                 "SERVER=PATH applies to tools/list files and tools arrays; a native catalog names its servers under servers:",
             ));
         }
-        self.unknown_fields(&[], map, NATIVE_TOP, "catalog")?;
+        let raw: RawNative = self.doc.decode(&[], &self.doc.value)?;
         let mut out = Vec::new();
         let mut descs = Vec::new();
-        if let Some(b) = map.get("builtins") {
-            let Value::Array(items) = b else {
-                return Err(self
-                    .doc
-                    .error_at(&path!["builtins"], "builtins must be a list of tools"));
-            };
-            for (i, item) in items.iter().enumerate() {
-                let p = path!["builtins", i];
-                out.push(self.native_tool(&p, item, None, false)?);
-            }
+        for (i, t) in raw.builtins.into_iter().enumerate() {
+            out.push(self.native_tool(&path!["builtins", i], t, None, false)?);
         }
-        if let Some(s) = map.get("servers") {
-            let Value::Array(servers) = s else {
-                return Err(self
-                    .doc
-                    .error_at(&path!["servers"], "servers must be a list"));
-            };
-            for (si, server) in servers.iter().enumerate() {
-                let sp = path!["servers", si].to_vec();
-                let sobj = self.object(&sp, server, "a server object")?;
-                self.unknown_fields(&sp, sobj, NATIVE_SERVER, "server")?;
-                let name = self.name(&sp, sobj)?;
-                let always = self.opt_bool(&sp, sobj, "always_load")?.unwrap_or(false);
-                if let Some(d) = self.opt_string(&sp, sobj, "description")? {
-                    descs.push(ServerDesc {
-                        server: name.clone(),
-                        description: d,
-                    });
-                }
-                let tools = match sobj.get("tools") {
-                    Some(Value::Array(t)) => t.as_slice(),
-                    Some(_) => {
-                        let mut p = sp.clone();
-                        p.push(Seg::from("tools"));
-                        return Err(self.doc.error_at(&p, "tools must be a list"));
-                    }
-                    None => &[],
-                };
-                for (ti, item) in tools.iter().enumerate() {
-                    let p = path!["servers", si, "tools", ti];
-                    out.push(self.native_tool(&p, item, Some(&name), always)?);
-                }
+        for (si, server) in raw.servers.into_iter().enumerate() {
+            let name = self.name(&path!["servers", si], server.name)?;
+            if let Some(d) = server.description {
+                descs.push(ServerDesc {
+                    server: name.clone(),
+                    description: d,
+                });
+            }
+            let always = server.always_load.unwrap_or(false);
+            for (ti, t) in server.tools.into_iter().enumerate() {
+                let p = path!["servers", si, "tools", ti];
+                out.push(self.native_tool(&p, t, Some(&name), always)?);
             }
         }
         Ok((out, descs))
@@ -277,48 +351,21 @@ impl Loader<'_> {
     fn native_tool(
         &self,
         p: &[Seg],
-        item: &Value,
+        raw: RawNativeTool,
         server: Option<&str>,
         server_always: bool,
     ) -> Result<Tool> {
-        let obj = self.object(p, item, "a tool object")?;
-        self.unknown_fields(p, obj, NATIVE_TOOL, "tool")?;
-        let name = self.name(p, obj)?;
-        let depends_on = match obj.get("depends_on") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(items)) => {
-                let mut deps = Vec::new();
-                for (i, d) in items.iter().enumerate() {
-                    let Value::String(s) = d else {
-                        let mut q = p.to_vec();
-                        q.extend(path!["depends_on", i]);
-                        return Err(self.doc.error_at(&q, "depends_on entries must be tool ids"));
-                    };
-                    deps.push(s.clone());
-                }
-                deps
-            }
-            Some(_) => {
-                let mut q = p.to_vec();
-                q.push(Seg::from("depends_on"));
-                return Err(self
-                    .doc
-                    .error_at(&q, "depends_on must be a list of tool ids"));
-            }
-        };
+        let name = self.name(p, raw.name)?;
         Ok(Tool {
-            id: match server {
-                Some(s) => mcp_id(s, &name),
-                None => name.clone(),
-            },
+            id: server.map_or_else(|| name.clone(), |s| mcp_id(s, &name)),
             name,
             server: server.map(str::to_string),
-            description: self.description(p, obj)?,
-            input_schema: self.schema(p, obj, &["input_schema", "inputSchema"])?,
-            should_defer: self.opt_bool(p, obj, "should_defer")?,
-            always_load: server_always || self.opt_bool(p, obj, "always_load")?.unwrap_or(false),
-            search_hint: self.opt_string(p, obj, "search_hint")?,
-            depends_on,
+            description: raw.description.unwrap_or_default(),
+            input_schema: schema_or_empty(raw.input_schema, raw.input_schema_camel),
+            should_defer: raw.should_defer,
+            always_load: server_always || raw.always_load.unwrap_or(false),
+            search_hint: raw.search_hint,
+            depends_on: raw.depends_on.unwrap_or_default(),
             origin: self.origin(p),
         })
     }
@@ -327,149 +374,29 @@ impl Loader<'_> {
         let server = self.server_override;
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
-            let p = path![i].to_vec();
-            let obj = self.object(&p, item, "a tool object")?;
+            let p = path![i];
             // OpenAI Chat Completions: {type: function, function: {name, description, parameters}};
             // OpenAI Responses: {type: function, name, description, parameters};
             // Anthropic: {name, description, input_schema}.
-            let (fp, fobj, keys): (Vec<Seg>, &Map<String, Value>, &[&str]) =
-                match obj.get("function") {
-                    Some(f) => {
-                        let mut fp = p.clone();
-                        fp.push(Seg::from("function"));
-                        let fobj = self.object(&fp, f, "a function object")?;
-                        (fp, fobj, &["parameters"])
-                    }
-                    None if obj.get("type").and_then(Value::as_str) == Some("function") => {
-                        (p.clone(), obj, &["parameters"])
-                    }
-                    None => (p.clone(), obj, &["input_schema", "inputSchema"]),
-                };
-            let name = self.name(&fp, fobj)?;
-            out.push(Tool {
-                id: match server {
-                    Some(s) => mcp_id(s, &name),
-                    None => name.clone(),
-                },
-                name,
-                server: server.map(str::to_string),
-                description: self.description(&fp, fobj)?,
-                input_schema: self.schema(&fp, fobj, keys)?,
-                should_defer: None,
-                always_load: false,
-                search_hint: None,
-                depends_on: Vec::new(),
-                origin: self.origin(&p),
-            });
+            let tool = if let Some(f) = item.get("function") {
+                let fp = path![i, "function"];
+                let raw: RawFunction = self.doc.decode(&fp, f)?;
+                let schema = schema_or_empty(raw.parameters, None);
+                let mut t = self.plain_tool(&fp, server, raw.name, raw.description, schema)?;
+                t.origin = self.origin(&p);
+                t
+            } else if item.get("type").and_then(Value::as_str) == Some("function") {
+                let raw: RawFunction = self.doc.decode(&p, item)?;
+                let schema = schema_or_empty(raw.parameters, None);
+                self.plain_tool(&p, server, raw.name, raw.description, schema)?
+            } else {
+                let raw: RawTool = self.doc.decode(&p, item)?;
+                let schema = schema_or_empty(raw.input_schema, raw.input_schema_camel);
+                self.plain_tool(&p, server, raw.name, raw.description, schema)?
+            };
+            out.push(tool);
         }
         Ok((out, Vec::new()))
-    }
-
-    // --- field helpers -----------------------------------------------------------------------
-
-    fn object<'v>(&self, p: &[Seg], v: &'v Value, what: &str) -> Result<&'v Map<String, Value>> {
-        v.as_object().ok_or_else(|| {
-            self.doc
-                .error_at(p, format!("expected {what}, found {}", kind(v)))
-        })
-    }
-
-    fn name(&self, p: &[Seg], obj: &Map<String, Value>) -> Result<String> {
-        let mut q = p.to_vec();
-        q.push(Seg::from("name"));
-        match obj.get("name") {
-            Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
-            Some(Value::String(_)) => Err(self.doc.error_at(&q, "tool name is empty")),
-            Some(v) => Err(self
-                .doc
-                .error_at(&q, format!("name must be a string, found {}", kind(v)))),
-            None => Err(self.doc.error_at(p, "missing required field \"name\"")),
-        }
-    }
-
-    fn description(&self, p: &[Seg], obj: &Map<String, Value>) -> Result<String> {
-        Ok(self.opt_string(p, obj, "description")?.unwrap_or_default())
-    }
-
-    fn schema(&self, p: &[Seg], obj: &Map<String, Value>, keys: &[&str]) -> Result<Value> {
-        for key in keys {
-            if let Some(v) = obj.get(*key) {
-                let mut q = p.to_vec();
-                q.push(Seg::from(*key));
-                return match v {
-                    Value::Object(_) => Ok(v.clone()),
-                    _ => Err(self.doc.error_at(
-                        &q,
-                        format!("{key} must be a JSON Schema object, found {}", kind(v)),
-                    )),
-                };
-            }
-        }
-        // MCP requires a schema; a tool without one takes no arguments.
-        Ok(serde_json::json!({"type": "object", "properties": {}}))
-    }
-
-    fn opt_string(&self, p: &[Seg], obj: &Map<String, Value>, key: &str) -> Result<Option<String>> {
-        match obj.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(v) => {
-                let mut q = p.to_vec();
-                q.push(Seg::from(key));
-                Err(self
-                    .doc
-                    .error_at(&q, format!("{key} must be a string, found {}", kind(v))))
-            }
-        }
-    }
-
-    fn opt_bool(&self, p: &[Seg], obj: &Map<String, Value>, key: &str) -> Result<Option<bool>> {
-        match obj.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(v) => {
-                let mut q = p.to_vec();
-                q.push(Seg::from(key));
-                Err(self.doc.error_at(
-                    &q,
-                    format!("{key} must be true or false, found {}", kind(v)),
-                ))
-            }
-        }
-    }
-
-    fn unknown_fields(
-        &self,
-        p: &[Seg],
-        obj: &Map<String, Value>,
-        allowed: &[&str],
-        what: &str,
-    ) -> Result<()> {
-        for key in obj.keys() {
-            if !allowed.contains(&key.as_str()) {
-                let mut q = p.to_vec();
-                q.push(Seg::Key(key.clone()));
-                return Err(self.doc.error_at(
-                    &q,
-                    format!(
-                        "unknown field {key:?} in {what}, expected one of: {}",
-                        allowed.join(", ")
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
     }
 }
 
@@ -555,7 +482,7 @@ mod tests {
     fn missing_name_wrong_schema_and_unknown_field_are_located() {
         let e = err("m.json", "{\"tools\": [\n  {\"description\": \"x\"}]}");
         assert!(
-            e.contains("m.json:2:3: missing required field \"name\""),
+            e.contains("m.json:2:3: tools[0]: missing field `name`"),
             "{e}"
         );
         let e = err(
@@ -563,11 +490,19 @@ mod tests {
             "{\"tools\": [{\"name\": \"a\", \"inputSchema\": [1]}]}",
         );
         assert!(
-            e.contains("s.json:1:41: inputSchema must be a JSON Schema object"),
+            e.contains("s.json:1:41: tools[0].inputSchema: invalid type: a list, expected a JSON Schema object"),
             "{e}"
         );
         let e = err("u.yaml", "builtins:\n  - name: Read\n    colour: red\n");
-        assert!(e.contains("u.yaml:3:13: unknown field \"colour\""), "{e}");
+        assert!(
+            e.contains("u.yaml:3:13: builtins[0]: unknown field `colour`, expected one of"),
+            "{e}"
+        );
+        let e = err("n.yaml", "servers:\n  - name: ' '\n");
+        assert!(
+            e.contains("n.yaml:2:11: servers[0].name: must not be empty"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -36,3 +36,40 @@ pub fn load(args: &CatalogArgs) -> Result<Catalog> {
     let sources: Vec<_> = args.catalogs.iter().map(|a| parse_catalog_arg(a)).collect();
     load_catalogs(&sources)
 }
+
+/// Checks every `--out` of `command` before any work is done, so a refused path fails at once
+/// instead of after minutes of evaluation.
+pub fn check_outputs(command: &crate::cli::Command) -> Result<()> {
+    use crate::cli::{CatalogCommand, Command, SessionCommand};
+    use crate::output::{check_out_dir, check_out_file};
+    let file = |p: &Option<std::path::PathBuf>| p.as_deref().map_or(Ok(()), check_out_file);
+    match command {
+        Command::Count(a) => file(&a.output.out),
+        Command::Search(a) => file(&a.output.out),
+        Command::Eval(a) => file(&a.output.out),
+        Command::Compare(a) => file(&a.output.out),
+        Command::Simulate(a) => file(&a.output.out),
+        Command::Report(a) => check_out_dir(&a.out),
+        Command::Session(group) => match &group.command {
+            // Scenarios are added to an existing folder one by one, each atomically.
+            SessionCommand::Import(a) => match &a.out {
+                Some(dir) if std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) => Ok(()),
+                Some(p) => check_out_dir(p),
+                None => Ok(()),
+            },
+        },
+        Command::Catalog(group) => match &group.command {
+            CatalogCommand::Generate(a) => file(&a.out),
+            CatalogCommand::Import(a) => {
+                file(&a.scenario)?;
+                match (&a.out, a.config.is_some()) {
+                    (None, true) => Ok(()),
+                    // Files are added to an existing folder one by one, each atomically.
+                    (Some(dir), true) if dir.is_dir() => Ok(()),
+                    (Some(p), true) => check_out_dir(p),
+                    (out, false) => file(out),
+                }
+            }
+        },
+    }
+}

@@ -17,7 +17,7 @@ use crate::eval::load_queries;
 use crate::eval::report::EvalReport;
 use crate::eval::run::{EvalOptions, evaluate};
 use crate::generate;
-use crate::output::write_atomic;
+use crate::output::write_tree;
 use crate::report::sweep::{self, ListingMode, SweepLatency, SweepSettings};
 use crate::report::{CatalogRow, ReportData, ReportSettings};
 use crate::report::{
@@ -64,6 +64,8 @@ impl Progress {
 }
 
 pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
+    // Refused before any work: a file, a link or a folder of other files.
+    crate::output::check_out_dir(&args.out)?;
     // The shipped scenarios and fixtures are found from the current folder (the repository
     // root), or else beside the crate this binary was built from, so `report` works from anywhere.
     let shipped = |p: &Path| -> PathBuf {
@@ -180,12 +182,8 @@ pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
     ));
 
     let files = crate::report::render(&data).map_err(|e| Error::Missing(e.to_string()))?;
-    let bar = progress.bar(files.len(), "writing");
-    for f in &files {
-        write_atomic(&args.out.join(&f.path), &f.bytes)?;
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
+    let files: Vec<(String, Vec<u8>)> = files.into_iter().map(|f| (f.path, f.bytes)).collect();
+    write_tree(&args.out, &files)?;
     if !quiet {
         eprintln!(
             "wrote {} files to {}",

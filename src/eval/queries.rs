@@ -34,7 +34,10 @@ pub struct QuerySet {
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a query (a mapping with id, query and expected)"
+)]
 struct RawQuery {
     id: String,
     query: String,
@@ -91,21 +94,7 @@ impl Place<'_> {
 
 /// Reads `path` and resolves every expected id in `catalog`.
 pub fn load_queries(path: &Path, catalog: &Catalog) -> Result<QuerySet> {
-    let meta = std::fs::metadata(path)
-        .map_err(|e| Error::input(path, None, format!("cannot read file: {e}")))?;
-    if meta.len() > crate::document::MAX_FILE_BYTES {
-        return Err(Error::input(
-            path,
-            None,
-            format!(
-                "file is {} bytes, larger than the limit of {} bytes",
-                meta.len(),
-                crate::document::MAX_FILE_BYTES
-            ),
-        ));
-    }
-    let bytes = std::fs::read(path)
-        .map_err(|e| Error::input(path, None, format!("cannot read file: {e}")))?;
+    let bytes = crate::input::read(path)?;
     parse_queries(path, bytes, catalog)
 }
 
@@ -190,47 +179,10 @@ fn parse_list(path: &Path, bytes: Vec<u8>, catalog: &Catalog) -> Result<Vec<Labe
     };
     let mut checker = Checker::new(path, catalog);
     for (i, item) in items.iter().enumerate() {
-        check_fields(&doc, i, item)?;
-        let raw: RawQuery = serde_json::from_value(item.clone())
-            .map_err(|e| doc.error_at(&path![i], format!("invalid query: {e}")))?;
+        let raw: RawQuery = doc.decode(&path![i], item)?;
         checker.add(raw, Place::Item(&doc, i))?;
     }
     Ok(checker.queries)
-}
-
-/// Points an unknown or mistyped field of list item `i` at the field itself, not at the item
-/// (serde's message would name the field but has no position inside the document).
-fn check_fields(doc: &Document, i: usize, item: &Value) -> Result<()> {
-    let Value::Object(fields) = item else {
-        return Ok(());
-    };
-    for (key, value) in fields {
-        let field = path![i, key.as_str()];
-        match (key.as_str(), value) {
-            ("id" | "query", Value::String(_)) => {}
-            ("id" | "query", _) => {
-                let message = format!("invalid query: field `{key}` must be a string");
-                return Err(doc.error_at(&field, message));
-            }
-            ("expected", Value::Array(ids)) => {
-                if let Some(j) = ids.iter().position(|v| !v.is_string()) {
-                    let message = "invalid query: expected ids must be strings";
-                    return Err(doc.error_at(&path![i, "expected", j], message));
-                }
-            }
-            ("expected", _) => {
-                let message = "invalid query: field `expected` must be a list of tool ids";
-                return Err(doc.error_at(&field, message));
-            }
-            _ => {
-                let message = format!(
-                    "invalid query: unknown field `{key}`, expected one of `id`, `query`, `expected`"
-                );
-                return Err(doc.error_at(&field, message));
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Validates queries one by one: unique ids, non-empty text, known expected tools.

@@ -178,6 +178,9 @@ struct Seen {
     stderr_tail: VecDeque<String>,
     stdout_noise: Vec<String>,
     stdout_noise_count: usize,
+    /// A message that is JSON but that no JSON-RPC reader accepts (nesting past serde_json's
+    /// limit): the SDK would drop it silently and wait out the timeout, so we stop at once.
+    unreadable: Option<String>,
     /// The server closed its stdout (usually: it exited).
     stdout_closed: bool,
 }
@@ -246,6 +249,16 @@ pub async fn list_tools(
 
     outcome.map_err(|failure| {
         let seen = lock(&seen);
+        let failure = match (&seen.unreadable, failure) {
+            (Some(why), Failure::Request { page, .. }) => Failure::Request {
+                page,
+                reason: format!("the answer cannot be read: {why}"),
+            },
+            (Some(why), Failure::Initialize(_) | Failure::StartTimeout(_)) => {
+                Failure::Initialize(format!("the answer cannot be read: {why}"))
+            }
+            (_, failure) => failure,
+        };
         ImportError {
             failure,
             exit: exit.filter(|_| server_left_first).map(describe_exit),
@@ -435,8 +448,18 @@ async fn tee_stdout(stdout: impl AsyncRead + Unpin, mut to_rmcp: DuplexStream, s
             );
             break;
         }
-        if !is_json_rpc(&line) {
-            note_noise(&seen, String::from_utf8_lossy(&line).trim_end().to_string());
+        match classify(&line) {
+            Line::JsonRpc => {}
+            Line::Noise => note_noise(&seen, String::from_utf8_lossy(&line).trim_end().to_string()),
+            Line::TooDeep => {
+                // Ending the stream makes the SDK fail the pending request now.
+                lock(&seen).unreadable = Some(format!(
+                    "it is nested deeper than {MAX_JSON_DEPTH} levels, the most a JSON-RPC \
+                     reader accepts"
+                ));
+                // Not `stdout_closed`: the server did not leave, we stopped listening.
+                return;
+            }
         }
         if to_rmcp.write_all(&line).await.is_err() {
             break;
@@ -446,17 +469,32 @@ async fn tee_stdout(stdout: impl AsyncRead + Unpin, mut to_rmcp: DuplexStream, s
     // Dropping `to_rmcp` tells rmcp the server's output has ended.
 }
 
-fn is_json_rpc(line: &[u8]) -> bool {
+/// serde_json's (and so the SDK's) nesting limit.
+const MAX_JSON_DEPTH: usize = 128;
+
+/// What one stdout line of the server is.
+#[derive(Debug, PartialEq)]
+enum Line {
+    JsonRpc,
+    /// Log text or JSON that is not a JSON-RPC message.
+    Noise,
+    /// JSON nested past [`MAX_JSON_DEPTH`]: the SDK cannot read it either.
+    TooDeep,
+}
+
+fn classify(line: &[u8]) -> Line {
     let trimmed = line.trim_ascii();
     if trimmed.is_empty() {
-        return true;
+        return Line::JsonRpc;
     }
+    let rpc = |v: &Value| v.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
     match serde_json::from_slice::<Value>(trimmed) {
-        Ok(Value::Object(m)) => m.get("jsonrpc").and_then(Value::as_str) == Some("2.0"),
-        Ok(Value::Array(items)) => items
-            .iter()
-            .all(|i| i.get("jsonrpc").and_then(Value::as_str) == Some("2.0")),
-        _ => false,
+        Ok(Value::Object(m)) if m.get("jsonrpc").and_then(Value::as_str) == Some("2.0") => {
+            Line::JsonRpc
+        }
+        Ok(Value::Array(items)) if items.iter().all(rpc) => Line::JsonRpc,
+        Err(e) if e.to_string().starts_with("recursion limit exceeded") => Line::TooDeep,
+        _ => Line::Noise,
     }
 }
 
@@ -503,12 +541,15 @@ mod tests {
 
     #[test]
     fn json_rpc_lines_are_told_from_noise() {
-        assert!(is_json_rpc(
-            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n"
-        ));
-        assert!(is_json_rpc(b"\n"));
-        assert!(!is_json_rpc(b"Server started on stdio\n"));
-        assert!(!is_json_rpc(b"{\"hello\": 1}\n"));
+        assert_eq!(
+            classify(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n"),
+            Line::JsonRpc
+        );
+        assert_eq!(classify(b"\n"), Line::JsonRpc);
+        assert_eq!(classify(b"Server started on stdio\n"), Line::Noise);
+        assert_eq!(classify(b"{\"hello\": 1}\n"), Line::Noise);
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        assert_eq!(classify(deep.as_bytes()), Line::TooDeep);
     }
 
     #[test]

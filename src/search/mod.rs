@@ -103,7 +103,8 @@ pub trait Scorer: Send + Sync {
 }
 
 /// The scorer names of the contract.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ScorerKind {
     Keyword,
     Regex,

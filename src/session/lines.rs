@@ -1,8 +1,7 @@
-//! The one read path for session logs: a file read line by line through a bounded buffer, so
-//! a hostile file (a line with no end, a file that never stops growing) costs bounded memory.
-//! Issue #14 centralises bounded reading; until then every session byte enters here.
+//! The one read path for session logs: a file opened through `crate::input::open` (regular
+//! files only, never blocking on a FIFO) and read line by line through a bounded buffer, so a
+//! hostile file (a line with no end, a file that never stops growing) costs bounded memory.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
@@ -42,7 +41,7 @@ pub fn for_each_line(
     mut f: impl FnMut(Line<'_>) -> Result<()>,
 ) -> Result<LineStats> {
     let io = |e: std::io::Error| Error::input(path, None, format!("cannot read: {e}"));
-    let file = File::open(path).map_err(io)?;
+    let file = crate::input::open(path)?;
     let len = file.metadata().map_err(io)?.len();
     if len > MAX_FILE_BYTES {
         return Err(Error::input(
@@ -62,6 +61,14 @@ pub fn for_each_line(
         }
         stats.lines += 1;
         stats.bytes += read as u64;
+        // The size was checked at open; a file still growing stops here.
+        if stats.bytes > MAX_FILE_BYTES {
+            return Err(Error::input(
+                path,
+                None,
+                format!("file grew past the limit of {MAX_FILE_BYTES} bytes while being read"),
+            ));
+        }
         if overflow {
             if skip_long {
                 stats.too_long += 1;

@@ -3,7 +3,7 @@
 //! of this tool (no provider publishes them) and are printed with every result so a reader can
 //! substitute their own measurements through `model_overrides` in a scenario.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Everything the cost and latency models need about one model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -131,36 +131,46 @@ pub fn names() -> Vec<String> {
     shipped().into_iter().map(|p| p.name).collect()
 }
 
-/// The keys `model_overrides` accepts, each with a setter. Numbers must be ≥ 0; integer keys
-/// must be whole numbers.
-pub const OVERRIDE_KEYS: &[&str] = &[
-    "input_per_mtok",
-    "output_per_mtok",
-    "cache_write_per_mtok",
-    "cache_read_per_mtok",
-    "tool_overhead_tokens",
-    "context_window",
-    "call_tokens",
-    "reply_tokens",
-    "request_overhead_ms",
-    "prefill_tokens_per_s",
-    "cached_prefill_tokens_per_s",
-    "decode_tokens_per_s",
-    "search_latency_ms",
-    "definition_fetch_ms",
-    "definition_ttl_s",
-    "turn_gap_s",
-];
+/// A key of a scenario's `model_overrides`: one field of [`Profile`]. Its serde name is the
+/// key the scenario writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Override {
+    InputPerMtok,
+    OutputPerMtok,
+    CacheWritePerMtok,
+    CacheReadPerMtok,
+    ToolOverheadTokens,
+    ContextWindow,
+    CallTokens,
+    ReplyTokens,
+    RequestOverheadMs,
+    PrefillTokensPerS,
+    CachedPrefillTokensPerS,
+    DecodeTokensPerS,
+    SearchLatencyMs,
+    DefinitionFetchMs,
+    DefinitionTtlS,
+    TurnGapS,
+}
+
+impl Override {
+    pub fn name(self) -> &'static str {
+        crate::names::variant::<Override>(self as usize)
+    }
+}
 
 impl Profile {
-    /// Applies one override; `Err` names what was expected. Rates must be positive.
-    pub fn set(&mut self, key: &str, value: f64) -> Result<(), String> {
+    /// Applies one override; `Err` says what was expected. Numbers must be ≥ 0, token counts
+    /// whole, rates and the window positive.
+    pub fn set(&mut self, key: Override, value: f64) -> Result<(), String> {
+        use Override as O;
         if !value.is_finite() || value < 0.0 {
-            return Err(format!("{key} must be a number ≥ 0, got {value}"));
+            return Err(format!("must be a number ≥ 0, found {value}"));
         }
         let whole = || -> Result<usize, String> {
-            if value.fract() != 0.0 {
-                Err(format!("{key} must be a whole number, got {value}"))
+            if value.fract() != 0.0 || value > 1e15 {
+                Err(format!("must be a whole number, found {value}"))
             } else {
                 Ok(value as usize)
             }
@@ -169,37 +179,29 @@ impl Profile {
             if value > 0.0 {
                 Ok(value)
             } else {
-                Err(format!("{key} must be > 0"))
+                Err("must be > 0".to_string())
             }
         };
         match key {
-            "input_per_mtok" => self.input_per_mtok = value,
-            "output_per_mtok" => self.output_per_mtok = value,
-            "cache_write_per_mtok" => self.cache_write_per_mtok = value,
-            "cache_read_per_mtok" => self.cache_read_per_mtok = value,
-            "tool_overhead_tokens" => self.tool_overhead_tokens = whole()?,
-            "context_window" => {
+            O::InputPerMtok => self.input_per_mtok = value,
+            O::OutputPerMtok => self.output_per_mtok = value,
+            O::CacheWritePerMtok => self.cache_write_per_mtok = value,
+            O::CacheReadPerMtok => self.cache_read_per_mtok = value,
+            O::ToolOverheadTokens => self.tool_overhead_tokens = whole()?,
+            O::ContextWindow => {
+                positive()?;
                 self.context_window = whole()?;
-                if self.context_window == 0 {
-                    return Err("context_window must be > 0".into());
-                }
             }
-            "call_tokens" => self.call_tokens = whole()?,
-            "reply_tokens" => self.reply_tokens = whole()?,
-            "request_overhead_ms" => self.request_overhead_ms = value,
-            "prefill_tokens_per_s" => self.prefill_tokens_per_s = positive()?,
-            "cached_prefill_tokens_per_s" => self.cached_prefill_tokens_per_s = positive()?,
-            "decode_tokens_per_s" => self.decode_tokens_per_s = positive()?,
-            "search_latency_ms" => self.search_latency_ms = value,
-            "definition_fetch_ms" => self.definition_fetch_ms = value,
-            "definition_ttl_s" => self.definition_ttl_s = value,
-            "turn_gap_s" => self.turn_gap_s = value,
-            _ => {
-                return Err(format!(
-                    "unknown model override {key:?}, expected one of: {}",
-                    OVERRIDE_KEYS.join(", ")
-                ));
-            }
+            O::CallTokens => self.call_tokens = whole()?,
+            O::ReplyTokens => self.reply_tokens = whole()?,
+            O::RequestOverheadMs => self.request_overhead_ms = value,
+            O::PrefillTokensPerS => self.prefill_tokens_per_s = positive()?,
+            O::CachedPrefillTokensPerS => self.cached_prefill_tokens_per_s = positive()?,
+            O::DecodeTokensPerS => self.decode_tokens_per_s = positive()?,
+            O::SearchLatencyMs => self.search_latency_ms = value,
+            O::DefinitionFetchMs => self.definition_fetch_ms = value,
+            O::DefinitionTtlS => self.definition_ttl_s = value,
+            O::TurnGapS => self.turn_gap_s = value,
         }
         Ok(())
     }
@@ -229,11 +231,16 @@ mod tests {
     #[test]
     fn overrides_check_their_values() {
         let mut p = find("claude-haiku-4.5").unwrap();
-        p.set("tool_overhead_tokens", 300.0).unwrap();
+        p.set(Override::ToolOverheadTokens, 300.0).unwrap();
         assert_eq!(p.tool_overhead_tokens, 300);
-        assert!(p.set("tool_overhead_tokens", 1.5).is_err());
-        assert!(p.set("input_per_mtok", -1.0).is_err());
-        assert!(p.set("decode_tokens_per_s", 0.0).is_err());
-        assert!(p.set("nope", 1.0).unwrap_err().contains("expected one of"));
+        assert!(p.set(Override::ToolOverheadTokens, 1.5).is_err());
+        assert!(p.set(Override::InputPerMtok, -1.0).is_err());
+        assert!(p.set(Override::DecodeTokensPerS, 0.0).is_err());
+        assert_eq!(
+            p.set(Override::ContextWindow, 0.0).unwrap_err(),
+            "must be > 0"
+        );
+        assert_eq!(Override::ContextWindow.name(), "context_window");
+        assert_eq!(Override::TurnGapS.name(), "turn_gap_s");
     }
 }

@@ -1,16 +1,22 @@
 //! The scenario model and its loader. A scenario names catalogs, the deferred-loading
-//! settings, a model profile and a conversation; `load_scenario` reads the YAML/JSON file
-//! through `crate::document`, so every problem (unknown key, wrong type, negative size) is
-//! reported at its `line:column`. Tool ids are checked against the catalogs in `prepare`,
-//! which is where the catalogs are loaded; each id keeps its position for that error.
+//! settings, a model profile and a conversation. `load_scenario` reads the YAML/JSON file
+//! through `crate::document` into the `Raw*` structs below (`#[derive(Deserialize)]`,
+//! `deny_unknown_fields`), so every problem (unknown key, wrong type, negative size) is
+//! reported at its `line:column`, then converts them into the validated model. Model types
+//! that need no conversion (`Sizes`, `Failures`, `Published`) are read directly. Tool ids are
+//! checked against the catalogs in `prepare`, where the catalogs are loaded; each id keeps its
+//! position for that error. `scenarios/schema.json` is kept equal to these types by a test.
 
 use std::path::{Path, PathBuf};
 
+use indexmap::IndexMap;
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::profile::{self, Profile};
+use super::profile::{self, Override, Profile};
 use crate::document::{Document, Seg};
 use crate::error::{Error, Position, Result};
+use crate::path;
 use crate::search::ScorerKind;
 use crate::tokenize::{Render, Tokenizer};
 
@@ -42,7 +48,8 @@ pub enum When {
     Auto(f64),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Discovery {
     /// The model writes a query to the search tool: one extra request per search.
     ModelSearch,
@@ -52,7 +59,8 @@ pub enum Discovery {
     AutoRetrieve,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Listing {
     /// Claude Code: `<available-deferred-tools>` with one name a line.
     Names,
@@ -63,7 +71,8 @@ pub enum Listing {
     Servers,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum ListStyle {
     /// The list is part of the system prompt of every request.
     List,
@@ -71,7 +80,8 @@ pub enum ListStyle {
     Delta,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Reveal {
     /// A discovered definition is appended to the conversation (`tool_reference` expansion):
     /// the cached prefix survives.
@@ -80,7 +90,8 @@ pub enum Reveal {
     ToolsList,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum RetryStep {
     /// Search again with the tool's name parts (`tracker create issue`).
     Rephrase,
@@ -131,26 +142,41 @@ impl Default for DeferredSettings {
 }
 
 /// Fixed sizes that replace counted text (tests, or matching a provider's real numbers).
-#[derive(Debug, Clone, Default, PartialEq)]
+/// Read as written: a new size is one field here.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "sizes (a mapping of token counts)")]
 pub struct Sizes {
+    #[serde(default, deserialize_with = "opt_tokens")]
     pub tool_overhead: Option<usize>,
+    #[serde(default, deserialize_with = "opt_tokens")]
     pub search_tool: Option<usize>,
+    #[serde(default, deserialize_with = "opt_tokens")]
     pub deferred_list: Option<usize>,
+    #[serde(default, deserialize_with = "opt_tokens")]
     pub call: Option<usize>,
+    #[serde(default, deserialize_with = "opt_tokens")]
     pub search_call: Option<usize>,
+    #[serde(default, deserialize_with = "opt_tokens")]
     pub search_result_base: Option<usize>,
+    #[serde(default, deserialize_with = "opt_tokens")]
     pub search_result_per_tool: Option<usize>,
+    #[serde(default, deserialize_with = "opt_tokens")]
     pub result: Option<usize>,
+    #[serde(default, deserialize_with = "opt_tokens")]
     pub error_result: Option<usize>,
+    #[serde(default, deserialize_with = "opt_tokens")]
     pub reply: Option<usize>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "failures (a mapping)")]
 pub struct Failures {
     /// Probability that the model calls a not-yet-loaded deferred tool before searching
     /// (an error result, then the search).
+    #[serde(default, deserialize_with = "probability")]
     pub premature_call_rate: f64,
     /// Seed of the deterministic generator behind every rate.
+    #[serde(default)]
     pub seed: u64,
 }
 
@@ -226,17 +252,30 @@ pub enum Item {
 }
 
 /// A published figure quoted next to the measured one.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a published figure (a mapping with claim: and source:)"
+)]
 pub struct Published {
     pub claim: String,
     pub source: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "opt_nonneg"
+    )]
     pub eager_tokens: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "opt_nonneg"
+    )]
     pub deferred_tokens: Option<f64>,
     /// Which measured figure the numbers compare with: `first_request_tokens` (default),
     /// `first_request_tool_tokens` (tools + deferred list of the first request) or
     /// `mean_request_tokens`.
+    #[serde(default = "default_metric", deserialize_with = "published_metric")]
     pub metric: String,
 }
 
@@ -258,90 +297,6 @@ pub struct Scenario {
     pub published: Vec<Published>,
 }
 
-pub const TOP_KEYS: &[&str] = &[
-    "name",
-    "description",
-    "tokenizer",
-    "render",
-    "model",
-    "model_overrides",
-    "system_prompt",
-    "system_prompt_tokens",
-    "catalogs",
-    "deferred",
-    "sizes",
-    "failures",
-    "conversation",
-    "published",
-];
-pub const CATALOG_KEYS: &[&str] = &["path", "server", "connected"];
-pub const DEFERRED_KEYS: &[&str] = &[
-    "when",
-    "defer_mcp",
-    "defer_builtins",
-    "always_load",
-    "always_load_servers",
-    "scorer",
-    "max_results",
-    "discovery",
-    "listing",
-    "list_style",
-    "reveal",
-    "retry",
-    "depends_on",
-];
-pub const SIZE_KEYS: &[&str] = &[
-    "tool_overhead",
-    "search_tool",
-    "deferred_list",
-    "call",
-    "search_call",
-    "search_result_base",
-    "search_result_per_tool",
-    "result",
-    "error_result",
-    "reply",
-];
-pub const FAILURE_KEYS: &[&str] = &["premature_call_rate", "seed"];
-pub const TURN_KEYS: &[&str] = &[
-    "user",
-    "tokens",
-    "reply_tokens",
-    "calls",
-    "subagent",
-    "repeat",
-];
-pub const CALL_KEYS: &[&str] = &[
-    "tool",
-    "query",
-    "result_tokens",
-    "call_tokens",
-    "input",
-    "parallel",
-    "loads",
-    "subagent",
-];
-pub const EVENT_KEYS: &[&str] = &[
-    "event",
-    "server",
-    "summary_tokens",
-    "keep_discovered",
-    "rediscover",
-];
-pub const SUBAGENT_KEYS: &[&str] = &[
-    "tools",
-    "system_prompt_tokens",
-    "result_tokens",
-    "conversation",
-];
-pub const PUBLISHED_KEYS: &[&str] = &[
-    "claim",
-    "source",
-    "eager_tokens",
-    "deferred_tokens",
-    "metric",
-];
-
 pub const PUBLISHED_METRICS: &[&str] = &[
     "first_request_tokens",
     "first_request_tool_tokens",
@@ -359,8 +314,294 @@ pub fn load_scenario(path: &Path) -> Result<Scenario> {
 
 /// Parses an already-read document (tests build documents from strings).
 pub fn parse(doc: &Document) -> Result<Scenario> {
-    Reader { doc }.scenario()
+    let raw: RawScenario = doc.decode(&[], &doc.value)?;
+    Reader { doc }.scenario(raw)
 }
+
+// ---------------------------------------------------------------------------------------------
+// The file as written. A new scenario key is a field here, a field of `Scenario`, one line in
+// `Reader::scenario` and its entry in `scenarios/schema.json` (the schema test names what is
+// missing). Lists whose items take two shapes (`catalogs`, `conversation`, subagent `tools`)
+// are kept as values and read item by item at their own path.
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a scenario (a mapping)")]
+pub(crate) struct RawScenario {
+    name: Option<String>,
+    description: Option<String>,
+    tokenizer: Option<Tokenizer>,
+    #[serde(default)]
+    render: Render,
+    model: Option<String>,
+    /// Keys are read as `Override` one by one, so an unknown key is located at itself.
+    #[serde(default)]
+    model_overrides: IndexMap<String, f64>,
+    system_prompt: Option<String>,
+    #[serde(default, deserialize_with = "opt_tokens")]
+    system_prompt_tokens: Option<usize>,
+    catalogs: Option<Vec<Value>>,
+    #[serde(default)]
+    deferred: RawDeferred,
+    #[serde(default)]
+    sizes: Sizes,
+    #[serde(default)]
+    failures: Failures,
+    conversation: Option<Vec<Value>>,
+    #[serde(default)]
+    published: Vec<Published>,
+}
+
+#[derive(Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a catalog entry (a path, or a mapping with path:)"
+)]
+pub(crate) struct RawCatalogEntry {
+    path: String,
+    server: Option<String>,
+    connected: Option<bool>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, expecting = "deferred settings (a mapping)")]
+pub(crate) struct RawDeferred {
+    when: Option<When>,
+    defer_mcp: Option<bool>,
+    #[serde(default)]
+    defer_builtins: Vec<String>,
+    #[serde(default)]
+    always_load: Vec<String>,
+    #[serde(default)]
+    always_load_servers: Vec<String>,
+    scorer: Option<ScorerKind>,
+    #[serde(default, deserialize_with = "opt_count")]
+    max_results: Option<usize>,
+    discovery: Option<Discovery>,
+    listing: Option<Listing>,
+    list_style: Option<ListStyle>,
+    reveal: Option<Reveal>,
+    retry: Option<Vec<RetryStep>>,
+    #[serde(default)]
+    depends_on: IndexMap<String, Vec<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a turn (a mapping with user:) or an event (event:)"
+)]
+pub(crate) struct RawTurn {
+    user: String,
+    #[serde(default, deserialize_with = "opt_tokens")]
+    tokens: Option<usize>,
+    #[serde(default, deserialize_with = "opt_tokens")]
+    reply_tokens: Option<usize>,
+    #[serde(default)]
+    calls: Vec<RawCall>,
+    subagent: Option<RawSubagent>,
+    #[serde(default, deserialize_with = "opt_count")]
+    repeat: Option<usize>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a call (a mapping with tool:)")]
+pub(crate) struct RawCall {
+    tool: String,
+    query: Option<String>,
+    #[serde(default, deserialize_with = "opt_tokens")]
+    result_tokens: Option<usize>,
+    #[serde(default, deserialize_with = "opt_tokens")]
+    call_tokens: Option<usize>,
+    input: Option<Map<String, Value>>,
+    #[serde(default)]
+    parallel: bool,
+    loads: Option<Vec<String>>,
+    subagent: Option<RawSubagent>,
+}
+
+#[derive(Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a subagent (a mapping with conversation:)"
+)]
+pub(crate) struct RawSubagent {
+    /// `"*"` or a list of tool ids.
+    tools: Option<Value>,
+    #[serde(default, deserialize_with = "opt_tokens")]
+    system_prompt_tokens: Option<usize>,
+    #[serde(default, deserialize_with = "opt_tokens")]
+    result_tokens: Option<usize>,
+    conversation: Vec<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, expecting = "an event (a mapping with event:)")]
+pub(crate) struct RawEvent {
+    event: EventKind,
+    server: Option<String>,
+    #[serde(default, deserialize_with = "opt_tokens")]
+    summary_tokens: Option<usize>,
+    keep_discovered: Option<bool>,
+    rediscover: Option<bool>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum EventKind {
+    Connect,
+    Disconnect,
+    Clear,
+    Compact,
+    Resume,
+}
+
+impl EventKind {
+    fn name(self) -> &'static str {
+        crate::names::variant::<EventKind>(self as usize)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values with a meaning beyond their JSON type.
+
+/// A count read from a number that must be whole and ≥ 0 (`5` and `5.0` both; YAML writes
+/// either). `what` is the message's "expected …".
+struct Whole(&'static str);
+
+impl<'de> serde::de::Visitor<'de> for Whole {
+    type Value = usize;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<usize, E> {
+        usize::try_from(v)
+            .ok()
+            .filter(|&n| n as f64 <= MAX_WHOLE)
+            .ok_or_else(|| E::invalid_value(serde::de::Unexpected::Unsigned(v), &self))
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<usize, E> {
+        match u64::try_from(v) {
+            Ok(u) => self.visit_u64(u),
+            Err(_) => Err(E::invalid_value(serde::de::Unexpected::Signed(v), &self)),
+        }
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> std::result::Result<usize, E> {
+        if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= MAX_WHOLE {
+            Ok(v as usize)
+        } else {
+            Err(E::invalid_value(serde::de::Unexpected::Float(v), &self))
+        }
+    }
+}
+
+/// Larger than any real size, small enough to add up without overflow.
+const MAX_WHOLE: f64 = 1e12;
+
+struct Tokens(usize);
+
+impl<'de> Deserialize<'de> for Tokens {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        d.deserialize_any(Whole("a whole number of tokens ≥ 0"))
+            .map(Tokens)
+    }
+}
+
+struct Count(usize);
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        d.deserialize_any(Whole("a whole number ≥ 0")).map(Count)
+    }
+}
+
+fn opt_tokens<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<usize>, D::Error> {
+    Ok(Option::<Tokens>::deserialize(d)?.map(|t| t.0))
+}
+
+fn opt_count<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<usize>, D::Error> {
+    Ok(Option::<Count>::deserialize(d)?.map(|t| t.0))
+}
+
+/// A finite number ≥ 0.
+fn nonneg<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
+    let v = f64::deserialize(d)?;
+    if v.is_finite() && v >= 0.0 {
+        Ok(v)
+    } else {
+        Err(serde::de::Error::invalid_value(
+            serde::de::Unexpected::Float(v),
+            &"a number ≥ 0",
+        ))
+    }
+}
+
+fn opt_nonneg<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<f64>, D::Error> {
+    #[derive(Deserialize)]
+    struct NonNeg(#[serde(deserialize_with = "nonneg")] f64);
+    Ok(Option::<NonNeg>::deserialize(d)?.map(|n| n.0))
+}
+
+fn probability<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
+    let v = nonneg(d)?;
+    if v > 1.0 {
+        return Err(serde::de::Error::invalid_value(
+            serde::de::Unexpected::Float(v),
+            &"a probability between 0 and 1",
+        ));
+    }
+    Ok(v)
+}
+
+fn default_metric() -> String {
+    PUBLISHED_METRICS[0].to_string()
+}
+
+fn published_metric<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<String, D::Error> {
+    let s = String::deserialize(d)?;
+    if PUBLISHED_METRICS.contains(&s.as_str()) {
+        Ok(s)
+    } else {
+        let expected = format!("one of {}", PUBLISHED_METRICS.join(", "));
+        Err(serde::de::Error::invalid_value(
+            serde::de::Unexpected::Str(&s),
+            &expected.as_str(),
+        ))
+    }
+}
+
+impl std::str::FromStr for When {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        if s == "always" {
+            return Ok(When::Always);
+        }
+        match s.strip_prefix("auto:").map(str::parse::<f64>) {
+            Some(Ok(n)) if n.is_finite() && (0.0..=100.0).contains(&n) => Ok(When::Auto(n)),
+            _ => Err(format!(
+                "expected \"always\" or \"auto:N\" with N a percentage 0-100, found {s:?}"
+            )),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for When {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Raw → model: the checks that need more than one value, or a position kept in the model.
 
 struct Reader<'a> {
     doc: &'a Document,
@@ -384,110 +625,13 @@ fn type_name(v: &Value) -> &'static str {
 }
 
 impl Reader<'_> {
-    fn err(&self, p: &[Seg], msg: impl Into<String>) -> Error {
-        self.doc.error_at(p, msg)
+    /// An error at `p`, its message prefixed with the path as `Document::decode` does.
+    fn err(&self, p: &[Seg], msg: impl AsRef<str>) -> Error {
+        self.doc
+            .error_at(p, crate::document::with_path(p, msg.as_ref()))
     }
 
-    fn object<'v>(&self, p: &[Seg], v: &'v Value, what: &str) -> Result<&'v Map<String, Value>> {
-        match v {
-            Value::Object(m) => Ok(m),
-            other => Err(self.err(
-                p,
-                format!("expected {what} (a mapping), found {}", type_name(other)),
-            )),
-        }
-    }
-
-    fn keys(&self, p: &[Seg], m: &Map<String, Value>, allowed: &[&str], what: &str) -> Result<()> {
-        for k in m.keys() {
-            if !allowed.contains(&k.as_str()) {
-                return Err(self.err(
-                    &child(p, k.as_str()),
-                    format!(
-                        "unknown field {k:?} in {what}, expected one of: {}",
-                        allowed.join(", ")
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    fn string(&self, p: &[Seg], v: &Value) -> Result<String> {
-        match v {
-            Value::String(s) => Ok(s.clone()),
-            other => Err(self.err(p, format!("expected a string, found {}", type_name(other)))),
-        }
-    }
-
-    fn opt_string(&self, p: &[Seg], m: &Map<String, Value>, k: &str) -> Result<Option<String>> {
-        m.get(k).map(|v| self.string(&child(p, k), v)).transpose()
-    }
-
-    fn opt_bool(&self, p: &[Seg], m: &Map<String, Value>, k: &str) -> Result<Option<bool>> {
-        match m.get(k) {
-            None => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(other) => Err(self.err(
-                &child(p, k),
-                format!("{k} must be true or false, found {}", type_name(other)),
-            )),
-        }
-    }
-
-    fn number(&self, p: &[Seg], k: &str, v: &Value) -> Result<f64> {
-        match v {
-            Value::Number(n) => {
-                let f = n.as_f64().unwrap_or(f64::NAN);
-                if !f.is_finite() || f < 0.0 {
-                    Err(self.err(p, format!("{k} must be ≥ 0, found {n}")))
-                } else {
-                    Ok(f)
-                }
-            }
-            other => Err(self.err(
-                p,
-                format!("{k} must be a number, found {}", type_name(other)),
-            )),
-        }
-    }
-
-    fn size(&self, p: &[Seg], k: &str, v: &Value) -> Result<usize> {
-        let f = self.number(p, k, v)?;
-        if f.fract() != 0.0 || f > 1e12 {
-            return Err(self.err(
-                p,
-                format!("{k} must be a whole number of tokens, found {f}"),
-            ));
-        }
-        Ok(f as usize)
-    }
-
-    fn opt_size(&self, p: &[Seg], m: &Map<String, Value>, k: &str) -> Result<Option<usize>> {
-        m.get(k).map(|v| self.size(&child(p, k), k, v)).transpose()
-    }
-
-    fn list<'v>(&self, p: &[Seg], v: &'v Value, k: &str) -> Result<&'v [Value]> {
-        match v {
-            Value::Array(a) => Ok(a),
-            other => Err(self.err(p, format!("{k} must be a list, found {}", type_name(other)))),
-        }
-    }
-
-    fn tool_refs(&self, p: &[Seg], m: &Map<String, Value>, k: &str) -> Result<Vec<ToolRef>> {
-        let Some(v) = m.get(k) else {
-            return Ok(Vec::new());
-        };
-        let kp = child(p, k);
-        self.list(&kp, v, k)?
-            .iter()
-            .enumerate()
-            .map(|(i, item)| self.tool_ref(&child(&kp, i), item))
-            .collect()
-    }
-
-    fn tool_ref(&self, p: &[Seg], v: &Value) -> Result<ToolRef> {
-        let id = self.string(p, v)?;
+    fn tool_ref(&self, p: &[Seg], id: String) -> Result<ToolRef> {
         if id.is_empty() {
             return Err(self.err(p, "a tool id must not be empty"));
         }
@@ -497,136 +641,81 @@ impl Reader<'_> {
         })
     }
 
-    fn parsed<T: std::str::FromStr<Err = String>>(
-        &self,
-        p: &[Seg],
-        m: &Map<String, Value>,
-        k: &str,
-    ) -> Result<Option<T>> {
-        match self.opt_string(p, m, k)? {
-            None => Ok(None),
-            Some(s) => s.parse().map(Some).map_err(|e| self.err(&child(p, k), e)),
-        }
+    fn tool_refs(&self, p: &[Seg], ids: Vec<String>) -> Result<Vec<ToolRef>> {
+        ids.into_iter()
+            .enumerate()
+            .map(|(i, id)| self.tool_ref(&child(p, i), id))
+            .collect()
     }
 
-    fn choice<T: Copy>(
-        &self,
-        p: &[Seg],
-        m: &Map<String, Value>,
-        k: &str,
-        options: &[(&str, T)],
-    ) -> Result<Option<T>> {
-        let Some(s) = self.opt_string(p, m, k)? else {
-            return Ok(None);
-        };
-        options
-            .iter()
-            .find(|(n, _)| *n == s)
-            .map(|(_, t)| Some(*t))
-            .ok_or_else(|| {
-                let names: Vec<_> = options.iter().map(|(n, _)| *n).collect();
-                self.err(
-                    &child(p, k),
-                    format!("unknown {k} {s:?}, expected one of: {}", names.join(", ")),
-                )
-            })
-    }
-
-    fn scenario(&self) -> Result<Scenario> {
-        let root: Vec<Seg> = Vec::new();
-        let m = self.object(&root, &self.doc.value, "a scenario")?;
-        self.keys(&root, m, TOP_KEYS, "the scenario")?;
-        let name = match self.opt_string(&root, m, "name")? {
+    fn scenario(&self, raw: RawScenario) -> Result<Scenario> {
+        let name = match raw.name {
             Some(n) if !n.trim().is_empty() => n,
-            Some(_) => return Err(self.err(&child(&root, "name"), "name must not be empty")),
+            Some(_) => return Err(self.err(&path!["name"], "must not be empty")),
             None => self
                 .doc
                 .path
                 .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "scenario".into()),
+                .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned()),
         };
-        let profile_name = self
-            .opt_string(&root, m, "model")?
-            .unwrap_or_else(|| profile::DEFAULT_PROFILE.to_string());
-        let mut profile = profile::find(&profile_name).ok_or_else(|| {
+        let profile = self.profile(raw.model, raw.model_overrides)?;
+        let Some(catalogs) = raw.catalogs else {
+            return Err(self.err(&[], "missing field `catalogs`: list the catalog files"));
+        };
+        let Some(conversation) = raw.conversation else {
+            return Err(self.err(
+                &[],
+                "missing field `conversation`: a scenario needs at least one turn",
+            ));
+        };
+        let catalogs = self.catalogs(&catalogs)?;
+        let deferred = self.deferred(raw.deferred)?;
+        let conversation = self.conversation(&path!["conversation"], &conversation, &mut 0)?;
+        if !conversation.iter().any(|i| matches!(i, Item::Turn(_))) {
+            return Err(self.err(
+                &path!["conversation"],
+                "no turn (a turn is a mapping with `user:`)",
+            ));
+        }
+        Ok(Scenario {
+            name,
+            description: raw.description,
+            path: self.doc.path.clone(),
+            tokenizer: raw.tokenizer,
+            render: raw.render,
+            profile,
+            system_prompt: raw.system_prompt,
+            system_prompt_tokens: raw.system_prompt_tokens,
+            catalogs,
+            deferred,
+            sizes: raw.sizes,
+            failures: raw.failures,
+            conversation,
+            published: raw.published,
+        })
+    }
+
+    fn profile(&self, model: Option<String>, overrides: IndexMap<String, f64>) -> Result<Profile> {
+        let name = model.unwrap_or_else(|| profile::DEFAULT_PROFILE.to_string());
+        let mut profile = profile::find(&name).ok_or_else(|| {
             self.err(
-                &child(&root, "model"),
+                &path!["model"],
                 format!(
-                    "unknown model profile {profile_name:?}, expected one of: {}",
+                    "unknown model profile {name:?}, expected one of: {}",
                     profile::names().join(", ")
                 ),
             )
         })?;
-        if let Some(v) = m.get("model_overrides") {
-            let p = child(&root, "model_overrides");
-            let o = self.object(&p, v, "model_overrides")?;
-            self.keys(&p, o, profile::OVERRIDE_KEYS, "model_overrides")?;
-            for (k, v) in o {
-                let kp = child(&p, k.as_str());
-                let f = self.number(&kp, k, v)?;
-                profile.set(k, f).map_err(|e| self.err(&kp, e))?;
-            }
+        for (key, value) in overrides {
+            let kp = path!["model_overrides", key.as_str()];
+            let key: Override = self.doc.decode(&kp, &Value::String(key.clone()))?;
+            profile.set(key, value).map_err(|e| self.err(&kp, e))?;
         }
-        let catalogs = self.catalogs(&root, m)?;
-        let deferred = match m.get("deferred") {
-            Some(v) => self.deferred(&child(&root, "deferred"), v)?,
-            None => DeferredSettings::default(),
-        };
-        let sizes = match m.get("sizes") {
-            Some(v) => self.sizes(&child(&root, "sizes"), v)?,
-            None => Sizes::default(),
-        };
-        let failures = match m.get("failures") {
-            Some(v) => self.failures(&child(&root, "failures"), v)?,
-            None => Failures::default(),
-        };
-        let conversation = match m.get("conversation") {
-            Some(v) => {
-                let mut count = 0;
-                self.conversation(&child(&root, "conversation"), v, &mut count)?
-            }
-            None => {
-                return Err(self.err(
-                    &root,
-                    "missing field \"conversation\": a scenario needs at least one turn",
-                ));
-            }
-        };
-        if !conversation.iter().any(|i| matches!(i, Item::Turn(_))) {
-            return Err(self.err(
-                &child(&root, "conversation"),
-                "the conversation has no turn (a turn is a mapping with `user:`)",
-            ));
-        }
-        let published = match m.get("published") {
-            Some(v) => self.published(&child(&root, "published"), v)?,
-            None => Vec::new(),
-        };
-        Ok(Scenario {
-            name,
-            description: self.opt_string(&root, m, "description")?,
-            path: self.doc.path.clone(),
-            tokenizer: self.parsed(&root, m, "tokenizer")?,
-            render: self.parsed(&root, m, "render")?.unwrap_or_default(),
-            profile,
-            system_prompt: self.opt_string(&root, m, "system_prompt")?,
-            system_prompt_tokens: self.opt_size(&root, m, "system_prompt_tokens")?,
-            catalogs,
-            deferred,
-            sizes,
-            failures,
-            conversation,
-            published,
-        })
+        Ok(profile)
     }
 
-    fn catalogs(&self, root: &[Seg], m: &Map<String, Value>) -> Result<Vec<CatalogEntry>> {
-        let p = child(root, "catalogs");
-        let Some(v) = m.get("catalogs") else {
-            return Err(self.err(root, "missing field \"catalogs\": list the catalog files"));
-        };
-        let items = self.list(&p, v, "catalogs")?;
+    fn catalogs(&self, items: &[Value]) -> Result<Vec<CatalogEntry>> {
+        let p = path!["catalogs"];
         if items.is_empty() {
             return Err(self.err(&p, "catalogs is empty: list at least one catalog file"));
         }
@@ -636,412 +725,207 @@ impl Reader<'_> {
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_default();
-        items
-            .iter()
-            .enumerate()
-            .map(|(i, item)| {
-                let ip = child(&p, i);
-                // A bare string is a path.
-                if let Value::String(s) = item {
-                    return Ok(CatalogEntry {
-                        path: base.join(s),
-                        server: None,
-                        connected: true,
-                        at: self.doc.locate(&ip),
-                    });
-                }
-                let o = self.object(&ip, item, "a catalog entry")?;
-                self.keys(&ip, o, CATALOG_KEYS, "a catalog entry")?;
-                let path = self
-                    .opt_string(&ip, o, "path")?
-                    .ok_or_else(|| self.err(&ip, "missing field \"path\" in a catalog entry"))?;
-                Ok(CatalogEntry {
-                    path: base.join(path),
-                    server: self.opt_string(&ip, o, "server")?,
-                    connected: self.opt_bool(&ip, o, "connected")?.unwrap_or(true),
-                    at: self.doc.locate(&child(&ip, "path")),
-                })
+        let entry = |i: usize, item: &Value| -> Result<CatalogEntry> {
+            let ip = child(&p, i);
+            // A bare string is a path.
+            if let Value::String(s) = item {
+                return Ok(CatalogEntry {
+                    path: base.join(s),
+                    server: None,
+                    connected: true,
+                    at: self.doc.locate(&ip),
+                });
+            }
+            let raw: RawCatalogEntry = self.doc.decode(&ip, item)?;
+            Ok(CatalogEntry {
+                path: base.join(raw.path),
+                server: raw.server,
+                connected: raw.connected.unwrap_or(true),
+                at: self.doc.locate(&child(&ip, "path")),
             })
-            .collect()
-    }
-
-    fn deferred(&self, p: &[Seg], v: &Value) -> Result<DeferredSettings> {
-        let m = self.object(p, v, "deferred settings")?;
-        self.keys(p, m, DEFERRED_KEYS, "deferred")?;
-        let mut d = DeferredSettings::default();
-        if let Some(w) = m.get("when") {
-            let wp = child(p, "when");
-            let s = self.string(&wp, w)?;
-            d.when = match s.as_str() {
-                "always" => When::Always,
-                other => match other.strip_prefix("auto:").map(str::parse::<f64>) {
-                    Some(Ok(n)) if n.is_finite() && (0.0..=100.0).contains(&n) => When::Auto(n),
-                    _ => {
-                        return Err(self.err(
-                            &wp,
-                            format!(
-                                "when must be \"always\" or \"auto:N\" with N a percentage 0-100, found {s:?}"
-                            ),
-                        ));
-                    }
-                },
-            };
-        }
-        if let Some(b) = self.opt_bool(p, m, "defer_mcp")? {
-            d.defer_mcp = b;
-        }
-        let builtins = self.tool_refs(p, m, "defer_builtins")?;
-        d.defer_all_builtins = builtins.iter().any(|r| r.id == "*");
-        d.defer_builtins = builtins.into_iter().filter(|r| r.id != "*").collect();
-        d.always_load = self.tool_refs(p, m, "always_load")?;
-        d.always_load_servers = self.tool_refs(p, m, "always_load_servers")?;
-        if let Some(s) = self.parsed(p, m, "scorer")? {
-            d.scorer = s;
-        }
-        if let Some(n) = self.opt_size(p, m, "max_results")? {
-            if n == 0 {
-                return Err(self.err(&child(p, "max_results"), "max_results must be ≥ 1"));
-            }
-            d.max_results = n;
-        }
-        if let Some(x) = self.choice(
-            p,
-            m,
-            "discovery",
-            &[
-                ("model-search", Discovery::ModelSearch),
-                ("select", Discovery::Select),
-                ("auto-retrieve", Discovery::AutoRetrieve),
-            ],
-        )? {
-            d.discovery = x;
-        }
-        if let Some(x) = self.choice(
-            p,
-            m,
-            "listing",
-            &[
-                ("names", Listing::Names),
-                ("descriptions", Listing::Descriptions),
-                ("servers", Listing::Servers),
-            ],
-        )? {
-            d.listing = x;
-        }
-        if let Some(x) = self.choice(
-            p,
-            m,
-            "list_style",
-            &[("list", ListStyle::List), ("delta", ListStyle::Delta)],
-        )? {
-            d.list_style = x;
-        }
-        if let Some(x) = self.choice(
-            p,
-            m,
-            "reveal",
-            &[
-                ("append", Reveal::Append),
-                ("tools-list", Reveal::ToolsList),
-            ],
-        )? {
-            d.reveal = x;
-        }
-        if let Some(v) = m.get("retry") {
-            let rp = child(p, "retry");
-            d.retry = self
-                .list(&rp, v, "retry")?
-                .iter()
-                .enumerate()
-                .map(|(i, s)| {
-                    let sp = child(&rp, i);
-                    match self.string(&sp, s)?.as_str() {
-                        "rephrase" => Ok(RetryStep::Rephrase),
-                        "select" => Ok(RetryStep::Select),
-                        other => Err(self.err(
-                            &sp,
-                            format!("unknown retry step {other:?}, expected rephrase or select"),
-                        )),
-                    }
-                })
-                .collect::<Result<_>>()?;
-        }
-        if let Some(v) = m.get("depends_on") {
-            let dp = child(p, "depends_on");
-            let o = self.object(&dp, v, "depends_on (tool id: [ids])")?;
-            for (k, _) in o {
-                let kp = child(&dp, k.as_str());
-                let deps = self.tool_refs(&dp, o, k)?;
-                d.depends_on.push((
-                    ToolRef {
-                        id: k.clone(),
-                        at: self.doc.locate(&kp),
-                    },
-                    deps,
-                ));
-            }
-        }
-        Ok(d)
-    }
-
-    fn sizes(&self, p: &[Seg], v: &Value) -> Result<Sizes> {
-        let m = self.object(p, v, "sizes")?;
-        self.keys(p, m, SIZE_KEYS, "sizes")?;
-        Ok(Sizes {
-            tool_overhead: self.opt_size(p, m, "tool_overhead")?,
-            search_tool: self.opt_size(p, m, "search_tool")?,
-            deferred_list: self.opt_size(p, m, "deferred_list")?,
-            call: self.opt_size(p, m, "call")?,
-            search_call: self.opt_size(p, m, "search_call")?,
-            search_result_base: self.opt_size(p, m, "search_result_base")?,
-            search_result_per_tool: self.opt_size(p, m, "search_result_per_tool")?,
-            result: self.opt_size(p, m, "result")?,
-            error_result: self.opt_size(p, m, "error_result")?,
-            reply: self.opt_size(p, m, "reply")?,
-        })
-    }
-
-    fn failures(&self, p: &[Seg], v: &Value) -> Result<Failures> {
-        let m = self.object(p, v, "failures")?;
-        self.keys(p, m, FAILURE_KEYS, "failures")?;
-        let rate = match m.get("premature_call_rate") {
-            Some(v) => {
-                let rp = child(p, "premature_call_rate");
-                let r = self.number(&rp, "premature_call_rate", v)?;
-                if r > 1.0 {
-                    return Err(self.err(&rp, "premature_call_rate must be between 0 and 1"));
-                }
-                r
-            }
-            None => 0.0,
         };
-        Ok(Failures {
-            premature_call_rate: rate,
-            seed: self.opt_size(p, m, "seed")?.unwrap_or(0) as u64,
+        items.iter().enumerate().map(|(i, v)| entry(i, v)).collect()
+    }
+
+    fn deferred(&self, raw: RawDeferred) -> Result<DeferredSettings> {
+        let p = path!["deferred"];
+        let default = DeferredSettings::default();
+        let builtins = self.tool_refs(&child(&p, "defer_builtins"), raw.defer_builtins)?;
+        let max_results = raw.max_results.unwrap_or(default.max_results);
+        if max_results == 0 {
+            return Err(self.err(&child(&p, "max_results"), "must be ≥ 1"));
+        }
+        let mut depends_on = Vec::with_capacity(raw.depends_on.len());
+        for (id, deps) in raw.depends_on {
+            let kp = child(&child(&p, "depends_on"), id.as_str());
+            let deps = self.tool_refs(&kp, deps)?;
+            depends_on.push((self.tool_ref(&kp, id)?, deps));
+        }
+        Ok(DeferredSettings {
+            when: raw.when.unwrap_or(default.when),
+            defer_mcp: raw.defer_mcp.unwrap_or(default.defer_mcp),
+            defer_all_builtins: builtins.iter().any(|r| r.id == "*"),
+            defer_builtins: builtins.into_iter().filter(|r| r.id != "*").collect(),
+            always_load: self.tool_refs(&child(&p, "always_load"), raw.always_load)?,
+            always_load_servers: self
+                .tool_refs(&child(&p, "always_load_servers"), raw.always_load_servers)?,
+            scorer: raw.scorer.unwrap_or(default.scorer),
+            max_results,
+            discovery: raw.discovery.unwrap_or(default.discovery),
+            listing: raw.listing.unwrap_or(default.listing),
+            list_style: raw.list_style.unwrap_or(default.list_style),
+            reveal: raw.reveal.unwrap_or(default.reveal),
+            retry: raw.retry.unwrap_or(default.retry),
+            depends_on,
         })
     }
 
-    fn conversation(&self, p: &[Seg], v: &Value, turns: &mut usize) -> Result<Vec<Item>> {
-        let items = self.list(p, v, "conversation")?;
+    /// Reads the items of a conversation at `p`; `turns` counts turns after `repeat` across
+    /// the whole conversation, against `MAX_TURNS`.
+    fn conversation(&self, p: &[Seg], items: &[Value], turns: &mut usize) -> Result<Vec<Item>> {
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             let ip = child(p, i);
-            let m = self.object(&ip, item, "a turn (user:) or an event (event:)")?;
-            if m.contains_key("event") {
-                out.push(Item::Event(self.event(&ip, m)?));
-                continue;
-            }
-            self.keys(&ip, m, TURN_KEYS, "a turn")?;
-            let repeat = self.opt_size(&ip, m, "repeat")?.unwrap_or(1);
-            let turn = self.turn(&ip, m)?;
-            *turns += repeat;
-            if *turns > MAX_TURNS {
-                return Err(self.err(
-                    &ip,
-                    format!("more than {MAX_TURNS} turns after expanding repeat"),
-                ));
-            }
-            for _ in 0..repeat {
-                out.push(Item::Turn(Box::new(turn.clone())));
+            match item {
+                Value::Object(m) if m.contains_key("event") => {
+                    out.push(Item::Event(self.event(&ip, self.doc.decode(&ip, item)?)?));
+                }
+                Value::Object(_) => {
+                    let raw: RawTurn = self.doc.decode(&ip, item)?;
+                    let repeat = raw.repeat.unwrap_or(1);
+                    *turns += repeat;
+                    if *turns > MAX_TURNS {
+                        return Err(self.err(
+                            &ip,
+                            format!("more than {MAX_TURNS} turns after expanding repeat"),
+                        ));
+                    }
+                    let turn = self.turn(&ip, raw)?;
+                    out.extend((0..repeat).map(|_| Item::Turn(Box::new(turn.clone()))));
+                }
+                other => {
+                    return Err(self.err(
+                        &ip,
+                        format!(
+                            "expected a turn (a mapping with user:) or an event (event:), found {}",
+                            type_name(other)
+                        ),
+                    ));
+                }
             }
         }
         Ok(out)
     }
 
-    fn turn(&self, p: &[Seg], m: &Map<String, Value>) -> Result<Turn> {
-        let user = self
-            .opt_string(p, m, "user")?
-            .ok_or_else(|| self.err(p, "a turn needs `user:` (the user's message)"))?;
-        let mut calls = Vec::new();
-        if let Some(v) = m.get("calls") {
-            let cp = child(p, "calls");
-            for (i, c) in self.list(&cp, v, "calls")?.iter().enumerate() {
-                let ip = child(&cp, i);
-                let o = self.object(&ip, c, "a call")?;
-                self.keys(&ip, o, CALL_KEYS, "a call")?;
-                let tool = match o.get("tool") {
-                    Some(t) => self.tool_ref(&child(&ip, "tool"), t)?,
-                    None => return Err(self.err(&ip, "a call needs `tool:` (a tool id)")),
-                };
-                let input = match o.get("input") {
-                    Some(v @ Value::Object(_)) => Some(v.clone()),
-                    Some(other) => {
-                        return Err(self.err(
-                            &child(&ip, "input"),
-                            format!("input must be a mapping, found {}", type_name(other)),
-                        ));
-                    }
-                    None => None,
-                };
-                let at = match o.get("query") {
-                    Some(_) => self.doc.locate(&child(&ip, "query")),
-                    None => tool.at,
-                };
-                let loads = match o.get("loads") {
-                    Some(_) => Some(self.tool_refs(&ip, o, "loads")?),
-                    None => None,
-                };
-                let subagent = match o.get("subagent") {
-                    Some(v) => Some(self.subagent(&child(&ip, "subagent"), v)?),
-                    None => None,
-                };
-                calls.push(Call {
-                    at,
-                    tool,
-                    query: self.opt_string(&ip, o, "query")?,
-                    result_tokens: self.opt_size(&ip, o, "result_tokens")?,
-                    call_tokens: self.opt_size(&ip, o, "call_tokens")?,
-                    input,
-                    parallel: self.opt_bool(&ip, o, "parallel")?.unwrap_or(false),
-                    loads,
-                    subagent,
-                });
-            }
+    fn turn(&self, p: &[Seg], raw: RawTurn) -> Result<Turn> {
+        let mut calls = Vec::with_capacity(raw.calls.len());
+        for (i, c) in raw.calls.into_iter().enumerate() {
+            let ip = child(&child(p, "calls"), i);
+            let tool = self.tool_ref(&child(&ip, "tool"), c.tool)?;
+            let at = match c.query {
+                Some(_) => self.doc.locate(&child(&ip, "query")),
+                None => tool.at,
+            };
+            let loads = match c.loads {
+                Some(ids) => Some(self.tool_refs(&child(&ip, "loads"), ids)?),
+                None => None,
+            };
+            let subagent = match c.subagent {
+                Some(s) => Some(self.subagent(&child(&ip, "subagent"), s)?),
+                None => None,
+            };
+            calls.push(Call {
+                at,
+                tool,
+                query: c.query,
+                result_tokens: c.result_tokens,
+                call_tokens: c.call_tokens,
+                input: c.input.map(Value::Object),
+                parallel: c.parallel,
+                loads,
+                subagent,
+            });
         }
-        let subagent = match m.get("subagent") {
-            Some(v) => Some(self.subagent(&child(p, "subagent"), v)?),
+        let subagent = match raw.subagent {
+            Some(s) => Some(self.subagent(&child(p, "subagent"), s)?),
             None => None,
         };
         Ok(Turn {
-            user,
+            user: raw.user,
             at: self.doc.locate(&child(p, "user")),
-            tokens: self.opt_size(p, m, "tokens")?,
-            reply_tokens: self.opt_size(p, m, "reply_tokens")?,
+            tokens: raw.tokens,
+            reply_tokens: raw.reply_tokens,
             calls,
             subagent,
         })
     }
 
-    fn subagent(&self, p: &[Seg], v: &Value) -> Result<Subagent> {
-        let m = self.object(p, v, "a subagent")?;
-        self.keys(p, m, SUBAGENT_KEYS, "a subagent")?;
-        let tools = match m.get("tools") {
+    fn subagent(&self, p: &[Seg], raw: RawSubagent) -> Result<Subagent> {
+        let tp = child(p, "tools");
+        let tools = match &raw.tools {
             None => None,
             Some(Value::String(s)) if s == "*" => None,
-            Some(_) => {
-                let refs = self.tool_refs(p, m, "tools")?;
-                if refs.iter().any(|r| r.id == "*") {
-                    None
-                } else {
-                    Some(refs)
-                }
+            Some(v) => {
+                let refs = self.tool_refs(&tp, self.doc.decode(&tp, v)?)?;
+                (!refs.iter().any(|r| r.id == "*")).then_some(refs)
             }
         };
-        let mut count = 0;
-        let conversation = match m.get("conversation") {
-            Some(v) => self.conversation(&child(p, "conversation"), v, &mut count)?,
-            None => return Err(self.err(p, "a subagent needs its own `conversation:`")),
-        };
-        if let Some((i, _)) = conversation.iter().enumerate().find(|(_, it)| match it {
+        let cp = child(p, "conversation");
+        let conversation = self.conversation(&cp, &raw.conversation, &mut 0)?;
+        let nested = conversation.iter().position(|it| match it {
             Item::Turn(t) => t.subagent.is_some(),
             Item::Event(_) => false,
-        }) {
-            return Err(self.err(
-                &child(&child(p, "conversation"), i),
-                "a subagent cannot spawn another subagent",
-            ));
+        });
+        if let Some(i) = nested {
+            return Err(self.err(&child(&cp, i), "a subagent cannot spawn another subagent"));
         }
         Ok(Subagent {
             tools,
-            system_prompt_tokens: self.opt_size(p, m, "system_prompt_tokens")?,
-            result_tokens: self.opt_size(p, m, "result_tokens")?,
+            system_prompt_tokens: raw.system_prompt_tokens,
+            result_tokens: raw.result_tokens,
             conversation,
         })
     }
 
-    fn event(&self, p: &[Seg], m: &Map<String, Value>) -> Result<Event> {
-        self.keys(p, m, EVENT_KEYS, "an event")?;
-        let kind = self
-            .opt_string(p, m, "event")?
-            .expect("caller checked the key");
-        let server = || -> Result<String> {
-            self.opt_string(p, m, "server")?
-                .ok_or_else(|| self.err(p, format!("a {kind} event needs `server:`")))
+    fn event(&self, p: &[Seg], raw: RawEvent) -> Result<Event> {
+        let kind = raw.event;
+        let given = [
+            ("server", raw.server.is_some()),
+            ("summary_tokens", raw.summary_tokens.is_some()),
+            ("keep_discovered", raw.keep_discovered.is_some()),
+            ("rediscover", raw.rediscover.is_some()),
+        ];
+        let applies: &[&str] = match kind {
+            EventKind::Connect | EventKind::Disconnect => &["server"],
+            EventKind::Clear => &[],
+            EventKind::Compact => &["summary_tokens", "keep_discovered"],
+            EventKind::Resume => &["rediscover"],
         };
-        let only = |allowed: &[&str]| -> Result<()> {
-            for k in m.keys() {
-                if k != "event" && !allowed.contains(&k.as_str()) {
-                    return Err(self.err(
-                        &child(p, k.as_str()),
-                        format!("field {k:?} does not apply to a {kind} event"),
-                    ));
-                }
-            }
-            Ok(())
-        };
-        match kind.as_str() {
-            "connect" | "disconnect" => {
-                only(&["server"])?;
-                let server = server()?;
+        if let Some((k, _)) = given.iter().find(|(k, g)| *g && !applies.contains(k)) {
+            return Err(self.err(
+                &child(p, *k),
+                format!("`{k}` does not apply to a {} event", kind.name()),
+            ));
+        }
+        let needs = |what: &str| self.err(p, format!("a {} event needs `{what}:`", kind.name()));
+        Ok(match kind {
+            EventKind::Connect | EventKind::Disconnect => {
+                let server = raw.server.ok_or_else(|| needs("server"))?;
                 let at = self.doc.locate(&child(p, "server"));
-                Ok(if kind == "connect" {
+                if kind == EventKind::Connect {
                     Event::Connect { server, at }
                 } else {
                     Event::Disconnect { server, at }
-                })
-            }
-            "clear" => {
-                only(&[])?;
-                Ok(Event::Clear)
-            }
-            "compact" => {
-                only(&["summary_tokens", "keep_discovered"])?;
-                Ok(Event::Compact {
-                    summary_tokens: self
-                        .opt_size(p, m, "summary_tokens")?
-                        .ok_or_else(|| self.err(p, "a compact event needs `summary_tokens:`"))?,
-                    keep_discovered: self.opt_bool(p, m, "keep_discovered")?.unwrap_or(true),
-                })
-            }
-            "resume" => {
-                only(&["rediscover"])?;
-                Ok(Event::Resume {
-                    rediscover: self.opt_bool(p, m, "rediscover")?.unwrap_or(true),
-                })
-            }
-            other => Err(self.err(
-                &child(p, "event"),
-                format!(
-                    "unknown event {other:?}, expected one of: connect, disconnect, clear, compact, resume"
-                ),
-            )),
-        }
-    }
-
-    fn published(&self, p: &[Seg], v: &Value) -> Result<Vec<Published>> {
-        self.list(p, v, "published")?
-            .iter()
-            .enumerate()
-            .map(|(i, item)| {
-                let ip = child(p, i);
-                let o = self.object(&ip, item, "a published figure")?;
-                self.keys(&ip, o, PUBLISHED_KEYS, "a published figure")?;
-                let num = |k: &str| -> Result<Option<f64>> {
-                    o.get(k)
-                        .map(|v| self.number(&child(&ip, k), k, v))
-                        .transpose()
-                };
-                let metric = self
-                    .opt_string(&ip, o, "metric")?
-                    .unwrap_or_else(|| "first_request_tokens".into());
-                if !PUBLISHED_METRICS.contains(&metric.as_str()) {
-                    return Err(self.err(
-                        &child(&ip, "metric"),
-                        format!("metric must be one of: {}", PUBLISHED_METRICS.join(", ")),
-                    ));
                 }
-                Ok(Published {
-                    claim: self
-                        .opt_string(&ip, o, "claim")?
-                        .ok_or_else(|| self.err(&ip, "a published figure needs `claim:`"))?,
-                    source: self
-                        .opt_string(&ip, o, "source")?
-                        .ok_or_else(|| self.err(&ip, "a published figure needs `source:`"))?,
-                    eager_tokens: num("eager_tokens")?,
-                    deferred_tokens: num("deferred_tokens")?,
-                    metric,
-                })
-            })
-            .collect()
+            }
+            EventKind::Clear => Event::Clear,
+            EventKind::Compact => Event::Compact {
+                summary_tokens: raw.summary_tokens.ok_or_else(|| needs("summary_tokens"))?,
+                keep_discovered: raw.keep_discovered.unwrap_or(true),
+            },
+            EventKind::Resume => Event::Resume {
+                rediscover: raw.rediscover.unwrap_or(true),
+            },
+        })
     }
 }

@@ -547,6 +547,71 @@ fn bad_scenarios_give_located_errors() {
     );
 }
 
+/// Each kind of mistake: the place (line:column of the key or value), the path, what is
+/// allowed.
+#[test]
+fn scenario_errors_say_what_where_and_what_is_allowed() {
+    let cases: &[(&str, &str)] = &[
+        // An unknown key, nested: located at the key, listing the accepted keys.
+        (
+            "catalogs: [a.json]\ndeferred:\n  scorer: bm25\n  max_result: 3\nconversation: [{user: hi}]\n",
+            "test.yaml:4:15: deferred: unknown field `max_result`, expected one of `when`, `defer_mcp`",
+        ),
+        (
+            "catalogs: [a.json]\nmodel_overrides: {context_windw: 5}\nconversation: [{user: hi}]\n",
+            "test.yaml:2:34: model_overrides.context_windw: unknown value `context_windw`, expected one of `input_per_mtok`",
+        ),
+        (
+            "catalogs: [a.json]\nmodel_overrides: {context_window: 0}\nconversation: [{user: hi}]\n",
+            "test.yaml:2:35: model_overrides.context_window: must be > 0",
+        ),
+        (
+            "catalogs: [a.json]\nconversation:\n  - user: hi\n    calls:\n      - tool: Read\n        result_tokens: 2.5\n",
+            "test.yaml:6:24: conversation[0].calls[0].result_tokens: invalid value: floating point `2.5`, expected a whole number of tokens ≥ 0",
+        ),
+        (
+            "catalogs: [a.json]\ndeferred: {when: sometimes}\nconversation: [{user: hi}]\n",
+            "test.yaml:2:18: deferred.when: expected \"always\" or \"auto:N\"",
+        ),
+        (
+            "catalogs: [a.json]\ndeferred: {discovery: guess}\nconversation: [{user: hi}]\n",
+            "test.yaml:2:23: deferred.discovery: unknown value `guess`, expected one of `model-search`, `select`, `auto-retrieve`",
+        ),
+        (
+            "catalogs: [a.json]\nconversation:\n  - user: hi\n  - event: clear\n    server: gh\n",
+            "test.yaml:5:13: conversation[1].server: `server` does not apply to a clear event",
+        ),
+        (
+            "catalogs: [a.json]\nconversation:\n  - user: hi\n  - event: compact\n",
+            "test.yaml:4:5: conversation[1]: a compact event needs `summary_tokens:`",
+        ),
+        (
+            "catalogs: [a.json]\nconversation:\n  - tokens: 5\n",
+            "test.yaml:3:5: conversation[0]: missing field `user`",
+        ),
+        (
+            "catalogs: [a.json]\nconversation: [hello]\n",
+            "test.yaml:2:16: conversation[0]: expected a turn (a mapping with user:) or an event (event:), found a string",
+        ),
+        (
+            "catalogs: [a.json]\nfailures: {premature_call_rate: 1.5}\nconversation: [{user: hi}]\n",
+            "test.yaml:2:33: failures.premature_call_rate: invalid value: floating point `1.5`, expected a probability between 0 and 1",
+        ),
+        (
+            "catalogs: [a.json]\npublished: [{claim: c, source: s, metric: total}]\nconversation: [{user: hi}]\n",
+            "test.yaml:2:43: published[0].metric: invalid value: string \"total\", expected one of first_request_tokens",
+        ),
+        (
+            "catalogs: {a: 1}\nconversation: [{user: hi}]\n",
+            "test.yaml:1:11: catalogs: invalid type: a mapping, expected a list",
+        ),
+    ];
+    for (yaml, expected) in cases {
+        let e = scenario(yaml).unwrap_err().to_string();
+        assert!(e.contains(expected), "got: {e}\nwant: {expected}");
+    }
+}
+
 #[test]
 fn name_queries_split_ids_into_words() {
     assert_eq!(split_words("create_issue"), ["create", "issue"]);
@@ -642,47 +707,101 @@ fn shipped_scenarios() -> Vec<std::path::PathBuf> {
     v
 }
 
+/// Every object of `scenarios/schema.json` against the struct that reads it, and every `enum`
+/// against the enum that parses it: adding a key or a value to one and not the other fails
+/// here, naming both lists.
 #[test]
 fn schema_lists_exactly_the_keys_the_loader_accepts() {
-    let schema: serde_json::Value =
+    use super::profile::Override;
+    use super::scenario::{
+        Discovery, EventKind, Failures, ListStyle, Listing, Published, RawCall, RawCatalogEntry,
+        RawDeferred, RawEvent, RawScenario, RawSubagent, RawTurn, RetryStep, Reveal, Sizes,
+    };
+    use crate::names::{of, sorted};
+    use crate::search::ScorerKind;
+    use serde_json::Value;
+
+    let schema: Value =
         serde_json::from_str(&std::fs::read_to_string(shipped_dir().join("schema.json")).unwrap())
             .unwrap();
-    let keys = |v: &serde_json::Value| -> Vec<String> {
+    let keys = |v: &Value| -> Vec<String> {
         let mut k: Vec<String> = v["properties"]
             .as_object()
-            .unwrap()
+            .unwrap_or_else(|| panic!("no properties in {v}"))
             .keys()
             .cloned()
             .collect();
         k.sort();
         k
     };
-    let sorted = |s: &[&str]| -> Vec<String> {
-        let mut v: Vec<String> = s.iter().map(|x| x.to_string()).collect();
-        v.sort();
-        v
+    let values = |v: &Value| -> Vec<String> {
+        let mut k: Vec<String> = v["enum"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no enum in {v}"))
+            .iter()
+            .map(|x| x.as_str().unwrap().to_string())
+            .collect();
+        k.sort();
+        k
     };
     let p = &schema["properties"];
     let d = &schema["$defs"];
-    assert_eq!(keys(&schema), sorted(scenario::TOP_KEYS));
-    assert_eq!(keys(&p["deferred"]), sorted(scenario::DEFERRED_KEYS));
-    assert_eq!(keys(&p["sizes"]), sorted(scenario::SIZE_KEYS));
-    assert_eq!(keys(&p["failures"]), sorted(scenario::FAILURE_KEYS));
-    assert_eq!(keys(&p["model_overrides"]), sorted(profile::OVERRIDE_KEYS));
+    let dp = &p["deferred"]["properties"];
+    let objects: [(&str, &Value, Option<&[&str]>); 11] = [
+        ("scenario", &schema, of::<RawScenario>()),
+        ("deferred", &p["deferred"], of::<RawDeferred>()),
+        ("sizes", &p["sizes"], of::<Sizes>()),
+        ("failures", &p["failures"], of::<Failures>()),
+        ("model_overrides", &p["model_overrides"], of::<Override>()),
+        ("published", &p["published"]["items"], of::<Published>()),
+        (
+            "catalog entry",
+            &p["catalogs"]["items"]["oneOf"][1],
+            of::<RawCatalogEntry>(),
+        ),
+        ("turn", &d["turn"], of::<RawTurn>()),
+        ("call", &d["call"], of::<RawCall>()),
+        ("event", &d["event"], of::<RawEvent>()),
+        (
+            "subagent",
+            &d["turn"]["properties"]["subagent"],
+            of::<RawSubagent>(),
+        ),
+    ];
+    for (what, object, names) in objects {
+        let names = names.unwrap_or_else(|| panic!("{what}: not a derived type"));
+        assert_eq!(
+            keys(object),
+            sorted(names),
+            "{what}: schema.json vs the reader"
+        );
+    }
+    let enums: [(&str, &Value, Option<&[&str]>); 9] = [
+        ("scorer", &dp["scorer"], of::<ScorerKind>()),
+        ("discovery", &dp["discovery"], of::<Discovery>()),
+        ("listing", &dp["listing"], of::<Listing>()),
+        ("list_style", &dp["list_style"], of::<ListStyle>()),
+        ("reveal", &dp["reveal"], of::<Reveal>()),
+        ("retry", &dp["retry"]["items"], of::<RetryStep>()),
+        (
+            "event",
+            &d["event"]["properties"]["event"],
+            of::<EventKind>(),
+        ),
+        ("tokenizer", &p["tokenizer"], of::<Tokenizer>()),
+        ("render", &p["render"], of::<Render>()),
+    ];
+    for (what, e, names) in enums {
+        let names = names.unwrap_or_else(|| panic!("{what}: not a derived enum"));
+        assert_eq!(
+            values(e),
+            sorted(names),
+            "{what}: schema.json vs the reader"
+        );
+    }
     assert_eq!(
-        keys(&p["published"]["items"]),
-        sorted(scenario::PUBLISHED_KEYS)
-    );
-    assert_eq!(
-        keys(&p["catalogs"]["items"]["oneOf"][1]),
-        sorted(scenario::CATALOG_KEYS)
-    );
-    assert_eq!(keys(&d["turn"]), sorted(scenario::TURN_KEYS));
-    assert_eq!(keys(&d["call"]), sorted(scenario::CALL_KEYS));
-    assert_eq!(keys(&d["event"]), sorted(scenario::EVENT_KEYS));
-    assert_eq!(
-        keys(&d["turn"]["properties"]["subagent"]),
-        sorted(scenario::SUBAGENT_KEYS)
+        values(&p["published"]["items"]["properties"]["metric"]),
+        sorted(scenario::PUBLISHED_METRICS)
     );
     let models: Vec<String> = p["model"]["enum"]
         .as_array()
@@ -691,6 +810,17 @@ fn schema_lists_exactly_the_keys_the_loader_accepts() {
         .map(|v| v.as_str().unwrap().to_string())
         .collect();
     assert_eq!(models, profile::names());
+}
+
+/// The schema test above would pass with both sides empty; this one proves it reads keys.
+#[test]
+fn the_schema_test_sees_a_key_missing_from_the_schema() {
+    use super::scenario::RawTurn;
+    let names = crate::names::of::<RawTurn>().unwrap();
+    assert!(
+        names.contains(&"repeat") && names.contains(&"subagent"),
+        "{names:?}"
+    );
 }
 
 #[test]

@@ -5,6 +5,7 @@
   --cursor-loop  every page hands out the same cursor again
   --bad-tools    `tools/list` answers with "tools" that is not a list
   --list-error   `tools/list` answers with a JSON-RPC error
+  --too-deep     `tools/list` answers with a schema nested 300 levels deep
 """
 import json
 import sys
@@ -67,6 +68,13 @@ for line in sys.stdin:
             send({"jsonrpc": "2.0", "id": rid, "result": {"tools": "not a list"}})
         elif MODE == "--list-error":
             send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": "database is locked"}})
+        elif MODE == "--too-deep":
+            deep = {"type": "string"}
+            for _ in range(300):
+                deep = {"type": "array", "items": deep}
+            tool = {"name": "deep", "description": "d", "inputSchema": {"type": "object", "properties": {"x": deep}}}
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": rid, "result": {"tools": [tool]}}) + "\n")
+            sys.stdout.flush()
         elif MODE == "--cursor-loop":
             send({"jsonrpc": "2.0", "id": rid, "result": {"tools": PAGE_1 if cursor is None else [], "nextCursor": "again"}})
         elif cursor is None:

@@ -1,0 +1,241 @@
+//! Adversarial use of the binary: devices, pipes, FIFOs, symlinks, closed or full stdout,
+//! interrupted runs. Each case must end at once with exit 2 (or 1 for a failed gate) and one
+//! `error:` line, with bounded memory; nothing may hang, so every run has a timeout.
+
+#![cfg(unix)]
+
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_toolbudget"))
+}
+
+fn builtins() -> String {
+    common::repo("fixtures/catalogs/builtins.yaml")
+        .display()
+        .to_string()
+}
+
+struct Done {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs the binary, killing it after [`TIMEOUT`] (a hang fails the test instead of stalling it).
+fn run_with(mut cmd: Command) -> Done {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = cmd.spawn().expect("the binary starts");
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let out = match rx.recv_timeout(TIMEOUT) {
+        Ok(out) => out.expect("waited"),
+        Err(_) => {
+            // SAFETY: the pid is our child's.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            panic!("no answer within {TIMEOUT:?}: {cmd:?}");
+        }
+    };
+    Done {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn run(dir: &Path, args: &[&str]) -> Done {
+    let mut cmd = Command::new(bin());
+    cmd.current_dir(dir).args(args).stdin(Stdio::null());
+    run_with(cmd)
+}
+
+/// Exit 2, one `error:` line first, which contains every `needle`.
+fn refused(d: &Done, needles: &[&str]) {
+    let first = d.stderr.lines().next().unwrap_or_default();
+    assert_eq!(d.code, Some(2), "stderr: {}", d.stderr);
+    assert!(first.starts_with("error: "), "stderr: {}", d.stderr);
+    for n in needles {
+        assert!(first.contains(n), "{n:?} not in {first:?}");
+    }
+    assert!(!d.stderr.contains("panicked"), "{}", d.stderr);
+}
+
+#[test]
+fn devices_are_refused_before_reading() {
+    let tmp = tempfile::tempdir().unwrap();
+    let b = builtins();
+    let cases: [&[&str]; 5] = [
+        &["count", "-c", "/dev/zero"],
+        &["count", "-c", "/dev/urandom"],
+        &["eval", "-c", &b, "--queries", "/dev/zero"],
+        &["compare", "/dev/zero", "x.json"],
+        &["simulate", "/dev/zero"],
+    ];
+    for args in cases {
+        let start = Instant::now();
+        let d = run(tmp.path(), args);
+        refused(&d, &["/dev/", "character device", "regular file"]);
+        // Refused before reading: well under the timeout (no GB read first).
+        assert!(start.elapsed() < TIMEOUT / 2, "{args:?}");
+    }
+}
+
+#[test]
+fn a_fifo_is_refused_without_blocking() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fifo = tmp.path().join("f");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    for args in [&["simulate", "f"][..], &["count", "-c", "f"]] {
+        refused(&run(tmp.path(), args), &["f: is a FIFO"]);
+    }
+}
+
+/// An endless producer on stdin: `yes | toolbudget count -c -` stops at the size limit, and
+/// `/dev/stdin` (a pipe) is refused at once.
+#[test]
+fn an_endless_pipe_is_bounded() {
+    for path in ["-", "/dev/stdin"] {
+        let mut cmd = Command::new(bin());
+        cmd.args(["count", "-c", path]).stdin(Stdio::piped());
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let writer = std::thread::spawn(move || {
+            let chunk = vec![b'y'; 1 << 16];
+            // Until the reader stops reading (broken pipe) or 256 MiB, far past the limit.
+            for _ in 0..4096 {
+                if stdin.write_all(&chunk).is_err() {
+                    return;
+                }
+            }
+        });
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        let d = Done {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        };
+        if path == "-" {
+            refused(&d, &["-: standard input is larger than the limit"]);
+        } else {
+            refused(&d, &["/dev/stdin: is a FIFO"]);
+        }
+    }
+}
+
+#[test]
+fn out_onto_special_files_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let b = builtins();
+    let target = tmp.path().join("target.txt");
+    std::fs::write(&target, "keep me").unwrap();
+    std::os::unix::fs::symlink(&target, tmp.path().join("link.txt")).unwrap();
+    std::fs::create_dir(tmp.path().join("folder")).unwrap();
+    for (out, what) in [
+        ("link.txt", "symbolic link"),
+        ("/dev/null", "character device"),
+        ("folder", "directory"),
+    ] {
+        let d = run(tmp.path(), &["count", "-c", &b, "--out", out]);
+        refused(&d, &[out, what]);
+        assert!(d.stdout.is_empty());
+    }
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me");
+    assert!(tmp.path().join("link.txt").is_symlink());
+    // A regular file and a new path are fine.
+    for out in ["target.txt", "new/out.json"] {
+        let d = run(
+            tmp.path(),
+            &["count", "-c", &b, "--format", "json", "--out", out],
+        );
+        assert_eq!(d.code, Some(0), "{}", d.stderr);
+        assert!(
+            std::fs::read_to_string(tmp.path().join(out))
+                .unwrap()
+                .contains("\"tools\"")
+        );
+    }
+}
+
+#[test]
+fn report_out_is_checked_before_any_work() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("afile"), "x").unwrap();
+    std::fs::create_dir(tmp.path().join("home")).unwrap();
+    std::fs::write(tmp.path().join("home/notes.txt"), "mine").unwrap();
+    std::os::unix::fs::symlink(tmp.path().join("home"), tmp.path().join("linked")).unwrap();
+    for (out, what) in [
+        ("afile", "is a file"),
+        ("home", "holds other files"),
+        ("linked", "symbolic link"),
+    ] {
+        let start = Instant::now();
+        refused(&run(tmp.path(), &["report", "--out", out]), &[out, what]);
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "refused only after the work"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("home/notes.txt")).unwrap(),
+        "mine"
+    );
+}
+
+#[test]
+fn a_closed_or_full_stdout_is_an_error() {
+    let b = builtins();
+    let mut cmd = Command::new(bin());
+    cmd.args(["count", "-c", &b]);
+    // SAFETY: close(2) between fork and exec touches no memory.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::close(1);
+            Ok(())
+        });
+    }
+    let mut child = cmd.stderr(Stdio::piped()).spawn().unwrap();
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(
+        err.starts_with("error: ") && err.contains("standard output is closed"),
+        "{err}"
+    );
+
+    if Path::new("/dev/full").exists() {
+        let mut cmd = Command::new(bin());
+        cmd.args(["count", "-c", &b]).stdout(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+        );
+        let out = cmd.stderr(Stdio::piped()).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("No space left on device"), "{err}");
+    }
+    // `> /dev/null` on purpose is not an error.
+    let out = Command::new(bin())
+        .args(["count", "-c", &b])
+        .stdout(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+}
