@@ -120,7 +120,7 @@ impl ModeTotals {
         }
     }
 
-    fn add(&mut self, o: &ModeTotals) {
+    pub fn add(&mut self, o: &ModeTotals) {
         self.input_tokens += o.input_tokens;
         self.requests += o.requests;
         self.cost_usd += o.cost_usd;
@@ -129,7 +129,7 @@ impl ModeTotals {
         self.misses += o.misses;
     }
 
-    fn rounded(mut self) -> ModeTotals {
+    pub fn rounded(mut self) -> ModeTotals {
         self.cost_usd = crate::simulate::result::round(self.cost_usd, 6);
         self.cost_cached_usd = crate::simulate::result::round(self.cost_cached_usd, 6);
         self

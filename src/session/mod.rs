@@ -36,7 +36,33 @@ pub type Counter = Tokenizer;
 /// Tokens of one piece of session text. Every size the import records goes through here, so
 /// switching to the profile's counter is this one line.
 pub fn count_text(counter: Counter, text: &str) -> usize {
-    counter.count(text)
+    local_count(counter, text)
+}
+
+thread_local! {
+    static LOCAL_BPE: std::cell::RefCell<[Option<tiktoken_rs::CoreBPE>; 2]> =
+        const { std::cell::RefCell::new([None, None]) };
+}
+
+/// `Tokenizer::count` with a tokenizer of this thread's own: a regex takes its fast path only
+/// on the thread that first used it, and a shared one cost a third of the import's time
+/// (measured with perf on 100 synthetic sessions). Same vocabulary, same counts.
+fn local_count(counter: Counter, text: &str) -> usize {
+    let slot = match counter {
+        Tokenizer::O200kBase => 0,
+        Tokenizer::Cl100kBase => 1,
+    };
+    LOCAL_BPE.with(|cell| {
+        let mut bpes = cell.borrow_mut();
+        let bpe = bpes[slot].get_or_insert_with(|| {
+            match counter {
+                Tokenizer::O200kBase => tiktoken_rs::o200k_base(),
+                Tokenizer::Cl100kBase => tiktoken_rs::cl100k_base(),
+            }
+            .expect("the vocabularies are compiled in")
+        });
+        bpe.encode_ordinary(text).len()
+    })
 }
 
 /// The session files under `paths`: a file as given, a folder searched recursively for
@@ -102,6 +128,20 @@ pub fn profile_for_model(model: &str, format: LogFormat) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_thread_local_counter_counts_as_the_shared_one() {
+        for t in [
+            "",
+            "hello world",
+            "fn main() {\n    println!(\"héllo\");\n}",
+            "  \t\n\n x",
+        ] {
+            for k in Tokenizer::ALL {
+                assert_eq!(count_text(k, t), k.count(t), "{k} {t:?}");
+            }
+        }
+    }
 
     #[test]
     fn logged_models_map_to_their_family_profile() {
