@@ -80,10 +80,10 @@ pub struct SessionImportArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Tokenizer the sizes are counted with: o200k_base or cl100k_base.
-    #[arg(long, default_value = "o200k_base", value_parser = parse_tokenizer)]
+    #[arg(long, default_value = "o200k_base", value_enum)]
     pub tokenizer: Tokenizer,
     /// Summary format on stdout.
-    #[arg(long, default_value = "table", value_parser = parse_format)]
+    #[arg(long, default_value = "table", value_enum)]
     pub format: Format,
 }
 
@@ -136,7 +136,7 @@ pub struct CatalogArgs {
 #[derive(Debug, Args, Clone)]
 pub struct OutputArgs {
     /// Output format.
-    #[arg(long, default_value = "table", value_parser = parse_format)]
+    #[arg(long, default_value = "table", value_enum)]
     pub format: Format,
     /// Write the result to this file (atomically) instead of stdout.
     #[arg(long, value_name = "FILE")]
@@ -147,11 +147,11 @@ pub struct OutputArgs {
 pub struct CountArgs {
     #[command(flatten)]
     pub catalog: CatalogArgs,
-    /// Tokenizer: o200k_base or cl100k_base.
-    #[arg(long, default_value = "o200k_base", value_parser = parse_tokenizer)]
+    /// Tokenizer that counts the tokens.
+    #[arg(long, default_value = "o200k_base", value_enum)]
     pub tokenizer: Tokenizer,
     /// How a tool is rendered before counting.
-    #[arg(long, default_value = "json", value_parser = parse_render)]
+    #[arg(long, default_value = "json", value_enum)]
     pub render: Render,
     #[command(flatten)]
     pub output: OutputArgs,
@@ -163,10 +163,10 @@ pub struct SearchArgs {
     pub catalog: CatalogArgs,
     #[command(flatten)]
     pub embedding: EmbeddingArgs,
-    /// Scorer: keyword, regex, bm25, semantic or hybrid.
-    #[arg(long, default_value = "keyword", value_parser = parse_scorer)]
+    /// The scorer that ranks the tools.
+    #[arg(long, default_value = "keyword", value_enum)]
     pub scorer: ScorerKind,
-    /// Most results (keyword caps at 20).
+    /// Most results shown, at least 1 (keyword: at most 20, as Claude Code's ToolSearch).
     #[arg(long, default_value_t = 5)]
     pub limit: usize,
     /// Show each match's score per term and field.
@@ -189,7 +189,7 @@ pub struct EvalArgs {
     #[arg(long, value_name = "FILE")]
     pub queries: PathBuf,
     /// Scorer to evaluate; repeatable, results in this order [default: keyword, bm25].
-    #[arg(long = "scorer", short = 's', value_name = "S", value_parser = parse_scorer)]
+    #[arg(long = "scorer", short = 's', value_name = "S", value_enum)]
     pub scorers: Vec<ScorerKind>,
     /// Cutoffs for recall@k, hit@k and complete@k.
     #[arg(long, value_delimiter = ',', default_value = "1,3,5,10")]
@@ -231,30 +231,14 @@ pub struct SimulateArgs {
     /// applied to scenarios of the same model profile and tokenizer.
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<PathBuf>,
-    /// Tokenizer (overrides the scenario's): o200k_base or cl100k_base.
-    #[arg(long, value_parser = parse_tokenizer)]
+    /// Tokenizer (overrides the scenario's).
+    #[arg(long, value_enum)]
     pub tokenizer: Option<Tokenizer>,
     /// Include one row per request (json: `requests` in each scenario; csv: request rows).
     #[arg(long)]
     pub per_request: bool,
     #[command(flatten)]
     pub output: OutputArgs,
-}
-
-pub fn parse_scorer(s: &str) -> Result<ScorerKind, String> {
-    s.parse()
-}
-
-pub fn parse_format(s: &str) -> Result<Format, String> {
-    s.parse()
-}
-
-pub fn parse_tokenizer(s: &str) -> Result<Tokenizer, String> {
-    s.parse()
-}
-
-pub fn parse_render(s: &str) -> Result<Render, String> {
-    s.parse()
 }
 
 #[derive(Debug, Args)]
@@ -305,10 +289,10 @@ pub struct ImportArgs {
     #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
     pub start_timeout_secs: Option<f64>,
     /// Tokenizer for the printed counts: o200k_base or cl100k_base.
-    #[arg(long, default_value = "o200k_base", value_parser = parse_tokenizer)]
+    #[arg(long, default_value = "o200k_base", value_enum)]
     pub tokenizer: Tokenizer,
     /// Format of the per-server summary.
-    #[arg(long, default_value = "table", value_parser = parse_format)]
+    #[arg(long, default_value = "table", value_enum)]
     pub format: Format,
 }
 
@@ -336,7 +320,7 @@ pub struct EmbeddingArgs {
     pub no_cache: bool,
     /// How hybrid fuses bm25 and semantic: blend (default: 0.4·bm25 lead/top + 0.6·cosine lead,
     /// each lead over the list's 20th score) or rrf (k 60, weights 1,1).
-    #[arg(long, value_name = "METHOD", value_parser = parse_fusion)]
+    #[arg(long, value_name = "METHOD", value_enum)]
     pub fusion: Option<crate::search::hybrid::FusionMethod>,
     /// Hybrid weights as BM25,SEMANTIC (e.g. 0.5,0.5).
     #[arg(long, value_name = "BM25,SEMANTIC", value_parser = parse_weights)]
@@ -356,10 +340,10 @@ impl EmbeddingArgs {
     /// Applies the flags given over `base` (unset flags keep its values).
     pub fn apply(&self, base: &mut crate::search::ScorerConfig) {
         if self.model_dir.is_some() {
-            base.model_dir = self.model_dir.clone();
+            base.model_dir.clone_from(&self.model_dir);
         }
         if self.cache_dir.is_some() {
-            base.cache_dir = self.cache_dir.clone();
+            base.cache_dir.clone_from(&self.cache_dir);
         }
         base.no_cache |= self.no_cache;
         let fusion = &mut base.fusion;
@@ -381,10 +365,6 @@ impl EmbeddingArgs {
             fusion.floor_rank = f;
         }
     }
-}
-
-fn parse_fusion(s: &str) -> Result<crate::search::hybrid::FusionMethod, String> {
-    s.parse()
 }
 
 fn parse_weights(s: &str) -> Result<(f64, f64), String> {

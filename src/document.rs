@@ -101,10 +101,10 @@ impl Document {
             .and_then(|e| e.to_str())
             .map(str::to_ascii_lowercase);
         let syntax = match ext.as_deref() {
-            Some("json") | Some("jsonl") => Syntax::Json,
-            Some("yaml") | Some("yml") => Syntax::Yaml,
+            Some("json" | "jsonl") => Syntax::Json,
+            Some("yaml" | "yml") => Syntax::Yaml,
             _ => match text.trim_start().chars().next() {
-                Some('{') | Some('[') => Syntax::Json,
+                Some('{' | '[') => Syntax::Json,
                 _ => Syntax::Yaml,
             },
         };
@@ -465,7 +465,7 @@ struct YKey(String);
 impl<'de> Deserialize<'de> for YKey {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
+        impl serde::de::Visitor<'_> for V {
             type Value = YKey;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a scalar mapping key")

@@ -5,6 +5,10 @@
 //! `simulate` replays conversations eagerly and deferred through the same search core;
 //! `report` renders finished results. Only `commands` (and the binary) do I/O.
 
+// Input reaches the library as bytes: an unwrap on its path would turn bad input into a
+// panic. Tests may unwrap (clippy.toml: allow-unwrap-in-tests).
+#![deny(clippy::unwrap_used)]
+
 pub mod catalog;
 pub mod cli;
 pub mod commands;

@@ -21,6 +21,75 @@ pub fn variant<'de, T: Deserialize<'de>>(index: usize) -> &'static str {
     of::<T>().and_then(|n| n.get(index)).copied().unwrap_or("?")
 }
 
+/// Every value of fieldless enum `T`, in declaration order, each read from its own name.
+pub fn values<T: serde::de::DeserializeOwned>() -> Vec<T> {
+    use serde::de::IntoDeserializer;
+    of::<T>()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|name| {
+            let d: serde::de::value::StrDeserializer<'_, serde::de::value::Error> =
+                name.into_deserializer();
+            T::deserialize(d).ok()
+        })
+        .collect()
+}
+
+/// For a fieldless enum whose names are its `#[derive(Deserialize)]` names (`rename_all`):
+/// `name()`, `all()`, `Display`, `FromStr` and `clap::ValueEnum`, so the CLI, the scenario
+/// reader and every printout accept and print the same names, written once. `$what` names
+/// the kind of value in `FromStr`'s error ("scorer").
+#[macro_export]
+macro_rules! named_enum {
+    ($ty:ty, $what:literal) => {
+        impl $ty {
+            /// The name a file or the command line writes.
+            pub fn name(self) -> &'static str {
+                $crate::names::variant::<$ty>(self as usize)
+            }
+
+            /// Every value, in declaration order.
+            pub fn all() -> &'static [$ty] {
+                static ALL: std::sync::OnceLock<Vec<$ty>> = std::sync::OnceLock::new();
+                ALL.get_or_init($crate::names::values::<$ty>)
+            }
+        }
+
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl std::str::FromStr for $ty {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                Self::all()
+                    .iter()
+                    .copied()
+                    .find(|v| v.name() == s)
+                    .ok_or_else(|| {
+                        let names: Vec<&str> = Self::all().iter().map(|v| v.name()).collect();
+                        format!(
+                            "unknown {} {s:?}, expected one of: {}",
+                            $what,
+                            names.join(", ")
+                        )
+                    })
+            }
+        }
+
+        impl clap::ValueEnum for $ty {
+            fn value_variants<'a>() -> &'a [Self] {
+                Self::all()
+            }
+            fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+                Some(clap::builder::PossibleValue::new(self.name()))
+            }
+        }
+    };
+}
+
 #[derive(Debug)]
 enum Found {
     Names(&'static [&'static str]),
@@ -96,6 +165,79 @@ mod tests {
     enum E {
         OneTwo,
         Three,
+    }
+
+    #[derive(Deserialize, Clone, Copy, Debug, PartialEq)]
+    #[serde(rename_all = "snake_case")]
+    enum Named {
+        FirstOne,
+        Second,
+    }
+    crate::named_enum!(Named, "thing");
+
+    #[test]
+    fn named_enums_print_parse_and_list_their_serde_names() {
+        use clap::ValueEnum;
+        assert_eq!(Named::all(), [Named::FirstOne, Named::Second]);
+        assert_eq!(Named::FirstOne.to_string(), "first_one");
+        assert_eq!("second".parse::<Named>(), Ok(Named::Second));
+        assert_eq!(
+            "third".parse::<Named>().unwrap_err(),
+            "unknown thing \"third\", expected one of: first_one, second"
+        );
+        let shown: Vec<String> = Named::value_variants()
+            .iter()
+            .filter_map(clap::ValueEnum::to_possible_value)
+            .map(|p| p.get_name().to_string())
+            .collect();
+        assert_eq!(shown, ["first_one", "second"]);
+    }
+
+    /// Every enum named through `named_enum!`: each value prints the name its reader
+    /// accepts, and the typed lists kept for iteration agree with the derive.
+    #[test]
+    fn every_named_enum_round_trips_through_its_name() {
+        use crate::output::Format;
+        use crate::search::ScorerKind;
+        use crate::search::hybrid::FusionMethod;
+        use crate::simulate::profile::Override;
+        use crate::simulate::scenario::{Discovery, ListStyle, Listing, RetryStep, Reveal};
+        use crate::tokenize::{Render, Tokenizer};
+        fn round_trip<T>(count: usize)
+        where
+            T: serde::de::DeserializeOwned
+                + std::str::FromStr<Err = String>
+                + std::fmt::Display
+                + PartialEq
+                + std::fmt::Debug
+                + Copy
+                + clap::ValueEnum
+                + 'static,
+        {
+            let all = T::value_variants();
+            assert_eq!(all.len(), count, "{}", std::any::type_name::<T>());
+            for v in all {
+                assert_eq!(v.to_string().parse::<T>(), Ok(*v));
+            }
+        }
+        assert_eq!(ScorerKind::all(), ScorerKind::ALL);
+        assert_eq!(Tokenizer::all(), Tokenizer::ALL);
+        assert_eq!(ScorerKind::Bm25.name(), "bm25");
+        assert_eq!(Tokenizer::Cl100kBase.name(), "cl100k_base");
+        assert_eq!(Format::Md.name(), "md");
+        assert_eq!(Discovery::AutoRetrieve.name(), "auto-retrieve");
+        assert_eq!(Reveal::ToolsList.name(), "tools-list");
+        round_trip::<ScorerKind>(5);
+        round_trip::<Tokenizer>(2);
+        round_trip::<Render>(1);
+        round_trip::<Format>(4);
+        round_trip::<FusionMethod>(2);
+        round_trip::<Discovery>(3);
+        round_trip::<Listing>(3);
+        round_trip::<ListStyle>(2);
+        round_trip::<Reveal>(2);
+        round_trip::<RetryStep>(2);
+        round_trip::<Override>(16);
     }
 
     #[test]

@@ -4,12 +4,12 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::Mutex;
 
 use crate::error::{Error, Result};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Format {
     #[default]
     Table,
@@ -18,20 +18,7 @@ pub enum Format {
     Md,
 }
 
-impl FromStr for Format {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "table" => Ok(Format::Table),
-            "json" => Ok(Format::Json),
-            "csv" => Ok(Format::Csv),
-            "md" | "markdown" => Ok(Format::Md),
-            _ => Err(format!(
-                "unknown format {s:?}, expected one of: table, json, csv, md"
-            )),
-        }
-    }
-}
+crate::named_enum!(Format, "format");
 
 /// Temporary paths (files and folders) that exist only until a write completes. An interrupted
 /// run removes them before it exits, so no `.tmpXXXX` is ever left behind. The lock is also held
@@ -300,32 +287,30 @@ pub fn check_stdout() {
 
 /// Sends output to the file given by `--out`, or to stdout.
 pub fn emit(out: Option<&Path>, text: &str) -> Result<()> {
-    match out {
-        Some(p) => write_atomic(p, text.as_bytes()),
-        None => {
-            if STDOUT_CLOSED.load(std::sync::atomic::Ordering::Relaxed) {
-                return Err(Error::Write {
-                    path: "<stdout>".into(),
-                    source: std::io::Error::new(
-                        std::io::ErrorKind::BrokenPipe,
-                        "standard output is closed; use --out FILE",
-                    ),
-                });
-            }
-            let mut stdout = std::io::stdout().lock();
-            // A closed pipe (`| head`) is not an error worth reporting.
-            match stdout
-                .write_all(text.as_bytes())
-                .and_then(|()| stdout.flush())
-            {
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-                r => r.map_err(|source| Error::Write {
-                    path: "<stdout>".into(),
-                    source,
-                }),
-            }
+    let Some(p) = out else {
+        if STDOUT_CLOSED.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(Error::Write {
+                path: "<stdout>".into(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::BrokenPipe,
+                    "standard output is closed; use --out FILE",
+                ),
+            });
         }
-    }
+        let mut stdout = std::io::stdout().lock();
+        // A closed pipe (`| head`) is not an error worth reporting.
+        return match stdout
+            .write_all(text.as_bytes())
+            .and_then(|()| stdout.flush())
+        {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            r => r.map_err(|source| Error::Write {
+                path: "<stdout>".into(),
+                source,
+            }),
+        };
+    };
+    write_atomic(p, text.as_bytes())
 }
 
 /// JSON text with a trailing newline; stable because every map we emit is ordered.
@@ -364,7 +349,10 @@ pub fn text_table(headers: &[&str], rows: &[Vec<String>], right: &[bool]) -> Str
         }
         out.push('\n');
     };
-    let h: Vec<String> = headers.iter().map(|s| s.to_string()).collect();
+    let h: Vec<String> = headers
+        .iter()
+        .map(std::string::ToString::to_string)
+        .collect();
     line(&h, &mut out);
     let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
     line(&rule, &mut out);

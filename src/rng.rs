@@ -27,7 +27,7 @@ impl SplitMix64 {
     /// Uniform in `0..n` (`n > 0`).
     pub fn below(&mut self, n: usize) -> usize {
         // Multiply-shift: unbiased enough for picking words, and exact for the same seed.
-        ((self.next_u64() as u128 * n as u128) >> 64) as usize
+        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
     }
 
     pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
@@ -61,6 +61,6 @@ impl SplitMix64 {
                 return v0 + (v1 - v0) * (u - p0) / (p1 - p0);
             }
         }
-        table.last().map(|t| t.1).unwrap_or(0.0)
+        table.last().map_or(0.0, |t| t.1)
     }
 }

@@ -3,7 +3,6 @@
 //! program reuses those numbers.
 
 use std::fmt::Write as _;
-use std::str::FromStr;
 use std::sync::OnceLock;
 
 use rayon::prelude::*;
@@ -23,13 +22,6 @@ pub enum Tokenizer {
 
 impl Tokenizer {
     pub const ALL: [Tokenizer; 2] = [Tokenizer::O200kBase, Tokenizer::Cl100kBase];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Tokenizer::O200kBase => "o200k_base",
-            Tokenizer::Cl100kBase => "cl100k_base",
-        }
-    }
 
     fn bpe(self) -> &'static CoreBPE {
         static O200K: OnceLock<CoreBPE> = OnceLock::new();
@@ -51,24 +43,7 @@ impl Tokenizer {
     }
 }
 
-impl std::fmt::Display for Tokenizer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Tokenizer {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "o200k_base" | "o200k" => Ok(Tokenizer::O200kBase),
-            "cl100k_base" | "cl100k" => Ok(Tokenizer::Cl100kBase),
-            _ => Err(format!(
-                "unknown tokenizer {s:?}, expected one of: o200k_base, cl100k_base"
-            )),
-        }
-    }
-}
+crate::named_enum!(Tokenizer, "tokenizer");
 
 /// How a tool definition is turned into text before counting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
@@ -79,26 +54,12 @@ pub enum Render {
     Json,
 }
 
-impl Render {
-    pub fn name(self) -> &'static str {
-        match self {
-            Render::Json => "json",
-        }
-    }
+crate::named_enum!(Render, "rendering");
 
+impl Render {
     pub fn render(self, tool: &Tool) -> String {
         match self {
             Render::Json => render_json(tool),
-        }
-    }
-}
-
-impl FromStr for Render {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "json" => Ok(Render::Json),
-            _ => Err(format!("unknown rendering {s:?}, expected: json")),
         }
     }
 }

@@ -496,6 +496,12 @@ fn bad_cli_queries_and_flags_exit_2() {
                 .to_vec(),
         ),
         (
+            "cli_limit_above_maximum",
+            ["search", "-c", BUILTINS, "--limit", "25", "read"]
+                .map(String::from)
+                .to_vec(),
+        ),
+        (
             "cli_negative_limit",
             ["search", "-c", BUILTINS, "--limit", "-1", "read"]
                 .map(String::from)
@@ -931,15 +937,19 @@ fn query_length_limits_sit_exactly_at_the_limit() {
         r.stderr.trim_end(),
         "error: bm25 query is 501 characters long; at most 500 are allowed"
     );
-    // The keyword scorer caps results at 20 whatever --limit asks.
+    // The keyword scorer returns at most 20: --limit 20 is the most it takes, and says how
+    // many more matched (a larger --limit is an error, cli_limit_above_maximum).
+    let max = toolbudget::search::keyword::MAX_LIMIT.to_string();
     let out = json(&good(
         &dir,
         &[
-            "search", "-c", BUILTINS, "--limit", "1000", "--format", "json", "e",
+            "search", "-c", BUILTINS, "--limit", &max, "--format", "json", "e",
         ],
     ));
     let n = out["matches"].as_array().unwrap().len();
     assert_eq!(n, toolbudget::search::keyword::MAX_LIMIT, "{out}");
+    assert_eq!(out["shown"].as_u64(), Some(n as u64), "{out}");
+    assert!(out["matched"].as_u64().unwrap() > n as u64, "{out}");
 }
 
 // --- regressions found by fuzzing ------------------------------------------------------------

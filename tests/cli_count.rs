@@ -256,7 +256,15 @@ fn missing_file_and_unknown_tokenizer() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown tokenizer"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("invalid value 'gpt2' for '--tokenizer"),
+        "{err}"
+    );
+    assert!(
+        err.contains("[possible values: o200k_base, cl100k_base]"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -239,3 +239,20 @@ fn a_closed_or_full_stdout_is_an_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
 }
+
+/// The 9-line scenario: a turn repeated 3,000 times holding a subagent whose turn is
+/// repeated 3,000 times. Refused before anything is expanded (it used to abort allocating 3 GB).
+#[test]
+fn nested_repeats_are_refused_by_the_work_budget() {
+    let tmp = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        "name: boom\ncatalogs:\n  - path: {}\nconversation:\n  - user: go\n    repeat: 3000\n    subagent:\n      conversation:\n        - {{user: sub, repeat: 3000}}\n",
+        builtins()
+    );
+    std::fs::write(tmp.path().join("boom.yaml"), yaml).unwrap();
+    let d = run(tmp.path(), &["simulate", "boom.yaml"]);
+    refused(
+        &d,
+        &["boom.yaml:5:5:", "9006000 requests", "limit of 500000"],
+    );
+}

@@ -188,7 +188,7 @@ fn assert_gone(pid_file: &Path) {
             .unwrap_or("")
             .split_whitespace()
             .next();
-        if matches!(state, None | Some("Z") | Some("X")) {
+        if matches!(state, None | Some("Z" | "X")) {
             return;
         }
         assert!(

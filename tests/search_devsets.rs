@@ -186,16 +186,13 @@ fn latency_on_ten_thousand_tools() {
         for set in &sets {
             for t in set.catalog.tools() {
                 let mut t = t.clone();
-                match &t.server {
-                    Some(s) => {
-                        let server = format!("{s}{copy}");
-                        t.id = toolbudget::catalog::mcp_id(&server, &t.name);
-                        t.server = Some(server);
-                    }
-                    None => {
-                        t.name = format!("{}{copy}", t.name);
-                        t.id = t.name.clone();
-                    }
+                if let Some(s) = &t.server {
+                    let server = format!("{s}{copy}");
+                    t.id = toolbudget::catalog::mcp_id(&server, &t.name);
+                    t.server = Some(server);
+                } else {
+                    t.name = format!("{}{copy}", t.name);
+                    t.id = t.name.clone();
                 }
                 tools.push(t);
             }

@@ -409,8 +409,7 @@ fn dev_set_table() {
                 .collect();
             let (lr, lm) = metrics(&queries, &lex_noisy);
             eprintln!(
-                "{name:<28} {r:>9.3} {m:>7.3} | {:>24.3} {wm:>7.3} | {:>15.3} {nm:>7.3} | {:>15.3} {lm:>7.3}",
-                wr, nr, lr
+                "{name:<28} {r:>9.3} {m:>7.3} | {wr:>24.3} {wm:>7.3} | {nr:>15.3} {nm:>7.3} | {lr:>15.3} {lm:>7.3}"
             );
         }
     }
@@ -465,7 +464,9 @@ fn latency_at_10k_tools() {
         .collect();
     for row in matrix.chunks_exact_mut(dim) {
         let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();
-        row.iter_mut().for_each(|x| *x /= norm);
+        for x in row.iter_mut() {
+            *x /= norm;
+        }
     }
     cache.store(&key, dim, &matrix).unwrap();
 

@@ -99,15 +99,18 @@ pub fn query_parse(data: &[u8]) {
         };
         let limit = usize::from(first >> 1) % 25;
         for scorer in &f.scorers {
-            if let Ok(out) = scorer.search(&SearchRequest::new(query, limit)) {
+            let request = SearchRequest::new(query, limit);
+            if let Ok(out) = scorer.search(&request) {
                 let mut seen = vec![false; f.catalog.len()];
                 for h in &out.hits {
                     assert!(!seen[h.tool], "tool {} returned twice", h.tool);
                     seen[h.tool] = true;
-                    let _ = scorer.explain(query, h.tool);
+                    let _ = scorer.explain_tool(&request, h.tool);
                 }
-                if !query.trim_start().starts_with("select:") {
-                    assert!(out.hits.len() <= limit);
+                // Every scorer honours the limit, select: included.
+                assert!(out.hits.len() <= limit);
+                if let Ok(tree) = scorer.explain(&request) {
+                    assert_eq!(tree.children.len(), out.hits.len());
                 }
             }
         }

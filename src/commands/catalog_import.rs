@@ -272,10 +272,10 @@ fn import_one(
 /// Writes the starter scenario when `--scenario` asked for one.
 fn write_scenario(path: Option<&Path>, catalogs: &[(String, PathBuf)]) -> Result<()> {
     let Some(path) = path else { return Ok(()) };
-    let name = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "imported-servers".into());
+    let name = path.file_stem().map_or_else(
+        || "imported-servers".into(),
+        |s| s.to_string_lossy().into_owned(),
+    );
     write_atomic(path, starter_scenario(&name, path, catalogs).as_bytes())?;
     eprintln!(
         "wrote {}: compare eager and deferred loading with `toolbudget simulate {}`",

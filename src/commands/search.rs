@@ -18,6 +18,13 @@ pub struct SearchReport {
     pub scorer: String,
     pub matches: Vec<Match>,
     pub total_tools: usize,
+    /// Tools the query matches before the limit; `matches` shows the first `limit` of them.
+    pub matched: usize,
+    pub shown: usize,
+    /// The limit in force, and the scorer's maximum when it has one.
+    pub limit: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_limit: Option<usize>,
     /// `select:` names that matched no tool.
     pub not_found: Vec<String>,
     pub settings: IndexMap<String, String>,
@@ -31,21 +38,12 @@ pub struct Match {
     pub score: f64,
 }
 
+/// One match and the scorer's explanation tree of its score (`label`, `value`, `children`).
 #[derive(Debug, Serialize)]
 pub struct ExplainedMatch {
     pub id: String,
     pub score: f64,
-    pub contributions: Vec<ContributionRow>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct ContributionRow {
-    pub term: String,
-    pub field: String,
-    pub points: f64,
-    pub detail: String,
+    pub explanation: Explanation,
 }
 
 /// Builds the scorer, runs the query and (with `explain`) explains every match.
@@ -57,21 +55,24 @@ pub fn search(
     limit: usize,
     explain: bool,
 ) -> Result<SearchReport> {
+    check_limit(kind, limit)?;
     let scorer = build(kind, catalog.clone(), config)?;
-    let outcome = scorer
-        .search(&SearchRequest::new(query, limit))
-        .map_err(Error::Input)?;
+    let request = SearchRequest::new(query, limit);
+    let outcome = scorer.search(&request).map_err(Error::Input)?;
+    let matched = scorer.count_matches(&request).map_err(Error::Input)?;
     let explanations = if explain {
+        let tree = scorer.explain(&request).map_err(Error::Input)?;
+        // The tree's children are the same search's hits, in order.
         let rows = outcome
             .hits
             .iter()
-            .map(|h| {
-                scorer
-                    .explain(query, h.tool)
-                    .map(|e| explained(&catalog, e))
-                    .map_err(Error::Input)
+            .zip(tree.children)
+            .map(|(h, explanation)| ExplainedMatch {
+                id: catalog.get(h.tool).id.clone(),
+                score: h.score,
+                explanation,
             })
-            .collect::<Result<Vec<_>>>()?;
+            .collect();
         Some(rows)
     } else {
         None
@@ -88,27 +89,26 @@ pub fn search(
             })
             .collect(),
         total_tools: outcome.total_tools,
+        matched,
+        shown: outcome.hits.len(),
+        limit,
+        max_limit: kind.max_limit(),
         not_found: outcome.not_found,
         settings: scorer.settings().into_iter().collect(),
         explanations,
     })
 }
 
-fn explained(catalog: &Catalog, e: Explanation) -> ExplainedMatch {
-    ExplainedMatch {
-        id: catalog.get(e.tool).id.clone(),
-        score: e.score,
-        contributions: e
-            .contributions
-            .into_iter()
-            .map(|c| ContributionRow {
-                term: c.term,
-                field: c.field,
-                points: c.points,
-                detail: c.detail,
-            })
-            .collect(),
-        note: e.note,
+/// A limit the scorer cannot honour is an error, not a silent cap.
+fn check_limit(kind: ScorerKind, limit: usize) -> Result<()> {
+    if limit == 0 {
+        return Err(Error::usage("--limit 0 shows nothing: give at least 1"));
+    }
+    match kind.max_limit() {
+        Some(max) if limit > max => Err(Error::usage(format!(
+            "--limit {limit} is above the {kind} scorer's maximum of {max}"
+        ))),
+        _ => Ok(()),
     }
 }
 
@@ -144,29 +144,23 @@ pub fn render(report: &SearchReport, format: Format) -> String {
                 .collect();
             let mut out = table(&["rank", "id", "score"], &rows, &[true, false, true]);
             if let Some(explanations) = &report.explanations {
+                // The tree depth first, each level indented under its parent.
                 let mut why = Vec::new();
                 for (i, e) in explanations.iter().enumerate() {
-                    for c in &e.contributions {
+                    for (depth, node) in e.explanation.flatten() {
                         why.push(vec![
                             (i + 1).to_string(),
                             e.id.clone(),
-                            c.term.clone(),
-                            c.field.clone(),
-                            short(c.points),
-                            c.detail.clone(),
+                            short(node.value),
+                            format!("{}{}", "  ".repeat(depth), node.label),
                         ]);
-                    }
-                    if let Some(note) = &e.note {
-                        let mut row = vec![(i + 1).to_string(), e.id.clone()];
-                        row.extend(["".into(), "".into(), "".into(), note.clone()]);
-                        why.push(row);
                     }
                 }
                 out.push('\n');
                 out.push_str(&table(
-                    &["rank", "id", "term", "field", "points", "detail"],
+                    &["rank", "id", "points", "why"],
                     &why,
-                    &[true, false, false, false, true, false],
+                    &[true, false, true, false],
                 ));
             }
             out.push('\n');
@@ -178,9 +172,14 @@ pub fn render(report: &SearchReport, format: Format) -> String {
                 .iter()
                 .map(|(k, v)| format!("{k}: {v}"))
                 .collect();
+            let limit = match report.max_limit {
+                Some(max) => format!("limit {} (max {max})", report.limit),
+                None => format!("limit {}", report.limit),
+            };
             out.push_str(&format!(
-                "{} of {} tools matched by {} ({})\n",
-                report.matches.len(),
+                "{} shown of {} matched among {} tools by {}; {limit}; {}\n",
+                report.shown,
+                report.matched,
                 report.total_tools,
                 report.scorer,
                 settings.join("; ")
@@ -254,12 +253,13 @@ mod tests {
         assert_eq!(v["matches"][0]["score"], 14.0);
         assert_eq!(v["total_tools"], 2);
         assert_eq!(
-            v["explanations"][0]["contributions"]
+            v["explanations"][0]["explanation"]["children"]
                 .as_array()
                 .unwrap()
                 .len(),
             3
         );
+        assert_eq!(v["explanations"][0]["explanation"]["value"], 14.0);
         let table = render(&r, Format::Table);
         assert!(table.contains("NotebookEdit"), "{table}");
         assert!(table.contains("a name part equals the term"), "{table}");
@@ -267,6 +267,58 @@ mod tests {
             render(&r, Format::Csv),
             "rank,id,score\n1,NotebookEdit,14\n"
         );
+    }
+
+    #[test]
+    fn counts_say_matched_shown_and_the_limit_in_force() {
+        // Both tools mention "a" in their description; one is shown.
+        let r = search(
+            catalog(),
+            ScorerKind::Keyword,
+            &ScorerConfig::default(),
+            "a",
+            1,
+            false,
+        )
+        .unwrap();
+        assert_eq!((r.matched, r.shown, r.limit), (2, 1, 1));
+        assert_eq!(r.max_limit, Some(20));
+        assert_eq!(r.settings.get("max_limit").map(String::as_str), Some("20"));
+        let table = render(&r, Format::Table);
+        assert!(
+            table.contains("1 shown of 2 matched among 2 tools by keyword; limit 1 (max 20);"),
+            "{table}"
+        );
+        let v: serde_json::Value = serde_json::from_str(&render(&r, Format::Json)).unwrap();
+        assert_eq!(
+            (v["matched"].as_u64(), v["limit"].as_u64()),
+            (Some(2), Some(1))
+        );
+    }
+
+    #[test]
+    fn a_limit_above_the_maximum_names_the_maximum() {
+        let run = |kind, limit| {
+            search(
+                catalog(),
+                kind,
+                &ScorerConfig::default(),
+                "read",
+                limit,
+                false,
+            )
+        };
+        let e = run(ScorerKind::Keyword, 25).unwrap_err();
+        assert!(matches!(e, Error::Input(_)));
+        assert_eq!(
+            e.to_string(),
+            "--limit 25 is above the keyword scorer's maximum of 20"
+        );
+        assert!(run(ScorerKind::Keyword, 20).is_ok());
+        assert!(run(ScorerKind::Keyword, 0).is_err());
+        // bm25 has no maximum: every match is shown.
+        let r = run(ScorerKind::Bm25, 25).unwrap();
+        assert_eq!((r.limit, r.max_limit, r.shown), (25, None, r.matched));
     }
 
     #[test]

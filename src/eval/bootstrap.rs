@@ -77,7 +77,7 @@ mod tests {
 
     #[test]
     fn same_seed_same_interval_other_seed_other_interval() {
-        let values: Vec<f64> = (0..200).map(|i| ((i * 37) % 11) as f64 / 10.0).collect();
+        let values: Vec<f64> = (0..200).map(|i| f64::from((i * 37) % 11) / 10.0).collect();
         let a = mean_interval(&values, RESAMPLES, SEED).unwrap();
         let b = mean_interval(&values, RESAMPLES, SEED).unwrap();
         assert_eq!(a, b);
@@ -102,8 +102,8 @@ mod tests {
 
     #[test]
     fn interval_width_shrinks_with_more_data() {
-        let small: Vec<f64> = (0..20).map(|i| (i % 2) as f64).collect();
-        let large: Vec<f64> = (0..2000).map(|i| (i % 2) as f64).collect();
+        let small: Vec<f64> = (0..20).map(|i| f64::from(i % 2)).collect();
+        let large: Vec<f64> = (0..2000).map(|i| f64::from(i % 2)).collect();
         let s = mean_interval(&small, RESAMPLES, SEED).unwrap();
         let l = mean_interval(&large, RESAMPLES, SEED).unwrap();
         assert!(l.high - l.low < (s.high - s.low) / 5.0, "{s:?} {l:?}");

@@ -265,13 +265,12 @@ pub(crate) mod tests {
                 total_tools: self.catalog.len(),
             })
         }
-        fn explain(&self, _: &str, tool: usize) -> Result<Explanation, InputError> {
-            Ok(Explanation {
-                tool,
-                score: 0.0,
-                contributions: vec![],
-                note: None,
-            })
+        fn explain_tool(
+            &self,
+            _: &SearchRequest<'_>,
+            tool: usize,
+        ) -> Result<Explanation, InputError> {
+            Ok(Explanation::leaf(format!("tool {tool}"), 0.0))
         }
         fn settings(&self) -> Vec<(String, String)> {
             vec![("fixed".into(), "yes".into())]
@@ -407,13 +406,12 @@ pub(crate) mod tests {
                 total_tools: self.tool_count,
             })
         }
-        fn explain(&self, _: &str, tool: usize) -> Result<Explanation, InputError> {
-            Ok(Explanation {
-                tool,
-                score: 0.0,
-                contributions: vec![],
-                note: None,
-            })
+        fn explain_tool(
+            &self,
+            _: &SearchRequest<'_>,
+            tool: usize,
+        ) -> Result<Explanation, InputError> {
+            Ok(Explanation::leaf(format!("tool {tool}"), 0.0))
         }
         fn settings(&self) -> Vec<(String, String)> {
             vec![]

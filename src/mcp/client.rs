@@ -165,7 +165,7 @@ impl ImportError {
                 } else {
                     "are"
                 },
-                self.stdout_noise.first().map(String::as_str).unwrap_or("")
+                self.stdout_noise.first().map_or("", String::as_str)
             ));
         }
         s
@@ -189,7 +189,8 @@ type Shared = Arc<Mutex<Seen>>;
 
 fn lock(seen: &Shared) -> std::sync::MutexGuard<'_, Seen> {
     // A reader task that panicked leaves its notes half-written, which is still worth showing.
-    seen.lock().unwrap_or_else(|e| e.into_inner())
+    seen.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Runs the whole exchange with one server. Must be called inside a Tokio runtime with IO and
@@ -366,8 +367,8 @@ fn drop_empty_fields(v: Value) -> Value {
                 k == "name"
                     || k == "inputSchema"
                     || !(v.is_null()
-                        || v.as_object().is_some_and(|o| o.is_empty())
-                        || v.as_array().is_some_and(|a| a.is_empty()))
+                        || v.as_object().is_some_and(serde_json::Map::is_empty)
+                        || v.as_array().is_some_and(std::vec::Vec::is_empty))
             });
             Value::Object(map)
         }

@@ -273,7 +273,12 @@ impl Scorer for Bm25Scorer {
 
     /// A term's score is not a sum over fields in BM25F; each field is credited with the share
     /// of the term's score equal to its share of `tf~`.
-    fn explain(&self, query: &str, tool: usize) -> Result<Explanation, InputError> {
+    fn explain_tool(
+        &self,
+        request: &SearchRequest<'_>,
+        tool: usize,
+    ) -> Result<Explanation, InputError> {
+        let query = request.query;
         Self::check_query(query)?;
         let mut contributions = Vec::new();
         let mut total = 0.0;
@@ -304,12 +309,7 @@ impl Scorer for Bm25Scorer {
                 }
             }
         }
-        Ok(Explanation {
-            tool,
-            score: total,
-            contributions,
-            note: None,
-        })
+        Ok(Explanation::from_parts(total, contributions, None))
     }
 
     fn settings(&self) -> Vec<(String, String)> {
@@ -387,10 +387,10 @@ mod tests {
         );
         // ln(8/3) · 0.7857 / 1.9857 ≈ 0.3881
         assert!((want - 0.3881).abs() < 1e-4, "{want}");
-        let e = s.explain("disk", 1).unwrap();
-        assert_eq!(e.score, out.hits[0].score);
-        assert_eq!(e.contributions.len(), 1);
-        assert_eq!(e.contributions[0].field, "description");
+        let e = s.explain_tool(&SearchRequest::new("disk", 5), 1).unwrap();
+        assert_eq!(e.value, out.hits[0].score);
+        assert_eq!(e.children.len(), 1);
+        assert!(e.children[0].label.starts_with("description"), "{e:?}");
     }
 
     #[test]
@@ -444,9 +444,9 @@ mod tests {
             prop_assert!(out.hits.iter().all(|h| seen.insert(h.tool)));
             prop_assert_eq!(&out, &s.search(&SearchRequest::new(&q, 20)).unwrap());
             for h in &out.hits {
-                let e = s.explain(&q, h.tool).unwrap();
-                prop_assert!((e.score - h.score).abs() < 1e-9);
-                let sum: f64 = e.contributions.iter().map(|c| c.points).sum();
+                let e = s.explain_tool(&SearchRequest::new(&q, 20), h.tool).unwrap();
+                prop_assert!((e.value - h.score).abs() < 1e-9);
+                let sum: f64 = e.children.iter().map(|c| c.value).sum();
                 prop_assert!((sum - h.score).abs() < 1e-9);
             }
         }

@@ -117,7 +117,8 @@ impl EmbedCache {
         if &body[8..72] != self.model_fingerprint.as_bytes() {
             return None;
         }
-        let read_u32 = |at: usize| u32::from_le_bytes(body[at..at + 4].try_into().unwrap());
+        let read_u32 =
+            |at: usize| u32::from_le_bytes([body[at], body[at + 1], body[at + 2], body[at + 3]]);
         if read_u32(72) as usize != dim || read_u32(76) as usize != count {
             return None;
         }
@@ -133,7 +134,7 @@ impl EmbedCache {
         Some(
             floats
                 .chunks_exact(4)
-                .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
                 .collect(),
         )
     }

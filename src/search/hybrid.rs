@@ -27,36 +27,19 @@
 
 use std::sync::Arc;
 
-use super::{Contribution, Explanation, Hit, Scorer, ScorerKind, SearchOutcome, SearchRequest};
+use super::{Explanation, Hit, Scorer, ScorerKind, SearchOutcome, SearchRequest};
 use crate::catalog::Catalog;
 use crate::error::InputError;
 
 /// How the two rankings are combined.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum FusionMethod {
     Rrf,
     Blend,
 }
 
-impl FusionMethod {
-    pub fn name(self) -> &'static str {
-        match self {
-            FusionMethod::Rrf => "rrf",
-            FusionMethod::Blend => "blend",
-        }
-    }
-}
-
-impl std::str::FromStr for FusionMethod {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "rrf" => Ok(FusionMethod::Rrf),
-            "blend" => Ok(FusionMethod::Blend),
-            _ => Err(format!("unknown fusion {s:?}, expected rrf or blend")),
-        }
-    }
-}
+crate::named_enum!(FusionMethod, "fusion");
 
 /// Fusion parameters, printed in `settings()`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -278,8 +261,17 @@ impl Scorer for HybridScorer {
         })
     }
 
-    fn explain(&self, query: &str, tool: usize) -> Result<Explanation, InputError> {
-        let everything = SearchRequest::new(query, self.catalog.len());
+    /// The fused score, with one child per part: its rank and points, and under it the
+    /// part's own explanation of the tool.
+    fn explain_tool(
+        &self,
+        request: &SearchRequest<'_>,
+        tool: usize,
+    ) -> Result<Explanation, InputError> {
+        let everything = SearchRequest {
+            limit: self.catalog.len(),
+            ..*request
+        };
         let (lexical, semantic) = self.both(&everything, self.catalog.len())?;
         let fused = crate::search::rank_hits(
             &self.catalog,
@@ -288,18 +280,17 @@ impl Scorer for HybridScorer {
         );
         let position = |list: &[Hit]| list.iter().position(|h| h.tool == tool);
         let fused_score = position(&fused).map_or(0.0, |p| fused[p].score);
-        let mut contributions = Vec::new();
         let weights = [self.fusion.lexical_weight, self.fusion.semantic_weight];
-        for (i, (name, list)) in [
-            (self.lexical.kind().name(), &lexical),
-            (self.semantic.kind().name(), &semantic),
-        ]
-        .into_iter()
-        .enumerate()
-        {
+        let parts: [(&dyn Scorer, &Vec<Hit>); 2] = [
+            (self.lexical.as_ref(), &lexical),
+            (self.semantic.as_ref(), &semantic),
+        ];
+        let mut children = Vec::with_capacity(2);
+        for (i, (part, list)) in parts.into_iter().enumerate() {
+            let name = part.kind().name();
             let (detail, points) = match position(list) {
                 Some(p) if p < self.fusion.depth => {
-                    let part = self.fusion.fuse_single(i, list, p, weights[i]);
+                    let points = self.fusion.fuse_single(i, list, p, weights[i]);
                     let label = if name == "semantic" {
                         "cosine"
                     } else {
@@ -318,7 +309,7 @@ impl Scorer for HybridScorer {
                         }
                     }
                     detail.push(')');
-                    (detail, part)
+                    (detail, points)
                 }
                 Some(p) => (
                     format!(
@@ -331,14 +322,19 @@ impl Scorer for HybridScorer {
                 ),
                 None => ("not ranked (no match)".to_string(), 0.0),
             };
-            contributions.push(Contribution {
-                term: query.to_string(),
-                field: name.to_string(),
-                detail,
-                points,
+            // The part's own reasons; a part that refuses the query (bm25 over its length
+            // limit) has none, as it has no ranking.
+            let nested = match position(list) {
+                Some(_) => part.explain_tool(&everything, tool).ok(),
+                None => None,
+            };
+            children.push(Explanation {
+                label: format!("{name} {detail}"),
+                value: points,
+                children: nested.into_iter().collect(),
             });
         }
-        let note = match position(&fused) {
+        let label = match position(&fused) {
             Some(p) => format!(
                 "fused rank {} of {}, fused score {fused_score:.6}",
                 p + 1,
@@ -347,10 +343,9 @@ impl Scorer for HybridScorer {
             None => "in neither list's top results".to_string(),
         };
         Ok(Explanation {
-            tool,
-            score: fused_score,
-            contributions,
-            note: Some(note),
+            label,
+            value: fused_score,
+            children,
         })
     }
 
@@ -524,13 +519,12 @@ pub(crate) mod tests {
                 total_tools: 0,
             })
         }
-        fn explain(&self, _: &str, tool: usize) -> Result<Explanation, InputError> {
-            Ok(Explanation {
-                tool,
-                score: 0.0,
-                contributions: Vec::new(),
-                note: None,
-            })
+        fn explain_tool(
+            &self,
+            _: &SearchRequest<'_>,
+            tool: usize,
+        ) -> Result<Explanation, InputError> {
+            Ok(Explanation::leaf(format!("fixed t{tool}"), 0.0))
         }
         fn settings(&self) -> Vec<(String, String)> {
             vec![("fixed".into(), "yes".into())]
@@ -586,7 +580,7 @@ pub(crate) mod tests {
         fn search(&self, _: &SearchRequest<'_>) -> Result<SearchOutcome, InputError> {
             Err(InputError::usage("query too long"))
         }
-        fn explain(&self, _: &str, _: usize) -> Result<Explanation, InputError> {
+        fn explain_tool(&self, _: &SearchRequest<'_>, _: usize) -> Result<Explanation, InputError> {
             Err(InputError::usage("query too long"))
         }
         fn settings(&self) -> Vec<(String, String)> {
@@ -643,18 +637,37 @@ pub(crate) mod tests {
         assert_eq!(get("weight_semantic"), Some("0.5"));
         assert_eq!(get("semantic.fixed"), Some("yes"));
 
-        let e = scorer.explain("q", 2).unwrap();
-        assert!((e.score - (1.0 / 63.0 + 0.5 / 61.0)).abs() < 1e-12);
-        assert_eq!(e.contributions[0].field, "bm25");
-        assert_eq!(e.contributions[0].detail, "rank 3 (score 7.0000)");
-        assert_eq!(e.contributions[1].detail, "rank 1 (cosine 0.9000)");
-        assert!((e.contributions[1].points - 0.5 / 61.0).abs() < 1e-12);
+        let q = SearchRequest::new("q", 10);
+        let e = scorer.explain_tool(&q, 2).unwrap();
+        assert!((e.value - (1.0 / 63.0 + 0.5 / 61.0)).abs() < 1e-12);
+        assert_eq!(e.children[0].label, "bm25 rank 3 (score 7.0000)");
+        assert_eq!(e.children[1].label, "semantic rank 1 (cosine 0.9000)");
+        assert!((e.children[1].value - 0.5 / 61.0).abs() < 1e-12);
+        assert!(e.label.starts_with("fused rank 2 of 4"), "{e:?}");
+        // Each part nests its own explanation of the tool.
+        assert_eq!(e.children[0].children, [Explanation::leaf("fixed t2", 0.0)]);
+        assert_eq!(e.children[1].children, [Explanation::leaf("fixed t2", 0.0)]);
+        let absent = scorer.explain_tool(&q, 3).unwrap();
+        assert_eq!(absent.children[0].label, "bm25 not ranked (no match)");
+        assert!(absent.children[0].children.is_empty());
+        // The whole ranking: one child per hit, in the order `search` ranks them.
+        let tree = scorer.explain(&q).unwrap();
+        assert_eq!(tree.children.len(), 4);
         assert!(
-            e.note.as_deref().unwrap().starts_with("fused rank 2 of 4"),
-            "{e:?}"
+            tree.children[1]
+                .label
+                .starts_with("rank 2: fused rank 2 of 4"),
+            "{tree:?}"
         );
-        let absent = scorer.explain("q", 3).unwrap();
-        assert_eq!(absent.contributions[0].detail, "not ranked (no match)");
+        assert_eq!(tree.children[1].children.len(), 2);
+        assert_eq!(
+            scorer
+                .explain(&SearchRequest::new("q", 1))
+                .unwrap()
+                .children
+                .len(),
+            1
+        );
 
         let blend = hybrid(FusionConfig::default());
         let settings = blend.settings();
@@ -663,20 +676,20 @@ pub(crate) mod tests {
         assert!(settings.contains(&("floor_rank".to_string(), "20".to_string())));
         // Both lists are shorter than the floor rank: bm25 floors at 0, the cosine at its
         // lowest (0.1). t2: 0.4 · 7/9 + 0.6 · (0.9 − 0.1).
-        let e = blend.explain("q", 2).unwrap();
+        let e = blend.explain_tool(&q, 2).unwrap();
         assert!(
-            (e.score - (0.4 * 7.0 / 9.0 + 0.6 * 0.8)).abs() < 1e-12,
+            (e.value - (0.4 * 7.0 / 9.0 + 0.6 * 0.8)).abs() < 1e-12,
             "{e:?}"
         );
-        assert!((e.contributions[0].points - 0.4 * 7.0 / 9.0).abs() < 1e-12);
-        assert!((e.contributions[1].points - 0.48).abs() < 1e-12);
+        assert!((e.children[0].value - 0.4 * 7.0 / 9.0).abs() < 1e-12);
+        assert!((e.children[1].value - 0.48).abs() < 1e-12);
         assert_eq!(
-            e.contributions[0].detail,
-            "rank 3 (score 7.0000, lead 7.0000 over floor 0.0000)"
+            e.children[0].label,
+            "bm25 rank 3 (score 7.0000, lead 7.0000 over floor 0.0000)"
         );
         assert_eq!(
-            e.contributions[1].detail,
-            "rank 1 (cosine 0.9000, lead 0.8000 over floor 0.1000)"
+            e.children[1].label,
+            "semantic rank 1 (cosine 0.9000, lead 0.8000 over floor 0.1000)"
         );
         let out = blend.search(&SearchRequest::new("q", 10)).unwrap();
         // t2 0.791, t3 0.6 · 0.7 = 0.42, t0 0.4 + 0, t1 0.4 · 8/9 = 0.356.

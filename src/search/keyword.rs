@@ -122,24 +122,21 @@ impl TextColumn {
             .map(|w| self.words.get(w).map_or(&[][..], Vec::as_slice))
             .min_by_key(|list| list.len());
         let finder = Finder::new(term.as_bytes());
-        match rarest {
-            Some(candidates) => {
-                for &t in candidates {
-                    let text = self.text(t as usize).as_bytes();
-                    if occurrences_with_boundaries(text, &finder).next().is_some() {
-                        out.push(t);
-                    }
+        if let Some(candidates) = rarest {
+            for &t in candidates {
+                let text = self.text(t as usize).as_bytes();
+                if occurrences_with_boundaries(text, &finder).next().is_some() {
+                    out.push(t);
                 }
             }
-            None => {
-                let hay = self.blob.as_bytes();
-                let mut from = 0;
-                while let Some(at) = occurrences_with_boundaries(&hay[from..], &finder).next() {
-                    let t = self.tool_at(from + at);
-                    out.push(t);
-                    // One hit per tool is enough: go on with the next tool's text.
-                    from = self.starts[t as usize + 1];
-                }
+        } else {
+            let hay = self.blob.as_bytes();
+            let mut from = 0;
+            while let Some(at) = occurrences_with_boundaries(&hay[from..], &finder).next() {
+                let t = self.tool_at(from + at);
+                out.push(t);
+                // One hit per tool is enough: go on with the next tool's text.
+                from = self.starts[t as usize + 1];
             }
         }
     }
@@ -229,6 +226,20 @@ fn parse_terms(query: &str) -> Vec<Term> {
     terms
 }
 
+/// A keyword query read once against a request: the rule that ranks it. `search` and
+/// `explain_tool` both match on it, so the order of the rules is written once.
+enum Route<'q> {
+    /// `select:a,b`: the named tools, in order.
+    Select(&'q str),
+    /// The query is a tool's id: that tool first (its keyword score plus a bonus), then the
+    /// keyword ranking of the others.
+    ExactId { tool: usize, terms: Vec<Term> },
+    /// One `mcp__…` word that some ids start with: those tools, listed by prefix.
+    Prefix(Vec<Hit>),
+    /// Words scored by the keyword rules; `+word` is required.
+    Terms(Vec<Term>),
+}
+
 pub struct KeywordScorer {
     catalog: Arc<Catalog>,
     is_mcp: Vec<bool>,
@@ -297,7 +308,10 @@ impl KeywordScorer {
             mcp_tools: (0..tools.len() as u32)
                 .filter(|&i| tools[i as usize].is_mcp())
                 .collect(),
-            is_mcp: tools.iter().map(|t| t.is_mcp()).collect(),
+            is_mcp: tools
+                .iter()
+                .map(super::super::catalog::Tool::is_mcp)
+                .collect(),
             parts: PartIndex::new(&parts_per_tool),
             ids: TextColumn::new(tools.iter().map(|t| t.id.to_lowercase()), false),
             descriptions: TextColumn::new(tools.iter().map(|t| t.description.to_lowercase()), true),
@@ -311,6 +325,25 @@ impl KeywordScorer {
             bare_names,
             catalog,
         }
+    }
+
+    fn route<'q>(&self, query: &'q str, request: &SearchRequest<'_>) -> Route<'q> {
+        if let Some(names) = text::strip_prefix_ignore_case(query, SELECT_PREFIX) {
+            return Route::Select(names);
+        }
+        let terms = parse_terms(query);
+        if let Some(tool) = self.exact_id(query, request) {
+            return Route::ExactId { tool, terms };
+        }
+        if text::strip_prefix_ignore_case(query, MCP_PREFIX).is_some()
+            && !query.contains(char::is_whitespace)
+        {
+            let listed = self.prefix(query, request);
+            if !listed.is_empty() {
+                return Route::Prefix(listed);
+            }
+        }
+        Route::Terms(terms)
     }
 
     fn part_points(&self, tool: usize, exact: bool) -> u32 {
@@ -517,7 +550,7 @@ impl KeywordScorer {
             .iter()
             .map(|&t| Hit {
                 tool: t as usize,
-                score: s.score[t as usize] as f64,
+                score: f64::from(s.score[t as usize]),
             })
             .collect()
     }
@@ -536,7 +569,7 @@ impl KeywordScorer {
                 term: term.to_string(),
                 field: field.to_string(),
                 detail,
-                points: points as f64,
+                points: f64::from(points),
             });
         };
         for term in terms {
@@ -603,125 +636,110 @@ impl Scorer for KeywordScorer {
 
     fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, InputError> {
         let query = request.query.trim();
-        let total_tools = request.searchable(self.catalog.len());
         let limit = request.limit.min(MAX_LIMIT);
-        if let Some(names) = text::strip_prefix_ignore_case(query, SELECT_PREFIX) {
-            return Ok(self.select(names, request));
-        }
-        let terms = parse_terms(query);
-        let mut hits = self.keyword_hits(&terms, request);
-        if let Some(exact) = self.exact_id(query, request) {
-            hits.retain(|h| h.tool != exact);
-            let own = self.score_one(&terms, exact, &mut Vec::new());
-            let mut ranked = vec![Hit {
-                tool: exact,
-                score: own as f64 + EXACT_ID_BONUS,
-            }];
-            ranked.extend(rank_hits(&self.catalog, hits, limit.saturating_sub(1)));
-            ranked.truncate(limit);
-            return Ok(SearchOutcome {
-                hits: ranked,
-                not_found: Vec::new(),
-                total_tools,
-            });
-        }
-        if text::strip_prefix_ignore_case(query, MCP_PREFIX).is_some()
-            && !query.contains(char::is_whitespace)
-        {
-            let listed = self.prefix(query, request);
-            if !listed.is_empty() {
-                return Ok(SearchOutcome {
-                    hits: rank_hits(&self.catalog, listed, limit),
-                    not_found: Vec::new(),
-                    total_tools,
-                });
+        let hits = match self.route(query, request) {
+            Route::Select(names) => {
+                let mut outcome = self.select(names, request);
+                outcome.hits.truncate(limit);
+                return Ok(outcome);
             }
-        }
+            Route::ExactId { tool, terms } => {
+                let mut hits = self.keyword_hits(&terms, request);
+                hits.retain(|h| h.tool != tool);
+                let own = self.score_one(&terms, tool, &mut Vec::new());
+                let mut ranked = vec![Hit {
+                    tool,
+                    score: f64::from(own) + EXACT_ID_BONUS,
+                }];
+                ranked.extend(rank_hits(&self.catalog, hits, limit.saturating_sub(1)));
+                ranked.truncate(limit);
+                ranked
+            }
+            Route::Prefix(listed) => rank_hits(&self.catalog, listed, limit),
+            Route::Terms(terms) => {
+                rank_hits(&self.catalog, self.keyword_hits(&terms, request), limit)
+            }
+        };
         Ok(SearchOutcome {
-            hits: rank_hits(&self.catalog, hits, limit),
+            hits,
             not_found: Vec::new(),
-            total_tools,
+            total_tools: request.searchable(self.catalog.len()),
         })
     }
 
-    fn explain(&self, query: &str, tool: usize) -> Result<Explanation, InputError> {
-        let query = query.trim();
-        let all = SearchRequest::new(query, MAX_LIMIT);
-        let mut why = Vec::new();
-        if let Some(names) = text::strip_prefix_ignore_case(query, SELECT_PREFIX) {
-            let outcome = self.select(names, &all);
-            let found = outcome.hits.iter().position(|h| h.tool == tool);
-            let score = found.map_or(0.0, |i| outcome.hits[i].score);
-            if let Some(i) = found {
-                why.push(Contribution {
-                    term: query.to_string(),
-                    field: "id".into(),
-                    detail: format!("selected by name, position {}", i + 1),
-                    points: score,
-                });
+    /// Counted without the cap of 20 that `search` applies.
+    fn count_matches(&self, request: &SearchRequest<'_>) -> Result<usize, InputError> {
+        Ok(match self.route(request.query.trim(), request) {
+            Route::Select(names) => self.select(names, request).hits.len(),
+            Route::ExactId { tool, terms } => {
+                let others = self.keyword_hits(&terms, request);
+                1 + others.iter().filter(|h| h.tool != tool).count()
             }
-            return Ok(Explanation {
-                tool,
-                score,
-                contributions: why,
-                note: found
-                    .is_none()
-                    .then(|| "not named by the select: query".into()),
-            });
-        }
-        let terms = parse_terms(query);
-        let exact_tool = self.exact_id(query, &all);
-        let exact = exact_tool == Some(tool);
-        if !exact && let Err(note) = self.passes_required(&terms, tool) {
-            return Ok(Explanation {
-                tool,
-                score: 0.0,
-                contributions: why,
-                note: Some(note),
-            });
-        }
-        if exact_tool.is_none()
-            && text::strip_prefix_ignore_case(query, MCP_PREFIX).is_some()
-            && !query.contains(char::is_whitespace)
-            && !self.prefix(query, &all).is_empty()
-        {
-            let listed = self.ids.text(tool).starts_with(&query.to_lowercase());
-            if listed {
-                why.push(Contribution {
-                    term: query.to_string(),
-                    field: "id".into(),
-                    detail: "the id starts with the query".into(),
-                    points: PREFIX_SCORE,
-                });
-            }
-            return Ok(Explanation {
-                tool,
-                score: if listed { PREFIX_SCORE } else { 0.0 },
-                contributions: why,
-                note: Some("mcp__ prefix query: lists ids by prefix".into()),
-            });
-        }
-        let mut score = self.score_one(&terms, tool, &mut why) as f64;
-        if exact {
-            score += EXACT_ID_BONUS;
-            why.push(Contribution {
-                term: query.to_string(),
-                field: "id".into(),
-                detail: "the query equals the tool id".into(),
-                points: EXACT_ID_BONUS,
-            });
-        }
-        Ok(Explanation {
-            tool,
-            score,
-            contributions: why,
-            note: None,
+            Route::Prefix(listed) => listed.len(),
+            Route::Terms(terms) => self.keyword_hits(&terms, request).len(),
         })
+    }
+
+    fn explain_tool(
+        &self,
+        request: &SearchRequest<'_>,
+        tool: usize,
+    ) -> Result<Explanation, InputError> {
+        let query = request.query.trim();
+        let mut why = Vec::new();
+        let (score, note) = match self.route(query, request) {
+            Route::Select(names) => {
+                let outcome = self.select(names, request);
+                let found = outcome.hits.iter().position(|h| h.tool == tool);
+                if let Some(i) = found {
+                    why.push(Contribution {
+                        term: query.to_string(),
+                        field: "id".into(),
+                        detail: format!("selected by name, position {}", i + 1),
+                        points: outcome.hits[i].score,
+                    });
+                }
+                let note = found
+                    .is_none()
+                    .then(|| "not named by the select: query".to_string());
+                (found.map_or(0.0, |i| outcome.hits[i].score), note)
+            }
+            Route::Prefix(listed) => {
+                let listed = listed.iter().any(|h| h.tool == tool);
+                if listed {
+                    why.push(Contribution {
+                        term: query.to_string(),
+                        field: "id".into(),
+                        detail: "the id starts with the query".into(),
+                        points: PREFIX_SCORE,
+                    });
+                }
+                let note = "mcp__ prefix query: lists ids by prefix".to_string();
+                (if listed { PREFIX_SCORE } else { 0.0 }, Some(note))
+            }
+            Route::ExactId { tool: exact, terms } if exact == tool => {
+                let score = f64::from(self.score_one(&terms, tool, &mut why)) + EXACT_ID_BONUS;
+                why.push(Contribution {
+                    term: query.to_string(),
+                    field: "id".into(),
+                    detail: "the query equals the tool id".into(),
+                    points: EXACT_ID_BONUS,
+                });
+                (score, None)
+            }
+            Route::ExactId { terms, .. } | Route::Terms(terms) => {
+                match self.passes_required(&terms, tool) {
+                    Err(note) => (0.0, Some(note)),
+                    Ok(()) => (f64::from(self.score_one(&terms, tool, &mut why)), None),
+                }
+            }
+        };
+        Ok(Explanation::from_parts(score, why, note))
     }
 
     fn settings(&self) -> Vec<(String, String)> {
         vec![
-            ("max_results".into(), MAX_LIMIT.to_string()),
+            ("max_limit".into(), MAX_LIMIT.to_string()),
             (
                 "weights".into(),
                 format!(
@@ -841,9 +859,8 @@ mod tests {
     #[test]
     fn select_keeps_order_and_reports_unknown_names() {
         let s = sample();
-        let out = s
-            .search(&SearchRequest::new("select:edit, Read,get_me,nope,Read", 1))
-            .unwrap();
+        let query = "select:edit, Read,get_me,nope,Read";
+        let out = s.search(&SearchRequest::new(query, 5)).unwrap();
         let got: Vec<&str> = out
             .hits
             .iter()
@@ -853,6 +870,12 @@ mod tests {
         assert_eq!(out.hits[0].score, 3.0);
         assert_eq!(out.not_found, ["nope"]);
         assert_eq!(out.total_tools, 9);
+        // The limit holds for select: too, keeping the first names.
+        let one = s.search(&SearchRequest::new(query, 1)).unwrap();
+        assert_eq!(one.hits, out.hits[..1]);
+        assert_eq!(one.not_found, ["nope"]);
+        let tree = s.explain(&SearchRequest::new(query, 2)).unwrap();
+        assert_eq!(tree.children.len(), 2);
     }
 
     #[test]
@@ -899,12 +922,27 @@ mod tests {
             "select:Read",
         ] {
             for h in s.search(&SearchRequest::new(q, 20)).unwrap().hits {
-                assert_eq!(s.explain(q, h.tool).unwrap().score, h.score, "{q}");
+                let e = s.explain_tool(&SearchRequest::new(q, 20), h.tool).unwrap();
+                assert_eq!(e.value, h.score, "{q}");
             }
+            // The tree lists the same tools with the same scores, in order.
+            let req = SearchRequest::new(q, 20);
+            let tree = s.explain(&req).unwrap();
+            let scores: Vec<f64> = tree.children.iter().map(|c| c.value).collect();
+            let want: Vec<f64> = s
+                .search(&req)
+                .unwrap()
+                .hits
+                .iter()
+                .map(|h| h.score)
+                .collect();
+            assert_eq!(scores, want, "{q}");
         }
-        let e = s.explain("+slack send", 0).unwrap();
-        assert_eq!(e.score, 0.0);
-        assert!(e.note.unwrap().contains("slack"));
+        let e = s
+            .explain_tool(&SearchRequest::new("+slack send", 20), 0)
+            .unwrap();
+        assert_eq!(e.value, 0.0);
+        assert!(e.label.contains("slack"), "{e:?}");
     }
 
     /// The rules written the plain way, with `regex` for `\bterm\b`: the reference the indexed
@@ -1004,7 +1042,8 @@ mod tests {
             prop_assert!(out.hits.iter().all(|h| seen.insert(h.tool)));
             prop_assert_eq!(scorer.search(&SearchRequest::new(&query, MAX_LIMIT)).unwrap(), out.clone());
             for h in &out.hits {
-                prop_assert_eq!(scorer.explain(&query, h.tool).unwrap().score, h.score);
+                let e = scorer.explain_tool(&SearchRequest::new(&query, MAX_LIMIT), h.tool).unwrap();
+                prop_assert_eq!(e.value, h.score);
             }
         }
     }

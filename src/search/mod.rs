@@ -13,9 +13,7 @@ pub mod regex_scorer;
 pub mod semantic;
 pub mod text;
 
-use std::fmt;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 
 use crate::catalog::Catalog;
@@ -71,7 +69,8 @@ pub struct SearchOutcome {
     pub total_tools: usize,
 }
 
-/// Why a tool got its score: one row per (term, field) that contributed.
+/// One reason for points, as a scorer finds it: a (term, field) pair and what matched. It
+/// becomes a leaf of an [`Explanation`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Contribution {
     pub term: String,
@@ -80,13 +79,57 @@ pub struct Contribution {
     pub points: f64,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+/// A node of an explanation tree (tantivy's `Explanation` is the model): what it stands for,
+/// its value, and the nodes it is made of. `Scorer::explain` returns a root whose children are
+/// the ranked tools; a tool's children are its contributions, or, for hybrid, the nested
+/// explanations of its two parts.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Explanation {
-    pub tool: usize,
-    pub score: f64,
-    pub contributions: Vec<Contribution>,
-    /// Anything not captured per term (a filter that dropped the tool, a fused rank).
-    pub note: Option<String>,
+    pub label: String,
+    pub value: f64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<Explanation>,
+}
+
+impl Explanation {
+    pub fn leaf(label: impl Into<String>, value: f64) -> Explanation {
+        Explanation {
+            label: label.into(),
+            value,
+            children: Vec::new(),
+        }
+    }
+
+    /// A tool's score made of `contributions`; `note` says what is not a sum of them (a
+    /// filter, a fused rank), else the label says the score is their sum.
+    pub fn from_parts(score: f64, contributions: Vec<Contribution>, note: Option<String>) -> Self {
+        let label = note.unwrap_or_else(|| match contributions.len() {
+            0 => "no term matched".to_string(),
+            1 => "one match".to_string(),
+            n => format!("sum of {n} matches"),
+        });
+        Explanation {
+            label,
+            value: score,
+            children: contributions
+                .into_iter()
+                .map(|c| {
+                    Explanation::leaf(format!("{} {:?}: {}", c.field, c.term, c.detail), c.points)
+                })
+                .collect(),
+        }
+    }
+
+    /// Every node depth first with its depth (the root is 0), for tables.
+    pub fn flatten(&self) -> Vec<(usize, &Explanation)> {
+        let mut out = Vec::new();
+        let mut stack = vec![(0, self)];
+        while let Some((depth, node)) = stack.pop() {
+            out.push((depth, node));
+            stack.extend(node.children.iter().rev().map(|c| (depth + 1, c)));
+        }
+        out
+    }
 }
 
 pub trait Scorer: Send + Sync {
@@ -95,8 +138,49 @@ pub trait Scorer: Send + Sync {
     /// Ranks tools for the query. Invalid queries (bad regex, too long) are input errors.
     fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, InputError>;
 
-    /// Explains the score `search` would give `tool` for `query`.
-    fn explain(&self, query: &str, tool: usize) -> Result<Explanation, InputError>;
+    /// Why `tool` gets the score `search` gives it for `request` (0 when it is not ranked).
+    fn explain_tool(
+        &self,
+        request: &SearchRequest<'_>,
+        tool: usize,
+    ) -> Result<Explanation, InputError>;
+
+    /// The ranking `search` returns for `request`, explained: a root whose children are the
+    /// ranked tools in rank order (`hits[i]` of the same search is child `i`).
+    fn explain(&self, request: &SearchRequest<'_>) -> Result<Explanation, InputError> {
+        let outcome = self.search(request)?;
+        let children = outcome
+            .hits
+            .iter()
+            .enumerate()
+            .map(|(rank, h)| {
+                let mut e = self.explain_tool(request, h.tool)?;
+                e.label = format!("rank {}: {}", rank + 1, e.label);
+                Ok(e)
+            })
+            .collect::<Result<Vec<_>, InputError>>()?;
+        Ok(Explanation {
+            label: format!(
+                "{} ranked {} of {} tools for {:?}",
+                self.kind(),
+                children.len(),
+                outcome.total_tools,
+                request.query
+            ),
+            value: children.len() as f64,
+            children,
+        })
+    }
+
+    /// How many searchable tools the query matches before any limit (a scorer that ranks
+    /// every tool, as semantic does, matches them all).
+    fn count_matches(&self, request: &SearchRequest<'_>) -> Result<usize, InputError> {
+        let all = SearchRequest {
+            limit: usize::MAX,
+            ..*request
+        };
+        Ok(self.search(&all)?.hits.len())
+    }
 
     /// The parameters in force, printed with every result (`k1=1.2`, `weights=...`).
     fn settings(&self) -> Vec<(String, String)>;
@@ -122,36 +206,19 @@ impl ScorerKind {
         ScorerKind::Hybrid,
     ];
 
-    pub fn name(self) -> &'static str {
+    /// The most results the scorer returns, if it has a maximum (Claude Code's ToolSearch
+    /// returns at most 20).
+    pub fn max_limit(self) -> Option<usize> {
         match self {
-            ScorerKind::Keyword => "keyword",
-            ScorerKind::Regex => "regex",
-            ScorerKind::Bm25 => "bm25",
-            ScorerKind::Semantic => "semantic",
-            ScorerKind::Hybrid => "hybrid",
+            ScorerKind::Keyword => Some(keyword::MAX_LIMIT),
+            ScorerKind::Regex | ScorerKind::Bm25 | ScorerKind::Semantic | ScorerKind::Hybrid => {
+                None
+            }
         }
     }
 }
 
-impl fmt::Display for ScorerKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for ScorerKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        ScorerKind::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown scorer {s:?}, expected one of: keyword, regex, bm25, semantic, hybrid"
-                )
-            })
-    }
-}
+crate::named_enum!(ScorerKind, "scorer");
 
 /// Sorts hits best first with the tool id as tie-break, and keeps the first `limit`.
 /// Selects the best `limit` before sorting, so a query matching most of a large catalog costs
@@ -232,7 +299,9 @@ pub fn build_semantic(
 pub fn load_embedder(model_dir: Option<&Path>) -> crate::Result<Arc<embed::Embedder>> {
     static LOADED: Mutex<Vec<(PathBuf, Arc<embed::Embedder>)>> = Mutex::new(Vec::new());
     let dir = embed::resolve_model_dir(model_dir)?;
-    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    let mut loaded = LOADED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some((_, e)) = loaded.iter().find(|(d, _)| *d == dir) {
         return Ok(e.clone());
     }

@@ -165,7 +165,12 @@ impl Scorer for RegexScorer {
         })
     }
 
-    fn explain(&self, query: &str, tool: usize) -> Result<Explanation, InputError> {
+    fn explain_tool(
+        &self,
+        request: &SearchRequest<'_>,
+        tool: usize,
+    ) -> Result<Explanation, InputError> {
+        let query = request.query;
         let re = compile(query)?;
         let matched = self.fields[tool].matched(&re);
         let contributions = matched
@@ -189,12 +194,11 @@ impl Scorer for RegexScorer {
                 }
             })
             .collect();
-        Ok(Explanation {
-            tool,
-            score: score_of(&matched),
+        Ok(Explanation::from_parts(
+            score_of(&matched),
             contributions,
-            note: None,
-        })
+            None,
+        ))
     }
 
     fn settings(&self) -> Vec<(String, String)> {
@@ -280,10 +284,16 @@ mod tests {
             ranked(&s, "forecast|week")[0],
             ("forecast".to_string(), NAME_WEIGHT + EXTRA_FIELD_BONUS)
         );
-        let e = s.explain("forecast|week", 1).unwrap();
-        let fields: Vec<&str> = e.contributions.iter().map(|c| c.field.as_str()).collect();
+        let e = s
+            .explain_tool(&SearchRequest::new("forecast|week", 5), 1)
+            .unwrap();
+        let fields: Vec<&str> = e
+            .children
+            .iter()
+            .map(|c| c.label.split(' ').next().unwrap_or_default())
+            .collect();
         assert_eq!(fields, ["name", "description"]);
-        assert_eq!(e.score, NAME_WEIGHT + EXTRA_FIELD_BONUS);
+        assert_eq!(e.value, NAME_WEIGHT + EXTRA_FIELD_BONUS);
     }
 
     #[test]
@@ -316,7 +326,8 @@ mod tests {
             prop_assert!(a.hits.iter().all(|h| seen.insert(h.tool)));
             prop_assert_eq!(a.clone(), s.search(&SearchRequest::new(&q, 10)).unwrap());
             for h in &a.hits {
-                prop_assert_eq!(s.explain(&q, h.tool).unwrap().score, h.score);
+                let e = s.explain_tool(&SearchRequest::new(&q, 10), h.tool).unwrap();
+                prop_assert_eq!(e.value, h.score);
             }
         }
     }

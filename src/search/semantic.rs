@@ -149,7 +149,12 @@ impl Scorer for SemanticScorer {
         })
     }
 
-    fn explain(&self, query: &str, tool: usize) -> Result<Explanation, InputError> {
+    fn explain_tool(
+        &self,
+        request: &SearchRequest<'_>,
+        tool: usize,
+    ) -> Result<Explanation, InputError> {
+        let query = request.query;
         let q = self.query_vector(query)?;
         let all = self.cosines(&q, &SearchRequest::new(query, usize::MAX));
         let cosine = all[tool].score;
@@ -160,17 +165,14 @@ impl Scorer for SemanticScorer {
                 h.score > cosine || (h.score == cosine && self.catalog.get(h.tool).id < *id)
             })
             .count();
-        Ok(Explanation {
-            tool,
-            score: cosine,
-            contributions: vec![Contribution {
-                term: query.to_string(),
-                field: "document".to_string(),
-                detail: format!("cosine {cosine:.4}, rank {rank} of {}", all.len()),
-                points: cosine,
-            }],
-            note: Some(format!("document: {:?}", self.documents[tool])),
-        })
+        let why = Contribution {
+            term: query.to_string(),
+            field: "document".to_string(),
+            detail: format!("cosine {cosine:.4}, rank {rank} of {}", all.len()),
+            points: cosine,
+        };
+        let note = format!("document: {:?}", self.documents[tool]);
+        Ok(Explanation::from_parts(cosine, vec![why], Some(note)))
     }
 
     fn settings(&self) -> Vec<(String, String)> {
@@ -379,9 +381,11 @@ pub(crate) mod tests {
         assert_eq!(out.total_tools, 3);
         assert!(out.hits.iter().all(|h| h.tool != 2));
 
-        let e = scorer.explain("open the jupyter notebook cell", 3).unwrap();
-        assert!(e.contributions[0].detail.contains("rank 1 of 4"), "{e:?}");
-        assert!(e.score > 0.2 && e.score <= 1.0);
+        let e = scorer
+            .explain_tool(&SearchRequest::new("open the jupyter notebook cell", 5), 3)
+            .unwrap();
+        assert!(e.children[0].label.contains("rank 1 of 4"), "{e:?}");
+        assert!(e.value > 0.2 && e.value <= 1.0);
         assert!(scorer.search(&SearchRequest::new("  ", 5)).is_err());
     }
 
@@ -393,9 +397,8 @@ pub(crate) mod tests {
             ..Default::default()
         };
         for kind in [ScorerKind::Semantic, ScorerKind::Hybrid] {
-            let err = match crate::search::build(kind, small_catalog(), &config) {
-                Err(e) => e,
-                Ok(_) => panic!("{kind} built without a model"),
+            let Err(err) = crate::search::build(kind, small_catalog(), &config) else {
+                panic!("{kind} built without a model")
             };
             assert!(matches!(err, Error::Missing(_)), "{err:?}");
             assert!(err.to_string().contains("run `just model`"), "{err}");

@@ -59,23 +59,23 @@ pub(super) struct Message<'a> {
 
 #[derive(Deserialize, Default)]
 struct RawUsage {
-    #[serde(default)]
-    input_tokens: Option<u64>,
-    #[serde(default)]
-    cache_creation_input_tokens: Option<u64>,
-    #[serde(default)]
-    cache_read_input_tokens: Option<u64>,
-    #[serde(default)]
-    output_tokens: Option<u64>,
+    #[serde(rename = "input_tokens", default)]
+    input: Option<u64>,
+    #[serde(rename = "cache_creation_input_tokens", default)]
+    cache_creation: Option<u64>,
+    #[serde(rename = "cache_read_input_tokens", default)]
+    cache_read: Option<u64>,
+    #[serde(rename = "output_tokens", default)]
+    output: Option<u64>,
 }
 
 impl RawUsage {
     fn usage(&self) -> Usage {
         Usage {
-            input: self.input_tokens.unwrap_or(0),
-            cache_creation: self.cache_creation_input_tokens.unwrap_or(0),
-            cache_read: self.cache_read_input_tokens.unwrap_or(0),
-            output: self.output_tokens.unwrap_or(0),
+            input: self.input.unwrap_or(0),
+            cache_creation: self.cache_creation.unwrap_or(0),
+            cache_read: self.cache_read.unwrap_or(0),
+            output: self.output.unwrap_or(0),
         }
     }
 }

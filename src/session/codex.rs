@@ -66,12 +66,13 @@ struct Payload<'a> {
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq, Default)]
 struct TokenUsage {
-    #[serde(default)]
-    input_tokens: u64,
-    #[serde(default)]
-    cached_input_tokens: u64,
-    #[serde(default)]
-    output_tokens: u64,
+    /// Every input token, the cached ones included (OpenAI's convention).
+    #[serde(rename = "input_tokens", default)]
+    input: u64,
+    #[serde(rename = "cached_input_tokens", default)]
+    cached: u64,
+    #[serde(rename = "output_tokens", default)]
+    output: u64,
 }
 
 #[derive(Deserialize)]
@@ -141,7 +142,7 @@ impl State {
     pub fn line(
         &mut self,
         text: &str,
-        opts: &super::read::ReadOptions,
+        opts: super::read::ReadOptions,
         ignored: &mut BTreeMap<String, usize>,
     ) -> Result<(), BadLine> {
         let line: RolloutLine<'_> = serde_json::from_str(text).map_err(|e| BadLine::json(&e, 0))?;
@@ -182,7 +183,7 @@ impl State {
     fn item(
         &mut self,
         p: &Payload<'_>,
-        opts: &super::read::ReadOptions,
+        opts: super::read::ReadOptions,
         ignored: &mut BTreeMap<String, usize>,
     ) {
         let counter = opts.counter;
@@ -205,7 +206,7 @@ impl State {
                 self.out().text_tokens += n;
             }
             "function_call" | "custom_tool_call" | "local_shell_call" | "web_search_call" => {
-                let call = self.call(kind, p, counter);
+                let call = Self::call(kind, p, counter);
                 self.out().calls.push(call);
             }
             "function_call_output" | "custom_tool_call_output" => {
@@ -226,7 +227,7 @@ impl State {
         }
     }
 
-    fn call(&self, kind: &str, p: &Payload<'_>, counter: Counter) -> Call {
+    fn call(kind: &str, p: &Payload<'_>, counter: Counter) -> Call {
         let name = match kind {
             "local_shell_call" => "local_shell".to_string(),
             "web_search_call" => "web_search".to_string(),
@@ -283,11 +284,9 @@ impl State {
             (None, Some(t), prev) => {
                 let p = prev.unwrap_or_default();
                 TokenUsage {
-                    input_tokens: t.input_tokens.saturating_sub(p.input_tokens),
-                    cached_input_tokens: t
-                        .cached_input_tokens
-                        .saturating_sub(p.cached_input_tokens),
-                    output_tokens: t.output_tokens.saturating_sub(p.output_tokens),
+                    input: t.input.saturating_sub(p.input),
+                    cached: t.cached.saturating_sub(p.cached),
+                    output: t.output.saturating_sub(p.output),
                 }
             }
             _ => return,
@@ -295,12 +294,12 @@ impl State {
         if info.total_token_usage.is_some() {
             self.last_total = info.total_token_usage;
         }
-        let cached = last.cached_input_tokens.min(last.input_tokens);
+        let cached = last.cached.min(last.input);
         let usage = Usage {
-            input: last.input_tokens - cached,
+            input: last.input - cached,
             cache_creation: 0,
             cache_read: cached,
-            output: last.output_tokens,
+            output: last.output,
         };
         if self.pending.is_some() {
             self.close(Some(usage));

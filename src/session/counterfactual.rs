@@ -151,7 +151,7 @@ pub fn without_recorded_searches(items: &[Item]) -> Vec<Item> {
                 }
                 Item::Turn(Box::new(t))
             }
-            other => other.clone(),
+            Item::Event(e) => Item::Event(e.clone()),
         })
         .collect()
 }

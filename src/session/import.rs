@@ -89,7 +89,7 @@ pub fn read_all(
     let logs: Vec<Result<FileLog>> = files
         .par_iter()
         .map(|f| {
-            let r = read_file(f, opts);
+            let r = read_file(f, *opts);
             tick();
             r
         })

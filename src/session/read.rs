@@ -111,7 +111,7 @@ impl BadLine {
 /// Per-line bookkeeping shared by both formats: UTF-8, the truncated last line, bad lines.
 fn handle<T>(
     path: &Path,
-    opts: &ReadOptions,
+    opts: ReadOptions,
     stats: &mut ReadStats,
     line: &Line<'_>,
     parse: impl FnOnce(&str, &mut BTreeMap<String, usize>) -> std::result::Result<T, BadLine>,
@@ -145,7 +145,7 @@ fn handle<T>(
 }
 
 /// Reads one session file of either format.
-pub fn read_file(path: &Path, opts: &ReadOptions) -> Result<FileLog> {
+pub fn read_file(path: &Path, opts: ReadOptions) -> Result<FileLog> {
     let mut format: Option<LogFormat> = None;
     let mut claude = ClaudeState::default();
     let mut codex = codex::State::default();
@@ -203,7 +203,7 @@ impl ClaudeState {
     fn line(
         &mut self,
         text: &str,
-        opts: &ReadOptions,
+        opts: ReadOptions,
         ignored: &mut BTreeMap<String, usize>,
     ) -> std::result::Result<(), BadLine> {
         let rec: Record<'_> = serde_json::from_str(text).map_err(|e| BadLine::json(&e, 0))?;

@@ -50,7 +50,7 @@ impl CalibrationFile {
         let file: CalibrationFile =
             serde_json::from_str(doc.text()).map_err(|e| json_error(path, &e))?;
         for c in &file.calibrations {
-            if !(c.scale.is_finite() && c.scale > 0.0) || !c.system_prompt_tokens.is_finite() {
+            if !c.scale.is_finite() || c.scale <= 0.0 || !c.system_prompt_tokens.is_finite() {
                 return Err(Error::input(
                     path,
                     None,

@@ -381,7 +381,7 @@ fn plan(scenario: &Scenario, catalog: &Catalog) -> Result<Plan> {
         for dep in &t.depends_on {
             // The catalog loader keeps ids as written; a dangling one is a catalog mistake.
             let j = catalog.index_of(dep).ok_or_else(|| {
-                let at = t.origin.as_ref().and_then(|o| o.position());
+                let at = t.origin.as_ref().and_then(super::catalog::Origin::position);
                 match &t.origin {
                     Some(o) => Error::input(
                         &o.path,

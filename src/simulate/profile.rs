@@ -154,11 +154,7 @@ pub enum Override {
     TurnGapS,
 }
 
-impl Override {
-    pub fn name(self) -> &'static str {
-        crate::names::variant::<Override>(self as usize)
-    }
-}
+crate::named_enum!(Override, "model override");
 
 impl Profile {
     /// Applies one override; `Err` says what was expected. Numbers must be ≥ 0, token counts

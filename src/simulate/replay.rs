@@ -475,7 +475,10 @@ impl<'a> Run<'a> {
             }
             if let Some(input) = &c.input {
                 let mut s = String::from("{\"name\":");
-                s.push_str(&serde_json::to_string(&self.prep.catalog.get(tool).id).unwrap());
+                // A JSON string literal, as serde_json writes it (Display cannot fail).
+                s.push_str(
+                    &serde_json::Value::from(self.prep.catalog.get(tool).id.as_str()).to_string(),
+                );
                 s.push_str(",\"input\":");
                 crate::tokenize::write_compact(&mut s, input);
                 s.push('}');
@@ -492,7 +495,7 @@ impl<'a> Run<'a> {
         let text = format!(
             "{{\"name\":\"{}\",\"input\":{{\"query\":{},\"max_results\":{}}}}}",
             self.prep.search_tool_name,
-            serde_json::to_string(query).unwrap(),
+            serde_json::Value::from(query),
             self.sc.deferred.max_results
         );
         self.count(&text)

@@ -59,6 +59,8 @@ pub enum Discovery {
     AutoRetrieve,
 }
 
+crate::named_enum!(Discovery, "discovery");
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Listing {
@@ -71,6 +73,8 @@ pub enum Listing {
     Servers,
 }
 
+crate::named_enum!(Listing, "listing");
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ListStyle {
@@ -79,6 +83,8 @@ pub enum ListStyle {
     /// Announced once as a message, then only additions/removals as messages.
     Delta,
 }
+
+crate::named_enum!(ListStyle, "list style");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -90,6 +96,8 @@ pub enum Reveal {
     ToolsList,
 }
 
+crate::named_enum!(Reveal, "reveal");
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RetryStep {
@@ -98,6 +106,8 @@ pub enum RetryStep {
     /// Search with `select:ID`.
     Select,
 }
+
+crate::named_enum!(RetryStep, "retry step");
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeferredSettings {
@@ -305,6 +315,40 @@ pub const PUBLISHED_METRICS: &[&str] = &[
 
 /// Most turns a scenario may expand to (after `repeat`).
 pub const MAX_TURNS: usize = 100_000;
+/// Most requests a whole scenario may expand to, counted before anything is expanded: every
+/// turn's user request and calls, times its `repeat`, subagents' conversations included (a
+/// repeated turn that holds a repeated subagent multiplies). One mode's rows at this size take
+/// about 100 MB.
+pub const MAX_WORK_REQUESTS: u64 = 500_000;
+
+/// Requests a conversation sends at least (one per turn and one per call, subagents included);
+/// searches and retries come on top and are bounded by the calls.
+fn work_of(items: &[Item]) -> u64 {
+    items
+        .iter()
+        .map(|it| match it {
+            Item::Turn(t) => turn_work(t),
+            Item::Event(_) => 0,
+        })
+        .fold(0, u64::saturating_add)
+}
+
+fn turn_work(t: &Turn) -> u64 {
+    // A subagent is a call of the main agent (one result request) plus its own conversation.
+    let sub = t
+        .subagent
+        .as_ref()
+        .map_or(0, |s| work_of(&s.conversation).saturating_add(1));
+    // A call that started a subagent adds the subagent's own requests.
+    let call_subs = t
+        .calls
+        .iter()
+        .filter_map(|c| c.subagent.as_ref())
+        .fold(0u64, |n, s| n.saturating_add(work_of(&s.conversation)));
+    (1 + t.calls.len() as u64)
+        .saturating_add(sub)
+        .saturating_add(call_subs)
+}
 
 /// Reads and validates a scenario file.
 pub fn load_scenario(path: &Path) -> Result<Scenario> {
@@ -455,11 +499,7 @@ pub(crate) enum EventKind {
     Resume,
 }
 
-impl EventKind {
-    fn name(self) -> &'static str {
-        crate::names::variant::<EventKind>(self as usize)
-    }
-}
+crate::named_enum!(EventKind, "event");
 
 // ---------------------------------------------------------------------------------------------
 // Values with a meaning beyond their JSON type.
@@ -468,7 +508,7 @@ impl EventKind {
 /// either). `what` is the message's "expected …".
 struct Whole(&'static str);
 
-impl<'de> serde::de::Visitor<'de> for Whole {
+impl serde::de::Visitor<'_> for Whole {
     type Value = usize;
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str(self.0)
@@ -670,7 +710,8 @@ impl Reader<'_> {
         };
         let catalogs = self.catalogs(&catalogs)?;
         let deferred = self.deferred(raw.deferred)?;
-        let conversation = self.conversation(&path!["conversation"], &conversation, &mut 0)?;
+        let conversation =
+            self.conversation(&path!["conversation"], &conversation, &mut 0, &mut 0)?;
         if !conversation.iter().any(|i| matches!(i, Item::Turn(_))) {
             return Err(self.err(
                 &path!["conversation"],
@@ -781,8 +822,15 @@ impl Reader<'_> {
     }
 
     /// Reads the items of a conversation at `p`; `turns` counts turns after `repeat` across
-    /// the whole conversation, against `MAX_TURNS`.
-    fn conversation(&self, p: &[Seg], items: &[Value], turns: &mut usize) -> Result<Vec<Item>> {
+    /// the whole conversation, against `MAX_TURNS`; `work` counts requests (nested subagents
+    /// included) against `MAX_WORK_REQUESTS`, checked before a repeated turn is expanded.
+    fn conversation(
+        &self,
+        p: &[Seg],
+        items: &[Value],
+        turns: &mut usize,
+        work: &mut u64,
+    ) -> Result<Vec<Item>> {
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             let ip = child(p, i);
@@ -801,6 +849,18 @@ impl Reader<'_> {
                         ));
                     }
                     let turn = self.turn(&ip, raw)?;
+                    *work = work.saturating_add(turn_work(&turn).saturating_mul(repeat as u64));
+                    if *work > MAX_WORK_REQUESTS {
+                        return Err(self.err(
+                            &ip,
+                            format!(
+                                "the conversation expands to at least {} requests here (turns \
+                                 and calls times repeat, subagents included), more than the \
+                                 limit of {MAX_WORK_REQUESTS}; lower `repeat`",
+                                *work
+                            ),
+                        ));
+                    }
                     out.extend((0..repeat).map(|_| Item::Turn(Box::new(turn.clone()))));
                 }
                 other => {
@@ -871,7 +931,8 @@ impl Reader<'_> {
             }
         };
         let cp = child(p, "conversation");
-        let conversation = self.conversation(&cp, &raw.conversation, &mut 0)?;
+        // A subagent's work is counted into its parent turn's (times the turn's repeat).
+        let conversation = self.conversation(&cp, &raw.conversation, &mut 0, &mut 0)?;
         let nested = conversation.iter().position(|it| match it {
             Item::Turn(t) => t.subagent.is_some(),
             Item::Event(_) => false,

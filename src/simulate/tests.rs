@@ -60,13 +60,12 @@ impl Scorer for WordScorer {
         })
     }
 
-    fn explain(&self, _q: &str, tool: usize) -> std::result::Result<Explanation, InputError> {
-        Ok(Explanation {
-            tool,
-            score: 0.0,
-            contributions: Vec::new(),
-            note: None,
-        })
+    fn explain_tool(
+        &self,
+        _: &SearchRequest<'_>,
+        tool: usize,
+    ) -> std::result::Result<Explanation, InputError> {
+        Ok(Explanation::leaf(format!("tool {tool}"), 0.0))
     }
 
     fn settings(&self) -> Vec<(String, String)> {
@@ -693,6 +692,49 @@ mod props {
     }
 }
 
+/// The work budget: a repeated turn holding a repeated subagent multiplies; the budget is
+/// checked before anything is expanded, and under it the eager requests equal the work counted.
+mod work_budget {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn nested(outer: u64, inner: u64, calls: usize) -> String {
+        let call_list: Vec<String> = (0..calls)
+            .map(|_| "{tool: Read, result_tokens: 5}".to_string())
+            .collect();
+        format!(
+            "catalogs: [x.json]\nconversation:\n  - user: go\n    repeat: {outer}\n    subagent:\n      conversation:\n        - user: sub\n          repeat: {inner}\n          calls: [{}]\n",
+            call_list.join(", ")
+        )
+    }
+
+    #[test]
+    fn the_issue_reproduction_is_refused_before_expanding() {
+        let e = scenario(&nested(3000, 3000, 0)).unwrap_err().to_string();
+        assert!(
+            e.contains("test.yaml:3:5:")
+                && e.contains("expands to at least 9006000 requests")
+                && e.contains("limit of 500000"),
+            "{e}"
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn refused_exactly_above_the_budget(outer in 1u64..2000, inner in 1u64..2000, calls in 0usize..3) {
+            let work = outer * (2 + inner * (1 + calls as u64));
+            let parsed = scenario(&nested(outer, inner, calls));
+            prop_assert_eq!(parsed.is_ok(), work <= scenario::MAX_WORK_REQUESTS, "work {}", work);
+            if work <= 20_000 {
+                let (c, t) = worked_catalog();
+                let r = run_yaml(&nested(outer, inner, calls), c, t);
+                prop_assert_eq!(r.eager.requests as u64, work);
+            }
+        }
+    }
+}
+
 fn shipped_dir() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")
 }
@@ -861,7 +903,7 @@ fn shipped_scenarios_run_over_the_fixtures() {
 /// 1,000 conversations × 20 turns over a 500-tool catalog. Run with
 /// `cargo test --release --lib simulate::tests::thousand -- --ignored --nocapture`.
 #[test]
-#[ignore]
+#[ignore = "a scale run of minutes; run it in release by hand"]
 fn thousand_conversations_over_500_tools() {
     let v = crate::generate::ten_servers::ten_servers();
     let mut tools = Vec::new();
