@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::claude::render_call;
-use super::read::BadLine;
+use super::read::{BadLine, ignore};
 use super::transcript::{Call, Request, Step, ToolResult, Transcript, Usage};
 use super::{Counter, count_text};
 
@@ -147,7 +147,7 @@ impl State {
     ) -> Result<(), BadLine> {
         let line: RolloutLine<'_> = serde_json::from_str(text).map_err(|e| BadLine::json(&e, 0))?;
         let Some(raw) = line.payload else {
-            *ignored.entry(line.kind.to_string()).or_insert(0) += 1;
+            ignore(ignored, &line.kind);
             return Ok(());
         };
         let offset = raw.get().as_ptr() as usize - text.as_ptr() as usize;
@@ -175,7 +175,7 @@ impl State {
                 let summary_tokens = p.message.map_or(0, |m| texts_tokens(m, opts.counter, None));
                 self.tx.steps.push(Step::Compact { summary_tokens });
             }
-            other => *ignored.entry(other.to_string()).or_insert(0) += 1,
+            other => ignore(ignored, other),
         }
         Ok(())
     }
@@ -223,7 +223,7 @@ impl State {
                     _ => self.tx.steps.push(Step::Results(vec![result])),
                 }
             }
-            other => *ignored.entry(format!("response_item:{other}")).or_insert(0) += 1,
+            other => ignore(ignored, &format!("response_item:{other}")),
         }
     }
 

@@ -55,6 +55,21 @@ pub struct ReadStats {
     pub ignored: BTreeMap<String, usize>,
 }
 
+/// Distinct ignored record types kept by name; more are counted under [`OTHER_TYPES`] (a
+/// hostile file could name a new type on every line).
+pub const MAX_IGNORED_TYPES: usize = 64;
+pub const OTHER_TYPES: &str = "(other types)";
+
+/// Counts one ignored record of type `kind`.
+pub fn ignore(ignored: &mut BTreeMap<String, usize>, kind: &str) {
+    let key = if ignored.contains_key(kind) || ignored.len() < MAX_IGNORED_TYPES {
+        kind
+    } else {
+        OTHER_TYPES
+    };
+    *ignored.entry(key.to_string()).or_insert(0) += 1;
+}
+
 /// One file read.
 #[derive(Debug, Clone)]
 pub struct FileLog {
@@ -208,7 +223,7 @@ impl ClaudeState {
     ) -> std::result::Result<(), BadLine> {
         let rec: Record<'_> = serde_json::from_str(text).map_err(|e| BadLine::json(&e, 0))?;
         if !claude::KNOWN_TYPES.contains(&rec.kind.as_ref()) {
-            *ignored.entry(rec.kind.to_string()).or_insert(0) += 1;
+            ignore(ignored, &rec.kind);
             return Ok(());
         }
         let msg = match (rec.kind.as_ref(), rec.message) {
@@ -280,5 +295,35 @@ impl ClaudeState {
 
     fn finish(self) -> (Option<String>, Option<Transcript>, Vec<Transcript>) {
         (self.session_id, self.main, self.agents)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ignored_record_types_are_bounded() {
+        let mut m = BTreeMap::new();
+        for i in 0..1000 {
+            ignore(&mut m, &format!("kind-{i}"));
+        }
+        ignore(&mut m, "kind-0");
+        assert_eq!(m.len(), MAX_IGNORED_TYPES + 1);
+        assert_eq!(m["kind-0"], 2);
+        assert_eq!(m[OTHER_TYPES], 1000 - MAX_IGNORED_TYPES);
+    }
+
+    #[test]
+    fn the_format_is_told_by_the_first_record() {
+        assert_eq!(
+            detect(r#"{"timestamp":"t","type":"session_meta","payload":{"id":"x"}}"#),
+            Some(LogFormat::Codex)
+        );
+        assert_eq!(
+            detect(r#"{"type":"summary","summary":"s","leafUuid":"u"}"#),
+            Some(LogFormat::ClaudeCode)
+        );
+        assert_eq!(detect("not json"), None);
     }
 }
