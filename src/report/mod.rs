@@ -12,6 +12,7 @@ pub mod csv;
 pub mod figures;
 pub mod json;
 pub mod markdown;
+pub mod sessions;
 pub mod sweep;
 
 use serde::Serialize;

@@ -101,6 +101,8 @@ pub fn read_all(
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ModeTotals {
     pub input_tokens: usize,
+    /// Input read from the prompt cache (caching on).
+    pub cached_input_tokens: usize,
     pub requests: usize,
     pub cost_usd: f64,
     pub cost_cached_usd: f64,
@@ -112,6 +114,7 @@ impl ModeTotals {
     pub fn of(m: &ModeResult) -> ModeTotals {
         ModeTotals {
             input_tokens: m.total_input_tokens,
+            cached_input_tokens: m.cached_input_tokens,
             requests: m.requests,
             cost_usd: m.cost_usd.without_caching,
             cost_cached_usd: m.cost_usd.with_caching,
@@ -122,6 +125,7 @@ impl ModeTotals {
 
     pub fn add(&mut self, o: &ModeTotals) {
         self.input_tokens += o.input_tokens;
+        self.cached_input_tokens += o.cached_input_tokens;
         self.requests += o.requests;
         self.cost_usd += o.cost_usd;
         self.cost_cached_usd += o.cost_cached_usd;
@@ -140,6 +144,7 @@ impl Default for ModeTotals {
     fn default() -> Self {
         ModeTotals {
             input_tokens: 0,
+            cached_input_tokens: 0,
             requests: 0,
             cost_usd: 0.0,
             cost_cached_usd: 0.0,
