@@ -671,3 +671,39 @@ fn simulate_applies_the_fitted_calibration() {
         entry(&v, name)["modeled_input_tokens"]
     );
 }
+
+#[test]
+fn an_import_folder_replays_as_it_ran_and_under_other_settings() {
+    use toolbudget::search::ScorerKind;
+    use toolbudget::session::counterfactual::{Variant, replay_dir};
+    use toolbudget::simulate::scenario::Listing;
+    let (v, dir, _) = import(
+        &[fixture("claude"), common::repo("fixtures/sessions/known").display().to_string()],
+        &[],
+    );
+    let variants = [
+        Variant::CLAUDE_CODE,
+        Variant {
+            scorer: ScorerKind::Bm25,
+            listing: Listing::Descriptions,
+        },
+    ];
+    let r = replay_dir(dir.path(), &variants).unwrap();
+    assert_eq!(r.sessions.len(), 8);
+    assert_eq!(r.variants, ["keyword / names", "bm25 / descriptions"]);
+    for s in &r.sessions {
+        let e = entry(&v, &s.name);
+        // Read back from the folder, the sessions replay to what the import printed.
+        assert_eq!(s.billed_input_tokens, e["billed_input_tokens"].as_u64().unwrap(), "{}", s.name);
+        assert_eq!(s.modeled_input_tokens, e["modeled_input_tokens"].as_u64().unwrap(), "{}", s.name);
+        assert_eq!(s.eager.input_tokens as u64, e["eager"]["input_tokens"].as_u64().unwrap());
+        assert_eq!(s.deferred.len(), 2);
+    }
+    // The deferred session without its recorded search: the replay searches on its own.
+    let d = r.sessions.iter().find(|s| s.name.starts_with("2b9d4f60")).unwrap();
+    assert!(d.deferred[0].deferred.searches >= 1, "{d:?}");
+    // Descriptions in the list cost more per request than names alone.
+    assert!(r.deferred[1].deferred.input_tokens > r.deferred[0].deferred.input_tokens);
+    let total: usize = r.sessions.iter().map(|s| s.eager.input_tokens).sum();
+    assert_eq!(r.eager.input_tokens, total);
+}
