@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::output::Format;
 use crate::search::ScorerKind;
+use crate::simulate::result::SearchLatencySource;
 use crate::tokenize::{Render, Tokenizer};
 
 #[derive(Debug, Parser)]
@@ -128,9 +129,10 @@ pub struct CatalogArgs {
         long = "catalog",
         short = 'c',
         value_name = "[SERVER=]PATH",
-        required = true
+        required = true,
+        value_parser = clap::value_parser!(std::ffi::OsString)
     )]
-    pub catalogs: Vec<String>,
+    pub catalogs: Vec<std::ffi::OsString>,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -175,8 +177,8 @@ pub struct SearchArgs {
     #[command(flatten)]
     pub output: OutputArgs,
     /// The query: keywords (`select:A,B`, `+required` for keyword), a regex, or free text.
-    #[arg(allow_hyphen_values = true)]
-    pub query: String,
+    #[arg(allow_hyphen_values = true, value_parser = clap::value_parser!(std::ffi::OsString))]
+    pub query: std::ffi::OsString,
 }
 
 #[derive(Debug, Args)]
@@ -237,6 +239,11 @@ pub struct SimulateArgs {
     /// Include one row per request (json: `requests` in each scenario; csv: request rows).
     #[arg(long)]
     pub per_request: bool,
+    /// Search latency in the latency model: `measured` times the searches the replay sends on
+    /// the real scorer, `modeled` uses the profile's fixed figure. Default: measured for table
+    /// and md, modeled for json and csv (so they stay byte-identical).
+    #[arg(long, value_enum, value_name = "SOURCE")]
+    pub search_latency: Option<SearchLatencySource>,
     #[command(flatten)]
     pub output: OutputArgs,
 }

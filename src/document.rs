@@ -177,7 +177,7 @@ impl Document {
                 serde_path_to_error::Segment::Enum { .. }
                 | serde_path_to_error::Segment::Unknown => None,
             }));
-            let message = in_our_words(&e.into_inner().to_string());
+            let message = with_quoting_hint(&in_our_words(&e.into_inner().to_string()));
             // An unknown key is located at the key; its message already names it.
             let shown = if message.starts_with("unknown field") {
                 &path[..path.len().saturating_sub(1)]
@@ -204,6 +204,19 @@ fn in_our_words(message: &str) -> String {
     WORDS
         .iter()
         .fold(message.to_string(), |m, (from, to)| m.replacen(from, to, 1))
+}
+
+/// YAML reads unquoted `y`, `no`, `on`, `off`, `true`, `false` as booleans: where text was
+/// expected, say how to keep the word.
+fn with_quoting_hint(message: &str) -> String {
+    if message.starts_with("invalid type: boolean") && message.contains("expected a string") {
+        format!(
+            "{message}; YAML reads unquoted y/n/yes/no/on/off/true/false as true or false: \
+             put the text in quotes (\"no\")"
+        )
+    } else {
+        message.to_string()
+    }
 }
 
 /// `conversation[2].calls[0].tool`: a path as the user would write it.
@@ -241,6 +254,15 @@ pub fn json_error(path: &Path, e: &serde_json::Error) -> Error {
         None => msg,
     };
     let msg = nesting_message(&msg, MAX_JSON_DEPTH);
+    // serde_json says "unexpected end of hex escape" for `\ud800` not followed by its pair.
+    let msg =
+        if msg == "unexpected end of hex escape" || msg == "lone leading surrogate in hex escape" {
+            "a \\u escape is a lone UTF-16 surrogate (\\uD800-\\uDFFF without its pair), which is \
+         not a character; write the character itself or a valid surrogate pair"
+                .to_string()
+        } else {
+            msg
+        };
     let pos = (e.line() > 0).then(|| Position {
         line: e.line(),
         column: e.column().max(1),
@@ -340,6 +362,10 @@ fn yaml_message(e: &serde_saphyr::Error) -> Option<String> {
             Some(k) => format!("duplicate key {k:?} in a mapping"),
             None => "duplicate key in a mapping".to_string(),
         },
+        serde_saphyr::Error::MultipleDocuments { .. } => "a second YAML document starts here \
+             (a `---` line after content); a file holds one document: remove the `---` or split \
+             the file"
+            .to_string(),
         serde_saphyr::Error::NonFiniteFloat { value, .. } => {
             format!("non-finite number `{value}` (JSON has no infinity or NaN)")
         }

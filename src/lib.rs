@@ -3,7 +3,8 @@
 //! Data flows one way: `catalog` loads and validates tool definitions; `tokenize` counts each
 //! tool once; `search` ranks tools for a query; `eval` scores rankings against labels;
 //! `simulate` replays conversations eagerly and deferred through the same search core;
-//! `report` renders finished results. Only `commands` (and the binary) do I/O.
+//! `report` runs and renders finished results. Loaders read the input files they are given;
+//! only `commands` (and the binary) find files, write output, print and read the clock.
 
 // Input reaches the library as bytes: an unwrap on its path would turn bad input into a
 // panic. Tests may unwrap (clippy.toml: allow-unwrap-in-tests).
@@ -25,6 +26,7 @@ pub mod rng;
 pub mod search;
 pub mod session;
 pub mod simulate;
+pub mod timing;
 pub mod tokenize;
 
 pub use error::{Error, InputError, Result};

@@ -27,7 +27,9 @@ fn main() -> ExitCode {
         Command::Search(args) => commands::search::run(args).map(|()| ExitCode::SUCCESS),
         Command::Eval(args) => commands::eval::run(args, cli.quiet).map(|()| ExitCode::SUCCESS),
         Command::Compare(args) => commands::compare::run(args).map(ExitCode::from),
-        Command::Simulate(args) => commands::simulate::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Simulate(args) => {
+            commands::simulate::run(args, cli.quiet).map(|()| ExitCode::SUCCESS)
+        }
         Command::Session(group) => match &group.command {
             SessionCommand::Import(args) => {
                 commands::session_import::run(args, cli.quiet).map(|()| ExitCode::SUCCESS)

@@ -385,29 +385,98 @@ pub fn md_table(headers: &[&str], rows: &[Vec<String>], right: &[bool]) -> Strin
     out
 }
 
-/// CSV with RFC 4180 quoting.
+/// CSV with RFC 4180 quoting, from header names and text cells.
 pub fn csv(headers: &[&str], rows: &[Vec<String>]) -> String {
-    fn field(s: &str) -> String {
-        if s.contains([',', '"', '\n', '\r']) {
-            format!("\"{}\"", s.replace('"', "\"\""))
-        } else {
-            s.to_string()
+    // Flexible: a caller's ragged row is its own business, not a panic.
+    let mut w = ::csv::WriterBuilder::new()
+        .flexible(true)
+        .from_writer(Vec::new());
+    let records = std::iter::once(headers.to_vec())
+        .chain(rows.iter().map(|r| r.iter().map(String::as_str).collect()));
+    for record in records {
+        w.write_record(record)
+            .expect("writing to memory cannot fail");
+    }
+    into_text(w)
+}
+
+/// CSV of serde rows: the columns are the row type's fields in order, nested structs (and
+/// `#[serde(flatten)]`) spread into their own fields, so a row can be a result type as it is.
+/// Every command that writes a table of one kind writes the same columns; an empty table keeps
+/// its header. Empty cell: `None`. Lists: items joined by `;`.
+pub fn csv_rows<T: serde::Serialize + Default>(rows: &[T]) -> String {
+    let (header, records) = serde_table(rows);
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    for record in std::iter::once(&header).chain(&records) {
+        w.write_record(record)
+            .expect("writing to memory cannot fail");
+    }
+    into_text(w)
+}
+
+/// Serde rows as a header and text cells (what `csv_rows` writes; tables print the same).
+pub fn serde_table<T: serde::Serialize + Default>(rows: &[T]) -> (Vec<String>, Vec<Vec<String>>) {
+    let header: Vec<String> = cells(&T::default()).into_iter().map(|(k, _)| k).collect();
+    debug_assert!(
+        header
+            .iter()
+            .enumerate()
+            .all(|(i, h)| !header[..i].contains(h)),
+        "column names of a CSV row are unique: {header:?}"
+    );
+    let records = rows
+        .iter()
+        .map(|row| {
+            let mut cells = cells(row);
+            // Keyed, so a field a row skips (`skip_serializing_if`) is an empty cell, not a
+            // shift; the header comes from the default row, so row types must not skip fields.
+            header
+                .iter()
+                .map(|h| {
+                    cells
+                        .iter_mut()
+                        .find(|(k, _)| k == h)
+                        .map(|(_, v)| std::mem::take(v))
+                        .unwrap_or_default()
+                })
+                .collect()
+        })
+        .collect();
+    (header, records)
+}
+
+/// A row's leaf fields, in order, as (column, text).
+fn cells<T: serde::Serialize>(row: &T) -> Vec<(String, String)> {
+    fn walk(value: serde_json::Value, out: &mut Vec<(String, String)>) {
+        if let serde_json::Value::Object(map) = value {
+            for (k, v) in map {
+                match v {
+                    serde_json::Value::Object(_) => walk(v, out),
+                    other => out.push((k, cell(&other))),
+                }
+            }
         }
     }
-    let mut out = String::new();
-    out.push_str(
-        &headers
-            .iter()
-            .map(|h| field(h))
-            .collect::<Vec<_>>()
-            .join(","),
+    let mut out = Vec::new();
+    walk(
+        serde_json::to_value(row).expect("result rows always serialize"),
+        &mut out,
     );
-    out.push('\n');
-    for row in rows {
-        out.push_str(&row.iter().map(|c| field(c)).collect::<Vec<_>>().join(","));
-        out.push('\n');
-    }
     out
+}
+
+fn cell(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Null => String::new(),
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(items) => items.iter().map(cell).collect::<Vec<_>>().join(";"),
+        other => other.to_string(),
+    }
+}
+
+fn into_text(w: ::csv::Writer<Vec<u8>>) -> String {
+    let bytes = w.into_inner().expect("writing to memory cannot fail");
+    String::from_utf8(bytes).expect("cells are UTF-8 strings")
 }
 
 #[cfg(test)]
@@ -420,6 +489,43 @@ mod tests {
             csv(&["a", "b"], &[vec!["x,y".into(), "say \"hi\"".into()]]),
             "a,b\n\"x,y\",\"say \"\"hi\"\"\"\n"
         );
+    }
+
+    #[test]
+    fn serde_rows_give_named_columns_even_when_empty() {
+        #[derive(serde::Serialize, Default)]
+        struct Row {
+            name: String,
+            saved_pct: Option<f64>,
+        }
+        let rows = [Row {
+            name: "a,b".into(),
+            saved_pct: None,
+        }];
+        assert_eq!(csv_rows(&rows), "name,saved_pct\n\"a,b\",\n");
+        assert_eq!(csv_rows::<Row>(&[]), "name,saved_pct\n");
+        #[derive(serde::Serialize, Default)]
+        struct Outer {
+            id: u32,
+            inner: Inner,
+            tool: Option<String>,
+            ok: bool,
+        }
+        #[derive(serde::Serialize, Default)]
+        struct Inner {
+            a: f64,
+            list: Vec<u32>,
+        }
+        let rows = [Outer {
+            id: 7,
+            inner: Inner {
+                a: 1.0,
+                list: vec![1, 2],
+            },
+            tool: None,
+            ok: true,
+        }];
+        assert_eq!(csv_rows(&rows), "id,a,list,tool,ok\n7,1.0,1;2,,true\n");
     }
 
     #[test]

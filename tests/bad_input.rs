@@ -172,6 +172,16 @@ fn bad_catalogs_exit_2_with_located_errors() {
         ("catalog_scalar_yaml", "catalog/scalar.yaml", true),
         ("catalog_nan_yaml", "catalog/nan.yaml", true),
         ("catalog_empty_name", "catalog/empty_name.yaml", true),
+        (
+            "catalog_lone_surrogate",
+            "catalog/lone_surrogate.json",
+            true,
+        ),
+        (
+            "catalog_yaml11_boolean",
+            "catalog/yaml11_boolean.yaml",
+            true,
+        ),
         ("catalog_missing_file", "catalog/no-such-file.json", false),
         ("catalog_directory", "catalog", false),
     ] {
@@ -358,6 +368,31 @@ fn bad_scenarios_exit_2_with_located_errors() {
             "scenario/null_event.yaml",
             "scenario/null_event.yaml",
         ),
+        (
+            "scenario_huge_tokens",
+            "scenario/huge_tokens.yaml",
+            "scenario/huge_tokens.yaml",
+        ),
+        (
+            "scenario_two_documents",
+            "scenario/two_documents.yaml",
+            "scenario/two_documents.yaml",
+        ),
+        (
+            "scenario_yaml11_boolean",
+            "scenario/yaml11_boolean.yaml",
+            "scenario/yaml11_boolean.yaml",
+        ),
+        (
+            "scenario_catalog_twice",
+            "scenario/catalog_twice.yaml",
+            "scenario/catalog_twice.yaml",
+        ),
+        (
+            "scenario_huge_price",
+            "scenario/huge_price.yaml",
+            "scenario/huge_price.yaml",
+        ),
     ] {
         bad(name, &dir, &["simulate", file], Loc::At(at));
     }
@@ -418,6 +453,7 @@ fn bad_query_files_exit_2_with_located_errors() {
             true,
         ),
         ("queries_non_utf8", "queries/non_utf8.jsonl", true),
+        ("queries_list_line", "queries/list_line.jsonl", true),
         ("queries_unknown_tool", "queries/unknown_tool.jsonl", true),
         ("queries_not_a_list", "queries/not_a_list.yaml", true),
         ("queries_empty", "queries/empty.jsonl", false),

@@ -101,10 +101,68 @@ fn compare_rejects_a_file_that_is_not_an_eval_result() {
     let out = toolbudget().args(["compare", &bad, &bad]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.starts_with(&format!("error: {bad}:1:")), "{err}");
     assert!(
-        err.starts_with(&format!("error: {bad}:1:1: expected the json output")),
+        err.contains("expected the json output of `toolbudget eval`: missing field `tool_count`"),
         "{err}"
     );
+}
+
+/// `compare` reads `eval --format json` through the one eval type: a real eval file reads back
+/// into `EvalResult` and writes the same bytes, and compared with itself it pairs every query.
+#[test]
+fn eval_json_round_trips_through_the_eval_type_into_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("eval.json");
+    let mut catalogs = vec![
+        "--catalog".to_string(),
+        "fixtures/catalogs/builtins.yaml".into(),
+    ];
+    for server in ["browser", "chat", "db", "monitor", "tracker"] {
+        catalogs.push("--catalog".into());
+        catalogs.push(format!("fixtures/catalogs/mcp/{server}.json"));
+    }
+    toolbudget()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("eval")
+        .args(&catalogs)
+        .args([
+            "--queries",
+            "fixtures/queries/fixtures.jsonl",
+            "--scorer",
+            "keyword",
+            "--scorer",
+            "bm25",
+            "--per-query",
+            "--format",
+            "json",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .code(0);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let result = toolbudget::eval::read_eval_result(&out).unwrap();
+    assert_eq!(toolbudget::output::to_json(&result), text);
+    assert_eq!(result.results.len(), 2);
+    assert_eq!(
+        result.query_count,
+        result.results[0].per_query.as_ref().unwrap().len()
+    );
+    let path = out.to_str().unwrap();
+    let cmp = toolbudget()
+        .args(["compare", path, path, "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(cmp.status.code(), Some(0));
+    let c: toolbudget::eval::compare::Comparison = serde_json::from_slice(&cmp.stdout).unwrap();
+    assert_eq!(c.results.len(), 2);
+    for r in &c.results {
+        assert!(r.paired);
+        assert_eq!(r.paired_queries, result.query_count);
+        assert!(r.metrics.iter().all(|m| m.difference == 0.0));
+    }
 }
 
 #[test]

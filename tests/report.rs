@@ -6,31 +6,85 @@ mod common;
 
 use std::collections::BTreeMap;
 
+use serde_json::json;
+use toolbudget::eval::EvalResult;
 use toolbudget::report::sweep::{ListingCost, ListingMode, Sweep, SweepPoint, SweepSettings};
-use toolbudget::report::{
-    CatalogRow, EvalSet, Miss, ModeRow, PublishedRow, ReportData, ReportSettings, RequestRow,
-    ScenarioRow, ScorerMetrics, render,
-};
+use toolbudget::report::{CatalogRow, EvalSet, Miss, PARTS, ReportData, ReportSettings, render};
+use toolbudget::simulate::ScenarioResult;
 
-fn request(mode: &str, index: usize, kind: &str, parts: [usize; 6], cost: f64) -> RequestRow {
-    RequestRow {
-        mode: mode.into(),
-        index,
-        turn: 1,
-        kind: kind.into(),
-        parts,
-        input_tokens: parts.iter().sum(),
-        cached_tokens: 0,
-        output_tokens: 50,
-        cost_usd: cost,
-        cost_cached_usd: cost / 2.0,
-        occupancy_pct: parts.iter().sum::<usize>() as f64 / 2000.0,
-    }
+fn request(
+    mode: &str,
+    index: usize,
+    kind: &str,
+    parts: [usize; 6],
+    cost: f64,
+) -> serde_json::Value {
+    let input: usize = parts.iter().sum();
+    json!({
+        "mode": mode, "agent": 0, "turn": 1, "index": index, "kind": kind,
+        "tools_sent": if mode == "eager" { 3 } else { 2 },
+        "parts": {"system": parts[0], "tool_overhead": parts[1], "tools": parts[2],
+                  "deferred_list": parts[3], "history": parts[4], "new": parts[5]},
+        "input_tokens": input, "cached_tokens": 0, "output_tokens": 50,
+        "cost_usd": cost, "cost_cached_usd": cost / 2.0, "ttft_ms": 500.0, "duration_ms": 1300.0,
+        "occupancy_pct": input as f64 / 2000.0, "headroom_tokens": 200_000 - input as i64 - 50,
+        "fits_window": true,
+    })
 }
 
-/// The worked example of ACCOUNTING.md as a report row (hand-checkable numbers).
-fn tiny() -> ReportData {
-    let eager = [
+/// One mode's totals; what the report does not show is zero.
+fn mode(
+    first: usize,
+    total: usize,
+    requests: usize,
+    searches: usize,
+    cost: f64,
+    peak: f64,
+) -> serde_json::Value {
+    json!({
+        "first_request_tokens": first, "total_input_tokens": total, "requests": requests,
+        "searches": searches, "misses": 0, "retries": 0, "retry_input_tokens": 0,
+        "premature_calls": 0, "failed_calls": 0, "unavailable_calls": 0, "tool_calls": 1,
+        "turns": 2, "subagent_requests": 0, "tools_sent": if searches == 0 { 3 } else { 2 },
+        "output_tokens": 130 + 25 * searches, "cached_input_tokens": 0,
+        "mean_request_tokens": total as f64 / requests as f64,
+        // System prompt 1,000, tool preamble 300 and the first user message 10, as in the example.
+        "first_request_tool_tokens": first - 1310,
+        "parts": {"system": 0, "tool_overhead": 0, "tools": 0, "deferred_list": 0, "history": 0, "new": 0},
+        "cost_usd": {"without_caching": cost, "with_caching": cost / 2.0},
+        // Every request of the fixture takes 500 ms to its first token and 1,300 ms in all.
+        "latency_ms": {"total": 1300.0 * requests as f64, "first_ttft": 500.0,
+                       "mean_turn_ttft": 500.0, "mean_turn": 1300.0 * requests as f64 / 2.0},
+        "peak_occupancy_pct": peak, "min_headroom_tokens": 190_000, "fits_window": peak <= 100.0,
+        "overflow_requests": i32::from(peak > 100.0),
+    })
+}
+
+fn settings() -> serde_json::Value {
+    json!({
+        "tokenizer": "o200k_base", "render": "json", "profile": "test-profile",
+        "scorer": "keyword", "when": "always", "deferring": true, "discovery": "model-search",
+        "listing": "names", "list_style": "list", "reveal": "append", "max_results": 5,
+        "retry": ["rephrase", "select"], "search_tool": "ToolSearch", "search_tool_tokens": 80,
+        "search_tool_from_catalog": false, "search_latency": "modeled", "search_latency_ms": 1.0,
+    })
+}
+
+fn profile() -> serde_json::Value {
+    json!({
+        "name": "test-profile", "input_per_mtok": 3.0, "output_per_mtok": 15.0,
+        "cache_write_per_mtok": 3.75, "cache_read_per_mtok": 0.3, "tool_overhead_tokens": 300,
+        "context_window": 200_000, "call_tokens": 30, "reply_tokens": 50,
+        "request_overhead_ms": 400.0, "prefill_tokens_per_s": 4000.0,
+        "cached_prefill_tokens_per_s": 40000.0, "decode_tokens_per_s": 60.0,
+        "search_latency_ms": 1.0, "definition_fetch_ms": 0.0, "definition_ttl_s": 300.0,
+        "turn_gap_s": 30.0, "source": "test",
+    })
+}
+
+/// The worked example of ACCOUNTING.md as the simulator's result (hand-checkable numbers).
+fn worked_example() -> ScenarioResult {
+    let requests = vec![
         request("eager", 1, "user", [1000, 300, 450, 0, 0, 10], 0.006),
         request("eager", 2, "user", [1000, 300, 450, 0, 60, 20], 0.006),
         request(
@@ -40,8 +94,6 @@ fn tiny() -> ReportData {
             [1000, 300, 450, 0, 110, 40],
             0.007,
         ),
-    ];
-    let deferred = [
         request("deferred", 1, "user", [1000, 300, 180, 20, 0, 10], 0.005),
         request("deferred", 2, "user", [1000, 300, 180, 20, 60, 20], 0.005),
         request(
@@ -59,91 +111,76 @@ fn tiny() -> ReportData {
             0.007,
         ),
     ];
-    let scenario = ScenarioRow {
-        name: "worked-example".into(),
-        description: Some("ACCOUNTING.md's worked example.".into()),
-        tool_count: 3,
-        deferred_count: 2,
-        eager: ModeRow {
-            first_request_tokens: 1760,
-            total_input_tokens: 5490,
-            requests: 3,
-            searches: 0,
-            misses: 0,
-            output_tokens: 130,
-            cost_usd: 0.019,
-            cost_cached_usd: 0.0095,
-            peak_occupancy_pct: 0.95,
-        },
-        deferred: ModeRow {
-            first_request_tokens: 1510,
-            total_input_tokens: 7090,
-            requests: 4,
-            searches: 1,
-            misses: 0,
-            output_tokens: 155,
-            cost_usd: 0.023,
-            cost_cached_usd: 0.0115,
-            peak_occupancy_pct: 1.02,
-        },
-        first_request_savings_pct: 14.2,
-        total_input_savings_pct: -29.14,
-        cost_savings_pct: -21.05,
-        cost_cached_savings_pct: -21.05,
-        settings: vec![
-            ("scorer".into(), "keyword".into()),
-            ("listing".into(), "names".into()),
+    serde_json::from_value(json!({
+        "name": "worked-example", "tokenizer": "o200k_base", "tool_count": 3, "deferred_count": 2,
+        "eager": mode(1760, 5490, 3, 0, 0.019, 0.95),
+        "deferred": mode(1510, 7090, 4, 1, 0.023, 1.02),
+        "savings": {"first_request_pct": 14.2, "total_input_pct": -29.14,
+                    "cost_without_caching_pct": -21.05, "cost_with_caching_pct": -21.05,
+                    "caveats": []},
+        "description": "ACCOUNTING.md's worked example.",
+        "settings": settings(), "model": profile(),
+        "published": [{"claim": "first request smaller",
+                       "source": "https://example.com/posts/deferred-tools",
+                       "eager_tokens": 77_000.0, "deferred_tokens": 8_700.0,
+                       "metric": "first_request_tokens", "saved_pct": 88.7,
+                       "measured_eager_tokens": 1760.0, "measured_deferred_tokens": 1510.0,
+                       "measured_saved_pct": 14.2}],
+        "requests": requests,
+    }))
+    .expect("the fixture is a ScenarioResult")
+}
+
+/// A conversation whose eager requests overflow the window and whose deferred calls failed:
+/// no saving is claimed, and why is said.
+fn overflow_example() -> ScenarioResult {
+    let mut deferred = mode(3_000, 9_000, 3, 1, 0.03, 1.5);
+    deferred["failed_calls"] = json!(1);
+    deferred["tool_calls"] = json!(0);
+    serde_json::from_value(json!({
+        "name": "overflow", "tokenizer": "o200k_base", "tool_count": 900, "deferred_count": 899,
+        "eager": mode(273_714, 547_428, 2, 0, 1.6, 137.0),
+        "deferred": deferred,
+        "savings": {"first_request_pct": null, "total_input_pct": null,
+                    "cost_without_caching_pct": null, "cost_with_caching_pct": null,
+                    "caveats": ["eager does not fit: 137% of a 200,000 window (largest request, input and output; 1 of 2 requests overflow), so no saving is claimed",
+                                "unequal work: tool calls made, eager 1 and deferred 0 (deferred: 1 failed, no search found the tool; 0 unavailable), so the totals are not the same conversation"]},
+        "settings": settings(), "model": profile(),
+    }))
+    .expect("the fixture is a ScenarioResult")
+}
+
+/// Two scorers on one query set, as the evaluator returns them (latency kept apart).
+fn eval_result() -> EvalResult {
+    let scorer =
+        |name: &str, settings: serde_json::Value, r1: f64, r5: f64, mrr: f64, ci: [f64; 2]| {
+            json!({"scorer": name, "settings": settings,
+               "metrics": {"recall@1": r1, "recall@3": (r1 + r5) / 2.0, "recall@5": r5, "mrr": mrr},
+               "ci95": {"recall@5": ci}, "refused_queries": 0})
+        };
+    serde_json::from_value(json!({
+        "tool_count": 3, "query_count": 4, "set": "tiny", "queries": "tiny.jsonl",
+        "ranked_tools": 3, "ks": [1, 3, 5], "depth": 10,
+        "results": [
+            scorer("keyword", json!({"max_results": "20"}), 0.5, 0.75, 0.625, [0.25, 1.0]),
+            scorer("bm25", json!({"k1": "1.2", "b": "0.75"}), 0.75, 1.0, 0.875, [1.0, 1.0]),
         ],
-        published: vec![PublishedRow {
-            source: "https://example.com/posts/deferred-tools".into(),
-            claim: "first request smaller".into(),
-            metric: "first_request_tokens".into(),
-            published_eager: Some(77_000.0),
-            published_deferred: Some(8_700.0),
-            published_saved_pct: Some(88.7),
-            measured_eager: 1760.0,
-            measured_deferred: 1510.0,
-            measured_saved_pct: 14.2,
-        }],
-        requests: eager.into_iter().chain(deferred).collect(),
-    };
-    let metrics = |r1: f64, r5: f64, mrr: f64| {
-        vec![
-            ("recall@1".to_string(), r1),
-            ("recall@3".to_string(), (r1 + r5) / 2.0),
-            ("recall@5".to_string(), r5),
-            ("mrr".to_string(), mrr),
-        ]
-    };
+    }))
+    .expect("the fixture is an EvalResult")
+}
+
+fn tiny() -> ReportData {
     let eval = EvalSet {
-        name: "tiny".into(),
         catalog: "fixtures/catalogs".into(),
-        tool_count: 3,
-        query_count: 4,
-        ks: vec![1, 3, 5],
-        scorers: vec![
-            ScorerMetrics {
-                scorer: "keyword".into(),
-                settings: vec![("max_results".into(), "20".into())],
-                metrics: metrics(0.5, 0.75, 0.625),
-                ci95: vec![("recall@5".into(), [0.25, 1.0])],
-                failed_queries: 0,
-            },
-            ScorerMetrics {
-                scorer: "bm25".into(),
-                settings: vec![("k1".into(), "1.2".into()), ("b".into(), "0.75".into())],
-                metrics: metrics(0.75, 1.0, 0.875),
-                ci95: vec![("recall@5".into(), [1.0, 1.0])],
-                failed_queries: 0,
-            },
-        ],
+        result: eval_result(),
         skipped: vec![("semantic".into(), "model not found".into())],
         misses: vec![Miss {
+            set: "tiny".into(),
             scorer: "keyword".into(),
             query_id: "q3".into(),
             query: "file a bug | urgent".into(),
-            expected: vec!["mcp__gh__create_issue".into()],
-            ranked: vec!["mcp__gh__list_issues".into(), "Read".into()],
+            expected: "mcp__gh__create_issue".into(),
+            ranked: "mcp__gh__list_issues Read".into(),
         }],
         miss_k: 5,
     };
@@ -181,14 +218,15 @@ fn tiny() -> ReportData {
             other: vec![("eval k".into(), "1,3,5".into())],
         },
         catalogs: vec![CatalogRow {
-            name: "fixtures".into(),
-            tools: 3,
+            catalog: "fixtures".into(),
+            tool_count: 3,
+            search_tool: String::new(),
             servers: 1,
             tokens: 450,
             mean_tokens: 150.0,
             max_tokens: 200,
         }],
-        scenarios: vec![scenario],
+        scenarios: vec![worked_example(), overflow_example()],
         evals: vec![eval],
         sweep: Some(Sweep {
             settings: SweepSettings {
@@ -240,17 +278,7 @@ fn markdown_and_csv_snapshots() {
 fn every_svg_parses_and_names_its_series() {
     let f = files(&tiny());
     let expect: &[(&str, &[&str])] = &[
-        (
-            "charts/requests-worked-example.svg",
-            &[
-                "system",
-                "tool_overhead",
-                "tools",
-                "deferred_list",
-                "history",
-                "new",
-            ],
-        ),
+        ("charts/requests-worked-example.svg", &PARTS),
         (
             "charts/cumulative-worked-example.svg",
             &["eager", "deferred"],
@@ -420,5 +448,105 @@ fn catalog_generate_is_byte_stable_and_checks_its_flags() {
         let o = run(bad);
         assert_eq!(o.status.code(), Some(2), "{bad:?}");
         assert!(String::from_utf8_lossy(&o.stderr).contains("error"));
+    }
+}
+
+/// CSV text as a header and rows keyed by the `key` columns.
+fn csv_table(text: &str, key: &[usize]) -> (Vec<String>, BTreeMap<Vec<String>, Vec<String>>) {
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    let mut rows = BTreeMap::new();
+    for rec in r.records() {
+        let row: Vec<String> = rec.unwrap().iter().map(String::from).collect();
+        let k = key.iter().map(|&i| row[i].clone()).collect();
+        assert!(rows.insert(k, row).is_none(), "duplicate key");
+    }
+    (header, rows)
+}
+
+fn run_ok(args: &[&str]) -> String {
+    let out = assert_cmd::Command::cargo_bin("toolbudget")
+        .unwrap()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn sorted_paths(dir: &str, ext: &str) -> Vec<String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut v: Vec<String> = std::fs::read_dir(root.join(dir))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == ext))
+        .map(|p| p.strip_prefix(root).unwrap().display().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+/// `simulate --format csv` and the report's `scenarios.csv` (and the per-request and eval CSVs)
+/// are one table: same columns, same values for every run both make.
+#[test]
+fn commands_and_report_write_the_same_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    run_ok(&["report", "--quiet", "--out", out.to_str().unwrap()]);
+    let read = |name: &str| std::fs::read_to_string(out.join("data").join(name)).unwrap();
+    let scenarios = sorted_paths("scenarios", "yaml");
+    let mut args: Vec<&str> = vec!["simulate", "--format", "csv"];
+    args.extend(scenarios.iter().map(String::as_str));
+    // scenarios: by name; requests: by scenario, mode and index.
+    let keys: [(bool, &str, &[usize]); 2] = [
+        (false, "scenarios.csv", &[0]),
+        (true, "requests.csv", &[0, 1, 4]),
+    ];
+    for (per_request, file, key) in keys {
+        let mut a = args.clone();
+        if per_request {
+            a.push("--per-request");
+        }
+        let (h1, r1) = csv_table(&run_ok(&a), key);
+        let (h2, r2) = csv_table(&read(file), key);
+        assert_eq!(h1, h2, "{file}: columns");
+        assert!(!r1.is_empty());
+        assert_eq!(r1, r2, "{file}: rows");
+    }
+    let mut eval: Vec<String> = vec!["eval".into(), "--catalog".into()];
+    eval.push("fixtures/catalogs/builtins.yaml".into());
+    for c in sorted_paths("fixtures/catalogs/mcp", "json") {
+        eval.push("--catalog".into());
+        eval.push(c);
+    }
+    for s in [
+        "--queries",
+        "fixtures/queries/fixtures.jsonl",
+        "--scorer",
+        "keyword",
+        "--scorer",
+        "regex",
+        "--scorer",
+        "bm25",
+        "--format",
+        "csv",
+        "--quiet",
+    ] {
+        eval.push(s.into());
+    }
+    let eval: Vec<&str> = eval.iter().map(String::as_str).collect();
+    // key: set, tool_count, ranked_tools, query_count, scorer, refused_queries, metric
+    let key = [0, 1, 2, 3, 4, 5, 6];
+    let (h1, r1) = csv_table(&run_ok(&eval), &key);
+    let (h2, r2) = csv_table(&read("eval.csv"), &key);
+    assert_eq!(h1, h2, "eval.csv: columns");
+    assert_eq!(r1.len(), 3 * 14);
+    for (k, row) in &r1 {
+        assert_eq!(Some(row), r2.get(k), "eval.csv: {k:?}");
     }
 }

@@ -65,14 +65,14 @@ fn measure(scorer: &dyn Scorer, set: &DevSet) -> (f64, f64) {
     measure_counting(scorer, set).0
 }
 
-/// Also counts the queries the scorer rejected (bm25: over 500 characters); they score 0.
+/// Also counts the queries the scorer refused (bm25: over 500 characters); they score 0.
 fn measure_counting(scorer: &dyn Scorer, set: &DevSet) -> ((f64, f64), usize) {
-    let rejected = set
+    let refused = set
         .queries
         .iter()
         .filter(|(q, _)| scorer.search(&SearchRequest::new(q, 1)).is_err())
         .count();
-    (measure_inner(scorer, set), rejected)
+    (measure_inner(scorer, set), refused)
 }
 
 fn measure_inner(scorer: &dyn Scorer, set: &DevSet) -> (f64, f64) {
@@ -108,9 +108,9 @@ fn dev_set_recall_and_mrr() {
     for set in &sets {
         for kind in [ScorerKind::Bm25, ScorerKind::Keyword] {
             let scorer = build(kind, set.catalog.clone(), &ScorerConfig::default()).unwrap();
-            let ((r, m), rejected) = measure_counting(scorer.as_ref(), set);
+            let ((r, m), refused) = measure_counting(scorer.as_ref(), set);
             println!(
-                "{:16} {:8} tools {:5} queries {:4} recall@5 {r:.3} mrr {m:.3} (rejected {rejected})",
+                "{:16} {:8} tools {:5} queries {:4} recall@5 {r:.3} mrr {m:.3} (refused {refused})",
                 set.name,
                 kind.name(),
                 set.catalog.len(),

@@ -678,7 +678,12 @@ fn an_import_folder_replays_as_it_ran_and_under_other_settings() {
     use toolbudget::session::counterfactual::{Variant, replay_dir};
     use toolbudget::simulate::scenario::Listing;
     let (v, dir, _) = import(
-        &[fixture("claude"), common::repo("fixtures/sessions/known").display().to_string()],
+        &[
+            fixture("claude"),
+            common::repo("fixtures/sessions/known")
+                .display()
+                .to_string(),
+        ],
         &[],
     );
     let variants = [
@@ -694,13 +699,30 @@ fn an_import_folder_replays_as_it_ran_and_under_other_settings() {
     for s in &r.sessions {
         let e = entry(&v, &s.name);
         // Read back from the folder, the sessions replay to what the import printed.
-        assert_eq!(s.billed_input_tokens, e["billed_input_tokens"].as_u64().unwrap(), "{}", s.name);
-        assert_eq!(s.modeled_input_tokens, e["modeled_input_tokens"].as_u64().unwrap(), "{}", s.name);
-        assert_eq!(s.eager.input_tokens as u64, e["eager"]["input_tokens"].as_u64().unwrap());
+        assert_eq!(
+            s.billed_input_tokens,
+            e["billed_input_tokens"].as_u64().unwrap(),
+            "{}",
+            s.name
+        );
+        assert_eq!(
+            s.modeled_input_tokens,
+            e["modeled_input_tokens"].as_u64().unwrap(),
+            "{}",
+            s.name
+        );
+        assert_eq!(
+            s.eager.input_tokens as u64,
+            e["eager"]["input_tokens"].as_u64().unwrap()
+        );
         assert_eq!(s.deferred.len(), 2);
     }
     // The deferred session without its recorded search: the replay searches on its own.
-    let d = r.sessions.iter().find(|s| s.name.starts_with("2b9d4f60")).unwrap();
+    let d = r
+        .sessions
+        .iter()
+        .find(|s| s.name.starts_with("2b9d4f60"))
+        .unwrap();
     assert!(d.deferred[0].deferred.searches >= 1, "{d:?}");
     // Descriptions in the list cost more per request than names alone.
     assert!(r.deferred[1].deferred.input_tokens > r.deferred[0].deferred.input_tokens);

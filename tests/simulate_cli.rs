@@ -87,17 +87,255 @@ fn json_is_byte_identical_across_runs() {
     // Every request's parts add up to its input.
     for r in s["requests"].as_array().unwrap() {
         let p = &r["parts"];
-        let sum: u64 = [
-            "system",
-            "tool_overhead",
-            "tools",
-            "deferred_list",
-            "history",
-            "new",
-        ]
-        .iter()
-        .map(|k| p[k].as_u64().unwrap())
-        .sum();
+        let sum: u64 = toolbudget::report::PARTS
+            .iter()
+            .map(|k| p[k].as_u64().unwrap())
+            .sum();
         assert_eq!(sum, r["input_tokens"].as_u64().unwrap());
     }
+}
+
+fn toolbudget(args: &[&str]) -> std::process::Output {
+    Command::cargo_bin("toolbudget")
+        .unwrap()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stdout_ok(args: &[&str]) -> String {
+    let out = toolbudget(args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// One catalog, one tool count: `count`, `simulate` and `eval` agree on the built-ins (39,
+/// ToolSearch included), name the search tool, and never rank it.
+#[test]
+fn every_command_counts_the_same_tools_and_names_the_search_tool() {
+    let catalog = "fixtures/catalogs/builtins.yaml";
+    let count: serde_json::Value = serde_json::from_str(&stdout_ok(&[
+        "count",
+        "--catalog",
+        catalog,
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    assert_eq!(count["tool_count"], 39);
+    assert_eq!(count["search_tool"], "ToolSearch");
+    assert!(
+        stdout_ok(&["count", "--catalog", catalog])
+            .contains("ToolSearch is the search tool: counted and sent in deferred mode")
+    );
+    let sim: serde_json::Value = serde_json::from_str(&stdout_ok(&[
+        "simulate",
+        "scenarios/builtins-core-deferred.yaml",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    let s = &sim["scenarios"][0];
+    assert_eq!(s["tool_count"], count["tool_count"]);
+    // Eager sends every tool but the search tool; deferred the ten core tools and ToolSearch.
+    assert_eq!(s["eager"]["tools_sent"], 38);
+    assert_eq!(s["deferred"]["tools_sent"], 11);
+    assert_eq!(s["deferred_count"], 28);
+    assert_eq!(s["settings"]["search_tool"], "ToolSearch");
+    let dir = tempfile::tempdir().unwrap();
+    let q = write(
+        dir.path(),
+        "q.jsonl",
+        "{\"id\": \"q1\", \"query\": \"search the deferred tools and load them\", \"expected\": [\"Read\"]}\n",
+    );
+    let eval: serde_json::Value = serde_json::from_str(&stdout_ok(&[
+        "eval",
+        "--catalog",
+        catalog,
+        "--queries",
+        q.to_str().unwrap(),
+        "--scorer",
+        "bm25",
+        "--scorer",
+        "keyword",
+        "--per-query",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    assert_eq!(eval["tool_count"], count["tool_count"]);
+    assert_eq!(
+        (eval["ranked_tools"].as_u64(), eval["search_tool"].as_str()),
+        (Some(38), Some("ToolSearch"))
+    );
+    for r in eval["results"].as_array().unwrap() {
+        let top = r["per_query"][0]["top"].as_array().unwrap();
+        assert!(!top.is_empty(), "{r}");
+        assert!(top.iter().all(|t| t != "ToolSearch"), "{r}");
+    }
+    // A label naming the search tool is an input error at the query.
+    let bad = write(
+        dir.path(),
+        "bad.jsonl",
+        "{\"id\": \"q1\", \"query\": \"load tools\", \"expected\": [\"ToolSearch\"]}\n",
+    );
+    let out = toolbudget(&[
+        "eval",
+        "--catalog",
+        catalog,
+        "--queries",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: ")
+            && err.contains("bad.jsonl:1:1: query \"q1\" expects ToolSearch"),
+        "{err}"
+    );
+}
+
+const FAILING: &str = "name: all-fail\nsystem_prompt_tokens: 100\ncatalogs: [{path: gh.json, server: gh}]\ndeferred: {retry: []}\nconversation:\n  - user: open an issue\n    calls: [{tool: mcp__gh__create_issue, query: \"zzz qqq\", result_tokens: 500}]\n  - user: list them\n    calls: [{tool: mcp__gh__list_issues, query: \"www vvv\", result_tokens: 500}]\n";
+
+/// With `retry: []` and every call failing, no format shows a saving without the failures
+/// beside it.
+#[test]
+fn failed_calls_are_in_every_format_beside_the_saving() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "gh.json", CATALOG);
+    let s = write(dir.path(), "s.yaml", FAILING);
+    let s = s.to_str().unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout_ok(&["simulate", s, "--format", "json"])).unwrap();
+    let r = &json["scenarios"][0];
+    assert_eq!(r["deferred"]["failed_calls"], 2);
+    assert_eq!(r["deferred"]["tool_calls"], 0);
+    let caveat = r["savings"]["caveats"][0].as_str().unwrap();
+    assert!(
+        caveat.starts_with(
+            "unequal work: tool calls made, eager 2 and deferred 0 (deferred: 2 failed"
+        ),
+        "{caveat}"
+    );
+    let table = stdout_ok(&["simulate", s]);
+    assert!(
+        table.contains("calls failed / premature / unavailable"),
+        "{table}"
+    );
+    assert!(table.contains("2 / 0 / 0"), "{table}");
+    assert!(
+        table.contains("%*") && table.contains("* unequal work"),
+        "{table}"
+    );
+    let md = stdout_ok(&["simulate", s, "--format", "md"]);
+    assert!(
+        md.contains("| 2 / 0 / 0 |") && md.contains("* unequal work"),
+        "{md}"
+    );
+    let csv = stdout_ok(&["simulate", s, "--format", "csv"]);
+    let mut rd = csv::Reader::from_reader(csv.as_bytes());
+    let header: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
+    let row: Vec<String> = rd
+        .records()
+        .next()
+        .unwrap()
+        .unwrap()
+        .iter()
+        .map(String::from)
+        .collect();
+    let col = |name: &str| row[header.iter().position(|h| h == name).unwrap()].clone();
+    assert_eq!(col("deferred_failed_calls"), "2");
+    assert_eq!(col("deferred_tool_calls"), "0");
+    assert!(col("savings_caveats").starts_with("unequal work"));
+    let err = String::from_utf8(toolbudget(&["simulate", s, "--format", "csv"]).stderr).unwrap();
+    assert!(err.contains("warning: all-fail: unequal work"), "{err}");
+}
+
+/// A conversation that does not fit the model's window is marked in every format and claims
+/// no saving.
+#[test]
+fn a_request_beyond_the_window_is_marked_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "gh.json", CATALOG);
+    let s = write(
+        dir.path(),
+        "s.yaml",
+        "name: too-big\nsystem_prompt_tokens: 1500\nmodel_overrides: {context_window: 2000}\ncatalogs: [{path: gh.json, server: gh}]\nconversation:\n  - user: hi\n  - user: open an issue\n    calls: [{tool: mcp__gh__create_issue, query: \"create issue\", result_tokens: 400}]\n",
+    );
+    let s = s.to_str().unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout_ok(&["simulate", s, "--format", "json"])).unwrap();
+    let r = &json["scenarios"][0];
+    assert_eq!(r["eager"]["fits_window"], false);
+    assert!(r["savings"]["total_input_pct"].is_null());
+    assert!(r["savings"]["first_request_pct"].is_null());
+    let caveats = r["savings"]["caveats"].to_string();
+    assert!(
+        caveats.contains("does not fit: ") && caveats.contains("% of a 2,000 window"),
+        "{caveats}"
+    );
+    let table = stdout_ok(&["simulate", s]);
+    assert!(
+        table.contains("(does not fit)") && table.contains("n/a*"),
+        "{table}"
+    );
+    let md = stdout_ok(&["simulate", s, "--format", "md"]);
+    assert!(
+        md.contains("(does not fit)") && md.contains("does not fit: "),
+        "{md}"
+    );
+    let csv = stdout_ok(&["simulate", s, "--format", "csv"]);
+    assert!(
+        csv.contains(",false,") && csv.contains("does not fit: "),
+        "{csv}"
+    );
+    let per_request = stdout_ok(&["simulate", s, "--format", "csv", "--per-request"]);
+    assert!(
+        per_request.lines().any(|l| l.ends_with(",false")),
+        "{per_request}"
+    );
+}
+
+/// `--search-latency`: json is deterministic unless asked to measure, and says which it used.
+#[test]
+fn the_output_says_which_search_latency_it_used() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "gh.json", CATALOG);
+    let s = write(
+        dir.path(),
+        "s.yaml",
+        "name: tiny\ncatalogs: [{path: gh.json, server: gh}]\ndeferred: {retry: [select]}\nconversation:\n  - user: open an issue\n    calls: [{tool: mcp__gh__create_issue, query: \"zzz\"}]\n",
+    );
+    let s = s.to_str().unwrap();
+    let modeled: serde_json::Value =
+        serde_json::from_str(&stdout_ok(&["simulate", s, "--format", "json"])).unwrap();
+    let m = &modeled["scenarios"][0];
+    assert_eq!(m["settings"]["search_latency"], "modeled");
+    assert!(m["deferred"].get("measured_search_us").is_none());
+    let measured: serde_json::Value = serde_json::from_str(&stdout_ok(&[
+        "simulate",
+        s,
+        "--format",
+        "json",
+        "--search-latency",
+        "measured",
+    ]))
+    .unwrap();
+    let m = &measured["scenarios"][0];
+    assert_eq!(m["settings"]["search_latency"], "measured");
+    // The miss and its select: retry: both searches the replay sent are timed.
+    assert_eq!(m["deferred"]["searches"], 1);
+    assert_eq!(m["deferred"]["retries"], 1);
+    assert_eq!(m["deferred"]["measured_search_us"]["searches"], 2);
+    let table = stdout_ok(&["simulate", s]);
+    assert!(
+        table.contains("search latency: measured here (keyword scorer, the 2 searches"),
+        "{table}"
+    );
 }

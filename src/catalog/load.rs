@@ -27,10 +27,11 @@ pub struct CatalogSource {
 }
 
 /// Parses `PATH` or `SERVER=PATH`. An argument that names an existing file is a path even
-/// when it contains `=`.
-pub fn parse_catalog_arg(arg: &str) -> CatalogSource {
+/// when it contains `=`; a file name that is not UTF-8 is always a path.
+pub fn parse_catalog_arg(arg: impl AsRef<std::ffi::OsStr>) -> CatalogSource {
+    let arg = arg.as_ref();
     if !Path::new(arg).exists()
-        && let Some((server, path)) = arg.split_once('=')
+        && let Some((server, path)) = arg.to_str().and_then(|a| a.split_once('='))
         && !server.is_empty()
         && !server.contains('/')
     {

@@ -124,6 +124,19 @@ impl Catalog {
         self.by_id.get(id).copied()
     }
 
+    /// The catalog's own search tool, when it defines one: a tool the deferred agent sends,
+    /// never a search result (as in Claude Code).
+    pub fn search_tool(&self) -> Option<usize> {
+        self.index_of(SEARCH_TOOL)
+    }
+
+    /// Which tools a search may return: every tool but the search tool. `None` when that is
+    /// every tool, so a search over the whole catalog needs no mask.
+    pub fn search_candidates(&self) -> Option<Vec<bool>> {
+        let search_tool = self.search_tool()?;
+        Some((0..self.len()).map(|i| i != search_tool).collect())
+    }
+
     /// MCP servers in the order they first appear.
     pub fn servers(&self) -> &[ServerInfo] {
         &self.servers
@@ -138,6 +151,10 @@ impl Catalog {
         }
     }
 }
+
+/// The id of the search tool. One definition for every command: `count` lists it and names
+/// it, `eval` and `simulate` never rank it, `simulate` sends it only in deferred mode.
+pub const SEARCH_TOOL: &str = "ToolSearch";
 
 /// Builds an MCP tool id. Server and tool names keep their spelling.
 pub fn mcp_id(server: &str, tool: &str) -> String {

@@ -190,38 +190,14 @@ fn run_config(
                 rows.push(failed_row(name, message.clone()));
             }
             EntryKind::Stdio(command) => {
-                if !quiet {
-                    eprintln!("{name}: starting {}", command.display());
-                }
-                let started = Instant::now();
-                let result = import_one(runtime, name, command, timeouts, args.tokenizer);
                 let path = dir.join(format!("{name}.json"));
-                match result.and_then(|i| {
-                    write_atomic(&path, i.json.as_bytes())
-                        .map(|()| i)
-                        .map_err(|e| Failed {
-                            reason: e.to_string(),
-                            stderr_tail: Vec::new(),
-                        })
-                }) {
-                    Ok(imported) => {
-                        if !quiet {
-                            eprintln!(
-                                "{name}: {} tools, {} tokens in {:.1} s -> {}",
-                                imported.tools,
-                                imported.tokens,
-                                started.elapsed().as_secs_f64(),
-                                path.display()
-                            );
-                        }
-                        rows.push(ok_row(name, &imported, &path));
-                        written.push((name.clone(), path));
-                    }
-                    Err(f) => {
-                        any_failed = true;
-                        print_failure(name, command, &f);
-                        rows.push(failed_row(name, f.reason));
-                    }
+                let (row, imported) =
+                    import_to_file(runtime, args, name, command, &path, timeouts, quiet);
+                rows.push(row);
+                if imported {
+                    written.push((name.clone(), path));
+                } else {
+                    any_failed = true;
                 }
             }
         }
@@ -236,6 +212,49 @@ fn run_config(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Imports one stdio server into `path`: its report row, and whether it was imported (a
+/// failure is said on stderr).
+fn import_to_file(
+    runtime: &Runtime,
+    args: &ImportArgs,
+    name: &str,
+    command: &ServerCommand,
+    path: &Path,
+    timeouts: Timeouts,
+    quiet: bool,
+) -> (ServerReport, bool) {
+    if !quiet {
+        eprintln!("{name}: starting {}", command.display());
+    }
+    let started = Instant::now();
+    let result = import_one(runtime, name, command, timeouts, args.tokenizer);
+    match result.and_then(|i| {
+        write_atomic(path, i.json.as_bytes())
+            .map(|()| i)
+            .map_err(|e| Failed {
+                reason: e.to_string(),
+                stderr_tail: Vec::new(),
+            })
+    }) {
+        Ok(imported) => {
+            if !quiet {
+                eprintln!(
+                    "{name}: {} tools, {} tokens in {:.1} s -> {}",
+                    imported.tools,
+                    imported.tokens,
+                    started.elapsed().as_secs_f64(),
+                    path.display()
+                );
+            }
+            (ok_row(name, &imported, path), true)
+        }
+        Err(f) => {
+            print_failure(name, command, &f);
+            (failed_row(name, f.reason), false)
+        }
+    }
 }
 
 fn import_one(

@@ -3,9 +3,8 @@
 //! than `--max-drop`, after writing the comparison.
 
 use crate::cli::CompareArgs;
-use crate::document::Document;
 use crate::error::Result;
-use crate::eval::compare::{Comparison, compare, read_eval_file};
+use crate::eval::compare::{Comparison, EvalFile, compare};
 use crate::output::{Format, csv, emit, md_table, text_table, to_json};
 
 use super::Outcome;
@@ -14,8 +13,8 @@ use super::Outcome;
 const LISTED_QUERIES: usize = 10;
 
 pub fn run(args: &CompareArgs) -> Result<Outcome> {
-    let base = read_eval_file(&Document::read(&args.baseline)?)?;
-    let candidate = read_eval_file(&Document::read(&args.candidate)?)?;
+    let base = EvalFile::read(&args.baseline)?;
+    let candidate = EvalFile::read(&args.candidate)?;
     let comparison = compare(&base, &candidate, &args.metric, args.max_drop)?;
     emit(
         args.output.out.as_deref(),
@@ -49,6 +48,31 @@ pub fn render(c: &Comparison, format: Format) -> String {
         "95% CI",
         "check",
     ];
+    let rows = rows(c, format);
+    match format {
+        Format::Json => to_json(c),
+        Format::Csv => csv(&headers, &rows),
+        Format::Table | Format::Md => {
+            let table = if format == Format::Md {
+                md_table
+            } else {
+                text_table
+            };
+            let mut out = table(
+                &headers,
+                &rows,
+                &[false, false, true, true, true, true, false],
+            );
+            out.push('\n');
+            out.push_str(&query_lists(c));
+            out.push_str(&verdict(c));
+            out
+        }
+    }
+}
+
+/// One row per scorer and metric; the checked metric says ok or FAIL.
+fn rows(c: &Comparison, format: Format) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
     for r in &c.results {
         for m in &r.metrics {
@@ -77,71 +101,63 @@ pub fn render(c: &Comparison, format: Format) -> String {
             ]);
         }
     }
-    match format {
-        Format::Json => to_json(c),
-        Format::Csv => csv(&headers, &rows),
-        Format::Table | Format::Md => {
-            let table = if format == Format::Md {
-                md_table
-            } else {
-                text_table
-            };
-            let mut out = table(
-                &headers,
-                &rows,
-                &[false, false, true, true, true, true, false],
-            );
-            out.push('\n');
-            for r in &c.results {
-                if !r.paired {
-                    continue;
-                }
+    rows
+}
+
+/// Per paired scorer: how many queries got worse or better, the first of each listed.
+fn query_lists(c: &Comparison) -> String {
+    let mut out = String::new();
+    for r in c.results.iter().filter(|r| r.paired) {
+        out.push_str(&format!(
+            "{}: {} queries paired; {} worse, {} better on {}\n",
+            r.scorer,
+            r.paired_queries,
+            r.worse.len(),
+            r.better.len(),
+            c.metric
+        ));
+        for (label, list) in [("worse", &r.worse), ("better", &r.better)] {
+            for q in list.iter().take(LISTED_QUERIES) {
                 out.push_str(&format!(
-                    "{}: {} queries paired; {} worse, {} better on {}\n",
-                    r.scorer,
-                    r.paired_queries,
-                    r.worse.len(),
-                    r.better.len(),
-                    c.metric
+                    "  {label}: {} {:.4} -> {:.4}\n",
+                    q.id, q.base, q.candidate
                 ));
-                for (label, list) in [("worse", &r.worse), ("better", &r.better)] {
-                    for q in list.iter().take(LISTED_QUERIES) {
-                        out.push_str(&format!(
-                            "  {label}: {} {:.4} -> {:.4}\n",
-                            q.id, q.base, q.candidate
-                        ));
-                    }
-                    if list.len() > LISTED_QUERIES {
-                        out.push_str(&format!(
-                            "  ... and {} more {label} (see --format json)\n",
-                            list.len() - LISTED_QUERIES
-                        ));
-                    }
-                }
             }
-            for s in &c.only_in_baseline {
-                out.push_str(&format!("note: scorer {s} is only in the baseline\n"));
+            if list.len() > LISTED_QUERIES {
+                out.push_str(&format!(
+                    "  ... and {} more {label} (see --format json)\n",
+                    list.len() - LISTED_QUERIES
+                ));
             }
-            for s in &c.only_in_candidate {
-                out.push_str(&format!("note: scorer {s} is only in the candidate\n"));
-            }
-            for n in &c.notes {
-                out.push_str(&format!("note: {n}\n"));
-            }
-            out.push_str(&if c.has_regression() {
-                format!(
-                    "FAIL: {} dropped more than {} on {}\n",
-                    c.regressions.join(", "),
-                    c.max_drop,
-                    c.metric
-                )
-            } else {
-                format!(
-                    "ok: no scorer dropped more than {} on {}\n",
-                    c.max_drop, c.metric
-                )
-            });
-            out
         }
     }
+    out
+}
+
+/// Notes, then the check's outcome.
+fn verdict(c: &Comparison) -> String {
+    let mut out = String::new();
+    for s in &c.only_in_baseline {
+        out.push_str(&format!("note: scorer {s} is only in the baseline\n"));
+    }
+    for s in &c.only_in_candidate {
+        out.push_str(&format!("note: scorer {s} is only in the candidate\n"));
+    }
+    for n in &c.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    out.push_str(&if c.has_regression() {
+        format!(
+            "FAIL: {} dropped more than {} on {}\n",
+            c.regressions.join(", "),
+            c.max_drop,
+            c.metric
+        )
+    } else {
+        format!(
+            "ok: no scorer dropped more than {} on {}\n",
+            c.max_drop, c.metric
+        )
+    });
+    out
 }

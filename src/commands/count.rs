@@ -13,7 +13,12 @@ pub struct CountReport {
     pub tokenizer: String,
     pub render: String,
     pub total_tokens: usize,
+    /// Every tool, the search tool included (the count every command uses).
     pub tool_count: usize,
+    /// The catalog's search tool, when it has one: sent by the deferred mode, never a search
+    /// result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search_tool: Option<String>,
     pub per_tool: PerToolStats,
     pub servers: Vec<ServerCount>,
     pub tools: Vec<ToolCount>,
@@ -72,6 +77,7 @@ pub fn summarize(catalog: &Catalog, tokens: &ToolTokens) -> CountReport {
         render: tokens.render.name().to_string(),
         total_tokens: tokens.total(),
         tool_count: n,
+        search_tool: catalog.search_tool().map(|i| catalog.get(i).id.clone()),
         per_tool: PerToolStats {
             mean: if n == 0 {
                 0.0
@@ -137,6 +143,12 @@ pub fn render(report: &CountReport, format: Format) -> String {
                 report.per_tool.median,
                 report.per_tool.max
             ));
+            if let Some(t) = &report.search_tool {
+                out.push_str(&format!(
+                    "{t} is the search tool: counted and sent in deferred mode, never sent \
+                     eagerly, never a search result.\n"
+                ));
+            }
             out
         }
     }

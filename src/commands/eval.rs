@@ -6,10 +6,9 @@ use std::time::Instant;
 
 use crate::cli::EvalArgs;
 use crate::error::Result;
-use crate::eval::load_queries;
-use crate::eval::report::{EvalReport, ScorerResult};
-use crate::eval::run::{EvalOptions, evaluate};
-use crate::output::{Format, csv, emit, md_table, text_table, to_json};
+use crate::eval::run::{EvalOptions, check_labels, evaluate};
+use crate::eval::{EvalResult, ScorerResult, load_queries};
+use crate::output::{Format, csv, csv_rows, emit, md_table, text_table, to_json};
 use crate::search::{self, ScorerConfig, ScorerKind};
 
 /// Scorers evaluated when no `--scorer` is given.
@@ -19,6 +18,7 @@ pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
     let options = EvalOptions::new(&args.k, args.depth, args.per_query)?;
     let catalog = Arc::new(super::load(&args.catalog)?);
     let set = load_queries(&args.queries, &catalog)?;
+    check_labels(&set, &catalog)?;
     let mut kinds: Vec<ScorerKind> = Vec::new();
     for k in if args.scorers.is_empty() {
         &DEFAULT_SCORERS[..]
@@ -31,7 +31,9 @@ pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
     }
     let mut config = ScorerConfig::default();
     args.embedding.apply(&mut config);
-    let mut evals = Vec::with_capacity(kinds.len());
+    let origin = Instant::now();
+    let clock = || origin.elapsed();
+    let mut results = Vec::with_capacity(kinds.len());
     for kind in kinds {
         let scorer = search::build(kind, Arc::clone(&catalog), &config)?;
         if !quiet {
@@ -41,22 +43,19 @@ pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
                 catalog.len()
             );
         }
-        let origin = Instant::now();
-        let e = evaluate(scorer.as_ref(), &catalog, &set.queries, &options, || {
-            origin.elapsed()
-        });
-        if e.failed > 0 && !quiet {
+        let r = evaluate(scorer.as_ref(), &catalog, &set.queries, &options, &clock);
+        if r.refused_queries > 0 && !quiet {
             eprintln!(
-                "warning: {kind} rejected {} queries; they score 0 (see `error` in --per-query rows)",
-                e.failed
+                "warning: {kind} refused {} queries; they score 0 (see `refused` in --per-query rows)",
+                r.refused_queries
             );
         }
-        evals.push(e);
+        results.push(r);
     }
-    let report = EvalReport::new(catalog.len(), &set, &options, &evals);
+    let result = EvalResult::new(&catalog, &set, &options, results);
     emit(
         args.output.out.as_deref(),
-        &render(&report, args.output.format),
+        &render(&result, args.output.format),
     )
 }
 
@@ -64,93 +63,116 @@ fn fixed(x: f64) -> String {
     format!("{x:.4}")
 }
 
-fn metric_headers(report: &EvalReport) -> Vec<String> {
-    report
+fn metric_headers(result: &EvalResult) -> Vec<String> {
+    result
         .results
         .first()
         .map(|r| r.metrics.keys().cloned().collect())
         .unwrap_or_default()
 }
 
-fn metric_row(r: &ScorerResult) -> Vec<String> {
-    let mut row = vec![r.scorer.clone()];
-    row.extend(r.metrics.values().map(|&v| fixed(v)));
-    row.push(format!("{:.1}", r.latency_us.p50));
-    row.push(format!("{:.1}", r.latency_us.p95));
-    row
+fn latency_cells(r: &ScorerResult) -> [String; 2] {
+    r.latency_us.map_or([String::new(), String::new()], |l| {
+        [format!("{:.1}", l.p50), format!("{:.1}", l.p95)]
+    })
 }
 
-/// Renders the report; pure.
-pub fn render(report: &EvalReport, format: Format) -> String {
-    let metric_names = metric_headers(report);
-    let mut headers: Vec<&str> = vec!["scorer"];
-    headers.extend(metric_names.iter().map(String::as_str));
-    let rows: Vec<Vec<String>> = report.results.iter().map(metric_row).collect();
+/// Renders the result; pure.
+pub fn render(result: &EvalResult, format: Format) -> String {
+    let per_query = result.results.iter().any(|r| r.per_query.is_some());
     match format {
-        Format::Json => to_json(report),
-        Format::Csv => {
-            let has_rows = report.results.iter().any(|r| r.per_query.is_some());
-            if has_rows {
-                per_query_csv(report, &metric_names)
-            } else {
-                headers.extend(["latency_p50_us", "latency_p95_us"]);
-                csv(&headers, &rows)
-            }
-        }
+        Format::Json => to_json(result),
+        Format::Csv if per_query => per_query_csv(result),
+        Format::Csv => csv_rows(&result.csv_rows()),
         Format::Table | Format::Md => {
             let table = if format == Format::Md {
                 md_table
             } else {
                 text_table
             };
-            headers.extend(["p50 µs", "p95 µs"]);
-            let right: Vec<bool> = headers.iter().map(|h| *h != "scorer").collect();
-            let mut out = table(&headers, &rows, &right);
+            let mut out = metrics_table(result, table);
             out.push('\n');
-            out.push_str(&format!(
-                "{} queries ({}) over {} tools; {} results requested per query (MRR@{}); \
-                 latency is per search call.\n",
-                report.query_count, report.queries, report.tool_count, report.depth, report.depth
-            ));
-            for r in &report.results {
-                let ci = ["recall@5", "mrr"]
-                    .iter()
-                    .filter_map(|m| {
-                        let [lo, hi] = r.ci95.get(*m)?;
-                        Some(format!(
-                            "{m} {} (95% CI {}–{})",
-                            fixed(r.metrics[*m]),
-                            fixed(*lo),
-                            fixed(*hi)
-                        ))
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                let settings = r
-                    .settings
-                    .iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                out.push_str(&format!("{}: {ci}", r.scorer));
-                if !settings.is_empty() {
-                    out.push_str(&format!("; settings: {settings}"));
-                }
-                if r.failed_queries > 0 {
-                    out.push_str(&format!(
-                        "; {} queries rejected (scored 0)",
-                        r.failed_queries
-                    ));
-                }
-                out.push('\n');
+            out.push_str(&frame_text(result));
+            for r in &result.results {
+                out.push_str(&scorer_line(r));
             }
-            if report.results.iter().any(|r| r.per_query.is_some()) {
+            if per_query {
                 out.push('\n');
-                out.push_str(&per_query_table(report, table));
+                out.push_str(&per_query_table(result, table));
             }
             out
         }
     }
+}
+
+fn metrics_table(result: &EvalResult, table: TableFn) -> String {
+    let names = metric_headers(result);
+    let mut headers: Vec<&str> = vec!["scorer"];
+    headers.extend(names.iter().map(String::as_str));
+    headers.extend(["refused", "p50 µs", "p95 µs"]);
+    let rows: Vec<Vec<String>> = result
+        .results
+        .iter()
+        .map(|r| {
+            let mut row = vec![r.scorer.clone()];
+            row.extend(names.iter().map(|m| fixed(r.metric(m).unwrap_or(0.0))));
+            row.push(r.refused_queries.to_string());
+            row.extend(latency_cells(r));
+            row
+        })
+        .collect();
+    let right: Vec<bool> = headers.iter().map(|h| *h != "scorer").collect();
+    table(&headers, &rows, &right)
+}
+
+/// What was evaluated: queries, tools ranked, the search tool left out, depth.
+fn frame_text(result: &EvalResult) -> String {
+    let tools = match &result.search_tool {
+        Some(s) => format!(
+            "{} tools ({} ranked: {s} is the search tool, never a result)",
+            result.tool_count, result.ranked_tools
+        ),
+        None => format!("{} tools", result.tool_count),
+    };
+    format!(
+        "{} queries ({}) over {tools}; {} results requested per query (MRR@{}); latency is per \
+         search call, measured here.\n",
+        result.query_count, result.queries, result.depth, result.depth
+    )
+}
+
+fn scorer_line(r: &ScorerResult) -> String {
+    let ci = ["recall@5", "mrr"]
+        .iter()
+        .filter_map(|m| {
+            let [lo, hi] = r.ci95.get(*m)?;
+            Some(format!(
+                "{m} {} (95% CI {}–{})",
+                fixed(r.metric(m).unwrap_or(0.0)),
+                fixed(*lo),
+                fixed(*hi)
+            ))
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let settings = r
+        .settings
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut out = format!("{}: {ci}", r.scorer);
+    if !settings.is_empty() {
+        out.push_str(&format!("; settings: {settings}"));
+    }
+    if r.refused_queries > 0 {
+        out.push_str(&format!(
+            "; {} queries refused (scored 0)",
+            r.refused_queries
+        ));
+    }
+    out.push('\n');
+    out
 }
 
 fn ranks_text(ranks: &[Option<usize>]) -> String {
@@ -164,11 +186,11 @@ fn ranks_text(ranks: &[Option<usize>]) -> String {
 /// `text_table` or `md_table`.
 type TableFn = fn(&[&str], &[Vec<String>], &[bool]) -> String;
 
-fn per_query_table(report: &EvalReport, table: TableFn) -> String {
-    let last_k = report.ks.last().copied().unwrap_or(10);
+fn per_query_table(result: &EvalResult, table: TableFn) -> String {
+    let last_k = result.ks.last().copied().unwrap_or(10);
     let recall = format!("recall@{last_k}");
     let mut rows = Vec::new();
-    for r in &report.results {
+    for r in &result.results {
         for q in r.per_query.iter().flatten() {
             rows.push(vec![
                 r.scorer.clone(),
@@ -187,11 +209,14 @@ fn per_query_table(report: &EvalReport, table: TableFn) -> String {
     )
 }
 
-fn per_query_csv(report: &EvalReport, metric_names: &[String]) -> String {
-    let mut headers = vec!["scorer", "id", "query", "expected", "ranks", "top"];
+fn per_query_csv(result: &EvalResult) -> String {
+    let metric_names = metric_headers(result);
+    let mut headers = vec![
+        "scorer", "id", "query", "expected", "ranks", "top", "refused",
+    ];
     headers.extend(metric_names.iter().map(String::as_str));
     let mut rows = Vec::new();
-    for r in &report.results {
+    for r in &result.results {
         for q in r.per_query.iter().flatten() {
             let mut row = vec![
                 r.scorer.clone(),
@@ -200,6 +225,7 @@ fn per_query_csv(report: &EvalReport, metric_names: &[String]) -> String {
                 q.expected.join(";"),
                 ranks_text(&q.ranks).replace(',', ";"),
                 q.top.join(";"),
+                q.refused.clone().unwrap_or_default(),
             ];
             row.extend(
                 metric_names
@@ -215,29 +241,15 @@ fn per_query_csv(report: &EvalReport, metric_names: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::QuerySet;
-    use crate::eval::run::tests::{fake_clock, fixture};
+    use crate::eval::run::tests::fixture_result;
 
-    fn report(per_query: bool) -> EvalReport {
-        let (scorer, queries) = fixture();
-        let set = QuerySet {
-            path: "q.jsonl".into(),
-            queries,
-        };
-        let options = EvalOptions::new(&[1, 5], None, per_query).unwrap();
-        let e = evaluate(
-            &scorer,
-            &scorer.catalog,
-            &set.queries,
-            &options,
-            fake_clock(),
-        );
-        EvalReport::new(scorer.catalog.len(), &set, &options, &[e])
+    fn result(per_query: bool) -> EvalResult {
+        fixture_result(&[1, 5], per_query)
     }
 
     #[test]
     fn table_has_a_row_per_scorer_and_names_what_was_measured() {
-        let t = render(&report(false), Format::Table);
+        let t = render(&result(false), Format::Table);
         let lines: Vec<&str> = t.lines().collect();
         let cells = |l: &str| l.split_whitespace().map(String::from).collect::<Vec<_>>();
         assert_eq!(
@@ -252,6 +264,7 @@ mod tests {
                 "complete@5",
                 "mrr",
                 "ndcg@10",
+                "refused",
                 "p50",
                 "µs",
                 "p95",
@@ -262,7 +275,7 @@ mod tests {
             cells(lines[2]),
             [
                 "keyword", "0.3750", "0.5000", "0.5000", "0.5000", "0.2500", "0.5000", "0.5000",
-                "0.4799", "2.0", "4.0"
+                "0.4799", "1", "2.0", "4.0"
             ]
         );
         assert!(
@@ -271,26 +284,28 @@ mod tests {
         );
         assert!(t.contains("keyword: recall@5 0.5000 (95% CI"), "{t}");
         assert!(
-            t.contains("settings: fixed=yes; 1 queries rejected (scored 0)"),
+            t.contains("settings: fixed=yes; 1 queries refused (scored 0)"),
             "{t}"
         );
     }
 
     #[test]
-    fn csv_is_the_metrics_table_or_the_per_query_rows() {
-        let c = render(&report(false), Format::Csv);
+    fn csv_is_the_metric_rows_or_the_per_query_rows() {
+        let c = render(&result(false), Format::Csv);
         assert_eq!(
             c.lines().next().unwrap(),
-            "scorer,recall@1,recall@5,hit@1,hit@5,complete@1,complete@5,mrr,ndcg@10,latency_p50_us,latency_p95_us"
+            "set,tool_count,ranked_tools,query_count,scorer,refused_queries,metric,value,ci95_low,ci95_high"
         );
-        let c = render(&report(true), Format::Csv);
+        assert_eq!(c.lines().count(), 1 + 8);
+        let c = render(&result(true), Format::Csv);
         let lines: Vec<&str> = c.lines().collect();
         assert_eq!(lines.len(), 5);
         assert!(
-            lines[2].starts_with("keyword,q2,second,b;c,3;1,c;d;b,0.5000,1.0000"),
+            lines[2].starts_with("keyword,q2,second,b;c,3;1,c;d;b,,0.5000,1.0000"),
             "{c}"
         );
-        let md = render(&report(true), Format::Md);
+        assert!(lines[4].contains(",bad(,a,-,,"), "{c}");
+        let md = render(&result(true), Format::Md);
         assert!(
             md.contains("| keyword | q3 | - | 0.0000 | 0.0000 |  |"),
             "{md}"

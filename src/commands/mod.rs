@@ -1,5 +1,6 @@
 //! One module per subcommand: each turns parsed arguments into library calls and output.
-//! This layer (with `main.rs`) is the only one that touches files, stdout and the clock.
+//! This layer (with `main.rs`) is the only one that finds input files, writes output, prints
+//! and reads the clock; the library's loaders read the files they are given.
 
 pub mod catalog_generate;
 pub mod catalog_import;
@@ -33,7 +34,7 @@ impl From<Outcome> for std::process::ExitCode {
 }
 
 pub fn load(args: &CatalogArgs) -> Result<Catalog> {
-    let sources: Vec<_> = args.catalogs.iter().map(|a| parse_catalog_arg(a)).collect();
+    let sources: Vec<_> = args.catalogs.iter().map(parse_catalog_arg).collect();
     load_catalogs(&sources)
 }
 

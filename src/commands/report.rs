@@ -1,56 +1,30 @@
-//! `toolbudget report`: runs the shipped scenarios, the evaluations and the scale sweep,
-//! measures scorer latency, and writes the Markdown report with its CSV, JSON and SVG files.
-//! The pieces it runs are library calls; this file only gathers inputs, times searches, shows
-//! progress and writes files.
+//! `toolbudget report`: finds the shipped scenarios, fixtures and (with `--data`) real data,
+//! hands them to the report pipeline (`report::pipeline`) with a monotonic clock and a
+//! progress bar, and writes the files the renderers return. Nothing here computes results.
 
+use std::cell::RefCell;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::catalog::{Catalog, CatalogSource, load_catalogs};
+use crate::catalog::CatalogSource;
 use crate::cli::ReportArgs;
 use crate::error::{Error, Result};
-use crate::eval::load_queries;
-use crate::eval::report::EvalReport;
-use crate::eval::run::{EvalOptions, evaluate};
-use crate::generate;
 use crate::output::write_tree;
-use crate::report::sweep::{self, ListingMode, SweepLatency, SweepSettings};
-use crate::report::{CatalogRow, ReportData, ReportSettings};
-use crate::report::{
-    EvalLatency, EvalSet, Miss, ModeRow, PublishedRow, RequestRow, ScenarioRow, ScorerMetrics,
-};
-use crate::search::{ScorerConfig, ScorerKind, SearchRequest};
-use crate::simulate::scenario::Listing;
-use crate::simulate::{self, Profile, ScenarioResult};
-use crate::tokenize::{Render, Tokenizer, ToolTokens};
-
-/// Cutoffs of the evaluations.
-const EVAL_KS: [usize; 4] = [1, 3, 5, 10];
-/// A query is listed under failures when not all its expected tools are in this top k
-/// (the simulator's default `max_results`).
-const MISS_K: usize = 5;
-
-/// Scorers timed in the sweep. Semantic and hybrid embed every tool (≈ 150 tools/s here), so
-/// 10,000 tools would take minutes; they are timed by `eval` on the real sets instead.
-const SWEEP_SCORERS: [ScorerKind; 3] = [ScorerKind::Keyword, ScorerKind::Regex, ScorerKind::Bm25];
-/// Queries timed per scorer and catalog size.
-const SWEEP_QUERIES: usize = 50;
-/// The non-tool system prompt of the sweep's first request (the contract's example scenario).
-const SWEEP_SYSTEM_PROMPT_TOKENS: usize = 3_000;
+use crate::report::pipeline::{self, EvalInput, Progress, ReportInputs};
 
 /// Progress on stderr, hidden when stderr is not a terminal or with `--quiet`.
-struct Progress {
+struct Bars {
     visible: bool,
+    bar: RefCell<ProgressBar>,
 }
 
-impl Progress {
-    fn bar(&self, len: usize, what: &str) -> ProgressBar {
+impl Progress for Bars {
+    fn phase(&self, what: &str, len: usize) {
         if !self.visible {
-            return ProgressBar::hidden();
+            return;
         }
         let bar = ProgressBar::new(len as u64);
         bar.set_style(
@@ -59,7 +33,16 @@ impl Progress {
                 .progress_chars("=> "),
         );
         bar.set_prefix(what.to_string());
-        bar
+        *self.bar.borrow_mut() = bar;
+    }
+    fn step(&self, message: &str) {
+        self.bar.borrow().set_message(message.to_string());
+    }
+    fn advance(&self) {
+        self.bar.borrow().inc(1);
+    }
+    fn finish(&self) {
+        self.bar.borrow().finish_and_clear();
     }
 }
 
@@ -77,113 +60,22 @@ pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
         }
         p.to_path_buf()
     };
-    let scenarios_dir = shipped(&args.scenarios);
-    let fixtures_dir = shipped(&args.fixtures);
-    let progress = Progress {
+    let inputs = gather(
+        &shipped(&args.scenarios),
+        &shipped(&args.fixtures),
+        args.data.as_deref(),
+    )?;
+    let bars = Bars {
         visible: !quiet && std::io::stderr().is_terminal(),
+        bar: RefCell::new(ProgressBar::hidden()),
     };
-    let tokenizer = Tokenizer::default();
-    let render = Render::default();
-    let mut data = ReportData {
-        settings: ReportSettings {
-            tokenizer: tokenizer.name().to_string(),
-            render: render.name().to_string(),
-            profile: Vec::new(),
-            other: Vec::new(),
-        },
-        ..ReportData::default()
-    };
-
-    let fixtures = fixture_sources(&fixtures_dir)?;
-    let fixture_catalog = load_catalogs(&fixtures)?;
-    data.catalogs.push(catalog_row(
-        "fixtures",
-        &fixture_catalog,
-        &ToolTokens::compute(&fixture_catalog, tokenizer, render),
-    ));
-    // Snapshots of real MCP servers (`just snapshot`), when shipped.
-    let live = sorted_files(&fixtures_dir.join("live"), &["json"])?;
-    if !live.is_empty() {
-        let sources: Vec<CatalogSource> = live
-            .into_iter()
-            .map(|path| CatalogSource { path, server: None })
-            .collect();
-        let catalog = load_catalogs(&sources)?;
-        let tokens = ToolTokens::compute(&catalog, tokenizer, render);
-        data.catalogs
-            .push(catalog_row("fixtures/live", &catalog, &tokens));
-    }
-    if let Some(dir) = &args.data {
-        real_catalogs(&mut data, dir, tokenizer, render, &progress)?;
-    }
-
-    let profile = simulate::profile::find(simulate::profile::DEFAULT_PROFILE)
-        .expect("the default profile is shipped");
-    data.settings.profile = key_values(&profile);
-    run_scenarios(&mut data, &scenarios_dir, &progress)?;
-    let fixture_catalog = Arc::new(fixture_catalog);
-    for path in sorted_files(
-        &fixtures_dir.join("queries"),
-        &["jsonl", "json", "yaml", "yml"],
-    )? {
-        let name = stem(&path);
-        run_eval(
-            &mut data,
-            &name,
-            "fixtures/catalogs",
-            &fixture_catalog,
-            &path,
-            &progress,
-        )?;
-    }
-    if let Some(dir) = &args.data {
-        for path in sorted_files(&dir.join("queries"), &["jsonl", "json", "yaml", "yml"])? {
-            let name = stem(&path);
-            let catalog_path = dir.join("catalogs").join(format!("{name}.json"));
-            if !catalog_path.is_file() {
-                data.notes.push(format!(
-                    "`{}` not evaluated: no catalog {} beside it",
-                    path.display(),
-                    catalog_path.display()
-                ));
-                continue;
-            }
-            let catalog = Arc::new(load_catalogs(&[CatalogSource {
-                path: catalog_path,
-                server: None,
-            }])?);
-            run_eval(
-                &mut data,
-                &name,
-                &format!("{name}.json"),
-                &catalog,
-                &path,
-                &progress,
-            )?;
-        }
-    }
-    data.settings.other.push((
-        "eval".into(),
-        format!(
-            "k = {}; depth {}; misses = queries without every expected tool in the top {}",
-            EVAL_KS.map(|k| k.to_string()).join(","),
-            EVAL_KS.iter().max().copied().unwrap_or(10).max(10),
-            MISS_K
-        ),
-    ));
-    run_sweep(&mut data, tokenizer, render, &profile, &progress)?;
-    data.settings.other.push((
-        "build".into(),
-        if cfg!(debug_assertions) {
-            "debug (measured latencies are several times a release build's)".into()
-        } else {
-            "release".into()
-        },
-    ));
-
+    let origin = Instant::now();
+    let data = pipeline::build(&inputs, &|| origin.elapsed(), &bars)?;
     let files = crate::report::render(&data).map_err(|e| Error::Missing(e.to_string()))?;
+    bars.phase("writing", 1);
     let files: Vec<(String, Vec<u8>)> = files.into_iter().map(|f| (f.path, f.bytes)).collect();
     write_tree(&args.out, &files)?;
+    bars.finish();
     if !quiet {
         eprintln!(
             "wrote {} files to {}",
@@ -194,28 +86,93 @@ pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
     Ok(())
 }
 
+/// Finds every input file of the report.
+fn gather(scenarios: &Path, fixtures: &Path, data: Option<&Path>) -> Result<ReportInputs> {
+    let mut inputs = ReportInputs::default();
+    let fixture_catalogs = fixture_sources(fixtures)?;
+    inputs
+        .catalogs
+        .push(("fixtures".into(), fixture_catalogs.clone()));
+    // Snapshots of real MCP servers (`just snapshot`), when shipped.
+    let live = sources(sorted_files(&fixtures.join("live"), &["json"])?);
+    if !live.is_empty() {
+        inputs.catalogs.push(("fixtures/live".into(), live));
+    }
+    if let Some(dir) = data {
+        inputs.catalogs.extend(real_catalogs(dir)?);
+    }
+    inputs.scenarios = sorted_files(scenarios, &["yaml", "yml"])?;
+    if inputs.scenarios.is_empty() {
+        inputs.notes.push(format!(
+            "no scenarios under {}: the scenario sections are empty",
+            scenarios.display()
+        ));
+    }
+    for queries in sorted_files(&fixtures.join("queries"), QUERY_EXTENSIONS)? {
+        inputs.evals.push(EvalInput {
+            catalog_label: "fixtures/catalogs".into(),
+            catalog: fixture_catalogs.clone(),
+            queries,
+        });
+    }
+    if let Some(dir) = data {
+        real_evals(&mut inputs, dir)?;
+    }
+    Ok(inputs)
+}
+
+const QUERY_EXTENSIONS: &[&str] = &["jsonl", "json", "yaml", "yml"];
+const CATALOG_EXTENSIONS: &[&str] = &["json", "yaml", "yml"];
+
+fn sources(paths: Vec<PathBuf>) -> Vec<CatalogSource> {
+    paths
+        .into_iter()
+        .map(|path| CatalogSource { path, server: None })
+        .collect()
+}
+
+/// `DIR/queries/NAME.*` against `DIR/catalogs/NAME.json`; a set without its catalog is noted.
+fn real_evals(inputs: &mut ReportInputs, dir: &Path) -> Result<()> {
+    for queries in sorted_files(&dir.join("queries"), QUERY_EXTENSIONS)? {
+        let name = queries
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let catalog = dir.join("catalogs").join(format!("{name}.json"));
+        if !catalog.is_file() {
+            inputs.notes.push(format!(
+                "`{}` not evaluated: no catalog {} beside it",
+                queries.display(),
+                catalog.display()
+            ));
+            continue;
+        }
+        inputs.evals.push(EvalInput {
+            catalog_label: format!("{name}.json"),
+            catalog: sources(vec![catalog]),
+            queries,
+        });
+    }
+    Ok(())
+}
+
 /// The fixture catalogs: `catalogs/builtins.yaml` and every `catalogs/mcp/*.json` (server =
 /// file stem), sorted by name so the order never depends on the file system.
 fn fixture_sources(dir: &Path) -> Result<Vec<CatalogSource>> {
     let catalogs = dir.join("catalogs");
-    let mut sources = Vec::new();
+    let mut found = Vec::new();
     let builtins = catalogs.join("builtins.yaml");
     if builtins.is_file() {
-        sources.push(CatalogSource {
-            path: builtins,
-            server: None,
-        });
+        found.push(builtins);
     }
-    for path in sorted_files(&catalogs.join("mcp"), &["json", "yaml", "yml"])? {
-        sources.push(CatalogSource { path, server: None });
-    }
-    if sources.is_empty() {
+    found.extend(sorted_files(&catalogs.join("mcp"), CATALOG_EXTENSIONS)?);
+    if found.is_empty() {
         return Err(Error::usage(format!(
             "no fixture catalogs under {} (run from the repository root, or pass --fixtures DIR)",
             catalogs.display()
         )));
     }
-    Ok(sources)
+    Ok(sources(found))
 }
 
 /// Files in `dir` with one of the extensions, sorted by name; empty if `dir` does not exist.
@@ -244,30 +201,8 @@ fn sorted_files(dir: &Path, extensions: &[&str]) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-fn catalog_row(name: &str, catalog: &Catalog, tokens: &ToolTokens) -> CatalogRow {
-    let n = catalog.len();
-    CatalogRow {
-        name: name.to_string(),
-        tools: n,
-        servers: catalog.servers().len(),
-        tokens: tokens.total(),
-        mean_tokens: if n == 0 {
-            0.0
-        } else {
-            (tokens.total() as f64 / n as f64 * 10.0).round() / 10.0
-        },
-        max_tokens: tokens.counts().iter().copied().max().unwrap_or(0),
-    }
-}
-
-/// One row per real catalog file, and one per folder of catalogs (`docker/`, `livemcpbench/`).
-fn real_catalogs(
-    data: &mut ReportData,
-    dir: &Path,
-    tokenizer: Tokenizer,
-    render: Render,
-    progress: &Progress,
-) -> Result<()> {
+/// One group per real catalog file, and one per folder of catalogs (`docker/`, `livemcpbench/`).
+fn real_catalogs(dir: &Path) -> Result<Vec<(String, Vec<CatalogSource>)>> {
     let root = dir.join("catalogs");
     if !root.is_dir() {
         return Err(Error::usage(format!(
@@ -275,9 +210,9 @@ fn real_catalogs(
             dir.display()
         )));
     }
-    let mut groups: Vec<(String, Vec<PathBuf>)> = sorted_files(&root, &["json", "yaml", "yml"])?
+    let mut groups: Vec<(String, Vec<CatalogSource>)> = sorted_files(&root, CATALOG_EXTENSIONS)?
         .into_iter()
-        .map(|p| (file_name(&p), vec![p]))
+        .map(|p| (file_name(&p), sources(vec![p])))
         .collect();
     let mut subdirs: Vec<PathBuf> = std::fs::read_dir(&root)
         .map_err(|e| Error::input(&root, None, format!("cannot read the folder: {e}")))?
@@ -286,392 +221,16 @@ fn real_catalogs(
         .collect();
     subdirs.sort();
     for sub in subdirs {
-        let files = sorted_files(&sub, &["json", "yaml", "yml"])?;
+        let files = sorted_files(&sub, CATALOG_EXTENSIONS)?;
         if !files.is_empty() {
-            groups.push((format!("{}/", file_name(&sub)), files));
+            groups.push((format!("{}/", file_name(&sub)), sources(files)));
         }
     }
-    let bar = progress.bar(groups.len(), "catalogs");
-    for (name, files) in groups {
-        bar.set_message(name.clone());
-        let sources: Vec<CatalogSource> = files
-            .into_iter()
-            .map(|path| CatalogSource { path, server: None })
-            .collect();
-        let catalog = load_catalogs(&sources)?;
-        let tokens = ToolTokens::compute(&catalog, tokenizer, render);
-        data.catalogs.push(catalog_row(&name, &catalog, &tokens));
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    Ok(())
-}
-
-fn stem(p: &Path) -> String {
-    p.file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
-
-/// A serializable value's top-level fields as `key = value` text (for the settings table).
-fn key_values<T: serde::Serialize>(value: &T) -> Vec<(String, String)> {
-    match serde_json::to_value(value) {
-        Ok(serde_json::Value::Object(map)) => map
-            .into_iter()
-            .map(|(k, v)| {
-                let v = match v {
-                    serde_json::Value::String(s) => s,
-                    other => other.to_string(),
-                };
-                (k, v)
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
-fn build_scorer(kind: ScorerKind, catalog: Arc<Catalog>) -> Result<Box<dyn crate::search::Scorer>> {
-    crate::search::build(kind, catalog, &ScorerConfig::default())
-}
-
-/// Every `*.yaml` scenario of `dir`, in file-name order, eager and deferred.
-fn run_scenarios(data: &mut ReportData, dir: &Path, progress: &Progress) -> Result<()> {
-    let files = sorted_files(dir, &["yaml", "yml"])?;
-    if files.is_empty() {
-        data.notes.push(format!(
-            "no scenarios under {}: the scenario sections are empty",
-            dir.display()
-        ));
-        return Ok(());
-    }
-    let bar = progress.bar(files.len(), "scenarios");
-    for path in files {
-        bar.set_message(file_name(&path));
-        let scenario = simulate::load_scenario(&path)?;
-        let tokenizer = simulate::tokenizer_for(&scenario, None);
-        let prepared = simulate::prepare(&scenario, tokenizer, &build_scorer)?;
-        let result = simulate::run(&scenario, &prepared)?;
-        if tokenizer.name() != data.settings.tokenizer {
-            data.notes.push(format!(
-                "scenario `{}` counts with its own tokenizer `{}`",
-                result.name,
-                tokenizer.name()
-            ));
-        }
-        data.scenarios.push(scenario_row(&result));
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    Ok(())
-}
-
-fn mode_row(m: &simulate::ModeResult) -> ModeRow {
-    ModeRow {
-        first_request_tokens: m.first_request_tokens,
-        total_input_tokens: m.total_input_tokens,
-        requests: m.requests,
-        searches: m.searches,
-        misses: m.misses,
-        output_tokens: m.output_tokens,
-        cost_usd: m.cost_usd.without_caching,
-        cost_cached_usd: m.cost_usd.with_caching,
-        peak_occupancy_pct: m.peak_occupancy_pct,
-    }
-}
-
-/// The simulator's result as the report shows it (a re-shaping; nothing is recomputed
-/// except the published figures' savings, with the simulator's own formula).
-fn scenario_row(r: &ScenarioResult) -> ScenarioRow {
-    let st = &r.settings;
-    let mut settings = vec![
-        ("profile".to_string(), r.model.name.clone()),
-        ("scorer".to_string(), st.scorer.clone()),
-        ("discovery".to_string(), st.discovery.clone()),
-        ("listing".to_string(), st.listing.clone()),
-        ("list style".to_string(), st.list_style.clone()),
-        ("reveal".to_string(), st.reveal.clone()),
-        ("max results".to_string(), st.max_results.to_string()),
-        (
-            "search tool tokens".to_string(),
-            st.search_tool_tokens.to_string(),
-        ),
-    ];
-    if st.when != "always" {
-        settings.push(("when".to_string(), st.when.clone()));
-    }
-    let saved = simulate::result::savings_pct;
-    ScenarioRow {
-        name: r.name.clone(),
-        description: r.description.clone(),
-        tool_count: r.tool_count,
-        deferred_count: r.deferred_count,
-        eager: mode_row(&r.eager),
-        deferred: mode_row(&r.deferred),
-        first_request_savings_pct: r.savings.first_request_pct,
-        total_input_savings_pct: r.savings.total_input_pct,
-        cost_savings_pct: r.savings.cost_without_caching_pct,
-        cost_cached_savings_pct: r.savings.cost_with_caching_pct,
-        settings,
-        published: r
-            .published
-            .iter()
-            .map(|p| PublishedRow {
-                source: p.published.source.clone(),
-                claim: p.published.claim.clone(),
-                metric: p.published.metric.clone(),
-                published_eager: p.published.eager_tokens,
-                published_deferred: p.published.deferred_tokens,
-                published_saved_pct: match (p.published.eager_tokens, p.published.deferred_tokens) {
-                    (Some(e), Some(d)) => Some(saved(e, d)),
-                    _ => None,
-                },
-                measured_eager: p.measured_eager_tokens,
-                measured_deferred: p.measured_deferred_tokens,
-                measured_saved_pct: saved(p.measured_eager_tokens, p.measured_deferred_tokens),
-            })
-            .collect(),
-        requests: r
-            .requests
-            .iter()
-            .map(|q| RequestRow {
-                mode: q.mode.to_string(),
-                index: q.index,
-                turn: q.turn,
-                kind: q.kind.name().to_string(),
-                parts: [
-                    q.parts.system,
-                    q.parts.tool_overhead,
-                    q.parts.tools,
-                    q.parts.deferred_list,
-                    q.parts.history,
-                    q.parts.new,
-                ],
-                input_tokens: q.input_tokens,
-                cached_tokens: q.cached_tokens,
-                output_tokens: q.output_tokens,
-                cost_usd: q.cost_usd,
-                cost_cached_usd: q.cost_cached_usd,
-                occupancy_pct: q.occupancy_pct,
-            })
-            .collect(),
-    }
-}
-
-/// Evaluates one labeled query set with every scorer that can be built; a scorer that cannot
-/// (the embedding model is missing) is listed as skipped with the reason.
-fn run_eval(
-    data: &mut ReportData,
-    name: &str,
-    catalog_name: &str,
-    catalog: &Arc<Catalog>,
-    queries: &Path,
-    progress: &Progress,
-) -> Result<()> {
-    let set = load_queries(queries, catalog)?;
-    let options = EvalOptions::new(&EVAL_KS, None, true)?;
-    let mut evals = Vec::new();
-    let mut skipped = Vec::new();
-    let bar = progress.bar(ScorerKind::ALL.len(), "eval");
-    for kind in ScorerKind::ALL {
-        bar.set_message(format!("{name}: {kind}"));
-        match crate::search::build(kind, catalog.clone(), &ScorerConfig::default()) {
-            Ok(scorer) => {
-                let origin = Instant::now();
-                evals.push(evaluate(
-                    scorer.as_ref(),
-                    catalog,
-                    &set.queries,
-                    &options,
-                    || origin.elapsed(),
-                ));
-            }
-            Err(e) => skipped.push((kind.name().to_string(), e.to_string())),
-        }
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    let report = EvalReport::new(catalog.len(), &set, &options, &evals);
-    let mut misses = Vec::new();
-    for r in &report.results {
-        data.latency.eval.push(EvalLatency {
-            set: name.to_string(),
-            scorer: r.scorer.clone(),
-            p50_us: r.latency_us.p50,
-            p95_us: r.latency_us.p95,
-        });
-        for q in r.per_query.iter().flatten() {
-            if q.ranks.iter().any(|rank| rank.is_none_or(|x| x > MISS_K)) {
-                misses.push(Miss {
-                    scorer: r.scorer.clone(),
-                    query_id: q.id.clone(),
-                    query: q.query.clone(),
-                    expected: q.expected.clone(),
-                    ranked: q.top.iter().take(MISS_K).cloned().collect(),
-                });
-            }
-        }
-    }
-    data.evals.push(EvalSet {
-        name: name.to_string(),
-        catalog: catalog_name.to_string(),
-        tool_count: report.tool_count,
-        query_count: report.query_count,
-        ks: report.ks.clone(),
-        scorers: report
-            .results
-            .iter()
-            .map(|r| ScorerMetrics {
-                scorer: r.scorer.clone(),
-                settings: r
-                    .settings
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect(),
-                metrics: r.metrics.iter().map(|(k, v)| (k.clone(), *v)).collect(),
-                ci95: r.ci95.iter().map(|(k, v)| (k.clone(), *v)).collect(),
-                failed_queries: r.failed_queries,
-            })
-            .collect(),
-        skipped,
-        misses,
-        miss_k: MISS_K,
-    });
-    Ok(())
+    Ok(groups)
 }
 
 fn file_name(p: &Path) -> String {
     p.file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default()
-}
-
-/// The deferred-tools list of every tool of `catalog` in `mode`: the simulator's own text.
-fn deferred_list_text(catalog: &Catalog, mode: ListingMode) -> String {
-    let all: Vec<usize> = (0..catalog.len()).collect();
-    let listing = match mode {
-        ListingMode::Names => Listing::Names,
-        ListingMode::Descriptions => Listing::Descriptions,
-        ListingMode::Servers => Listing::Servers,
-    };
-    simulate::listing::full_text(catalog, &all, listing)
-}
-
-/// Deterministic queries for timing: words of every n-th tool's name and description.
-fn sweep_queries(catalog: &Catalog, count: usize) -> Vec<String> {
-    let step = (catalog.len() / count.max(1)).max(1);
-    catalog
-        .tools()
-        .iter()
-        .step_by(step)
-        .take(count)
-        .map(|t| {
-            let mut words: Vec<&str> = t.name.split('_').collect();
-            words.extend(t.description.split_whitespace().skip(2).take(3));
-            words.join(" ")
-        })
-        .collect()
-}
-
-fn percentile_us(sorted: &[Duration], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    let d = sorted[rank.clamp(1, sorted.len()) - 1];
-    (d.as_nanos() as f64 / 100.0).round() / 10.0
-}
-
-fn run_sweep(
-    data: &mut ReportData,
-    tokenizer: Tokenizer,
-    render: Render,
-    profile: &Profile,
-    progress: &Progress,
-) -> Result<()> {
-    let settings = SweepSettings {
-        tokenizer: tokenizer.name().to_string(),
-        render: render.name().to_string(),
-        seed: sweep::SEED,
-        tools_per_server: sweep::TOOLS_PER_SERVER,
-        system_prompt_tokens: SWEEP_SYSTEM_PROMPT_TOKENS,
-        tool_overhead_tokens: profile.tool_overhead_tokens,
-        search_tool_tokens: tokenizer.count(&render.render(&simulate::default_search_tool())),
-        profile: profile.name.clone(),
-        context_window: profile.context_window,
-    };
-    let bar = progress.bar(sweep::SIZES.len(), "sweep");
-    let mut points = Vec::new();
-    let mut unavailable: Vec<String> = Vec::new();
-    for size in sweep::SIZES {
-        bar.set_message(format!("{size} tools"));
-        let catalog = generate::generate(size, sweep::servers_for(size), sweep::SEED);
-        let tokens = ToolTokens::compute(&catalog, tokenizer, render);
-        points.push(sweep::sweep_point(&catalog, &tokens, &settings, |mode| {
-            tokenizer.count(&deferred_list_text(&catalog, mode))
-        }));
-        let catalog = Arc::new(catalog);
-        let queries = sweep_queries(&catalog, SWEEP_QUERIES);
-        for kind in SWEEP_SCORERS {
-            let start = Instant::now();
-            let scorer = match crate::search::build(kind, catalog.clone(), &ScorerConfig::default())
-            {
-                Ok(s) => s,
-                Err(e) => {
-                    let why = format!("`{kind}` not timed in the sweep: {e}");
-                    if !unavailable.contains(&why) {
-                        unavailable.push(why);
-                    }
-                    continue;
-                }
-            };
-            let build = start.elapsed();
-            let mut times = Vec::with_capacity(queries.len());
-            for q in &queries {
-                let t = Instant::now();
-                // A query a scorer rejects is timed all the same: the time to reject it.
-                let _ = scorer.search(&SearchRequest::new(q, 10));
-                times.push(t.elapsed());
-            }
-            times.sort_unstable();
-            data.latency.sweep.push(SweepLatency {
-                tools: size,
-                scorer: kind.name().to_string(),
-                build_ms: (build.as_secs_f64() * 10_000.0).round() / 10.0,
-                queries: times.len(),
-                p50_us: percentile_us(&times, 50.0),
-                p95_us: percentile_us(&times, 95.0),
-            });
-        }
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    data.notes.extend(unavailable);
-    data.sweep = Some(sweep::Sweep { settings, points });
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sweep_lists_are_the_simulators_texts() {
-        let c = generate::generate(30, 3, 1);
-        let names = deferred_list_text(&c, ListingMode::Names);
-        assert_eq!(names.lines().count(), 30 + 2);
-        assert!(names.contains("\nmcp__greenhouse__"));
-        let servers = deferred_list_text(&c, ListingMode::Servers);
-        assert_eq!(servers.lines().count(), 3 + 2);
-        assert!(servers.contains("\ngreenhouse: 10 tools: "));
-        let desc = deferred_list_text(&c, ListingMode::Descriptions);
-        assert!(desc.lines().skip(1).take(30).all(|l| l.contains(": ")));
-    }
-
-    #[test]
-    fn percentiles_are_nearest_rank() {
-        let d: Vec<Duration> = (1..=10).map(Duration::from_micros).collect();
-        assert_eq!(percentile_us(&d, 50.0), 5.0);
-        assert_eq!(percentile_us(&d, 95.0), 10.0);
-        assert_eq!(percentile_us(&[], 50.0), 0.0);
-    }
 }

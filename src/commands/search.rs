@@ -57,7 +57,10 @@ pub fn search(
 ) -> Result<SearchReport> {
     check_limit(kind, limit)?;
     let scorer = build(kind, catalog.clone(), config)?;
-    let request = SearchRequest::new(query, limit);
+    // The search tool is never its own result (as in Claude Code, and as `eval` ranks).
+    let candidates = catalog.search_candidates();
+    let mut request = SearchRequest::new(query, limit);
+    request.candidates = candidates.as_deref();
     let outcome = scorer.search(&request).map_err(Error::Input)?;
     let matched = scorer.count_matches(&request).map_err(Error::Input)?;
     let explanations = if explain {
@@ -190,6 +193,13 @@ pub fn render(report: &SearchReport, format: Format) -> String {
 }
 
 pub fn run(args: &SearchArgs) -> Result<()> {
+    // clap's own message for a non-UTF-8 argument does not say which one it was.
+    let query = args.query.to_str().ok_or_else(|| {
+        crate::error::Error::usage(format!(
+            "QUERY \"{}\" is not valid UTF-8; queries are text",
+            args.query.display()
+        ))
+    })?;
     let catalog = Arc::new(super::load(&args.catalog)?);
     let mut config = ScorerConfig::default();
     args.embedding.apply(&mut config);
@@ -197,7 +207,7 @@ pub fn run(args: &SearchArgs) -> Result<()> {
         catalog,
         args.scorer,
         &config,
-        &args.query,
+        query,
         args.limit,
         args.explain,
     )?;

@@ -11,16 +11,14 @@
 //! first, so 0.51 → 0.50 with max_drop 0.01 is not a regression however floats round).
 
 use std::collections::HashMap;
+use std::path::Path;
 
-use indexmap::IndexMap;
-use serde::Serialize;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
 
 use super::bootstrap::{self, mean_intervals};
 use super::metrics::round_metric;
-use crate::document::Document;
+use super::result::{EvalResult, QueryResult, ScorerResult, read_eval_result};
 use crate::error::{Error, Result};
-use crate::path;
 
 /// The metric checked when `--metric` is not given.
 pub const DEFAULT_METRIC: &str = "recall@5";
@@ -29,103 +27,24 @@ pub const DEFAULT_METRIC: &str = "recall@5";
 /// few queries pass while a real loss fails.
 pub const DEFAULT_MAX_DROP: f64 = 0.01;
 
-/// What `eval` wrote for one scorer, as read back.
-#[derive(Debug, Clone)]
-struct ScorerData {
-    metrics: IndexMap<String, f64>,
-    /// query id → metric → value, in file order.
-    per_query: Option<IndexMap<String, HashMap<String, f64>>>,
-}
-
+/// An eval result and the file it was read from.
 #[derive(Debug, Clone)]
 pub struct EvalFile {
     pub path: String,
-    pub query_count: Option<u64>,
-    pub tool_count: Option<u64>,
-    scorers: IndexMap<String, ScorerData>,
+    pub result: EvalResult,
 }
 
-/// Reads the parts of an eval json `compare` needs; anything else is ignored.
-pub fn read_eval_file(doc: &Document) -> Result<EvalFile> {
-    let Some(results) = doc.value.get("results").and_then(Value::as_array) else {
-        return Err(doc.error_at(
-            &path!["results"],
-            "expected the json output of `toolbudget eval` (an object with a `results` array)",
-        ));
-    };
-    let mut scorers = IndexMap::new();
-    for (i, r) in results.iter().enumerate() {
-        let Some(name) = r.get("scorer").and_then(Value::as_str) else {
-            return Err(doc.error_at(&path!["results", i], "expected a `scorer` name"));
-        };
-        let metrics = number_map(doc, r.get("metrics"), &path!["results", i, "metrics"])?;
-        let per_query = match r.get("per_query") {
-            None | Some(Value::Null) => None,
-            Some(Value::Array(rows)) => {
-                let mut by_id = IndexMap::with_capacity(rows.len());
-                for (j, row) in rows.iter().enumerate() {
-                    let at = path!["results", i, "per_query", j];
-                    let Some(id) = row.get("id").and_then(Value::as_str) else {
-                        return Err(doc.error_at(&at, "expected a query `id`"));
-                    };
-                    let mut at_metrics = at.to_vec();
-                    at_metrics.push("metrics".into());
-                    let m = number_map(doc, row.get("metrics"), &at_metrics)?;
-                    if by_id
-                        .insert(id.to_string(), m.into_iter().collect())
-                        .is_some()
-                    {
-                        return Err(doc.error_at(&at, format!("duplicate query id {id:?}")));
-                    }
-                }
-                Some(by_id)
-            }
-            Some(_) => {
-                return Err(doc.error_at(
-                    &path!["results", i, "per_query"],
-                    "expected a list of per-query rows",
-                ));
-            }
-        };
-        if scorers
-            .insert(name.to_string(), ScorerData { metrics, per_query })
-            .is_some()
-        {
-            return Err(doc.error_at(
-                &path!["results", i, "scorer"],
-                format!("scorer {name:?} appears twice"),
-            ));
-        }
+impl EvalFile {
+    /// Reads an `eval --format json` file through the one eval type.
+    pub fn read(path: &Path) -> Result<EvalFile> {
+        Ok(EvalFile {
+            path: path.display().to_string(),
+            result: read_eval_result(path)?,
+        })
     }
-    Ok(EvalFile {
-        path: doc.path.display().to_string(),
-        query_count: doc.value.get("query_count").and_then(Value::as_u64),
-        tool_count: doc.value.get("tool_count").and_then(Value::as_u64),
-        scorers,
-    })
 }
 
-fn number_map(
-    doc: &Document,
-    v: Option<&Value>,
-    at: &[crate::document::Seg],
-) -> Result<IndexMap<String, f64>> {
-    let Some(Value::Object(map)) = v else {
-        return Err(doc.error_at(at, "expected an object of metric values"));
-    };
-    let mut out = IndexMap::with_capacity(map.len());
-    for (k, v) in map {
-        let Some(x) = v.as_f64() else {
-            let mut p = at.to_vec();
-            p.push(k.as_str().into());
-            return Err(doc.error_at(&p, format!("metric {k:?} is not a number")));
-        };
-        out.insert(k.clone(), x);
-    }
-    Ok(out)
-}
-
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     pub baseline: String,
     pub candidate: String,
@@ -141,7 +60,7 @@ pub struct Comparison {
     pub notes: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScorerComparison {
     pub scorer: String,
     /// Whether per-query rows were paired (else the intervals are null).
@@ -156,7 +75,7 @@ pub struct ScorerComparison {
     pub better: Vec<QueryDiff>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricDiff {
     pub metric: String,
     pub base: f64,
@@ -166,7 +85,7 @@ pub struct MetricDiff {
     pub ci95: Option<[f64; 2]>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QueryDiff {
     pub id: String,
     pub base: f64,
@@ -191,155 +110,21 @@ pub fn compare(
             "--max-drop must be a number ≥ 0, got {max_drop}"
         )));
     }
-    let mut notes = Vec::new();
-    if base.query_count != candidate.query_count {
-        notes.push(format!(
-            "the files evaluate different numbers of queries ({} vs {})",
-            show(base.query_count),
-            show(candidate.query_count)
-        ));
-    }
-    if base.tool_count != candidate.tool_count {
-        notes.push(format!(
-            "the files rank different numbers of tools ({} vs {})",
-            show(base.tool_count),
-            show(candidate.tool_count)
-        ));
-    }
+    let (b, c) = (&base.result, &candidate.result);
+    let mut notes = frame_notes(b, c);
     let mut results = Vec::new();
-    let mut regressions = Vec::new();
-    for (name, b) in &base.scorers {
-        let Some(c) = candidate.scorers.get(name) else {
-            continue;
-        };
-        let (Some(&b_checked), Some(&c_checked)) = (b.metrics.get(metric), c.metrics.get(metric))
-        else {
-            let known: Vec<&str> = b.metrics.keys().map(String::as_str).collect();
-            return Err(Error::usage(format!(
-                "metric {metric:?} is not in both results for scorer {name:?}; the baseline has: {}",
-                known.join(", ")
-            )));
-        };
-        let metrics: Vec<&String> = b
-            .metrics
-            .keys()
-            .filter(|k| c.metrics.contains_key(*k))
-            .collect();
-        let mut diffs: Vec<MetricDiff> = metrics
-            .iter()
-            .map(|m| {
-                let (x, y) = (b.metrics[*m], c.metrics[*m]);
-                MetricDiff {
-                    metric: (*m).clone(),
-                    base: x,
-                    candidate: y,
-                    difference: round_metric(y - x),
-                    ci95: None,
-                }
-            })
-            .collect();
-        let mut paired_queries = 0;
-        let mut worse = Vec::new();
-        let mut better = Vec::new();
-        let paired = match (&b.per_query, &c.per_query) {
-            (Some(bq), Some(cq)) => {
-                let ids: Vec<&String> = bq.keys().filter(|id| cq.contains_key(*id)).collect();
-                paired_queries = ids.len();
-                if ids.len() != bq.len() || ids.len() != cq.len() {
-                    notes.push(format!(
-                        "{name}: {} queries paired by id ({} in baseline rows, {} in candidate rows)",
-                        ids.len(),
-                        bq.len(),
-                        cq.len()
-                    ));
-                }
-                let value = |rows: &IndexMap<String, HashMap<String, f64>>, id: &str, m: &str| {
-                    rows[id].get(m).copied()
-                };
-                // One column of per-query differences per metric (rows lacking it skip the CI).
-                let columns: Vec<Option<Vec<f64>>> = metrics
-                    .iter()
-                    .map(|m| {
-                        ids.iter()
-                            .map(|id| Some(value(cq, id, m)? - value(bq, id, m)?))
-                            .collect()
-                    })
-                    .collect();
-                let present: Vec<Vec<f64>> = columns.iter().flatten().cloned().collect();
-                let mut intervals =
-                    mean_intervals(&present, bootstrap::RESAMPLES, bootstrap::SEED).into_iter();
-                for (d, col) in diffs.iter_mut().zip(&columns) {
-                    if col.is_some() {
-                        d.ci95 = intervals
-                            .next()
-                            .flatten()
-                            .map(|i| [round_metric(i.low), round_metric(i.high)]);
-                    }
-                }
-                for id in &ids {
-                    let (Some(x), Some(y)) = (value(bq, id, metric), value(cq, id, metric)) else {
-                        continue;
-                    };
-                    let row = QueryDiff {
-                        id: (*id).clone(),
-                        base: x,
-                        candidate: y,
-                    };
-                    if y < x {
-                        worse.push(row);
-                    } else if y > x {
-                        better.push(row);
-                    }
-                }
-                let by_change = |a: &QueryDiff, b: &QueryDiff| {
-                    let (da, db) = ((a.candidate - a.base).abs(), (b.candidate - b.base).abs());
-                    db.total_cmp(&da).then_with(|| a.id.cmp(&b.id))
-                };
-                worse.sort_by(by_change);
-                better.sort_by(by_change);
-                true
-            }
-            _ => {
-                notes.push(format!(
-                    "{name}: no per-query rows in {}; aggregates compared only, no intervals \
-                     (run `eval --per-query` for both)",
-                    if b.per_query.is_none() && c.per_query.is_none() {
-                        "either file"
-                    } else if b.per_query.is_none() {
-                        "the baseline"
-                    } else {
-                        "the candidate"
-                    }
-                ));
-                false
-            }
-        };
-        let regression = round_metric(c_checked - b_checked) < -max_drop;
-        if regression {
-            regressions.push(name.clone());
+    for rb in &b.results {
+        if let Some(rc) = c.results.iter().find(|r| r.scorer == rb.scorer) {
+            results.push(compare_scorer(rb, rc, metric, max_drop, &mut notes)?);
         }
-        results.push(ScorerComparison {
-            scorer: name.clone(),
-            paired,
-            paired_queries,
-            metrics: diffs,
-            regression,
-            worse,
-            better,
-        });
     }
-    let only_in_baseline: Vec<String> = base
-        .scorers
-        .keys()
-        .filter(|s| !candidate.scorers.contains_key(*s))
-        .cloned()
-        .collect();
-    let only_in_candidate: Vec<String> = candidate
-        .scorers
-        .keys()
-        .filter(|s| !base.scorers.contains_key(*s))
-        .cloned()
-        .collect();
+    let only = |x: &EvalResult, y: &EvalResult| -> Vec<String> {
+        x.results
+            .iter()
+            .filter(|r| !y.results.iter().any(|o| o.scorer == r.scorer))
+            .map(|r| r.scorer.clone())
+            .collect()
+    };
     if results.is_empty() {
         return Err(Error::usage(format!(
             "no scorer appears in both {} and {}",
@@ -351,26 +136,166 @@ pub fn compare(
         candidate: candidate.path.clone(),
         metric: metric.to_string(),
         max_drop,
+        regressions: results
+            .iter()
+            .filter(|r| r.regression)
+            .map(|r| r.scorer.clone())
+            .collect(),
         results,
-        regressions,
-        only_in_baseline,
-        only_in_candidate,
+        only_in_baseline: only(b, c),
+        only_in_candidate: only(c, b),
         notes,
     })
 }
 
-fn show(n: Option<u64>) -> String {
-    n.map_or_else(|| "unknown".to_string(), |n| n.to_string())
+/// Caveats about what the two files evaluated.
+fn frame_notes(b: &EvalResult, c: &EvalResult) -> Vec<String> {
+    let mut notes = Vec::new();
+    if b.query_count != c.query_count {
+        notes.push(format!(
+            "the files evaluate different numbers of queries ({} vs {})",
+            b.query_count, c.query_count
+        ));
+    }
+    if b.tool_count != c.tool_count {
+        notes.push(format!(
+            "the files rank different numbers of tools ({} vs {})",
+            b.tool_count, c.tool_count
+        ));
+    }
+    notes
+}
+
+fn compare_scorer(
+    b: &ScorerResult,
+    c: &ScorerResult,
+    metric: &str,
+    max_drop: f64,
+    notes: &mut Vec<String>,
+) -> Result<ScorerComparison> {
+    let name = &b.scorer;
+    let (Some(b_checked), Some(c_checked)) = (b.metric(metric), c.metric(metric)) else {
+        let known: Vec<&str> = b.metrics.keys().map(String::as_str).collect();
+        return Err(Error::usage(format!(
+            "metric {metric:?} is not in both results for scorer {name:?}; the baseline has: {}",
+            known.join(", ")
+        )));
+    };
+    let mut diffs: Vec<MetricDiff> = b
+        .metrics
+        .iter()
+        .filter_map(|(m, &x)| {
+            let y = c.metric(m)?;
+            Some(MetricDiff {
+                metric: m.clone(),
+                base: x,
+                candidate: y,
+                difference: round_metric(y - x),
+                ci95: None,
+            })
+        })
+        .collect();
+    let mut out = ScorerComparison {
+        scorer: name.clone(),
+        paired: false,
+        paired_queries: 0,
+        metrics: Vec::new(),
+        regression: round_metric(c_checked - b_checked) < -max_drop,
+        worse: Vec::new(),
+        better: Vec::new(),
+    };
+    match (&b.per_query, &c.per_query) {
+        (Some(bq), Some(cq)) => pair(&mut out, &mut diffs, bq, cq, metric, notes),
+        (bq, cq) => notes.push(format!(
+            "{name}: no per-query rows in {}; aggregates compared only, no intervals \
+             (run `eval --per-query` for both)",
+            match (bq, cq) {
+                (None, None) => "either file",
+                (None, _) => "the baseline",
+                _ => "the candidate",
+            }
+        )),
+    }
+    out.metrics = diffs;
+    Ok(out)
+}
+
+/// Pairs per-query rows by id: intervals of the mean difference per metric, and the queries
+/// that got worse or better on the checked metric.
+fn pair(
+    out: &mut ScorerComparison,
+    diffs: &mut [MetricDiff],
+    bq: &[QueryResult],
+    cq: &[QueryResult],
+    metric: &str,
+    notes: &mut Vec<String>,
+) {
+    let by_id: HashMap<&str, &QueryResult> = cq.iter().map(|q| (q.id.as_str(), q)).collect();
+    let pairs: Vec<(&QueryResult, &QueryResult)> = bq
+        .iter()
+        .filter_map(|x| Some((x, *by_id.get(x.id.as_str())?)))
+        .collect();
+    out.paired = true;
+    out.paired_queries = pairs.len();
+    if pairs.len() != bq.len() || pairs.len() != cq.len() {
+        notes.push(format!(
+            "{}: {} queries paired by id ({} in baseline rows, {} in candidate rows)",
+            out.scorer,
+            pairs.len(),
+            bq.len(),
+            cq.len()
+        ));
+    }
+    let delta = |(x, y): &(&QueryResult, &QueryResult), m: &str| -> Option<f64> {
+        Some(y.metrics.get(m)? - x.metrics.get(m)?)
+    };
+    // One column of per-query differences per metric (rows lacking it skip the CI).
+    let columns: Vec<Option<Vec<f64>>> = diffs
+        .iter()
+        .map(|d| pairs.iter().map(|p| delta(p, &d.metric)).collect())
+        .collect();
+    let present: Vec<Vec<f64>> = columns.iter().flatten().cloned().collect();
+    let mut intervals = mean_intervals(&present, bootstrap::RESAMPLES, bootstrap::SEED).into_iter();
+    for (d, col) in diffs.iter_mut().zip(&columns) {
+        if col.is_some() {
+            d.ci95 = intervals
+                .next()
+                .flatten()
+                .map(|i| [round_metric(i.low), round_metric(i.high)]);
+        }
+    }
+    for (x, y) in &pairs {
+        let (Some(&a), Some(&b)) = (x.metrics.get(metric), y.metrics.get(metric)) else {
+            continue;
+        };
+        let row = QueryDiff {
+            id: x.id.clone(),
+            base: a,
+            candidate: b,
+        };
+        if b < a {
+            out.worse.push(row);
+        } else if b > a {
+            out.better.push(row);
+        }
+    }
+    let by_change = |a: &QueryDiff, b: &QueryDiff| {
+        let (da, db) = ((a.candidate - a.base).abs(), (b.candidate - b.base).abs());
+        db.total_cmp(&da).then_with(|| a.id.cmp(&b.id))
+    };
+    out.worse.sort_by(by_change);
+    out.better.sort_by(by_change);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
     fn file(name: &str, json: &str) -> EvalFile {
-        let doc = Document::parse(Path::new(name), json.as_bytes().to_vec()).unwrap();
-        read_eval_file(&doc).unwrap()
+        EvalFile {
+            path: name.into(),
+            result: serde_json::from_str(json).unwrap(),
+        }
     }
 
     fn eval_json(recall: f64, rows: Option<&[(&str, f64)]>) -> String {
@@ -453,28 +378,5 @@ mod tests {
             compare(&base, &cand, "recall@5", 0.01).unwrap().results[0].metrics[0].ci95,
             Some(ci)
         );
-    }
-
-    #[test]
-    fn bad_files_are_located_errors() {
-        let doc = Document::parse(
-            Path::new("x.json"),
-            br#"{"results": [{"metrics": {}}]}"#.to_vec(),
-        )
-        .unwrap();
-        let e = read_eval_file(&doc).unwrap_err().to_string();
-        assert!(e.starts_with("x.json:1:14: expected a `scorer`"), "{e}");
-        let doc = Document::parse(
-            Path::new("x.json"),
-            b"{\"results\": [{\"scorer\": \"bm25\",\n \"metrics\": {\"mrr\": \"high\"}}]}".to_vec(),
-        )
-        .unwrap();
-        let e = read_eval_file(&doc).unwrap_err().to_string();
-        assert!(
-            e.starts_with("x.json:2:21: metric \"mrr\" is not a number"),
-            "{e}"
-        );
-        let doc = Document::parse(Path::new("x.json"), b"[]".to_vec()).unwrap();
-        assert!(read_eval_file(&doc).is_err());
     }
 }

@@ -2,13 +2,15 @@
 //!
 //! `eval` never knows which scorer produced a ranking: it sees `dyn Scorer` and tool indices.
 //! `queries` loads and validates labels; `metrics` holds the metric definitions; `run` ranks
-//! every query and aggregates; `compare` diffs two results; `bootstrap` gives intervals.
+//! every query and aggregates; `result` is the one result type (json, CSV rows, read back);
+//! `compare` diffs two results; `bootstrap` gives intervals.
 
 pub mod bootstrap;
 pub mod compare;
 pub mod metrics;
 pub mod queries;
-pub mod report;
+pub mod result;
 pub mod run;
 
 pub use queries::{LabeledQuery, QuerySet, load_queries, parse_queries};
+pub use result::{EvalResult, ScorerResult, read_eval_result};

@@ -148,6 +148,29 @@ fn parse_jsonl(path: &Path, bytes: Vec<u8>, catalog: &Catalog) -> Result<Vec<Lab
         if line.trim().is_empty() {
             continue;
         }
+        // serde reads a JSON list as a struct's fields in order ("expected a string" for
+        // `[1]`); a line must be an object, so say that first.
+        let first = line.trim_start().chars().next();
+        if first != Some('{') {
+            let found = match first {
+                Some('[') => "a list",
+                Some('"') => "a string",
+                Some('-' | '0'..='9') => "a number",
+                _ => "something else",
+            };
+            let column = line.len() - line.trim_start().len() + 1;
+            return Err(Error::input(
+                path,
+                Some(Position {
+                    line: line_no,
+                    column,
+                }),
+                format!(
+                    "invalid query: each line must be a JSON object \
+                     {{\"id\", \"query\", \"expected\": [tool ids]}}, found {found}"
+                ),
+            ));
+        }
         let raw: RawQuery = serde_json::from_str(line).map_err(|e| {
             // serde_json counts lines inside the string it parsed: always 1 here.
             let located = json_error(path, &e);

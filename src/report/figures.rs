@@ -5,7 +5,8 @@ use super::charts::{
     Bar, BarPanel, ChartError, LegendAt, LineChart, Scale, Series, StackedBars, line_chart,
     stacked_bars,
 };
-use super::{PARTS, ReportData, ScenarioRow, slug};
+use super::{EvalSet, PARTS, ReportData, Sweep, slug};
+use crate::simulate::{RequestRow, ScenarioResult};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figure {
@@ -47,59 +48,143 @@ pub fn all(data: &ReportData) -> Result<Vec<Figure>, ChartError> {
         out.push(cumulative_cost(s)?);
     }
     for set in &data.evals {
-        if set.scorers.is_empty() {
-            continue;
+        if let Some(f) = recall(set)? {
+            out.push(f);
         }
-        let series: Vec<Series> = set
-            .scorers
-            .iter()
-            .map(|sc| {
-                Series::new(
-                    sc.scorer.clone(),
-                    set.ks
-                        .iter()
-                        .filter_map(|&k| sc.metric(&format!("recall@{k}")).map(|v| (k as f64, v)))
-                        .collect(),
-                )
-            })
-            .collect();
-        let mut chart = LineChart::new(
-            &format!(
-                "Recall@k per scorer: {} ({} queries)",
-                set.name, set.query_count
-            ),
-            "k (tools returned by one search)",
-            "recall@k (share of expected tools found)",
-            series,
-        );
-        chart.y_range = Some((0.0, 1.0));
-        chart.x_integer = true;
-        chart.legend = LegendAt::LowerRight;
-        out.push(Figure {
-            path: format!("charts/recall-{}.svg", slug(&set.name)),
-            title: chart.title.clone(),
-            caption: format!(
-                "Each line is a scorer; a point is the mean share of a query's expected tools \
-                 found in the first k results over the {} queries of `{}`. Higher is better; \
-                 the gap between k = 1 and k = 5 is what returning more tools per search buys.",
-                set.query_count, set.name
-            ),
-            svg: line_chart(&chart)?,
-            section: Section::Eval(set.name.clone()),
-        });
     }
     if let Some(sweep) = &data.sweep {
-        let mut series = vec![Series::new(
-            "eager (every definition)",
+        out.push(sweep_first_request(sweep)?);
+        out.push(sweep_savings(sweep)?);
+    }
+    if !data.latency.sweep.is_empty() {
+        out.push(sweep_latency(data)?);
+    }
+    Ok(out)
+}
+
+/// Recall@k per scorer of one query set.
+fn recall(set: &EvalSet) -> Result<Option<Figure>, ChartError> {
+    if set.result.results.is_empty() {
+        return Ok(None);
+    }
+    let series: Vec<Series> = set
+        .result
+        .results
+        .iter()
+        .map(|sc| {
+            Series::new(
+                sc.scorer.clone(),
+                set.result
+                    .ks
+                    .iter()
+                    .filter_map(|&k| sc.metric(&format!("recall@{k}")).map(|v| (k as f64, v)))
+                    .collect(),
+            )
+        })
+        .collect();
+    let mut chart = LineChart::new(
+        &format!(
+            "Recall@k per scorer: {} ({} queries)",
+            set.name(),
+            set.result.query_count
+        ),
+        "k (tools returned by one search)",
+        "recall@k (share of expected tools found)",
+        series,
+    );
+    chart.y_range = Some((0.0, 1.0));
+    chart.x_integer = true;
+    chart.legend = LegendAt::LowerRight;
+    Ok(Some(Figure {
+        path: format!("charts/recall-{}.svg", slug(set.name())),
+        title: chart.title.clone(),
+        caption: format!(
+            "Each line is a scorer; a point is the mean share of a query's expected tools \
+             found in the first k results over the {} queries of `{}`. Higher is better; \
+             the gap between k = 1 and k = 5 is what returning more tools per search buys.",
+            set.result.query_count,
+            set.name()
+        ),
+        svg: line_chart(&chart)?,
+        section: Section::Eval(set.name().to_string()),
+    }))
+}
+
+/// A line chart over the sweep's catalog sizes (x on a log scale).
+fn by_catalog_size(title: &str, y_label: &str, y_scale: Scale, series: Vec<Series>) -> LineChart {
+    let mut chart = LineChart::new(title, "catalog size (tools, log scale)", y_label, series);
+    chart.x_scale = Scale::Log;
+    chart.y_scale = y_scale;
+    chart
+}
+
+fn sweep_first_request(sweep: &Sweep) -> Result<Figure, ChartError> {
+    let mut series = vec![Series::new(
+        "eager (every definition)",
+        sweep
+            .points
+            .iter()
+            .map(|p| (p.tools as f64, p.eager_first_request_tokens as f64))
+            .collect(),
+    )];
+    for mode in super::sweep::ListingMode::ALL {
+        series.push(Series::new(
+            format!("deferred, {} list", mode.name()),
             sweep
                 .points
                 .iter()
-                .map(|p| (p.tools as f64, p.eager_first_request_tokens as f64))
+                .filter_map(|p| {
+                    p.deferred
+                        .iter()
+                        .find(|d| d.mode == mode)
+                        .map(|d| (p.tools as f64, d.first_request_tokens as f64))
+                })
                 .collect(),
-        )];
-        for mode in super::sweep::ListingMode::ALL {
-            series.push(Series::new(
-                format!("deferred, {} list", mode.name()),
+        ));
+    }
+    let window = sweep.settings.context_window as f64;
+    series.push(
+        Series::new(
+            format!("context window ({})", super::charts::thousands(window, 0)),
+            sweep
+                .points
+                .iter()
+                .map(|p| (p.tools as f64, window))
+                .collect(),
+        )
+        .dashed(),
+    );
+    let chart = by_catalog_size(
+        "First request vs catalog size (generated catalogs)",
+        "first-request input tokens (log scale)",
+        Scale::Log,
+        series,
+    );
+    Ok(Figure {
+        path: "charts/sweep-first-request.svg".into(),
+        title: chart.title.clone(),
+        caption: format!(
+            "Both axes are logarithmic: a straight line of slope 1 grows linearly with the \
+             catalog. Eager cost is every definition; deferred cost is the search tool plus \
+             the list of deferred tools, which still grows with the catalog in the `names` \
+             and `descriptions` modes. A line above the dashed context window does not fit \
+             at all. System prompt {} tokens and tool preamble {} tokens are in every point.",
+            super::charts::thousands(sweep.settings.system_prompt_tokens as f64, 0),
+            super::charts::thousands(sweep.settings.tool_overhead_tokens as f64, 0)
+        ),
+        svg: line_chart(&chart)?,
+        section: Section::Sweep,
+    })
+}
+
+fn sweep_savings(sweep: &Sweep) -> Result<Figure, ChartError> {
+    let series = super::sweep::ListingMode::ALL
+        .into_iter()
+        .enumerate()
+        .map(|(i, mode)| {
+            // Colours as in the first-request chart, where eager takes the first.
+            Series::new(
+                format!("{} list", mode.name()),
                 sweep
                     .points
                     .iter()
@@ -107,144 +192,85 @@ pub fn all(data: &ReportData) -> Result<Vec<Figure>, ChartError> {
                         p.deferred
                             .iter()
                             .find(|d| d.mode == mode)
-                            .map(|d| (p.tools as f64, d.first_request_tokens as f64))
+                            .map(|d| (p.tools as f64, d.savings_pct))
                     })
                     .collect(),
-            ));
-        }
-        let window = sweep.settings.context_window as f64;
-        series.push(
-            Series::new(
-                format!("context window ({})", super::charts::thousands(window, 0)),
-                sweep
-                    .points
-                    .iter()
-                    .map(|p| (p.tools as f64, window))
-                    .collect(),
             )
-            .dashed(),
-        );
-        let mut chart = LineChart::new(
-            "First request vs catalog size (generated catalogs)",
-            "catalog size (tools, log scale)",
-            "first-request input tokens (log scale)",
-            series,
-        );
-        chart.x_scale = Scale::Log;
-        chart.y_scale = Scale::Log;
-        out.push(Figure {
-            path: "charts/sweep-first-request.svg".into(),
-            title: chart.title.clone(),
-            caption: format!(
-                "Both axes are logarithmic: a straight line of slope 1 grows linearly with the \
-                 catalog. Eager cost is every definition; deferred cost is the search tool plus \
-                 the list of deferred tools, which still grows with the catalog in the `names` \
-                 and `descriptions` modes. A line above the dashed context window does not fit \
-                 at all. System prompt {} tokens and tool preamble {} tokens are in every point.",
-                super::charts::thousands(sweep.settings.system_prompt_tokens as f64, 0),
-                super::charts::thousands(sweep.settings.tool_overhead_tokens as f64, 0)
-            ),
-            svg: line_chart(&chart)?,
-            section: Section::Sweep,
-        });
-    }
-    if let Some(sweep) = &data.sweep {
-        let series = super::sweep::ListingMode::ALL
-            .into_iter()
-            .enumerate()
-            .map(|(i, mode)| {
-                // Colours as in the first-request chart, where eager takes the first.
-                Series::new(
-                    format!("{} list", mode.name()),
-                    sweep
-                        .points
-                        .iter()
-                        .filter_map(|p| {
-                            p.deferred
-                                .iter()
-                                .find(|d| d.mode == mode)
-                                .map(|d| (p.tools as f64, d.savings_pct))
-                        })
-                        .collect(),
-                )
-                .colored(i + 1)
-            })
-            .collect();
-        let mut chart = LineChart::new(
-            "First-request savings vs catalog size",
-            "catalog size (tools, log scale)",
-            "tokens saved vs eager (%)",
-            series,
-        );
-        chart.x_scale = Scale::Log;
-        chart.y_range = Some((0.0, 100.0));
-        chart.legend = LegendAt::LowerRight;
-        out.push(Figure {
-            path: "charts/sweep-savings.svg".into(),
-            title: chart.title.clone(),
-            caption: "Share of the eager first request that deferral saves, per listing mode. \
-                      Small catalogs save little (the system prompt dominates and the search \
-                      tool costs a few hundred tokens); the curves flatten where the list itself \
-                      grows as fast as the definitions it replaces."
-                .into(),
-            svg: line_chart(&chart)?,
-            section: Section::Sweep,
-        });
-    }
-    if !data.latency.sweep.is_empty() {
-        // Scorers in first-seen order.
-        let mut seen: Vec<&str> = Vec::new();
-        for l in &data.latency.sweep {
-            if !seen.contains(&l.scorer.as_str()) {
-                seen.push(&l.scorer);
-            }
-        }
-        let series = seen
-            .iter()
-            .map(|&s| {
-                Series::new(
-                    format!("{s} (p50)"),
-                    data.latency
-                        .sweep
-                        .iter()
-                        .filter(|l| l.scorer == s)
-                        .map(|l| (l.tools as f64, l.p50_us.max(0.01)))
-                        .collect(),
-                )
-            })
-            .collect();
-        let mut chart = LineChart::new(
-            "Search latency vs catalog size (measured)",
-            "catalog size (tools, log scale)",
-            "median time per query (µs, log scale)",
-            series,
-        );
-        chart.x_scale = Scale::Log;
-        chart.y_scale = Scale::Log;
-        out.push(Figure {
-            path: "charts/latency.svg".into(),
-            title: chart.title.clone(),
-            caption: "Median wall-clock time of one search on this machine, over the sweep's \
-                      generated catalogs. A slope of 1 on these log axes means time grows \
-                      linearly with the catalog. Measured, so it differs between runs."
-                .into(),
-            svg: line_chart(&chart)?,
-            section: Section::Latency,
-        });
-    }
-    Ok(out)
+            .colored(i + 1)
+        })
+        .collect();
+    let mut chart = by_catalog_size(
+        "First-request savings vs catalog size",
+        "tokens saved vs eager (%)",
+        Scale::Linear,
+        series,
+    );
+    chart.y_range = Some((0.0, 100.0));
+    chart.legend = LegendAt::LowerRight;
+    Ok(Figure {
+        path: "charts/sweep-savings.svg".into(),
+        title: chart.title.clone(),
+        caption: "Share of the eager first request that deferral saves, per listing mode. \
+                  Small catalogs save little (the system prompt dominates and the search \
+                  tool costs a few hundred tokens); the curves flatten where the list itself \
+                  grows as fast as the definitions it replaces."
+            .into(),
+        svg: line_chart(&chart)?,
+        section: Section::Sweep,
+    })
 }
 
-fn requests(s: &ScenarioRow) -> Result<Figure, ChartError> {
+/// Measured search latency over the sweep's catalogs.
+fn sweep_latency(data: &ReportData) -> Result<Figure, ChartError> {
+    // Scorers in first-seen order.
+    let mut seen: Vec<&str> = Vec::new();
+    for l in &data.latency.sweep {
+        if !seen.contains(&l.scorer.as_str()) {
+            seen.push(&l.scorer);
+        }
+    }
+    let series = seen
+        .iter()
+        .map(|&s| {
+            Series::new(
+                format!("{s} (p50)"),
+                data.latency
+                    .sweep
+                    .iter()
+                    .filter(|l| l.scorer == s)
+                    .map(|l| (l.tools as f64, l.latency_us.p50.max(0.01)))
+                    .collect(),
+            )
+        })
+        .collect();
+    let chart = by_catalog_size(
+        "Search latency vs catalog size (measured)",
+        "median time per query (µs, log scale)",
+        Scale::Log,
+        series,
+    );
+    Ok(Figure {
+        path: "charts/latency.svg".into(),
+        title: chart.title.clone(),
+        caption: "Median wall-clock time of one search on this machine, over the sweep's \
+                  generated catalogs. A slope of 1 on these log axes means time grows \
+                  linearly with the catalog. Measured, so it differs between runs."
+            .into(),
+        svg: line_chart(&chart)?,
+        section: Section::Latency,
+    })
+}
+
+fn requests(s: &ScenarioResult) -> Result<Figure, ChartError> {
     let panel = |mode: &str, title: String| BarPanel {
         title,
         bars: s
             .requests
             .iter()
-            .filter(|r| r.mode == mode)
+            .filter(|r| r.mode.name() == mode)
             .map(|r| Bar {
                 label: r.index.to_string(),
-                values: r.parts.iter().map(|&v| v as f64).collect(),
+                values: r.parts.as_array().iter().map(|&v| v as f64).collect(),
             })
             .collect(),
     };
@@ -265,7 +291,7 @@ fn requests(s: &ScenarioRow) -> Result<Figure, ChartError> {
                 "deferred",
                 format!(
                     "deferred: {} requests, {} searches",
-                    s.deferred.requests, s.deferred.searches
+                    s.deferred.requests, s.deferred.counts.searches
                 ),
             ),
         ],
@@ -284,14 +310,14 @@ fn requests(s: &ScenarioRow) -> Result<Figure, ChartError> {
 }
 
 fn cumulative(
-    s: &ScenarioRow,
+    s: &ScenarioResult,
     mode: &str,
-    value: impl Fn(&super::RequestRow) -> f64,
+    value: impl Fn(&RequestRow) -> f64,
 ) -> Vec<(f64, f64)> {
     let mut total = 0.0;
     s.requests
         .iter()
-        .filter(|r| r.mode == mode)
+        .filter(|r| r.mode.name() == mode)
         .map(|r| {
             total += value(r);
             (r.index as f64, total)
@@ -299,7 +325,7 @@ fn cumulative(
         .collect()
 }
 
-fn cumulative_tokens(s: &ScenarioRow) -> Result<Figure, ChartError> {
+fn cumulative_tokens(s: &ScenarioResult) -> Result<Figure, ChartError> {
     let mut chart = LineChart::new(
         &format!("Cumulative input tokens: {}", s.name),
         "request number",
@@ -325,8 +351,8 @@ fn cumulative_tokens(s: &ScenarioRow) -> Result<Figure, ChartError> {
     })
 }
 
-fn cumulative_cost(s: &ScenarioRow) -> Result<Figure, ChartError> {
-    let per_k = |f: fn(&super::RequestRow) -> f64| move |r: &super::RequestRow| f(r) * 1000.0;
+fn cumulative_cost(s: &ScenarioResult) -> Result<Figure, ChartError> {
+    let per_k = |f: fn(&RequestRow) -> f64| move |r: &RequestRow| f(r) * 1000.0;
     let mut chart = LineChart::new(
         &format!("Cumulative cost per 1,000 conversations: {}", s.name),
         "request number",
@@ -384,7 +410,7 @@ fn occupancy(data: &ReportData) -> Result<Option<Figure>, ChartError> {
     let occ = |mode: &str| -> Vec<(f64, f64)> {
         s.requests
             .iter()
-            .filter(|r| r.mode == mode)
+            .filter(|r| r.mode.name() == mode)
             .map(|r| (r.index as f64, r.occupancy_pct))
             .collect()
     };

@@ -5,8 +5,11 @@ use std::fmt::Write as _;
 
 use super::charts::thousands;
 use super::figures::{Figure, Section};
-use super::{EvalSet, ReportData, ScenarioRow, ScorerMetrics};
+use super::{EvalSet, ReportData};
+use crate::eval::ScorerResult;
 use crate::output::md_table;
+use crate::simulate::result::savings_pct;
+use crate::simulate::{ModeResult, ScenarioResult};
 
 /// Misses listed per scorer and query set in `index.md` (all of them are in `misses.csv`).
 pub const MISSES_SHOWN: usize = 10;
@@ -58,17 +61,19 @@ fn figures_in<'a>(charts: &'a [Figure], section: &'a Section) -> impl Iterator<I
 
 /// The scorer with the highest recall@5 (else the first recall metric), ties broken by MRR,
 /// then by name.
-pub fn best_scorer(set: &EvalSet) -> Option<(&ScorerMetrics, String)> {
-    let key = if set.ks.contains(&5) {
+pub fn best_scorer(set: &EvalSet) -> Option<(&ScorerResult, String)> {
+    let ks = &set.result.ks;
+    let key = if ks.contains(&5) {
         "recall@5".to_string()
     } else {
-        format!("recall@{}", set.ks.first()?)
+        format!("recall@{}", ks.first()?)
     };
-    set.scorers
+    set.result
+        .results
         .iter()
         .filter(|s| s.metric(&key).is_some())
         .max_by(|a, b| {
-            let m = |s: &ScorerMetrics, k: &str| s.metric(k).unwrap_or(0.0);
+            let m = |s: &ScorerResult, k: &str| s.metric(k).unwrap_or(0.0);
             m(a, &key)
                 .total_cmp(&m(b, &key))
                 .then_with(|| m(a, "mrr").total_cmp(&m(b, "mrr")))
@@ -100,7 +105,7 @@ pub fn index(data: &ReportData, charts: &[Figure]) -> String {
         ran.push(plural(data.scenarios.len(), "scenario", "scenarios"));
     }
     if !data.evals.is_empty() {
-        let queries: usize = data.evals.iter().map(|e| e.query_count).sum();
+        let queries: usize = data.evals.iter().map(|e| e.result.query_count).sum();
         ran.push(format!(
             "{} ({})",
             plural(data.evals.len(), "labeled query set", "labeled query sets"),
@@ -142,78 +147,22 @@ pub fn index(data: &ReportData, charts: &[Figure]) -> String {
 fn summary(out: &mut String, data: &ReportData, charts: &[Figure]) {
     out.push_str("## Summary\n\n");
     if !data.scenarios.is_empty() {
-        out.push_str(
-            "Each shipped scenario is replayed twice: **eager** sends every tool definition in \
-             every request; **deferred** sends a search tool and a list of the deferred tools, \
-             and loads definitions when a search returns them. *Saved* is `(eager − deferred) / \
-             eager`; a negative value means deferral cost more. Cost is for 1,000 runs of the \
-             conversation.\n\n",
-        );
-        let rows: Vec<Vec<String>> = data
-            .scenarios
-            .iter()
-            .map(|s| {
-                vec![
-                    format!("`{}`", s.name),
-                    format!("{} ({})", int(s.tool_count), int(s.deferred_count)),
-                    format!(
-                        "{} → {}",
-                        int(s.eager.first_request_tokens),
-                        int(s.deferred.first_request_tokens)
-                    ),
-                    pct(s.first_request_savings_pct),
-                    format!(
-                        "{} → {}",
-                        int(s.eager.total_input_tokens),
-                        int(s.deferred.total_input_tokens)
-                    ),
-                    pct(s.total_input_savings_pct),
-                    format!("{} ({})", int(s.deferred.searches), int(s.deferred.misses)),
-                    format!(
-                        "{} → {}",
-                        usd(s.eager.cost_usd * 1000.0),
-                        usd(s.deferred.cost_usd * 1000.0)
-                    ),
-                    format!(
-                        "{} → {}",
-                        usd(s.eager.cost_cached_usd * 1000.0),
-                        usd(s.deferred.cost_cached_usd * 1000.0)
-                    ),
-                ]
-            })
-            .collect();
-        out.push_str(&md_table(
-            &[
-                "scenario",
-                "tools (deferred)",
-                "first request, tokens eager → deferred",
-                "saved",
-                "whole conversation, input tokens",
-                "saved",
-                "searches (misses)",
-                "per 1,000 conversations, no caching",
-                "with prompt caching",
-            ],
-            &rows,
-            &[false, true, true, true, true, true, true, true, true],
-        ));
-        out.push('\n');
+        scenario_summary(out, data);
     }
     for set in &data.evals {
         if let Some((best, key)) = best_scorer(set) {
             let ci = best
                 .ci95
-                .iter()
-                .find(|(m, _)| *m == key)
-                .map(|(_, c)| format!(" (95% CI {}–{})", metric(c[0]), metric(c[1])))
+                .get(&key)
+                .map(|c| format!(" (95% CI {}–{})", metric(c[0]), metric(c[1])))
                 .unwrap_or_default();
             let _ = writeln!(
                 out,
                 "- Search on `{}` ({} queries, {} tools): best scorer **{}**, {} = **{}**{}, \
                  MRR {}.",
-                set.name,
-                int(set.query_count),
-                int(set.tool_count),
+                set.name(),
+                int(set.result.query_count),
+                int(set.result.tool_count),
                 best.scorer,
                 key,
                 metric(best.metric(&key).unwrap_or(0.0)),
@@ -222,94 +171,262 @@ fn summary(out: &mut String, data: &ReportData, charts: &[Figure]) {
             );
         }
     }
-    if let Some(sweep) = &data.sweep
-        && let Some(last) = sweep.points.last()
-    {
-        let modes: Vec<String> = last
-            .deferred
-            .iter()
-            .map(|d| {
-                format!(
-                    "{} with a `{}` list ({})",
-                    int(d.first_request_tokens),
-                    d.mode.name(),
-                    pct(d.window_pct)
-                )
-            })
-            .collect();
-        let _ = writeln!(
-            out,
-            "- At {} generated tools the eager first request is {} tokens ({} of a {}-token \
-             window); deferred it is {}.",
-            int(last.tools),
-            int(last.eager_first_request_tokens),
-            pct(last.eager_window_pct),
-            int(sweep.settings.context_window),
-            modes.join(", ")
-        );
-    }
+    sweep_summary(out, data);
     out.push('\n');
     for f in figures_in(charts, &Section::Occupancy) {
         figure(out, f);
     }
 }
 
-fn mode_table(s: &ScenarioRow) -> String {
-    let rows = vec![
-        vec![
-            "first request, input tokens".to_string(),
-            int(s.eager.first_request_tokens),
-            int(s.deferred.first_request_tokens),
-            pct(s.first_request_savings_pct),
+/// A saving as the report prints it: `n/a` when the result has none, marked `*` when a
+/// caveat goes with it (listed under the table).
+pub fn saved(s: &ScenarioResult, x: Option<f64>) -> String {
+    match x {
+        None => "n/a*".to_string(),
+        Some(v) if !s.savings.caveats.is_empty() => format!("{}*", pct(v)),
+        Some(v) => pct(v),
+    }
+}
+
+/// Peak occupancy of the context window, marked when a request does not fit.
+fn window_use(m: &ModeResult) -> String {
+    if m.fits_window {
+        pct(m.peak_occupancy_pct)
+    } else {
+        format!("{} (does not fit)", pct(m.peak_occupancy_pct))
+    }
+}
+
+fn failed_premature_unavailable(m: &ModeResult) -> String {
+    format!(
+        "{} / {} / {}",
+        int(m.counts.failed_calls),
+        int(m.counts.premature_calls),
+        int(m.counts.unavailable_calls)
+    )
+}
+
+/// Calls that failed, came too early or could not be made, deferred (eager's unavailable ones
+/// in brackets when there are any).
+fn call_failures(s: &ScenarioResult) -> String {
+    let mut text = failed_premature_unavailable(&s.deferred);
+    if s.eager.counts.unavailable_calls > 0 {
+        let _ = write!(
+            text,
+            " (eager: {} unavailable)",
+            int(s.eager.counts.unavailable_calls)
+        );
+    }
+    text
+}
+
+fn scenario_summary(out: &mut String, data: &ReportData) {
+    out.push_str(
+        "Each shipped scenario is replayed twice: **eager** sends every tool definition in \
+         every request; **deferred** sends a search tool and a list of the deferred tools, \
+         and loads definitions when a search returns them. *Saved* is `(eager − deferred) / \
+         eager`; a negative value means deferral cost more; `*` marks a saving to read with \
+         the note under the table, `n/a` a conversation that cannot be sent. Cost is for \
+         1,000 runs of the conversation.\n\n",
+    );
+    let arrow = |a: String, b: String| format!("{a} → {b}");
+    let rows: Vec<Vec<String>> = data
+        .scenarios
+        .iter()
+        .map(|s| {
+            let (e, d) = (&s.eager, &s.deferred);
+            vec![
+                format!("`{}`", s.name),
+                format!("{} ({})", int(s.tool_count), int(s.deferred_count)),
+                arrow(int(e.tools_sent), int(d.tools_sent)),
+                arrow(int(e.first_request_tokens), int(d.first_request_tokens)),
+                saved(s, s.savings.first_request_pct),
+                arrow(int(e.total_input_tokens), int(d.total_input_tokens)),
+                saved(s, s.savings.total_input_pct),
+                searches(d),
+                call_failures(s),
+                arrow(
+                    usd(e.cost_usd.without_caching * 1000.0),
+                    usd(d.cost_usd.without_caching * 1000.0),
+                ),
+                arrow(
+                    usd(e.cost_usd.with_caching * 1000.0),
+                    usd(d.cost_usd.with_caching * 1000.0),
+                ),
+                arrow(window_use(e), window_use(d)),
+            ]
+        })
+        .collect();
+    out.push_str(&md_table(
+        &[
+            "scenario",
+            "tools (deferred)",
+            "tools sent",
+            "first request, tokens eager → deferred",
+            "saved",
+            "whole conversation, input tokens",
+            "saved",
+            "searches (misses, retries)",
+            "calls failed / premature / unavailable",
+            "per 1,000 conversations, no caching",
+            "with prompt caching",
+            "peak window use",
         ],
-        vec![
-            "whole conversation, input tokens".to_string(),
-            int(s.eager.total_input_tokens),
-            int(s.deferred.total_input_tokens),
-            pct(s.total_input_savings_pct),
+        &rows,
+        &[
+            false, true, true, true, true, true, true, true, true, true, true, true,
         ],
-        vec![
-            "requests".to_string(),
-            int(s.eager.requests),
-            int(s.deferred.requests),
+    ));
+    out.push('\n');
+    for s in data
+        .scenarios
+        .iter()
+        .filter(|s| !s.savings.caveats.is_empty())
+    {
+        let _ = writeln!(out, "\\* `{}`: {}.\n", s.name, s.savings.caveats.join("; "));
+    }
+}
+
+fn sweep_summary(out: &mut String, data: &ReportData) {
+    let Some(sweep) = &data.sweep else {
+        return;
+    };
+    let Some(last) = sweep.points.last() else {
+        return;
+    };
+    let modes: Vec<String> = last
+        .deferred
+        .iter()
+        .map(|d| {
+            format!(
+                "{} with a `{}` list ({})",
+                int(d.first_request_tokens),
+                d.mode.name(),
+                pct(d.window_pct)
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "- At {} generated tools the eager first request is {} tokens ({} of a {}-token \
+         window); deferred it is {}.",
+        int(last.tools),
+        int(last.eager_first_request_tokens),
+        pct(last.eager_window_pct),
+        int(sweep.settings.context_window),
+        modes.join(", ")
+    );
+}
+
+/// The eager-vs-deferred table of one scenario, as rows of (figure, eager, deferred, saved):
+/// the report's scenario tables and `simulate`'s table and Markdown are this one view.
+pub fn mode_rows(s: &ScenarioResult) -> Vec<Vec<String>> {
+    let (e, d, sv) = (&s.eager, &s.deferred, &s.savings);
+    let row = |name: &str, a: String, b: String, c: String| vec![name.to_string(), a, b, c];
+    let both = |name: &str, f: &dyn Fn(&ModeResult) -> String| row(name, f(e), f(d), String::new());
+    let cost = |x: f64| format!("${x:.4}");
+    let tool_pct = savings_pct(
+        e.first_request_tool_tokens as f64,
+        d.first_request_tool_tokens as f64,
+    );
+    vec![
+        both("tools sent (first request)", &|m| int(m.tools_sent)),
+        row(
+            "first request, input tokens",
+            int(e.first_request_tokens),
+            int(d.first_request_tokens),
+            saved(s, sv.first_request_pct),
+        ),
+        row(
+            "  of which tools + deferred list",
+            int(e.first_request_tool_tokens),
+            int(d.first_request_tool_tokens),
+            saved(s, sv.first_request_pct.map(|_| tool_pct)),
+        ),
+        row(
+            "whole conversation, input tokens",
+            int(e.total_input_tokens),
+            int(d.total_input_tokens),
+            saved(s, sv.total_input_pct),
+        ),
+        both("mean request, input tokens", &|m| {
+            fixed1(m.mean_request_tokens)
+        }),
+        both("requests", &|m| int(m.requests)),
+        row(
+            "searches (misses, retries)",
+            "–".into(),
+            searches(d),
             String::new(),
-        ],
-        vec![
-            "searches (misses)".to_string(),
-            "–".to_string(),
-            format!("{} ({})", int(s.deferred.searches), int(s.deferred.misses)),
+        ),
+        both("tool calls made", &|m| int(m.counts.tool_calls)),
+        row(
+            "calls failed / premature / unavailable",
+            format!("– / – / {}", int(e.counts.unavailable_calls)),
+            failed_premature_unavailable(d),
             String::new(),
-        ],
-        vec![
-            "output tokens".to_string(),
-            int(s.eager.output_tokens),
-            int(s.deferred.output_tokens),
-            String::new(),
-        ],
-        vec![
-            "cost per conversation, no caching".to_string(),
-            format!("${:.4}", s.eager.cost_usd),
-            format!("${:.4}", s.deferred.cost_usd),
-            pct(s.cost_savings_pct),
-        ],
-        vec![
-            "cost per conversation, prompt caching".to_string(),
-            format!("${:.4}", s.eager.cost_cached_usd),
-            format!("${:.4}", s.deferred.cost_cached_usd),
-            pct(s.cost_cached_savings_pct),
-        ],
-        vec![
-            "peak context-window occupancy".to_string(),
-            pct(s.eager.peak_occupancy_pct),
-            pct(s.deferred.peak_occupancy_pct),
-            String::new(),
-        ],
-    ];
+        ),
+        both("output tokens", &|m| int(m.output_tokens)),
+        row(
+            "cost per conversation, no caching",
+            cost(e.cost_usd.without_caching),
+            cost(d.cost_usd.without_caching),
+            saved(s, sv.cost_without_caching_pct),
+        ),
+        row(
+            "cost per conversation, prompt caching",
+            cost(e.cost_usd.with_caching),
+            cost(d.cost_usd.with_caching),
+            saved(s, sv.cost_with_caching_pct),
+        ),
+        both("first time to first token, ms", &|m| {
+            fixed1(m.latency_ms.first_ttft)
+        }),
+        both("mean turn, ms", &|m| fixed1(m.latency_ms.mean_turn)),
+        both("peak context-window occupancy", &window_use),
+    ]
+}
+
+fn searches(m: &ModeResult) -> String {
+    format!(
+        "{} ({}, {})",
+        int(m.counts.searches),
+        int(m.counts.misses),
+        int(m.counts.retries)
+    )
+}
+
+fn mode_table(s: &ScenarioResult) -> String {
     md_table(
         &["", "eager", "deferred", "saved"],
-        &rows,
+        &mode_rows(s),
         &[false, true, true, true],
     )
+}
+
+/// The deferred settings a reader needs beside a scenario's numbers.
+fn scenario_settings(s: &ScenarioResult) -> String {
+    let st = &s.settings;
+    let mut settings = vec![
+        ("profile", s.model.name.clone()),
+        ("scorer", st.scorer.clone()),
+        ("discovery", st.discovery.clone()),
+        ("listing", st.listing.clone()),
+        ("list style", st.list_style.clone()),
+        ("reveal", st.reveal.clone()),
+        ("max results", st.max_results.to_string()),
+        ("retry", format!("[{}]", st.retry.join(", "))),
+        ("search tool", st.search_tool.clone()),
+        ("search tool tokens", st.search_tool_tokens.to_string()),
+    ];
+    if st.when != "always" {
+        settings.push(("when", st.when.clone()));
+    }
+    settings
+        .iter()
+        .map(|(k, v)| format!("{k} `{v}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn scenarios(out: &mut String, data: &ReportData, charts: &[Figure]) {
@@ -329,14 +446,13 @@ fn scenarios(out: &mut String, data: &ReportData, charts: &[Figure]) {
             "{} tools, {} deferred. Settings: {}.\n",
             int(s.tool_count),
             int(s.deferred_count),
-            s.settings
-                .iter()
-                .map(|(k, v)| format!("{k} `{v}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
+            scenario_settings(s)
         );
         out.push_str(&mode_table(s));
         out.push('\n');
+        for caveat in &s.savings.caveats {
+            let _ = writeln!(out, "\\* {caveat}.\n");
+        }
         for f in figures_in(charts, &Section::Scenario(s.name.clone())) {
             figure(out, f);
         }
@@ -355,16 +471,12 @@ fn published(out: &mut String, data: &ReportData) {
                     p.claim.clone(),
                     source_link(&p.source),
                     format!("`{}`", p.metric),
+                    format!("{} → {}", tokens(p.eager_tokens), tokens(p.deferred_tokens)),
+                    p.saved_pct.map(pct).unwrap_or("–".into()),
                     format!(
                         "{} → {}",
-                        tokens(p.published_eager),
-                        tokens(p.published_deferred)
-                    ),
-                    p.published_saved_pct.map(pct).unwrap_or("–".into()),
-                    format!(
-                        "{} → {}",
-                        thousands(p.measured_eager, 0),
-                        thousands(p.measured_deferred, 0)
+                        thousands(p.measured_eager_tokens, 0),
+                        thousands(p.measured_deferred_tokens, 0)
                     ),
                     pct(p.measured_saved_pct),
                 ]
@@ -416,7 +528,8 @@ fn evals(out: &mut String, data: &ReportData, charts: &[Figure]) {
         return;
     }
     out.push_str(
-        "## Search quality\n\nEach labeled query is searched over its whole catalog. \
+        "## Search quality\n\nEach labeled query is searched over its whole catalog (the search \
+         tool, never a search result, left out). \
          recall@k: share of a query's expected tools in the first k results; hit@k: at least \
          one found; MRR: 1 / rank of the first expected tool; nDCG@10 with binary gains. Means \
          over all queries (a query with no results scores 0); brackets give the 95% bootstrap \
@@ -427,25 +540,26 @@ fn evals(out: &mut String, data: &ReportData, charts: &[Figure]) {
         let _ = writeln!(
             out,
             "### `{}`: {} queries over {} ({} tools)\n",
-            set.name,
-            int(set.query_count),
+            set.name(),
+            int(set.result.query_count),
             set.catalog,
-            int(set.tool_count)
+            int(set.result.tool_count)
         );
-        if let Some(first) = set.scorers.first() {
+        if let Some(first) = set.result.results.first() {
             // recall@k, MRR and nDCG@10 here; hit@k, complete@k and the rest in eval.csv.
             let names: Vec<&str> = first
                 .metrics
-                .iter()
-                .map(|(n, _)| n.as_str())
+                .keys()
+                .map(String::as_str)
                 .filter(|n| n.starts_with("recall@") || *n == "mrr" || *n == "ndcg@10")
                 .collect();
             let mut headers = vec!["scorer"];
             headers.extend(names.iter().copied());
             headers.push("recall@5 95% CI");
-            headers.push("failed queries");
+            headers.push("refused queries");
             let rows: Vec<Vec<String>> = set
-                .scorers
+                .result
+                .results
                 .iter()
                 .map(|sc| {
                     let mut row = vec![sc.scorer.clone()];
@@ -456,12 +570,11 @@ fn evals(out: &mut String, data: &ReportData, charts: &[Figure]) {
                     );
                     row.push(
                         sc.ci95
-                            .iter()
-                            .find(|(m, _)| m == "recall@5")
-                            .map(|(_, c)| format!("{}–{}", metric(c[0]), metric(c[1])))
+                            .get("recall@5")
+                            .map(|c| format!("{}–{}", metric(c[0]), metric(c[1])))
                             .unwrap_or_default(),
                     );
-                    row.push(int(sc.failed_queries));
+                    row.push(int(sc.refused_queries));
                     row
                 })
                 .collect();
@@ -476,7 +589,7 @@ fn evals(out: &mut String, data: &ReportData, charts: &[Figure]) {
         if !set.skipped.is_empty() {
             out.push('\n');
         }
-        for f in figures_in(charts, &Section::Eval(set.name.clone())) {
+        for f in figures_in(charts, &Section::Eval(set.name().to_string())) {
             figure(out, f);
         }
     }
@@ -539,9 +652,17 @@ fn sweep(out: &mut String, data: &ReportData, charts: &[Figure]) {
         .collect();
     out.push_str(&md_table(&headers, &rows, &vec![true; headers.len()]));
     out.push('\n');
-    // Where each listing mode stops fitting: the first size whose deferred first request
-    // takes more than 10% (or all) of the window.
-    for mode in &modes {
+    window_limits(out, sweep, &modes);
+    out.push('\n');
+    for f in figures_in(charts, &Section::Sweep) {
+        figure(out, f);
+    }
+}
+
+/// Where each listing mode stops fitting: the first size whose deferred first request takes
+/// more than 10% (or all) of the window; and where eager overflows.
+fn window_limits(out: &mut String, sweep: &super::Sweep, modes: &[&str]) {
+    for mode in modes {
         let over = |limit: f64| {
             sweep.points.iter().find(|p| {
                 p.deferred
@@ -567,10 +688,6 @@ fn sweep(out: &mut String, data: &ReportData, charts: &[Figure]) {
             int(p.tools)
         );
     }
-    out.push('\n');
-    for f in figures_in(charts, &Section::Sweep) {
-        figure(out, f);
-    }
 }
 
 fn latency(out: &mut String, data: &ReportData, charts: &[Figure]) {
@@ -592,9 +709,9 @@ fn latency(out: &mut String, data: &ReportData, charts: &[Figure]) {
                     int(l.tools),
                     l.scorer.clone(),
                     fixed1(l.build_ms),
-                    int(l.queries),
-                    fixed1(l.p50_us),
-                    fixed1(l.p95_us),
+                    int(l.latency_us.searches),
+                    fixed1(l.latency_us.p50),
+                    fixed1(l.latency_us.p95),
                 ]
             })
             .collect();
@@ -620,8 +737,8 @@ fn latency(out: &mut String, data: &ReportData, charts: &[Figure]) {
                 vec![
                     format!("`{}`", l.set),
                     l.scorer.clone(),
-                    fixed1(l.p50_us),
-                    fixed1(l.p95_us),
+                    fixed1(l.latency_us.p50),
+                    fixed1(l.latency_us.p95),
                 ]
             })
             .collect();
@@ -647,8 +764,8 @@ fn catalogs(out: &mut String, data: &ReportData) {
         .iter()
         .map(|c| {
             vec![
-                format!("`{}`", c.name),
-                int(c.tools),
+                format!("`{}`", c.catalog),
+                int(c.tool_count),
                 int(c.servers),
                 int(c.tokens),
                 format!("{:.1}", c.mean_tokens),
@@ -683,9 +800,10 @@ fn failures(out: &mut String, data: &ReportData) {
         let _ = writeln!(
             out,
             "### `{}`: queries whose expected tools were not all in the top {}\n",
-            set.name, set.miss_k
+            set.name(),
+            set.miss_k
         );
-        for sc in &set.scorers {
+        for sc in &set.result.results {
             let misses: Vec<_> = set
                 .misses
                 .iter()
@@ -713,7 +831,7 @@ fn failures(out: &mut String, data: &ReportData) {
                         format!("`{}`", m.query_id),
                         m.query.clone(),
                         m.expected
-                            .iter()
+                            .split_whitespace()
                             .map(|e| format!("`{e}`"))
                             .collect::<Vec<_>>()
                             .join(" "),
@@ -721,7 +839,7 @@ fn failures(out: &mut String, data: &ReportData) {
                             "(nothing)".to_string()
                         } else {
                             m.ranked
-                                .iter()
+                                .split_whitespace()
                                 .take(RANKED_SHOWN)
                                 .map(|e| format!("`{e}`"))
                                 .collect::<Vec<_>>()
@@ -759,7 +877,7 @@ fn settings(out: &mut String, data: &ReportData) {
             .map(|(k, v)| vec![k.clone(), v.clone()]),
     );
     for set in &data.evals {
-        for sc in &set.scorers {
+        for sc in &set.result.results {
             if !sc.settings.is_empty()
                 && !rows.iter().any(|r| r[0] == format!("scorer {}", sc.scorer))
             {

@@ -1,6 +1,11 @@
-//! Report rendering: pure functions from finished results to files (Markdown, CSV, JSON, SVG).
-//! Nothing here reads files, measures time or computes results; `commands::report` runs the
-//! scenarios, evaluations and sweep, fills a [`ReportData`] and writes what [`render`] returns.
+//! The report: `pipeline` runs the scenarios, evaluations and sweep (library calls, with an
+//! injected clock and progress) into a [`ReportData`]; the renderers turn that into files
+//! (Markdown, CSV, JSON, SVG) as pure functions. `commands::report` only gathers the input
+//! files and writes what [`render`] returns.
+//!
+//! The report holds the one result types (`ScenarioResult`, `EvalResult`) as the simulator and
+//! evaluator return them; its CSV files are written from the same row types as `simulate` and
+//! `eval` write.
 //!
 //! Determinism: everything except measured latencies is a function of the inputs, so
 //! `report.json` and every CSV except `latency.csv`/`latency.json` are byte-identical across
@@ -12,13 +17,18 @@ pub mod csv;
 pub mod figures;
 pub mod json;
 pub mod markdown;
+pub mod pipeline;
 pub mod sessions;
 pub mod sweep;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use charts::ChartError;
 pub use sweep::{Sweep, SweepLatency};
+
+use crate::eval::EvalResult;
+use crate::simulate::ScenarioResult;
+use crate::timing::LatencyUs;
 
 /// Everything a report shows, already computed.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -26,7 +36,8 @@ pub struct ReportData {
     pub settings: ReportSettings,
     /// Token counts of the catalogs used (fixtures, and real data with `--data`).
     pub catalogs: Vec<CatalogRow>,
-    pub scenarios: Vec<ScenarioRow>,
+    /// The simulator's results, requests included (modeled search latency: deterministic).
+    pub scenarios: Vec<ScenarioResult>,
     pub evals: Vec<EvalSet>,
     pub sweep: Option<Sweep>,
     /// Measured: varies run to run.
@@ -47,65 +58,19 @@ pub struct ReportSettings {
     pub other: Vec<(String, String)>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One catalog's size; also a row of `data/catalogs.csv`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CatalogRow {
     /// `fixtures`, or the real-data file.
-    pub name: String,
-    pub tools: usize,
+    pub catalog: String,
+    /// Every tool, the search tool included (as `count` counts).
+    pub tool_count: usize,
+    /// The catalog's search tool, when it has one (empty otherwise).
+    pub search_tool: String,
     pub servers: usize,
     pub tokens: usize,
     pub mean_tokens: f64,
     pub max_tokens: usize,
-}
-
-/// One mode of one scenario.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct ModeRow {
-    pub first_request_tokens: usize,
-    pub total_input_tokens: usize,
-    pub requests: usize,
-    pub searches: usize,
-    pub misses: usize,
-    pub output_tokens: usize,
-    /// USD for one conversation.
-    pub cost_usd: f64,
-    pub cost_cached_usd: f64,
-    pub peak_occupancy_pct: f64,
-}
-
-/// One simulated scenario, as the simulator reported it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct ScenarioRow {
-    pub name: String,
-    pub description: Option<String>,
-    pub tool_count: usize,
-    pub deferred_count: usize,
-    pub eager: ModeRow,
-    pub deferred: ModeRow,
-    pub first_request_savings_pct: f64,
-    pub total_input_savings_pct: f64,
-    pub cost_savings_pct: f64,
-    pub cost_cached_savings_pct: f64,
-    /// The deferred settings (scorer, listing, discovery, …) as printed by the simulator.
-    pub settings: Vec<(String, String)>,
-    pub published: Vec<PublishedRow>,
-    /// Every request, eager then deferred.
-    pub requests: Vec<RequestRow>,
-}
-
-/// A published figure beside the measured one (token counts of the same metric).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PublishedRow {
-    pub source: String,
-    pub claim: String,
-    /// Which measured figure compares: `first_request_tokens`, `first_request_tool_tokens`, …
-    pub metric: String,
-    pub published_eager: Option<f64>,
-    pub published_deferred: Option<f64>,
-    pub published_saved_pct: Option<f64>,
-    pub measured_eager: f64,
-    pub measured_deferred: f64,
-    pub measured_saved_pct: f64,
 }
 
 /// The parts of one request, in prefix order.
@@ -118,35 +83,14 @@ pub const PARTS: [&str; 6] = [
     "new",
 ];
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RequestRow {
-    /// `eager` or `deferred`.
-    pub mode: String,
-    /// 1-based within the mode.
-    pub index: usize,
-    pub turn: usize,
-    /// `user`, `search`, `tool_result`, …
-    pub kind: String,
-    /// Input tokens by part, in [`PARTS`] order.
-    pub parts: [usize; 6],
-    pub input_tokens: usize,
-    pub cached_tokens: usize,
-    pub output_tokens: usize,
-    pub cost_usd: f64,
-    pub cost_cached_usd: f64,
-    pub occupancy_pct: f64,
-}
-
 /// One labeled query set evaluated against its catalog with every available scorer.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EvalSet {
-    pub name: String,
     /// What the queries were run against (`fixtures/catalogs`, `bfcl.json`).
     pub catalog: String,
-    pub tool_count: usize,
-    pub query_count: usize,
-    pub ks: Vec<usize>,
-    pub scorers: Vec<ScorerMetrics>,
+    /// The evaluator's result; latency moved to `ReportData::latency`, per-query rows to
+    /// `misses` (so `report.json` stays deterministic and small).
+    pub result: EvalResult,
     /// Scorers not run, with the reason.
     pub skipped: Vec<(String, String)>,
     /// Queries whose expected tools were not all in the top `miss_k`, per scorer.
@@ -154,31 +98,23 @@ pub struct EvalSet {
     pub miss_k: usize,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ScorerMetrics {
-    pub scorer: String,
-    pub settings: Vec<(String, String)>,
-    /// `recall@1`, …, `mrr`, `ndcg@10`, in the evaluator's order.
-    pub metrics: Vec<(String, f64)>,
-    /// 95% bootstrap interval per metric, when computed.
-    pub ci95: Vec<(String, [f64; 2])>,
-    pub failed_queries: usize,
-}
-
-impl ScorerMetrics {
-    pub fn metric(&self, name: &str) -> Option<f64> {
-        self.metrics.iter().find(|(n, _)| n == name).map(|m| m.1)
+impl EvalSet {
+    pub fn name(&self) -> &str {
+        &self.result.set
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A query a scorer missed; also a row of `data/misses.csv`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Miss {
+    pub set: String,
     pub scorer: String,
     pub query_id: String,
     pub query: String,
-    pub expected: Vec<String>,
-    /// What the scorer ranked instead, best first.
-    pub ranked: Vec<String>,
+    /// Expected tool ids, space-separated.
+    pub expected: String,
+    /// What the scorer ranked instead, best first, space-separated.
+    pub ranked: String,
 }
 
 /// Measured latencies (not deterministic).
@@ -192,8 +128,7 @@ pub struct Latencies {
 pub struct EvalLatency {
     pub set: String,
     pub scorer: String,
-    pub p50_us: f64,
-    pub p95_us: f64,
+    pub latency_us: LatencyUs,
 }
 
 /// One output file: a path relative to the report folder and its bytes.

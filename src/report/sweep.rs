@@ -8,8 +8,8 @@
 //! cost at scale; the sweep shows at which size each listing mode stops fitting a budget.
 //!
 //! Pure: the caller generates the catalogs and counts their tools (`crate::generate`,
-//! `ToolTokens`); latencies are measured by the command layer and passed in separately, so
-//! everything here is deterministic.
+//! `ToolTokens`); latencies are measured by the report pipeline with the one harness and kept
+//! apart, so everything here is deterministic.
 
 use serde::Serialize;
 
@@ -110,9 +110,7 @@ pub struct SweepLatency {
     pub scorer: String,
     /// Index build time, milliseconds.
     pub build_ms: f64,
-    pub queries: usize,
-    pub p50_us: f64,
-    pub p95_us: f64,
+    pub latency_us: crate::timing::LatencyUs,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

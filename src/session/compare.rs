@@ -36,7 +36,7 @@ pub struct Alignment {
 /// turn is compared only when the replay sent as many requests in it as the session did.
 pub fn align(billed: &[BilledRequest], rows: &[RequestRow], mode: &str) -> Alignment {
     let mut by_turn: HashMap<(usize, usize), Vec<&RequestRow>> = HashMap::new();
-    for r in rows.iter().filter(|r| r.mode == mode) {
+    for r in rows.iter().filter(|r| r.mode.name() == mode) {
         by_turn.entry((r.agent, r.turn)).or_default().push(r);
     }
     let mut out = Alignment::default();

@@ -118,8 +118,8 @@ impl ModeTotals {
             requests: m.requests,
             cost_usd: m.cost_usd.without_caching,
             cost_cached_usd: m.cost_usd.with_caching,
-            searches: m.searches,
-            misses: m.misses,
+            searches: m.counts.searches,
+            misses: m.counts.misses,
         }
     }
 
@@ -539,7 +539,7 @@ fn session_summary(
         billed_output_tokens: c.billed.iter().map(|b| b.usage.output).sum(),
         error: error_stats(&pairs),
         unpaired_requests: alignment.unaligned,
-        turns: ran.map_or(0, |m| m.turns),
+        turns: ran.map_or(0, |m| m.counts.turns),
         files: s.files.len(),
         subagents: s.agents.len(),
         unlinked_subagents: c.unlinked_agents,

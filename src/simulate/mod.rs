@@ -6,7 +6,8 @@
 //! Public API:
 //! - [`load_scenario`] reads and validates a scenario file;
 //! - [`prepare`] loads its catalogs, counts every tool once and builds the scorers;
-//! - [`run`] replays both modes and returns a serializable [`ScenarioResult`].
+//! - [`run`] replays both modes and returns a serializable [`ScenarioResult`]; [`run_timed`]
+//!   also times the searches it sends on the real scorer.
 
 pub mod calibration;
 mod cost;
@@ -26,12 +27,12 @@ use serde_json::json;
 use crate::catalog::{Catalog, CatalogSource, Tool, load_catalogs};
 use crate::error::{Error, Result};
 use crate::search::{Scorer, ScorerKind};
+use crate::timing::Clock;
 use crate::tokenize::{Tokenizer, ToolTokens};
 
 pub use profile::Profile;
-pub use replay::Mode;
-pub use request::{Parts, RequestKind, RequestRow};
-pub use result::{ModeResult, ScenarioResult};
+pub use request::{Mode, Parts, RequestKind, RequestRow};
+pub use result::{ModeResult, RequestCsvRow, ScenarioCsvRow, ScenarioResult};
 pub use scenario::{Scenario, load_scenario};
 
 /// Builds a scorer over a catalog (the real one is `search::build`; tests pass their own).
@@ -100,6 +101,7 @@ pub fn prepare(
             ),
         ));
     }
+    check_listed_once(scenario)?;
     let sources: Vec<CatalogSource> = scenario
         .catalogs
         .iter()
@@ -113,8 +115,36 @@ pub fn prepare(
     prepare_with(scenario, catalog, tokens, build)
 }
 
-/// The name the search tool is known by.
-pub const SEARCH_TOOL: &str = "ToolSearch";
+/// The same file under the same server twice would only surface as "duplicate tool id" inside
+/// the catalog; the mistake is the scenario's second entry, so point there.
+fn check_listed_once(scenario: &Scenario) -> Result<()> {
+    let key = |c: &scenario::CatalogEntry| {
+        (
+            std::fs::canonicalize(&c.path).unwrap_or_else(|_| c.path.clone()),
+            c.server.clone(),
+        )
+    };
+    let keys: Vec<_> = scenario.catalogs.iter().map(key).collect();
+    for (i, k) in keys.iter().enumerate() {
+        if let Some(first) = keys[..i].iter().position(|f| f == k) {
+            let at = scenario.catalogs[first]
+                .at
+                .map_or(String::new(), |p| format!(" at line {}", p.line));
+            return Err(Error::input(
+                &scenario.path,
+                scenario.catalogs[i].at,
+                format!(
+                    "catalogs[{i}]: {} is listed again (already catalogs[{first}]{at}); list each \
+                     catalog once, or give the second a different `server:`",
+                    scenario.catalogs[i].path.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub use crate::catalog::SEARCH_TOOL;
 
 /// The search tool's definition when the catalog brings none: a realistic ToolSearch in the
 /// style of Claude Code's, counted with the same tokenizer and rendering as every tool.
@@ -306,35 +336,20 @@ fn unknown(scenario: &Scenario, r: &scenario::ToolRef, what: &str) -> Error {
     )
 }
 
+fn lookup(
+    scenario: &Scenario,
+    catalog: &Catalog,
+    r: &scenario::ToolRef,
+    what: &str,
+) -> Result<usize> {
+    catalog
+        .index_of(&r.id)
+        .ok_or_else(|| unknown(scenario, r, what))
+}
+
 fn plan(scenario: &Scenario, catalog: &Catalog) -> Result<Plan> {
-    let n = catalog.len();
-    let d = &scenario.deferred;
-    let lookup = |r: &scenario::ToolRef, what: &str| -> Result<usize> {
-        catalog
-            .index_of(&r.id)
-            .ok_or_else(|| unknown(scenario, r, what))
-    };
-    let mut always = vec![false; n];
-    for r in &d.always_load {
-        always[lookup(r, "always_load names unknown tool")?] = true;
-    }
-    let mut defer_builtin = vec![false; n];
-    for r in &d.defer_builtins {
-        let i = lookup(r, "defer_builtins names unknown tool")?;
-        if catalog.get(i).is_mcp() {
-            return Err(Error::input(
-                &scenario.path,
-                r.at,
-                format!(
-                    "defer_builtins names {:?}, an MCP tool (MCP tools follow defer_mcp)",
-                    r.id
-                ),
-            ));
-        }
-        defer_builtin[i] = true;
-    }
     let servers: Vec<String> = catalog.servers().iter().map(|s| s.name.clone()).collect();
-    for s in &d.always_load_servers {
+    for s in &scenario.deferred.always_load_servers {
         if !servers.contains(&s.id) {
             return Err(Error::input(
                 &scenario.path,
@@ -356,8 +371,53 @@ fn plan(scenario: &Scenario, catalog: &Catalog) -> Result<Plan> {
                 .map(|s| servers.iter().position(|x| x == s).expect("listed"))
         })
         .collect();
-    let search_tool = catalog.index_of(SEARCH_TOOL);
-    let deferrable = (0..n)
+    // Servers whose catalog entry says `connected: false` start disconnected.
+    let mut initially_connected = vec![true; servers.len()];
+    for entry in scenario.catalogs.iter().filter(|c| !c.connected) {
+        for (i, t) in catalog.tools().iter().enumerate() {
+            if t.origin.as_ref().is_some_and(|o| o.path == entry.path)
+                && let Some(s) = server_of[i]
+            {
+                initially_connected[s] = false;
+            }
+        }
+    }
+    Ok(Plan {
+        deferrable: deferrable(scenario, catalog)?,
+        deps: dependencies(scenario, catalog)?,
+        server_of,
+        servers,
+        initially_connected,
+        search_tool: catalog.search_tool(),
+    })
+}
+
+/// Which tools the deferred mode may defer: never the search tool or an always-loaded tool;
+/// MCP tools per `defer_mcp`, built-ins when named or marked `should_defer`.
+fn deferrable(scenario: &Scenario, catalog: &Catalog) -> Result<Vec<bool>> {
+    let n = catalog.len();
+    let d = &scenario.deferred;
+    let mut always = vec![false; n];
+    for r in &d.always_load {
+        always[lookup(scenario, catalog, r, "always_load names unknown tool")?] = true;
+    }
+    let mut defer_builtin = vec![false; n];
+    for r in &d.defer_builtins {
+        let i = lookup(scenario, catalog, r, "defer_builtins names unknown tool")?;
+        if catalog.get(i).is_mcp() {
+            return Err(Error::input(
+                &scenario.path,
+                r.at,
+                format!(
+                    "defer_builtins names {:?}, an MCP tool (MCP tools follow defer_mcp)",
+                    r.id
+                ),
+            ));
+        }
+        defer_builtin[i] = true;
+    }
+    let search_tool = catalog.search_tool();
+    Ok((0..n)
         .map(|i| {
             let t = catalog.get(i);
             if Some(i) == search_tool
@@ -375,56 +435,36 @@ fn plan(scenario: &Scenario, catalog: &Catalog) -> Result<Plan> {
                 d.defer_all_builtins || defer_builtin[i] || t.should_defer == Some(true)
             }
         })
-        .collect();
-    let mut deps: Vec<Vec<usize>> = vec![Vec::new(); n];
+        .collect())
+}
+
+/// Tools loaded together with each tool: the catalog's `depends_on`, then the scenario's.
+fn dependencies(scenario: &Scenario, catalog: &Catalog) -> Result<Vec<Vec<usize>>> {
+    let mut deps: Vec<Vec<usize>> = vec![Vec::new(); catalog.len()];
     for (i, t) in catalog.tools().iter().enumerate() {
         for dep in &t.depends_on {
             // The catalog loader keeps ids as written; a dangling one is a catalog mistake.
             let j = catalog.index_of(dep).ok_or_else(|| {
-                let at = t.origin.as_ref().and_then(super::catalog::Origin::position);
+                let message = format!("{} depends_on {dep:?}, which no catalog defines", t.id);
                 match &t.origin {
-                    Some(o) => Error::input(
-                        &o.path,
-                        at,
-                        format!("{} depends_on {dep:?}, which no catalog defines", t.id),
-                    ),
-                    None => Error::usage(format!(
-                        "{} depends_on {dep:?}, which no catalog defines",
-                        t.id
-                    )),
+                    Some(o) => Error::input(&o.path, o.position(), message),
+                    None => Error::usage(message),
                 }
             })?;
             deps[i].push(j);
         }
     }
-    for (tool, ds) in &d.depends_on {
-        let i = lookup(tool, "depends_on names unknown tool")?;
+    let what = "depends_on names unknown tool";
+    for (tool, ds) in &scenario.deferred.depends_on {
+        let i = lookup(scenario, catalog, tool, what)?;
         for dep in ds {
-            let j = lookup(dep, "depends_on names unknown tool")?;
+            let j = lookup(scenario, catalog, dep, what)?;
             if !deps[i].contains(&j) {
                 deps[i].push(j);
             }
         }
     }
-    // Servers whose catalog entry says `connected: false` start disconnected.
-    let mut initially_connected = vec![true; servers.len()];
-    for entry in scenario.catalogs.iter().filter(|c| !c.connected) {
-        for (i, t) in catalog.tools().iter().enumerate() {
-            if t.origin.as_ref().is_some_and(|o| o.path == entry.path)
-                && let Some(s) = server_of[i]
-            {
-                initially_connected[s] = false;
-            }
-        }
-    }
-    Ok(Plan {
-        deferrable,
-        deps,
-        server_of,
-        servers,
-        initially_connected,
-        search_tool,
-    })
+    Ok(deps)
 }
 
 /// Every tool a conversation names exists, and every event names a known server.
@@ -521,12 +561,32 @@ pub fn is_deferrable(prepared: &Prepared, i: usize) -> bool {
     prepared.plan.deferrable[i]
 }
 
-/// Replays the scenario eagerly and deferred and summarizes both.
+/// How a replay times the searches it sends.
+#[derive(Clone, Copy)]
+pub enum SearchTiming<'c> {
+    /// Every search takes the profile's `search_latency_ms`: the result is deterministic.
+    Modeled,
+    /// Each search the replay sends (`select:` and retries included, over the replay's own
+    /// candidates) is timed on the real scorer with this clock through the one harness
+    /// (`timing`), and that time is its latency in the model.
+    Measured(Clock<'c>),
+}
+
+/// Replays the scenario eagerly and deferred and summarizes both, with modeled search latency.
 pub fn run(scenario: &Scenario, prepared: &Prepared) -> Result<ScenarioResult> {
+    run_timed(scenario, prepared, SearchTiming::Modeled)
+}
+
+/// As [`run`], timing the searches as `timing` says.
+pub fn run_timed(
+    scenario: &Scenario,
+    prepared: &Prepared,
+    timing: SearchTiming<'_>,
+) -> Result<ScenarioResult> {
     validate_conversation(scenario, &prepared.catalog, &prepared.plan)?;
-    let mut eager = replay::Run::new(scenario, prepared, Mode::Eager);
+    let mut eager = replay::Run::new(scenario, prepared, Mode::Eager, timing);
     eager.replay()?;
-    let mut deferred = replay::Run::new(scenario, prepared, Mode::Deferred);
+    let mut deferred = replay::Run::new(scenario, prepared, Mode::Deferred, timing);
     deferred.replay()?;
     Ok(summary::summarize(scenario, prepared, eager, deferred))
 }

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Everything the cost and latency models need about one model.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Profile {
     pub name: String,
     /// USD per million uncached input tokens.
@@ -156,6 +156,32 @@ pub enum Override {
 
 crate::named_enum!(Override, "model override");
 
+impl Override {
+    /// The largest accepted value: far beyond any real model, small enough that a conversation's
+    /// cost and time stay finite.
+    fn max(self) -> f64 {
+        match self.unit() {
+            "USD per million tokens" => 1e6,
+            _ => 1e12,
+        }
+    }
+
+    fn unit(self) -> &'static str {
+        use Override as O;
+        match self {
+            O::InputPerMtok | O::OutputPerMtok | O::CacheWritePerMtok | O::CacheReadPerMtok => {
+                "USD per million tokens"
+            }
+            O::PrefillTokensPerS | O::CachedPrefillTokensPerS | O::DecodeTokensPerS => {
+                "tokens per second"
+            }
+            O::RequestOverheadMs | O::SearchLatencyMs | O::DefinitionFetchMs => "milliseconds",
+            O::DefinitionTtlS | O::TurnGapS => "seconds",
+            _ => "tokens",
+        }
+    }
+}
+
 impl Profile {
     /// Applies one override; `Err` says what was expected. Numbers must be ≥ 0, token counts
     /// whole, rates and the window positive.
@@ -163,6 +189,14 @@ impl Profile {
         use Override as O;
         if !value.is_finite() || value < 0.0 {
             return Err(format!("must be a number ≥ 0, found {value}"));
+        }
+        // Bounded so every cost and time stays a finite number (`1e308` made `$inf` and `NaN%`).
+        let max = key.max();
+        if value > max {
+            return Err(format!(
+                "{value:e} is too large: at most {max:e} ({})",
+                key.unit()
+            ));
         }
         let whole = || -> Result<usize, String> {
             if value.fract() != 0.0 || value > 1e15 {

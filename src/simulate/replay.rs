@@ -1,55 +1,28 @@
 //! Eager and deferred replay, request by request (ACCOUNTING.md). One `Run` per mode holds the
-//! rows and counters; an `Agent` is the main conversation or a subagent, with its own history,
+//! rows and counts; an `Agent` is the main conversation or a subagent, with its own history,
 //! loaded tools and cache state. Sums are kept incrementally: tool definitions were counted
 //! once in `Prepared`, and the tools part is re-summed only when the tool set changes.
 
 use super::Prepared;
+use super::SearchTiming;
 use super::cost::{CacheState, PrefixKey, cached_prefix, cost_cached, cost_uncached};
 use super::latency::{FetchCache, duration_ms, ttft_ms};
 use super::listing;
 use super::profile::Profile;
 use super::request::{Parts, RequestKind, RequestRow};
+use super::result::Counts;
 use super::scenario::{
     Call, Discovery, Event, Item, ListStyle, Listing, RetryStep, Reveal, Scenario, Subagent, Turn,
 };
 use crate::error::{Error, Position, Result};
 use crate::search::SearchRequest;
+use crate::timing::time_search;
+use std::time::Duration;
 
 /// Result tokens when neither the call nor `sizes.result` gives them.
 pub const DEFAULT_RESULT_TOKENS: usize = 300;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    Eager,
-    Deferred,
-}
-
-impl Mode {
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Eager => "eager",
-            Mode::Deferred => "deferred",
-        }
-    }
-}
-
-/// Counters of one mode.
-#[derive(Debug, Clone, Default)]
-pub struct Counters {
-    pub searches: usize,
-    pub misses: usize,
-    pub retries: usize,
-    pub retry_input_tokens: usize,
-    pub premature_calls: usize,
-    pub failed_calls: usize,
-    pub unavailable_calls: usize,
-    pub tool_calls: usize,
-    pub turns: usize,
-    pub subagent_requests: usize,
-    /// Per main-agent turn: ttft of its first request and its whole duration (ms).
-    pub turn_ttft_ms: Vec<f64>,
-    pub turn_ms: Vec<f64>,
-}
+pub use super::request::Mode;
 
 /// The deterministic generator behind every scenario rate.
 pub use crate::rng::SplitMix64 as Rng;
@@ -65,13 +38,19 @@ pub struct Run<'a> {
     pub prep: &'a Prepared,
     pub mode: Mode,
     pub rows: Vec<RequestRow>,
-    pub counters: Counters,
+    pub counts: Counts,
+    /// Per main-agent turn: ttft of its first request and its whole duration (ms).
+    pub turn_ttft_ms: Vec<f64>,
+    pub turn_ms: Vec<f64>,
     clock_s: f64,
     fetch: FetchCache,
     rng: Rng,
     subagents: usize,
     /// Whether the main agent deferred anything (false in eager mode).
     pub deferring: bool,
+    timing: SearchTiming<'a>,
+    /// The measured time of every search sent, in order (empty when modeled).
+    pub search_times: Vec<Duration>,
 }
 
 /// The main conversation or a subagent.
@@ -88,6 +67,8 @@ struct Agent {
     history: usize,
     epoch: u64,
     tools_tokens: usize,
+    /// Definitions in the tools list (the search tool included).
+    tools_sent: usize,
     tools_sig: u64,
     list_tokens: usize,
     list_sig: u64,
@@ -139,19 +120,33 @@ impl<'s> Group<'s> {
 }
 
 impl<'a> Run<'a> {
-    pub fn new(sc: &'a Scenario, prep: &'a Prepared, mode: Mode) -> Run<'a> {
+    pub fn new(
+        sc: &'a Scenario,
+        prep: &'a Prepared,
+        mode: Mode,
+        timing: SearchTiming<'a>,
+    ) -> Run<'a> {
         Run {
             sc,
             prep,
             mode,
             rows: Vec::new(),
-            counters: Counters::default(),
+            counts: Counts::default(),
+            turn_ttft_ms: Vec::new(),
+            turn_ms: Vec::new(),
             clock_s: 0.0,
             fetch: FetchCache::default(),
             rng: Rng::new(sc.failures.seed),
             subagents: 0,
             deferring: false,
+            timing,
+            search_times: Vec::new(),
         }
+    }
+
+    /// Whether searches are timed on the real scorer (else the profile's latency is used).
+    pub fn timing_is_measured(&self) -> bool {
+        matches!(self.timing, SearchTiming::Measured(_))
     }
 
     fn profile(&self) -> &Profile {
@@ -191,6 +186,7 @@ impl<'a> Run<'a> {
             history: 0,
             epoch: 0,
             tools_tokens: 0,
+            tools_sent: 0,
             tools_sig: 0,
             list_tokens: 0,
             list_sig: 0,
@@ -248,18 +244,22 @@ impl<'a> Run<'a> {
     /// Re-sums the tools part after the tool set changed.
     fn refresh_tools(&self, a: &mut Agent) {
         let mut tokens = 0;
+        let mut sent = 0;
         let mut sig = 0u64;
         for i in 0..self.prep.catalog.len() {
             if self.in_tools_list(a, i) {
                 tokens += self.prep.tokens.get(i);
+                sent += 1;
                 sig ^= mix(i);
             }
         }
         if a.deferring {
             tokens += self.prep.search_tool_tokens;
+            sent += 1;
             sig ^= mix(usize::MAX);
         }
         a.tools_tokens = tokens;
+        a.tools_sent = sent;
         a.tools_sig = sig;
     }
 
@@ -369,19 +369,20 @@ impl<'a> Run<'a> {
         let dur = duration_ms(profile, ttft, output);
         self.clock_s += dur / 1000.0;
         if next.kind == RequestKind::Retry {
-            self.counters.retry_input_tokens += input;
+            self.counts.retry_input_tokens += input;
         }
         if a.id > 0 {
-            self.counters.subagent_requests += 1;
+            self.counts.subagent_requests += 1;
         }
         let window = profile.context_window;
         self.rows.push(RequestRow {
-            mode: self.mode.name(),
+            mode: self.mode,
             agent: a.id,
             turn: a.turn,
             index: self.rows.len() + 1,
             kind: next.kind,
             tool: next.tool.map(|i| self.prep.catalog.get(i).id.clone()),
+            tools_sent: a.tools_sent,
             parts,
             input_tokens: input,
             cached_tokens: cached,
@@ -392,6 +393,7 @@ impl<'a> Run<'a> {
             duration_ms: dur,
             occupancy_pct: input as f64 / window as f64 * 100.0,
             headroom_tokens: window as i64 - input as i64 - output as i64,
+            fits_window: input + output <= window,
         });
     }
 
@@ -533,7 +535,7 @@ impl<'a> Run<'a> {
     fn turn(&mut self, a: &mut Agent, t: &Turn) -> Result<()> {
         a.turn += 1;
         if a.id == 0 {
-            self.counters.turns += 1;
+            self.counts.turns += 1;
             if a.turn > 1 {
                 self.clock_s += self.profile().turn_gap_s;
             }
@@ -551,64 +553,14 @@ impl<'a> Run<'a> {
             self.refresh_tools(a);
         }
         if a.deferring && self.sc.deferred.discovery == Discovery::AutoRetrieve {
-            let hits = self.search(a, &t.user, t.at, None, false)?;
-            self.counters.searches += 1;
-            a.turn_tools = hits
-                .into_iter()
-                .filter(|&i| !self.is_loaded(a, i))
-                .collect();
-            let fetched = self
-                .fetch
-                .fetch(&self.sc.profile, self.clock_s, &a.turn_tools);
-            next.client_ms += self.profile().search_latency_ms + fetched;
-            self.refresh_tools(a);
+            self.auto_retrieve(a, t, &mut next)?;
         }
         let mut group: Option<Group<'_>> = None;
         for call in &t.calls {
-            if let Some(loads) = &call.loads {
-                self.recorded_search(a, call, loads, &mut group, &mut next)?;
-                continue;
+            match &call.loads {
+                Some(loads) => self.recorded_search(a, call, loads, &mut group, &mut next)?,
+                None => self.call(a, t, call, &mut group, &mut next)?,
             }
-            let idx = self.prep.index(&call.tool.id);
-            if !self.available(a, idx) {
-                self.counters.unavailable_calls += 1;
-                continue;
-            }
-            if !self.is_loaded(a, idx) {
-                // A search is a request of its own: whatever was written before goes first.
-                self.flush(a, &mut group, &mut next)?;
-                if self.sc.deferred.discovery == Discovery::AutoRetrieve {
-                    // This turn's retrieval missed the tool; the model falls back to searching.
-                    self.counters.misses += 1;
-                }
-                let rate = self.sc.failures.premature_call_rate;
-                if rate > 0.0 && self.rng.unit() < rate {
-                    self.counters.premature_calls += 1;
-                    let out = self.call_tokens(idx, Some(call));
-                    self.send(a, &next, out);
-                    next = Next {
-                        kind: RequestKind::ErrorResult,
-                        new: self.error_tokens(idx),
-                        tool: Some(idx),
-                        client_ms: 0.0,
-                    };
-                }
-                if !self.search_for(a, idx, call, t, &mut next)? {
-                    self.counters.failed_calls += 1;
-                    continue;
-                }
-            } else if !call.parallel {
-                self.flush(a, &mut group, &mut next)?;
-            }
-            self.counters.tool_calls += 1;
-            let result = match (&call.subagent, call.result_tokens) {
-                (_, Some(n)) => n,
-                (Some(sub), None) => sub.result_tokens.unwrap_or(self.profile().reply_tokens),
-                (None, None) => self.sc.sizes.result.unwrap_or(DEFAULT_RESULT_TOKENS),
-            };
-            let out = self.call_tokens(idx, Some(call));
-            let g = group.get_or_insert_with(|| Group::new(RequestKind::ToolResult, Some(idx)));
-            g.add(out, result, call.subagent.as_ref());
         }
         self.flush(a, &mut group, &mut next)?;
         if let Some(sub) = &t.subagent {
@@ -629,11 +581,79 @@ impl<'a> Run<'a> {
         self.send(a, &next, reply);
         if a.id == 0 {
             let rows = &self.rows[first_row..];
-            self.counters.turn_ttft_ms.push(rows[0].ttft_ms);
-            self.counters
-                .turn_ms
-                .push(rows.iter().map(|r| r.duration_ms).sum());
+            self.turn_ttft_ms.push(rows[0].ttft_ms);
+            self.turn_ms.push(rows.iter().map(|r| r.duration_ms).sum());
         }
+        Ok(())
+    }
+
+    /// The turn's retrieval: the top results for the user's text join this turn's tools.
+    fn auto_retrieve(&mut self, a: &mut Agent, t: &Turn, next: &mut Next) -> Result<()> {
+        let (hits, search_ms) = self.search(a, &t.user, t.at, None, false)?;
+        self.counts.searches += 1;
+        a.turn_tools = hits
+            .into_iter()
+            .filter(|&i| !self.is_loaded(a, i))
+            .collect();
+        let fetched = self
+            .fetch
+            .fetch(&self.sc.profile, self.clock_s, &a.turn_tools);
+        next.client_ms += search_ms + fetched;
+        self.refresh_tools(a);
+        Ok(())
+    }
+
+    /// One needed tool call: searched for first when not loaded (after a premature call, at
+    /// the scenario's rate); not made when its server is away or no search finds it.
+    fn call<'s>(
+        &mut self,
+        a: &mut Agent,
+        t: &Turn,
+        call: &'s Call,
+        group: &mut Option<Group<'s>>,
+        next: &mut Next,
+    ) -> Result<()> {
+        let idx = self.prep.index(&call.tool.id);
+        if !self.available(a, idx) {
+            self.counts.unavailable_calls += 1;
+            return Ok(());
+        }
+        if !self.is_loaded(a, idx) {
+            // A search is a request of its own: whatever was written before goes first.
+            self.flush(a, group, next)?;
+            if self.sc.deferred.discovery == Discovery::AutoRetrieve {
+                // This turn's retrieval missed the tool; the model falls back to searching.
+                self.counts.misses += 1;
+            }
+            let rate = self.sc.failures.premature_call_rate;
+            if rate > 0.0 && self.rng.unit() < rate {
+                self.counts.premature_calls += 1;
+                let out = self.call_tokens(idx, Some(call));
+                self.send(a, next, out);
+                *next = Next {
+                    kind: RequestKind::ErrorResult,
+                    new: self.error_tokens(idx),
+                    tool: Some(idx),
+                    client_ms: 0.0,
+                };
+            }
+            if !self.search_for(a, idx, call, t, next)? {
+                self.counts.failed_calls += 1;
+                return Ok(());
+            }
+        } else if !call.parallel {
+            self.flush(a, group, next)?;
+        }
+        self.counts.tool_calls += 1;
+        let result = match (&call.subagent, call.result_tokens) {
+            (_, Some(n)) => n,
+            (Some(sub), None) => sub.result_tokens.unwrap_or(self.profile().reply_tokens),
+            (None, None) => self.sc.sizes.result.unwrap_or(DEFAULT_RESULT_TOKENS),
+        };
+        let out = self.call_tokens(idx, Some(call));
+        group
+            .get_or_insert_with(|| Group::new(RequestKind::ToolResult, Some(idx)))
+            .add(out, result, call.subagent.as_ref());
         Ok(())
     }
 
@@ -662,7 +682,8 @@ impl<'a> Run<'a> {
     }
 
     /// A search recorded in a real session: the deferred replay sends it as the model did and
-    /// loads what it loaded; a mode that does not defer never searched.
+    /// loads what it loaded (the log's own framing size when it has one); a mode that does
+    /// not defer never searched.
     fn recorded_search<'s>(
         &mut self,
         a: &mut Agent,
@@ -677,25 +698,17 @@ impl<'a> Run<'a> {
         if !call.parallel {
             self.flush(a, group, next)?;
         }
-        self.counters.searches += 1;
+        self.counts.searches += 1;
         let hits: Vec<usize> = loads
             .iter()
             .map(|r| self.prep.index(&r.id))
             .filter(|&i| self.available(a, i))
             .collect();
-        let loaded = self.load_hits(a, &hits);
-        let mut result = call
-            .result_tokens
-            .unwrap_or_else(|| self.search_framing(&hits));
-        match self.sc.deferred.reveal {
-            Reveal::Append => {
-                result += loaded
-                    .iter()
-                    .map(|&i| self.prep.tokens.get(i))
-                    .sum::<usize>()
-            }
-            Reveal::ToolsList => self.refresh_tools(a),
-        }
+        let (with_framing, loaded) = self.load_hits(a, &hits);
+        let result = match call.result_tokens {
+            Some(n) => with_framing - self.search_framing(&hits) + n,
+            None => with_framing,
+        };
         let fetched = self.fetch.fetch(&self.sc.profile, self.clock_s, &loaded);
         let out = call
             .call_tokens
@@ -706,39 +719,9 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    /// Marks search hits (deferred ones) and their dependencies loaded; returns every tool the
-    /// result brings in, dependencies after the hits.
-    fn load_hits(&self, a: &mut Agent, hits: &[usize]) -> Vec<usize> {
-        let mut loaded: Vec<usize> = Vec::new();
-        for &h in hits {
-            if !a.discovered[h] && self.is_deferred(a, h) {
-                a.discovered[h] = true;
-            }
-            loaded.push(h);
-        }
-        let mut k = 0;
-        while k < loaded.len() {
-            for &d in &self.prep.plan.deps[loaded[k]] {
-                if self.available(a, d) && !self.is_loaded(a, d) {
-                    a.discovered[d] = true;
-                    loaded.push(d);
-                }
-            }
-            k += 1;
-        }
-        loaded
-    }
-
-    /// Searches until the needed tool is loaded or the retry policy is exhausted; each search
-    /// is a request (the model's search call) whose result is the next request's `new`.
-    fn search_for(
-        &mut self,
-        a: &mut Agent,
-        tool: usize,
-        call: &Call,
-        t: &Turn,
-        next: &mut Next,
-    ) -> Result<bool> {
+    /// The queries the model tries for a tool: the first search, then one per retry step
+    /// (repeats dropped).
+    fn search_queries(&self, tool: usize, call: &Call, t: &Turn) -> Vec<String> {
         let id = &self.prep.catalog.get(tool).id;
         let select = format!("select:{id}");
         let first = match self.sc.deferred.discovery {
@@ -757,13 +740,26 @@ impl<'a> Run<'a> {
                 queries.push(q);
             }
         }
-        for (n, q) in queries.iter().enumerate() {
+        queries
+    }
+
+    /// Searches until the needed tool is loaded or the retry policy is exhausted; each search
+    /// is a request (the model's search call) whose result is the next request's `new`.
+    fn search_for(
+        &mut self,
+        a: &mut Agent,
+        tool: usize,
+        call: &Call,
+        t: &Turn,
+        next: &mut Next,
+    ) -> Result<bool> {
+        for (n, q) in self.search_queries(tool, call, t).iter().enumerate() {
             let out = self.search_call_tokens(q);
             self.send(a, next, out);
             if n == 0 {
-                self.counters.searches += 1;
+                self.counts.searches += 1;
             } else {
-                self.counters.retries += 1;
+                self.counts.retries += 1;
             }
             let is_select = q.starts_with("select:");
             let scope = if self.sc.deferred.listing == Listing::Servers && !is_select {
@@ -778,20 +774,8 @@ impl<'a> Run<'a> {
             } else {
                 call.at
             };
-            let hits = self.search(a, q, at, scope, is_select)?;
-            let found = hits.contains(&tool);
-            // Every returned tool is loaded (its reference is expanded), with its dependencies.
-            let loaded = self.load_hits(a, &hits);
-            let mut result = self.search_framing(&hits);
-            match self.sc.deferred.reveal {
-                Reveal::Append => {
-                    result += loaded
-                        .iter()
-                        .map(|&i| self.prep.tokens.get(i))
-                        .sum::<usize>();
-                }
-                Reveal::ToolsList => self.refresh_tools(a),
-            }
+            let (hits, search_ms) = self.search(a, q, at, scope, is_select)?;
+            let (result, loaded) = self.load_hits(a, &hits);
             let fetched = self.fetch.fetch(&self.sc.profile, self.clock_s, &loaded);
             *next = Next {
                 kind: if n == 0 {
@@ -801,25 +785,59 @@ impl<'a> Run<'a> {
                 },
                 new: result,
                 tool: None,
-                client_ms: self.profile().search_latency_ms + fetched,
+                client_ms: search_ms + fetched,
             };
-            if found {
+            if hits.contains(&tool) {
                 return Ok(true);
             }
-            self.counters.misses += 1;
+            self.counts.misses += 1;
         }
         Ok(false)
     }
 
-    /// Runs the search core over the agent's deferred tools (optionally one server's).
+    /// Loads every returned tool (its reference is expanded) with its dependencies; returns the
+    /// search result's tokens and the tools loaded.
+    fn load_hits(&self, a: &mut Agent, hits: &[usize]) -> (usize, Vec<usize>) {
+        let mut loaded: Vec<usize> = Vec::new();
+        for &h in hits {
+            if !a.discovered[h] && self.is_deferred(a, h) {
+                a.discovered[h] = true;
+            }
+            loaded.push(h);
+        }
+        let mut k = 0;
+        while k < loaded.len() {
+            for &d in &self.prep.plan.deps[loaded[k]] {
+                if self.available(a, d) && !self.is_loaded(a, d) {
+                    a.discovered[d] = true;
+                    loaded.push(d);
+                }
+            }
+            k += 1;
+        }
+        let mut result = self.search_framing(hits);
+        match self.sc.deferred.reveal {
+            Reveal::Append => {
+                result += loaded
+                    .iter()
+                    .map(|&i| self.prep.tokens.get(i))
+                    .sum::<usize>();
+            }
+            Reveal::ToolsList => self.refresh_tools(a),
+        }
+        (result, loaded)
+    }
+
+    /// Runs the search core over the agent's deferred tools (optionally one server's); returns
+    /// the hits and the search's latency in ms (modeled, or measured on the real scorer).
     fn search(
-        &self,
+        &mut self,
         a: &Agent,
         query: &str,
         at: Option<Position>,
         server: Option<Option<usize>>,
         select: bool,
-    ) -> Result<Vec<usize>> {
+    ) -> Result<(Vec<usize>, f64)> {
         let plan = &self.prep.plan;
         let candidates: Vec<bool> = (0..self.prep.catalog.len())
             .map(|i| {
@@ -836,30 +854,34 @@ impl<'a> Run<'a> {
         } else {
             &*self.prep.scorer
         };
-        let outcome = scorer
-            .search(&SearchRequest {
-                query,
-                limit: self.sc.deferred.max_results,
-                candidates: Some(&candidates),
-            })
-            .map_err(|e| {
-                Error::input(
-                    &self.sc.path,
-                    at,
-                    format!(
-                        "search query {} rejected: {}",
-                        quote_short(query),
-                        e.message
-                    ),
-                )
-            })?;
-        Ok(outcome
+        let request = SearchRequest {
+            query,
+            limit: self.sc.deferred.max_results,
+            candidates: Some(&candidates),
+        };
+        let (outcome, ms) = match self.timing {
+            SearchTiming::Modeled => (scorer.search(&request), self.profile().search_latency_ms),
+            SearchTiming::Measured(clock) => {
+                let timed = time_search(scorer, &request, clock);
+                self.search_times.push(timed.elapsed);
+                (timed.outcome, timed.elapsed.as_secs_f64() * 1000.0)
+            }
+        };
+        let outcome = outcome.map_err(|e| {
+            Error::input(
+                &self.sc.path,
+                at,
+                format!("search query {} refused: {}", quote_short(query), e.message),
+            )
+        })?;
+        let hits = outcome
             .hits
             .iter()
             .take(self.sc.deferred.max_results)
             .map(|h| h.tool)
             .filter(|&i| candidates[i])
-            .collect())
+            .collect();
+        Ok((hits, ms))
     }
 
     fn subagent(&mut self, parent: &Agent, s: &Subagent) -> Result<usize> {

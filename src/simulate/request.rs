@@ -1,10 +1,10 @@
 //! The parts of one request, each counted and named (ACCOUNTING.md). The prefix order the
 //! provider caches is the field order: system, tool_overhead, tools, deferred_list, history, new.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Input tokens of one request, by part.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Parts {
     /// The non-tool system prompt.
     pub system: usize,
@@ -27,6 +27,18 @@ impl Parts {
         self.system + self.tool_overhead + self.tools + self.deferred_list + self.history + self.new
     }
 
+    /// The parts in prefix order (`report::PARTS` names them).
+    pub fn as_array(&self) -> [usize; 6] {
+        [
+            self.system,
+            self.tool_overhead,
+            self.tools,
+            self.deferred_list,
+            self.history,
+            self.new,
+        ]
+    }
+
     pub fn add(&mut self, o: &Parts) {
         self.system += o.system;
         self.tool_overhead += o.tool_overhead;
@@ -38,10 +50,11 @@ impl Parts {
 }
 
 /// What a request's `new` part carries, i.e. why the request was sent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RequestKind {
     /// The turn's user message.
+    #[default]
     User,
     /// The result of a first search for a tool.
     Search,
@@ -65,11 +78,29 @@ impl RequestKind {
     }
 }
 
+/// Which way the agent sends tools: every definition (`eager`), or a search tool and a list
+/// (`deferred`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    #[default]
+    Eager,
+    Deferred,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Eager => "eager",
+            Mode::Deferred => "deferred",
+        }
+    }
+}
+
 /// One request as the provider would bill it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RequestRow {
-    /// `eager` or `deferred`.
-    pub mode: &'static str,
+    pub mode: Mode,
     /// 0 for the main agent; 1, 2, … for subagents in the order they were spawned.
     pub agent: usize,
     /// 1-based user turn of the agent that sent it.
@@ -77,9 +108,12 @@ pub struct RequestRow {
     /// 1-based position among this mode's requests (subagents included).
     pub index: usize,
     pub kind: RequestKind,
-    /// The tool whose result (or error) this request carries.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The tool whose result (or error) this request carries (`null` for none: the request
+    /// CSV always has the column).
+    #[serde(default)]
     pub tool: Option<String>,
+    /// Tool definitions in this request's tools list, the search tool included.
+    pub tools_sent: usize,
     pub parts: Parts,
     pub input_tokens: usize,
     /// Prefix shared with the previous request of the same agent (billed as a cache read).
@@ -98,4 +132,6 @@ pub struct RequestRow {
     pub occupancy_pct: f64,
     /// Tokens left in the window after this request's input and output (negative: overflow).
     pub headroom_tokens: i64,
+    /// Whether input and output fit the context window (`headroom_tokens >= 0`).
+    pub fits_window: bool,
 }

@@ -1,21 +1,56 @@
-//! Serializable results of a simulation. The first keys of `ScenarioResult` and its mode
-//! results are the contract's (`CONTRACT.md`); everything after them is additional. Reports
-//! consume these types; nothing here computes anything beyond rounding.
+//! The result of a simulation: one type per scenario, per mode and per request, written by
+//! `simulate --format json`, embedded in the report, and read back (`Deserialize`). The first
+//! keys of `ScenarioResult` and its mode results are the contract's (`CONTRACT.md`); everything
+//! after them is additional. The CSV rows are views of these types (`ScenarioCsvRow`,
+//! `RequestCsvRow`), shared by `simulate --format csv` and the report's `data/*.csv`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::profile::Profile;
 use super::request::{Parts, RequestRow};
-use super::scenario::Published;
+use crate::timing::LatencyUs;
 
 /// Totals of one mode (eager or deferred) over the whole conversation, subagents included.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModeResult {
     /// Input tokens of the main agent's first request.
     pub first_request_tokens: usize,
     /// Input tokens summed over every request.
     pub total_input_tokens: usize,
     pub requests: usize,
+    /// What the replay counted: searches, misses, retries, calls made and not made.
+    #[serde(flatten)]
+    pub counts: Counts,
+    /// Tool definitions in the main agent's first request, the search tool included.
+    pub tools_sent: usize,
+    pub output_tokens: usize,
+    /// Input tokens read from the prompt cache (caching on).
+    pub cached_input_tokens: usize,
+    /// `total_input_tokens / requests`, 2 decimals.
+    pub mean_request_tokens: f64,
+    /// Tools + deferred list of the main agent's first request (what tool definitions cost).
+    pub first_request_tool_tokens: usize,
+    /// Input tokens by part, summed over requests (`total()` equals `total_input_tokens`).
+    pub parts: Parts,
+    pub cost_usd: Cost,
+    pub latency_ms: Latency,
+    /// Highest input as % of the context window.
+    pub peak_occupancy_pct: f64,
+    /// Least room left in the window after a request (negative: overflow).
+    pub min_headroom_tokens: i64,
+    /// Whether every request fits the model's context window (input and output).
+    pub fits_window: bool,
+    /// Requests whose input and output exceed the context window.
+    pub overflow_requests: usize,
+    /// The real scorer's time for exactly the searches this mode sent (`select:` and retries
+    /// included), when measured; it is then the search latency of `latency_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_search_us: Option<LatencyUs>,
+}
+
+/// What a replay counts as it goes; `ModeResult` carries it as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
     /// Searches for tools not yet loaded (model searches and auto-retrievals; retries apart).
     pub searches: usize,
     /// Searches (first or retry) whose results missed the needed tool.
@@ -35,30 +70,15 @@ pub struct ModeResult {
     pub turns: usize,
     /// Requests sent by subagents (included in `requests`).
     pub subagent_requests: usize,
-    pub output_tokens: usize,
-    /// Input tokens read from the prompt cache (caching on).
-    pub cached_input_tokens: usize,
-    /// `total_input_tokens / requests`, 2 decimals.
-    pub mean_request_tokens: f64,
-    /// Tools + deferred list of the main agent's first request (what tool definitions cost).
-    pub first_request_tool_tokens: usize,
-    /// Input tokens by part, summed over requests (`total()` equals `total_input_tokens`).
-    pub parts: Parts,
-    pub cost_usd: Cost,
-    pub latency_ms: Latency,
-    /// Highest input as % of the context window.
-    pub peak_occupancy_pct: f64,
-    /// Least room left in the window after a request (negative: overflow).
-    pub min_headroom_tokens: i64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Cost {
     pub without_caching: f64,
     pub with_caching: f64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
     /// Sum of every request's modeled duration.
     pub total: f64,
@@ -70,17 +90,31 @@ pub struct Latency {
     pub mean_turn: f64,
 }
 
-/// `(eager - deferred) / eager * 100`, 2 decimals; 0 when eager is 0.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+/// `(eager - deferred) / eager * 100`, 2 decimals; 0 when eager is 0. `null` when a mode does
+/// not fit the context window: a conversation that cannot be sent saves nothing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Savings {
-    pub first_request_pct: f64,
-    pub total_input_pct: f64,
-    pub cost_without_caching_pct: f64,
-    pub cost_with_caching_pct: f64,
+    pub first_request_pct: Option<f64>,
+    pub total_input_pct: Option<f64>,
+    pub cost_without_caching_pct: Option<f64>,
+    pub cost_with_caching_pct: Option<f64>,
+    /// Why the percentages are null, or what must be read beside them (the modes did unequal
+    /// work: calls failed or were unavailable). Empty for a like-for-like saving.
+    pub caveats: Vec<String>,
+}
+
+/// Where the search latency of the latency model comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchLatencySource {
+    /// The profile's fixed `search_latency_ms` (deterministic).
+    Modeled,
+    /// The real scorer timed on this machine (varies run to run).
+    Measured,
 }
 
 /// The settings in force, printed with every result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
     pub tokenizer: String,
     pub render: String,
@@ -97,41 +131,61 @@ pub struct Settings {
     pub reveal: String,
     pub max_results: usize,
     pub retry: Vec<String>,
+    /// The search tool the deferred mode sends (never a search result, never sent eagerly).
+    pub search_tool: String,
     /// Tokens of the search tool's definition and whether it came from the catalog.
     pub search_tool_tokens: usize,
     pub search_tool_from_catalog: bool,
-    /// Modeled search latency used in the json (the measured one is printed by the table).
+    /// Whether `latency_ms` uses the modeled or the measured search latency.
+    pub search_latency: SearchLatencySource,
+    /// The profile's modeled search latency (used when `search_latency` is `modeled`).
     pub search_latency_ms: f64,
 }
 
 /// A published figure beside the measured one.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PublishedComparison {
-    #[serde(flatten)]
-    pub published: Published,
+    pub claim: String,
+    pub source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eager_tokens: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deferred_tokens: Option<f64>,
+    /// Which measured figure the numbers compare with.
+    pub metric: String,
+    /// The published saving, when both figures are published.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saved_pct: Option<f64>,
     pub measured_eager_tokens: f64,
     pub measured_deferred_tokens: f64,
+    pub measured_saved_pct: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// What `simulate --format json` writes: every scenario's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimulationResult {
+    pub scenarios: Vec<ScenarioResult>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScenarioResult {
     pub name: String,
     pub tokenizer: String,
-    /// Tools in the scenario's catalogs (the search tool excluded).
+    /// Every tool of the scenario's catalogs, the search tool included (as `count` counts).
     pub tool_count: usize,
     /// Tools the deferred mode defers (0 when it does not defer).
     pub deferred_count: usize,
     pub eager: ModeResult,
     pub deferred: ModeResult,
     pub savings: Savings,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     pub settings: Settings,
     pub model: Profile,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub published: Vec<PublishedComparison>,
     /// Every request, eager then deferred (`--per-request`; empty otherwise in the json).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<RequestRow>,
 }
 
@@ -148,4 +202,114 @@ pub fn savings_pct(eager: f64, deferred: f64) -> f64 {
     } else {
         round((eager - deferred) / eager * 100.0, 2)
     }
+}
+
+/// One row of `simulate --format csv` and of the report's `data/scenarios.csv`. Savings are
+/// empty where the result has none (a mode does not fit the window); `savings_caveats` says why
+/// or what to read beside them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioCsvRow {
+    pub scenario: String,
+    pub tokenizer: String,
+    pub tool_count: usize,
+    pub deferred_count: usize,
+    pub eager_tools_sent: usize,
+    pub deferred_tools_sent: usize,
+    pub eager_first_request_tokens: usize,
+    pub deferred_first_request_tokens: usize,
+    pub first_request_savings_pct: Option<f64>,
+    pub eager_total_input_tokens: usize,
+    pub deferred_total_input_tokens: usize,
+    pub total_input_savings_pct: Option<f64>,
+    pub eager_requests: usize,
+    pub deferred_requests: usize,
+    pub deferred_searches: usize,
+    pub deferred_misses: usize,
+    pub deferred_retries: usize,
+    pub eager_tool_calls: usize,
+    pub deferred_tool_calls: usize,
+    pub deferred_premature_calls: usize,
+    pub deferred_failed_calls: usize,
+    pub eager_unavailable_calls: usize,
+    pub deferred_unavailable_calls: usize,
+    pub eager_cost_usd: f64,
+    pub deferred_cost_usd: f64,
+    pub cost_savings_pct: Option<f64>,
+    pub eager_cost_cached_usd: f64,
+    pub deferred_cost_cached_usd: f64,
+    pub cost_cached_savings_pct: Option<f64>,
+    pub eager_peak_occupancy_pct: f64,
+    pub deferred_peak_occupancy_pct: f64,
+    pub eager_fits_window: bool,
+    pub deferred_fits_window: bool,
+    pub savings_caveats: String,
+}
+
+impl ScenarioCsvRow {
+    pub fn of(s: &ScenarioResult) -> ScenarioCsvRow {
+        let (e, d) = (&s.eager, &s.deferred);
+        ScenarioCsvRow {
+            scenario: s.name.clone(),
+            tokenizer: s.tokenizer.clone(),
+            tool_count: s.tool_count,
+            deferred_count: s.deferred_count,
+            eager_tools_sent: e.tools_sent,
+            deferred_tools_sent: d.tools_sent,
+            eager_first_request_tokens: e.first_request_tokens,
+            deferred_first_request_tokens: d.first_request_tokens,
+            first_request_savings_pct: s.savings.first_request_pct,
+            eager_total_input_tokens: e.total_input_tokens,
+            deferred_total_input_tokens: d.total_input_tokens,
+            total_input_savings_pct: s.savings.total_input_pct,
+            eager_requests: e.requests,
+            deferred_requests: d.requests,
+            deferred_searches: d.counts.searches,
+            deferred_misses: d.counts.misses,
+            deferred_retries: d.counts.retries,
+            eager_tool_calls: e.counts.tool_calls,
+            deferred_tool_calls: d.counts.tool_calls,
+            deferred_premature_calls: d.counts.premature_calls,
+            deferred_failed_calls: d.counts.failed_calls,
+            eager_unavailable_calls: e.counts.unavailable_calls,
+            deferred_unavailable_calls: d.counts.unavailable_calls,
+            eager_cost_usd: e.cost_usd.without_caching,
+            deferred_cost_usd: d.cost_usd.without_caching,
+            cost_savings_pct: s.savings.cost_without_caching_pct,
+            eager_cost_cached_usd: e.cost_usd.with_caching,
+            deferred_cost_cached_usd: d.cost_usd.with_caching,
+            cost_cached_savings_pct: s.savings.cost_with_caching_pct,
+            eager_peak_occupancy_pct: e.peak_occupancy_pct,
+            deferred_peak_occupancy_pct: d.peak_occupancy_pct,
+            eager_fits_window: e.fits_window,
+            deferred_fits_window: d.fits_window,
+            savings_caveats: s.savings.caveats.join("; "),
+        }
+    }
+}
+
+/// One row of `simulate --per-request --format csv` and of the report's `data/requests.csv`:
+/// the scenario's name, then the request as the result holds it (its parts as columns).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RequestCsvRow {
+    pub scenario: String,
+    #[serde(flatten)]
+    pub request: RequestRow,
+}
+
+/// The scenario rows of a set of results.
+pub fn scenario_rows(results: &[ScenarioResult]) -> Vec<ScenarioCsvRow> {
+    results.iter().map(ScenarioCsvRow::of).collect()
+}
+
+/// The request rows of a set of results (empty for results without requests).
+pub fn request_rows(results: &[ScenarioResult]) -> Vec<RequestCsvRow> {
+    results
+        .iter()
+        .flat_map(|s| {
+            s.requests.iter().map(|r| RequestCsvRow {
+                scenario: s.name.clone(),
+                request: r.clone(),
+            })
+        })
+        .collect()
 }

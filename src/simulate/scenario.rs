@@ -517,7 +517,7 @@ impl serde::de::Visitor<'_> for Whole {
         usize::try_from(v)
             .ok()
             .filter(|&n| n as f64 <= MAX_WHOLE)
-            .ok_or_else(|| E::invalid_value(serde::de::Unexpected::Unsigned(v), &self))
+            .ok_or_else(|| E::custom(too_large(v as f64, self.0)))
     }
     fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<usize, E> {
         match u64::try_from(v) {
@@ -528,6 +528,8 @@ impl serde::de::Visitor<'_> for Whole {
     fn visit_f64<E: serde::de::Error>(self, v: f64) -> std::result::Result<usize, E> {
         if v.is_finite() && v >= 0.0 && v.fract() == 0.0 && v <= MAX_WHOLE {
             Ok(v as usize)
+        } else if v > MAX_WHOLE {
+            Err(E::custom(too_large(v, self.0)))
         } else {
             Err(E::invalid_value(serde::de::Unexpected::Float(v), &self))
         }
@@ -536,6 +538,10 @@ impl serde::de::Visitor<'_> for Whole {
 
 /// Larger than any real size, small enough to add up without overflow.
 const MAX_WHOLE: f64 = 1e12;
+
+fn too_large(v: f64, what: &str) -> String {
+    format!("{v} is too large: expected {what}, at most {MAX_WHOLE:.0}")
+}
 
 struct Tokens(usize);
 

@@ -4,9 +4,11 @@ use super::Prepared;
 use super::replay::Run;
 use super::request::Parts;
 use super::result::{
-    Cost, Latency, ModeResult, PublishedComparison, ScenarioResult, Settings, round, savings_pct,
+    Cost, Latency, ModeResult, PublishedComparison, Savings, ScenarioResult, SearchLatencySource,
+    Settings, round, savings_pct,
 };
 use super::scenario::{Discovery, ListStyle, Listing, RetryStep, Reveal, Scenario, When};
+use crate::timing::LatencyUs;
 
 fn mean(xs: &[f64]) -> f64 {
     if xs.is_empty() {
@@ -18,7 +20,6 @@ fn mean(xs: &[f64]) -> f64 {
 
 pub(crate) fn mode_result(run: &Run<'_>) -> ModeResult {
     let rows = &run.rows;
-    let c = &run.counters;
     let mut parts = Parts::default();
     let (mut output, mut cached, mut cost, mut cost_c, mut total_ms) = (0, 0, 0.0, 0.0, 0.0);
     let mut peak: f64 = 0.0;
@@ -37,20 +38,13 @@ pub(crate) fn mode_result(run: &Run<'_>) -> ModeResult {
     let first_row = rows.iter().find(|r| r.agent == 0);
     let first = first_row.map_or(0, |r| r.input_tokens);
     let first_tools = first_row.map_or(0, |r| r.parts.tools + r.parts.deferred_list);
+    let overflow_requests = rows.iter().filter(|r| !r.fits_window).count();
     ModeResult {
         first_request_tokens: first,
         total_input_tokens: total,
         requests: rows.len(),
-        searches: c.searches,
-        misses: c.misses,
-        retries: c.retries,
-        retry_input_tokens: c.retry_input_tokens,
-        premature_calls: c.premature_calls,
-        failed_calls: c.failed_calls,
-        unavailable_calls: c.unavailable_calls,
-        tool_calls: c.tool_calls,
-        turns: c.turns,
-        subagent_requests: c.subagent_requests,
+        counts: run.counts.clone(),
+        tools_sent: first_row.map_or(0, |r| r.tools_sent),
         output_tokens: output,
         cached_input_tokens: cached,
         mean_request_tokens: if rows.is_empty() {
@@ -67,15 +61,81 @@ pub(crate) fn mode_result(run: &Run<'_>) -> ModeResult {
         latency_ms: Latency {
             total: round(total_ms, 1),
             first_ttft: round(rows.first().map_or(0.0, |r| r.ttft_ms), 1),
-            mean_turn_ttft: round(mean(&c.turn_ttft_ms), 1),
-            mean_turn: round(mean(&c.turn_ms), 1),
+            mean_turn_ttft: round(mean(&run.turn_ttft_ms), 1),
+            mean_turn: round(mean(&run.turn_ms), 1),
         },
         peak_occupancy_pct: round(peak, 2),
         min_headroom_tokens: if rows.is_empty() { 0 } else { headroom },
+        fits_window: overflow_requests == 0,
+        overflow_requests,
+        // Only searches sent are measured: eager sends none.
+        measured_search_us: (!run.search_times.is_empty())
+            .then(|| LatencyUs::of(&run.search_times)),
     }
 }
 
-fn settings(sc: &Scenario, prep: &Prepared, deferring: bool) -> Settings {
+/// Savings of deferred over eager, or none when a mode cannot be sent (a request overflows
+/// the window), with what must be read beside them.
+pub(crate) fn savings(e: &ModeResult, d: &ModeResult, window: usize) -> Savings {
+    let mut caveats = Vec::new();
+    for (name, m) in [("eager", e), ("deferred", d)] {
+        if !m.fits_window {
+            let worst = window as i64 - m.min_headroom_tokens;
+            caveats.push(format!(
+                "{name} does not fit: {} of a {} window (largest request, input and output; {} of \
+                 {} requests overflow), so no saving is claimed",
+                pct0(worst as f64 / window as f64 * 100.0),
+                thousands(window),
+                m.overflow_requests,
+                m.requests
+            ));
+        }
+    }
+    let fits = e.fits_window && d.fits_window;
+    if e.counts.tool_calls != d.counts.tool_calls {
+        caveats.push(format!(
+            "unequal work: tool calls made, eager {} and deferred {} (deferred: {} failed, no \
+             search found the tool; {} unavailable), so the totals are not the same conversation",
+            e.counts.tool_calls,
+            d.counts.tool_calls,
+            d.counts.failed_calls,
+            d.counts.unavailable_calls
+        ));
+    }
+    let pct = |a: f64, b: f64| fits.then(|| savings_pct(a, b));
+    Savings {
+        first_request_pct: pct(e.first_request_tokens as f64, d.first_request_tokens as f64),
+        total_input_pct: pct(e.total_input_tokens as f64, d.total_input_tokens as f64),
+        cost_without_caching_pct: pct(e.cost_usd.without_caching, d.cost_usd.without_caching),
+        cost_with_caching_pct: pct(e.cost_usd.with_caching, d.cost_usd.with_caching),
+        caveats,
+    }
+}
+
+/// A percentage with no decimals (`137%`).
+fn pct0(x: f64) -> String {
+    format!("{x:.0}%")
+}
+
+/// An integer with thousands separators (`200,000`).
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn settings(
+    sc: &Scenario,
+    prep: &Prepared,
+    deferring: bool,
+    search_latency: SearchLatencySource,
+) -> Settings {
     let d = &sc.deferred;
     Settings {
         tokenizer: prep.tokenizer.name().into(),
@@ -118,8 +178,10 @@ fn settings(sc: &Scenario, prep: &Prepared, deferring: bool) -> Settings {
                 RetryStep::Select => "select".to_string(),
             })
             .collect(),
+        search_tool: prep.search_tool_name.clone(),
         search_tool_tokens: prep.search_tool_tokens,
         search_tool_from_catalog: prep.plan.search_tool.is_some(),
+        search_latency,
         search_latency_ms: sc.profile.search_latency_ms,
     }
 }
@@ -138,22 +200,11 @@ pub(crate) fn summarize(
     } else {
         0
     };
-    let published = sc
-        .published
-        .iter()
-        .map(|p| {
-            let pick = |m: &ModeResult| match p.metric.as_str() {
-                "mean_request_tokens" => m.mean_request_tokens,
-                "first_request_tool_tokens" => m.first_request_tool_tokens as f64,
-                _ => m.first_request_tokens as f64,
-            };
-            PublishedComparison {
-                published: p.clone(),
-                measured_eager_tokens: pick(&e),
-                measured_deferred_tokens: pick(&d),
-            }
-        })
-        .collect();
+    let search_latency = if deferred.timing_is_measured() {
+        SearchLatencySource::Measured
+    } else {
+        SearchLatencySource::Modeled
+    };
     let mut requests = eager.rows;
     requests.extend(deferred.rows);
     for r in &mut requests {
@@ -166,26 +217,54 @@ pub(crate) fn summarize(
     ScenarioResult {
         name: sc.name.clone(),
         tokenizer: prep.tokenizer.name().into(),
-        tool_count: prep.catalog.len() - usize::from(prep.plan.search_tool.is_some()),
+        tool_count: prep.catalog.len(),
         deferred_count,
-        savings: super::result::Savings {
-            first_request_pct: savings_pct(
-                e.first_request_tokens as f64,
-                d.first_request_tokens as f64,
-            ),
-            total_input_pct: savings_pct(e.total_input_tokens as f64, d.total_input_tokens as f64),
-            cost_without_caching_pct: savings_pct(
-                e.cost_usd.without_caching,
-                d.cost_usd.without_caching,
-            ),
-            cost_with_caching_pct: savings_pct(e.cost_usd.with_caching, d.cost_usd.with_caching),
-        },
+        savings: savings(&e, &d, sc.profile.context_window),
+        published: published(sc, &e, &d),
         eager: e,
         deferred: d,
         description: sc.description.clone(),
-        settings: settings(sc, prep, deferring),
+        settings: settings(sc, prep, deferring, search_latency),
         model: sc.profile.clone(),
-        published,
         requests,
+    }
+}
+
+/// Each published figure beside the measured figure it compares with.
+fn published(sc: &Scenario, e: &ModeResult, d: &ModeResult) -> Vec<PublishedComparison> {
+    sc.published
+        .iter()
+        .map(|p| {
+            let pick = |m: &ModeResult| match p.metric.as_str() {
+                "mean_request_tokens" => m.mean_request_tokens,
+                "first_request_tool_tokens" => m.first_request_tool_tokens as f64,
+                _ => m.first_request_tokens as f64,
+            };
+            let (measured_eager, measured_deferred) = (pick(e), pick(d));
+            PublishedComparison {
+                claim: p.claim.clone(),
+                source: p.source.clone(),
+                eager_tokens: p.eager_tokens,
+                deferred_tokens: p.deferred_tokens,
+                metric: p.metric.clone(),
+                saved_pct: match (p.eager_tokens, p.deferred_tokens) {
+                    (Some(a), Some(b)) => Some(savings_pct(a, b)),
+                    _ => None,
+                },
+                measured_eager_tokens: measured_eager,
+                measured_deferred_tokens: measured_deferred,
+                measured_saved_pct: savings_pct(measured_eager, measured_deferred),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn thousands_groups_digits() {
+        assert_eq!(super::thousands(200_000), "200,000");
+        assert_eq!(super::thousands(999), "999");
+        assert_eq!(super::thousands(1_000), "1,000");
     }
 }

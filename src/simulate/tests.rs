@@ -147,7 +147,10 @@ fn run_yaml(yaml: &str, catalog: Catalog, tokens: ToolTokens) -> ScenarioResult 
 }
 
 fn rows<'a>(r: &'a ScenarioResult, mode: &str) -> Vec<&'a RequestRow> {
-    r.requests.iter().filter(|x| x.mode == mode).collect()
+    r.requests
+        .iter()
+        .filter(|x| x.mode.name() == mode)
+        .collect()
 }
 
 #[test]
@@ -198,7 +201,11 @@ fn worked_example_deferred() {
     assert_eq!(r.deferred.total_input_tokens, 7090);
     assert_eq!(r.deferred.requests, 4);
     assert_eq!(
-        (r.deferred.searches, r.deferred.misses, r.deferred.retries),
+        (
+            r.deferred.counts.searches,
+            r.deferred.counts.misses,
+            r.deferred.counts.retries
+        ),
         (1, 0, 0)
     );
     // The search result: 10 framing + 200 + 150 definitions.
@@ -207,8 +214,8 @@ fn worked_example_deferred() {
     assert_eq!(d[2].parts.deferred_list, 20);
     assert_eq!((r.tool_count, r.deferred_count), (3, 2));
     // (1760 - 1510) / 1760 = 14.20%; (5490 - 7090) / 5490 = -29.14%.
-    assert_eq!(r.savings.first_request_pct, 14.2);
-    assert_eq!(r.savings.total_input_pct, -29.14);
+    assert_eq!(r.savings.first_request_pct, Some(14.2));
+    assert_eq!(r.savings.total_input_pct, Some(-29.14));
 }
 
 #[test]
@@ -279,13 +286,17 @@ fn a_miss_retries_with_name_parts_then_select() {
     let yaml = WORKED.replace("query: \"gh issue\"", "query: \"zzz\"");
     let r = run_yaml(&yaml, c, t);
     assert_eq!(
-        (r.deferred.searches, r.deferred.misses, r.deferred.retries),
+        (
+            r.deferred.counts.searches,
+            r.deferred.counts.misses,
+            r.deferred.counts.retries
+        ),
         (1, 1, 1)
     );
     let d = rows(&r, "deferred");
     assert_eq!(d.len(), 5);
     assert_eq!(d[3].kind, RequestKind::Retry);
-    assert_eq!(r.deferred.retry_input_tokens, d[3].input_tokens);
+    assert_eq!(r.deferred.counts.retry_input_tokens, d[3].input_tokens);
     // The empty first result is framing only.
     assert_eq!(d[2].parts.new, 10);
     // The rephrased query returns both gh tools ("gh", "issue" match both ids).
@@ -299,7 +310,7 @@ fn select_discovery_loads_exactly_the_tool() {
     let r = run_yaml(&yaml, c, t);
     let d = rows(&r, "deferred");
     assert_eq!(d[2].parts.new, 10 + 200);
-    assert_eq!(r.deferred.misses, 0);
+    assert_eq!(r.deferred.counts.misses, 0);
 }
 
 #[test]
@@ -317,8 +328,8 @@ fn auto_retrieve_adds_tools_for_the_turn_without_a_request() {
     // Turn 2's requests carry both gh tools ("issue" matches both).
     assert_eq!(d[1].parts.tools, 180 + 350);
     assert_eq!(d[2].parts.tools, 180 + 350);
-    assert_eq!(r.deferred.searches, 2);
-    assert_eq!(r.deferred.misses, 0);
+    assert_eq!(r.deferred.counts.searches, 2);
+    assert_eq!(r.deferred.counts.misses, 0);
     // A retrieval that misses the tool costs a miss and a model search.
     let (c, t) = worked_catalog();
     let yaml = WORKED
@@ -328,7 +339,10 @@ fn auto_retrieve_adds_tools_for_the_turn_without_a_request() {
         )
         .replace("user: \"open an issue\"", "user: \"zzz\"");
     let r = run_yaml(&yaml, c, t);
-    assert_eq!((r.deferred.searches, r.deferred.misses), (3, 1));
+    assert_eq!(
+        (r.deferred.counts.searches, r.deferred.counts.misses),
+        (3, 1)
+    );
     assert_eq!(r.deferred.requests, 4);
 }
 
@@ -377,7 +391,7 @@ fn clear_and_compaction_reset_history_and_discovered_tools() {
     // After compaction: history = summary only, and the tool must be searched again.
     assert_eq!(d[4].parts.history, 100);
     assert_eq!(d[4].cached_tokens, 1000 + 300 + 180 + 20);
-    assert_eq!(r.deferred.searches, 2);
+    assert_eq!(r.deferred.counts.searches, 2);
     // After /clear: empty history.
     let last = d.last().unwrap();
     assert_eq!(last.parts.history, 0);
@@ -392,7 +406,7 @@ fn clear_and_compaction_reset_history_and_discovered_tools() {
     );
     let d = rows(&r, "deferred");
     assert_eq!(d[4].parts.history, 100 + 200 + 150);
-    assert_eq!(r.deferred.searches, 1);
+    assert_eq!(r.deferred.counts.searches, 1);
 }
 
 #[test]
@@ -422,14 +436,14 @@ fn resume_starts_with_a_cold_cache_and_keeps_discovered_tools() {
     assert_eq!(d[4].cached_tokens, 0);
     assert_eq!(d[5].cached_tokens, d[4].input_tokens);
     // The tool was re-discovered from the transcript: no second search.
-    assert_eq!(r.deferred.searches, 1);
+    assert_eq!(r.deferred.counts.searches, 1);
     let (c, t) = worked_catalog();
     let r = run_yaml(
         &yaml.replace("event: resume", "event: resume\n    rediscover: false"),
         c,
         t,
     );
-    assert_eq!(r.deferred.searches, 2);
+    assert_eq!(r.deferred.counts.searches, 2);
 }
 
 #[test]
@@ -461,10 +475,113 @@ fn premature_calls_cost_an_error_round_trip() {
     let yaml = yaml.replace("  reply: 50", "  reply: 50\n  error_result: 15");
     let r = run_yaml(&yaml, c, t);
     let d = rows(&r, "deferred");
-    assert_eq!(r.deferred.premature_calls, 1);
+    assert_eq!(r.deferred.counts.premature_calls, 1);
     assert_eq!(d[2].kind, RequestKind::ErrorResult);
     assert_eq!(d[2].parts.new, 15);
     assert_eq!(r.deferred.requests, 5);
+}
+
+#[test]
+fn each_mode_says_how_many_tools_it_sends() {
+    let (c, t) = worked_catalog();
+    let r = run_yaml(WORKED, c, t);
+    // Eager: all three; deferred: Read and the search tool. The catalog has three tools.
+    assert_eq!(
+        (r.tool_count, r.eager.tools_sent, r.deferred.tools_sent),
+        (3, 3, 2)
+    );
+    assert!(rows(&r, "eager").iter().all(|x| x.tools_sent == 3));
+    assert_eq!(r.settings.search_tool, SEARCH_TOOL);
+}
+
+#[test]
+fn a_conversation_beyond_the_window_is_marked_and_claims_no_saving() {
+    let (c, t) = worked_catalog();
+    let yaml = format!("{WORKED}model_overrides: {{context_window: 1900}}\n");
+    let r = run_yaml(&yaml, c, t);
+    // Eager R3: 1,900 in + 50 out; deferred R3 and R4 (1,965 + 30, 2,035 + 50) overflow too.
+    assert!(!r.eager.fits_window && !r.deferred.fits_window);
+    assert_eq!(
+        (r.eager.overflow_requests, r.deferred.overflow_requests),
+        (1, 2)
+    );
+    let e = rows(&r, "eager");
+    assert_eq!(e[2].headroom_tokens, -50);
+    let s = &r.savings;
+    assert_eq!(s.first_request_pct, None);
+    assert_eq!(s.total_input_pct, None);
+    assert_eq!(s.cost_with_caching_pct, None);
+    assert!(
+        s.caveats[0].starts_with(
+            "eager does not fit: 103% of a 1,900 window (largest request, input and output; 1 of 3 requests overflow)"
+        ),
+        "{:?}",
+        s.caveats
+    );
+    assert!(s.caveats[1].starts_with("deferred does not fit: 110% of a 1,900 window"));
+    let json = crate::output::to_json(&r);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(v["savings"]["first_request_pct"].is_null());
+    // The one result type reads back what it wrote.
+    let back: ScenarioResult = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, r);
+}
+
+#[test]
+fn calls_no_search_finds_are_beside_the_saving() {
+    let (c, t) = worked_catalog();
+    let yaml = WORKED
+        .replace("query: \"gh issue\"", "query: \"nothing matches\"")
+        .replace("  max_results: 5", "  max_results: 5\n  retry: []");
+    let r = run_yaml(&yaml, c, t);
+    assert_eq!(
+        (r.deferred.counts.failed_calls, r.deferred.counts.tool_calls),
+        (1, 0)
+    );
+    assert_eq!(r.eager.counts.tool_calls, 1);
+    assert!(r.savings.total_input_pct.is_some());
+    assert_eq!(
+        r.savings.caveats,
+        vec![
+            "unequal work: tool calls made, eager 1 and deferred 0 (deferred: 1 failed, no \
+             search found the tool; 0 unavailable), so the totals are not the same conversation"
+        ]
+    );
+    let row = &crate::simulate::result::scenario_rows(std::slice::from_ref(&r))[0];
+    assert_eq!(row.deferred_failed_calls, 1);
+    assert!(row.savings_caveats.starts_with("unequal work"));
+}
+
+#[test]
+fn measured_search_latency_replaces_the_modeled_one() {
+    let (c, t) = worked_catalog();
+    let sc = scenario(WORKED).unwrap();
+    let prep = prepare_with(&sc, c, t, &word_builder).unwrap();
+    let modeled = run(&sc, &prep).unwrap();
+    let clock = crate::timing::ticking_clock(std::time::Duration::from_millis(3));
+    let measured = run_timed(&sc, &prep, SearchTiming::Measured(&clock)).unwrap();
+    let m = measured.deferred.measured_search_us.unwrap();
+    // The one search the replay sent, timed at 3 ms by the fake clock.
+    assert_eq!((m.searches, m.p50, m.max), (1, 3000.0, 3000.0));
+    assert_eq!(modeled.deferred.measured_search_us, None);
+    assert_eq!(
+        measured.settings.search_latency,
+        result::SearchLatencySource::Measured
+    );
+    assert_eq!(
+        modeled.settings.search_latency,
+        result::SearchLatencySource::Modeled
+    );
+    // The request carrying the search result waits 3 ms instead of the profile's 1 ms.
+    let (a, b) = (
+        rows(&modeled, "deferred")[2],
+        rows(&measured, "deferred")[2],
+    );
+    assert_eq!(a.kind, RequestKind::Search);
+    assert!((b.ttft_ms - a.ttft_ms - (3.0 - sc.profile.search_latency_ms)).abs() < 0.11);
+    // Tokens and cost do not depend on the clock.
+    assert_eq!(a.input_tokens, b.input_tokens);
+    assert_eq!(modeled.savings, measured.savings);
 }
 
 #[test]
@@ -480,7 +597,7 @@ fn subagent_requests_are_summed_separately() {
     assert_eq!(sub.len(), 2);
     // Subagent: 500 system + 300 overhead + Read 100 + 3 user.
     assert_eq!(sub[0].input_tokens, 903);
-    assert_eq!(r.eager.subagent_requests, 2);
+    assert_eq!(r.eager.counts.subagent_requests, 2);
     assert_eq!(r.eager.requests, 3 + 1 + 2);
     // The parent's last request carries the subagent's 70-token result.
     assert_eq!(e.last().unwrap().parts.new, 70);
@@ -673,12 +790,12 @@ mod props {
             let r = run_yaml(&yaml, c, t);
             let used = |mode: &str| -> Vec<(usize, String)> {
                 r.requests.iter()
-                    .filter(|x| x.mode == mode && x.kind == RequestKind::ToolResult)
+                    .filter(|x| x.mode.name() == mode && x.kind == RequestKind::ToolResult)
                     .map(|x| (x.turn, x.tool.clone().unwrap()))
                     .collect()
             };
             prop_assert_eq!(used("eager"), used("deferred"));
-            prop_assert_eq!(r.deferred.misses, 0);
+            prop_assert_eq!(r.deferred.counts.misses, 0);
             prop_assert_eq!(r.eager.parts.total(), r.eager.total_input_tokens);
             prop_assert_eq!(r.deferred.parts.total(), r.deferred.total_input_tokens);
             for row in &r.requests {
@@ -687,7 +804,7 @@ mod props {
             }
             let n_calls: usize = turns.iter().map(Vec::len).sum();
             prop_assert_eq!(r.eager.requests, n_calls + turns.len());
-            prop_assert_eq!(r.deferred.requests, n_calls + turns.len() + r.deferred.searches);
+            prop_assert_eq!(r.deferred.requests, n_calls + turns.len() + r.deferred.counts.searches);
         }
     }
 }

@@ -1,0 +1,333 @@
+//! The result of an evaluation: one type, written by `eval --format json`, read back by
+//! `compare`, embedded in the report. The first keys are the contract's (`tool_count`,
+//! `query_count`, `results[].scorer/metrics/latency_us`); the rest say what a reader needs to
+//! trust the numbers (settings, cutoffs, depth, intervals, refused queries). Every view (table,
+//! CSV, Markdown) is rendered from these types; nothing converts them field by field.
+
+use std::path::Path;
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+
+use super::queries::QuerySet;
+use super::run::EvalOptions;
+use crate::catalog::Catalog;
+use crate::document::Document;
+use crate::error::{Error, Position, Result};
+use crate::path;
+use crate::timing::LatencyUs;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvalResult {
+    /// Every tool of the catalog, the search tool included (as `count` counts them).
+    pub tool_count: usize,
+    pub query_count: usize,
+    /// The query set's name: its file stem.
+    #[serde(default)]
+    pub set: String,
+    /// The labeled query file, as given.
+    #[serde(default)]
+    pub queries: String,
+    /// Tools a search may return: all but the search tool, which is never a result.
+    #[serde(default)]
+    pub ranked_tools: usize,
+    /// The catalog's search tool, when it has one (not ranked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search_tool: Option<String>,
+    #[serde(default)]
+    pub ks: Vec<usize>,
+    /// Results requested per query; MRR is MRR@depth.
+    #[serde(default)]
+    pub depth: usize,
+    pub results: Vec<ScorerResult>,
+}
+
+/// One scorer over every query of the set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScorerResult {
+    pub scorer: String,
+    #[serde(default)]
+    pub settings: IndexMap<String, String>,
+    /// Means over all queries, rounded to 6 decimals, in `EvalOptions::metric_names` order.
+    pub metrics: IndexMap<String, f64>,
+    /// 95% percentile-bootstrap interval of the mean of recall@k, mrr and ndcg@10 (10,000
+    /// resamples, fixed seed).
+    #[serde(default)]
+    pub ci95: IndexMap<String, [f64; 2]>,
+    /// Per-query search latency, measured (absent where measured numbers are kept apart, as
+    /// in the report's deterministic `report.json`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_us: Option<LatencyUs>,
+    /// Queries the scorer refused (each scored 0, like a query with no results).
+    #[serde(default)]
+    pub refused_queries: usize,
+    /// One row per query, in query order (`--per-query`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_query: Option<Vec<QueryResult>>,
+}
+
+/// One query's outcome for one scorer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueryResult {
+    pub id: String,
+    #[serde(default)]
+    pub query: String,
+    #[serde(default)]
+    pub expected: Vec<String>,
+    /// 1-based rank of each expected tool, `null` when not in the ranking.
+    #[serde(default)]
+    pub ranks: Vec<Option<usize>>,
+    /// Ids of the first max(k) results.
+    #[serde(default)]
+    pub top: Vec<String>,
+    pub metrics: IndexMap<String, f64>,
+    /// Why the scorer refused the query.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+}
+
+impl ScorerResult {
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        self.metrics.get(name).copied()
+    }
+}
+
+impl EvalResult {
+    /// The frame of one evaluation of `set` over `catalog`; scorers' results go in `results`.
+    pub fn new(
+        catalog: &Catalog,
+        set: &QuerySet,
+        options: &EvalOptions,
+        results: Vec<ScorerResult>,
+    ) -> EvalResult {
+        let search_tool = catalog.search_tool();
+        EvalResult {
+            tool_count: catalog.len(),
+            query_count: set.queries.len(),
+            set: set_name(&set.path),
+            queries: set.path.display().to_string(),
+            ranked_tools: catalog.len() - usize::from(search_tool.is_some()),
+            search_tool: search_tool.map(|i| catalog.get(i).id.clone()),
+            ks: options.ks.clone(),
+            depth: options.depth,
+            results,
+        }
+    }
+
+    /// The rows of the eval CSV (`eval --format csv`, the report's `data/eval.csv`).
+    pub fn csv_rows(&self) -> Vec<EvalCsvRow> {
+        let mut rows = Vec::new();
+        for r in &self.results {
+            for (metric, &value) in &r.metrics {
+                let ci = r.ci95.get(metric);
+                rows.push(EvalCsvRow {
+                    set: self.set.clone(),
+                    tool_count: self.tool_count,
+                    ranked_tools: self.ranked_tools,
+                    query_count: self.query_count,
+                    scorer: r.scorer.clone(),
+                    refused_queries: r.refused_queries,
+                    metric: metric.clone(),
+                    value,
+                    ci95_low: ci.map(|c| c[0]),
+                    ci95_high: ci.map(|c| c[1]),
+                });
+            }
+        }
+        rows
+    }
+}
+
+/// A query set's name: the stem of its file (`fixtures.jsonl` → `fixtures`).
+pub fn set_name(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// One row of the eval CSV: one metric of one scorer on one query set. Measured latency is not
+/// a column, so the file is the same bytes on every run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EvalCsvRow {
+    pub set: String,
+    pub tool_count: usize,
+    pub ranked_tools: usize,
+    pub query_count: usize,
+    pub scorer: String,
+    pub refused_queries: usize,
+    pub metric: String,
+    pub value: f64,
+    /// Empty when no interval is computed for the metric.
+    pub ci95_low: Option<f64>,
+    pub ci95_high: Option<f64>,
+}
+
+/// Reads an `eval --format json` file back into the one eval type. Syntax and type errors are
+/// located by serde_json; duplicate scorers and query ids at their place in the file.
+pub fn read_eval_result(path: &Path) -> Result<EvalResult> {
+    let doc = Document::read(path)?;
+    let result: EvalResult = serde_json::from_str(doc.text()).map_err(|e| {
+        let position = (e.line() > 0).then(|| Position {
+            line: e.line(),
+            column: e.column().max(1),
+        });
+        let msg = e.to_string();
+        let msg = msg.rfind(" at line ").map_or(&msg[..], |i| &msg[..i]);
+        Error::input(
+            path,
+            position,
+            format!("expected the json output of `toolbudget eval`: {msg}"),
+        )
+    })?;
+    for (i, r) in result.results.iter().enumerate() {
+        if result.results[..i].iter().any(|o| o.scorer == r.scorer) {
+            return Err(doc.error_at(
+                &path!["results", i, "scorer"],
+                format!("scorer {:?} appears twice", r.scorer),
+            ));
+        }
+        let rows = r.per_query.as_deref().unwrap_or_default();
+        let mut seen = std::collections::HashSet::new();
+        for (j, q) in rows.iter().enumerate() {
+            if !seen.insert(q.id.as_str()) {
+                return Err(doc.error_at(
+                    &path!["results", i, "per_query", j, "id"],
+                    format!("duplicate query id {:?}", q.id),
+                ));
+            }
+        }
+    }
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::metrics::round_metric;
+    use crate::eval::run::tests::fixture_result;
+
+    fn result(per_query: bool) -> EvalResult {
+        fixture_result(&[1, 3, 5, 10], per_query)
+    }
+
+    #[test]
+    fn json_has_the_contract_keys_and_is_stable() {
+        let json = crate::output::to_json(&result(true));
+        assert_eq!(json, crate::output::to_json(&result(true)));
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["tool_count"], 5);
+        assert_eq!(v["query_count"], 4);
+        assert_eq!(v["set"], "q");
+        let r = &v["results"][0];
+        assert_eq!(r["scorer"], "keyword");
+        let keys: Vec<&str> = r["metrics"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "recall@1",
+                "recall@3",
+                "recall@5",
+                "recall@10",
+                "hit@1",
+                "hit@3",
+                "hit@5",
+                "hit@10",
+                "complete@1",
+                "complete@3",
+                "complete@5",
+                "complete@10",
+                "mrr",
+                "ndcg@10"
+            ]
+        );
+        assert_eq!(r["metrics"]["recall@1"], 0.375);
+        assert_eq!(
+            r["metrics"]["ndcg@10"],
+            round_metric((1.0 + 1.5 / (1.0 + 1.0 / 3f64.log2())) / 4.0)
+        );
+        assert_eq!(r["latency_us"]["p50"], 2.0);
+        assert_eq!(r["latency_us"]["p95"], 4.0);
+        assert_eq!(r["refused_queries"], 1);
+        assert!(r.get("failed_queries").is_none());
+        assert_eq!(r["per_query"][1]["ranks"], serde_json::json!([3, 1]));
+        assert_eq!(r["per_query"][2]["ranks"], serde_json::json!([null]));
+        assert_eq!(r["per_query"][0]["metrics"]["mrr"], 1.0);
+        assert!(
+            r["per_query"][3]["refused"]
+                .as_str()
+                .unwrap()
+                .contains("parenthesis")
+        );
+        assert!(r["ci95"]["recall@5"].is_array());
+        assert!(r["ci95"]["ndcg@10"].is_array());
+        assert!(r["ci95"].get("hit@1").is_none());
+    }
+
+    #[test]
+    fn json_round_trips_through_the_one_type() {
+        for per_query in [false, true] {
+            let r = result(per_query);
+            let json = crate::output::to_json(&r);
+            let back: EvalResult = serde_json::from_str(&json).unwrap();
+            assert_eq!(back, r);
+            assert_eq!(crate::output::to_json(&back), json);
+        }
+    }
+
+    #[test]
+    fn csv_rows_are_one_per_scorer_and_metric() {
+        let r = result(false);
+        let rows = r.csv_rows();
+        assert_eq!(rows.len(), 14);
+        let recall5 = rows.iter().find(|r| r.metric == "recall@5").unwrap();
+        assert_eq!(recall5.set, "q");
+        assert_eq!(recall5.refused_queries, 1);
+        assert!(recall5.ci95_low.is_some());
+        assert!(
+            rows.iter()
+                .find(|r| r.metric == "hit@1")
+                .unwrap()
+                .ci95_low
+                .is_none()
+        );
+        let text = crate::output::csv_rows(&rows);
+        assert!(text.starts_with(
+            "set,tool_count,ranked_tools,query_count,scorer,refused_queries,metric,value,ci95_low,ci95_high\n"
+        ));
+        assert!(text.contains("\nq,5,5,4,keyword,1,hit@1,0.5,,\n"), "{text}");
+    }
+
+    #[test]
+    fn bad_files_are_located_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |text: &str| {
+            let p = dir.path().join("x.json");
+            std::fs::write(&p, text).unwrap();
+            p
+        };
+        let p = write("{\"tool_count\": 1, \"query_count\": 1, \"results\": [{\"metrics\": {}}]}");
+        let e = read_eval_result(&p).unwrap_err().to_string();
+        assert!(e.contains("x.json:1:"), "{e}");
+        assert!(e.contains("missing field `scorer`"), "{e}");
+        let p = write(
+            "{\"tool_count\": 1, \"query_count\": 1, \"results\": [{\"scorer\": \"bm25\",\n \"metrics\": {\"mrr\": \"high\"}}]}",
+        );
+        let e = read_eval_result(&p).unwrap_err().to_string();
+        assert!(e.contains("x.json:2:"), "{e}");
+        assert!(e.contains("invalid type: string \"high\""), "{e}");
+        let p = write(
+            "{\"tool_count\": 1, \"query_count\": 1, \"results\": [\n{\"scorer\": \"bm25\", \"metrics\": {}},\n{\"scorer\": \"bm25\", \"metrics\": {}}]}",
+        );
+        let e = read_eval_result(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("x.json:3:") && e.contains("appears twice"),
+            "{e}"
+        );
+        assert!(read_eval_result(&write("[]")).is_err());
+    }
+}

@@ -1,0 +1,421 @@
+//! The report pipeline: runs the shipped scenarios, the evaluations and the scale sweep, and
+//! gathers their results into a [`ReportData`]. It reads the input files it is given (through
+//! the loaders) but finds none itself, writes nothing and reads no clock of its own: the
+//! command passes the files, a clock and a progress display.
+//!
+//! Scenarios run with modeled search latency (deterministic); evaluations and the sweep time
+//! their searches with the one harness (`timing`), and those times go to
+//! `ReportData::latency` only.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::sweep::{self, ListingMode, SweepLatency, SweepSettings};
+use super::{CatalogRow, EvalLatency, EvalSet, Miss, ReportData, ReportSettings};
+use crate::catalog::{Catalog, CatalogSource, load_catalogs};
+use crate::error::Result;
+use crate::eval::run::{EvalOptions, check_labels, evaluate};
+use crate::eval::{EvalResult, load_queries};
+use crate::generate;
+use crate::search::{self, Scorer, ScorerConfig, ScorerKind, SearchRequest};
+use crate::simulate::scenario::Listing;
+use crate::simulate::{self, Profile};
+use crate::timing::{Clock, LatencyUs, time_searches};
+use crate::tokenize::{Render, Tokenizer, ToolTokens};
+
+/// Cutoffs of the evaluations.
+pub const EVAL_KS: [usize; 4] = [1, 3, 5, 10];
+/// A query is listed under failures when not all its expected tools are in this top k
+/// (the simulator's default `max_results`).
+pub const MISS_K: usize = 5;
+/// Scorers timed in the sweep. Semantic and hybrid embed every tool (≈ 150 tools/s here), so
+/// 10,000 tools would take minutes; they are timed by `eval` on the real sets instead.
+pub const SWEEP_SCORERS: [ScorerKind; 3] =
+    [ScorerKind::Keyword, ScorerKind::Regex, ScorerKind::Bm25];
+/// Queries timed per scorer and catalog size.
+pub const SWEEP_QUERIES: usize = 50;
+/// The non-tool system prompt of the sweep's first request (the contract's example scenario).
+pub const SWEEP_SYSTEM_PROMPT_TOKENS: usize = 3_000;
+
+/// The files a report runs on, found by the command.
+#[derive(Debug, Clone, Default)]
+pub struct ReportInputs {
+    /// Catalogs counted, by label (`fixtures`, `fixtures/live`, each real-data file or folder).
+    pub catalogs: Vec<(String, Vec<CatalogSource>)>,
+    /// Scenario files, in the order they are shown.
+    pub scenarios: Vec<PathBuf>,
+    /// Labeled query sets with the catalog each is evaluated against.
+    pub evals: Vec<EvalInput>,
+    /// What the command noticed while gathering (a query set without its catalog).
+    pub notes: Vec<String>,
+}
+
+/// One labeled query set and its catalog.
+#[derive(Debug, Clone)]
+pub struct EvalInput {
+    /// How the report names the catalog (`fixtures/catalogs`, `bfcl.json`).
+    pub catalog_label: String,
+    pub catalog: Vec<CatalogSource>,
+    pub queries: PathBuf,
+}
+
+/// Progress of the pipeline, shown by the command (or not).
+pub trait Progress {
+    /// A phase of `len` steps begins.
+    fn phase(&self, what: &str, len: usize);
+    /// A step begins, with what it works on.
+    fn step(&self, message: &str);
+    /// The current step is done.
+    fn advance(&self);
+    /// The phase is done.
+    fn finish(&self);
+}
+
+/// No progress display.
+pub struct Quiet;
+
+impl Progress for Quiet {
+    fn phase(&self, _: &str, _: usize) {}
+    fn step(&self, _: &str) {}
+    fn advance(&self) {}
+    fn finish(&self) {}
+}
+
+/// Runs every part of the report.
+pub fn build(
+    inputs: &ReportInputs,
+    clock: Clock<'_>,
+    progress: &dyn Progress,
+) -> Result<ReportData> {
+    let tokenizer = Tokenizer::default();
+    let render = Render::default();
+    let profile = simulate::profile::find(simulate::profile::DEFAULT_PROFILE)
+        .expect("the default profile is shipped");
+    let mut data = ReportData {
+        settings: ReportSettings {
+            tokenizer: tokenizer.name().to_string(),
+            render: render.name().to_string(),
+            profile: key_values(&profile),
+            other: Vec::new(),
+        },
+        notes: inputs.notes.clone(),
+        ..ReportData::default()
+    };
+    count_catalogs(&mut data, &inputs.catalogs, tokenizer, render, progress)?;
+    run_scenarios(&mut data, &inputs.scenarios, progress)?;
+    for input in &inputs.evals {
+        let set = run_eval(input, clock, progress)?;
+        data.latency.eval.extend(set.1);
+        data.evals.push(set.0);
+    }
+    data.settings.other.push((
+        "eval".into(),
+        format!(
+            "k = {}; depth {}; misses = queries without every expected tool in the top {MISS_K}",
+            EVAL_KS.map(|k| k.to_string()).join(","),
+            EVAL_KS.iter().max().copied().unwrap_or(10).max(10),
+        ),
+    ));
+    run_sweep(&mut data, tokenizer, render, &profile, clock, progress)?;
+    data.settings.other.push((
+        "build".into(),
+        if cfg!(debug_assertions) {
+            "debug (measured latencies are several times a release build's)".into()
+        } else {
+            "release".into()
+        },
+    ));
+    Ok(data)
+}
+
+/// A serializable value's top-level fields as `key = value` text (for the settings table).
+fn key_values<T: serde::Serialize>(value: &T) -> Vec<(String, String)> {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::Object(map)) => map
+            .into_iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    serde_json::Value::String(s) => s,
+                    other => other.to_string(),
+                };
+                (k, v)
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A catalog's row of the catalogs table.
+pub fn catalog_row(name: &str, catalog: &Catalog, tokens: &ToolTokens) -> CatalogRow {
+    let n = catalog.len();
+    CatalogRow {
+        catalog: name.to_string(),
+        tool_count: n,
+        search_tool: catalog
+            .search_tool()
+            .map(|i| catalog.get(i).id.clone())
+            .unwrap_or_default(),
+        servers: catalog.servers().len(),
+        tokens: tokens.total(),
+        mean_tokens: if n == 0 {
+            0.0
+        } else {
+            (tokens.total() as f64 / n as f64 * 10.0).round() / 10.0
+        },
+        max_tokens: tokens.counts().iter().copied().max().unwrap_or(0),
+    }
+}
+
+fn count_catalogs(
+    data: &mut ReportData,
+    groups: &[(String, Vec<CatalogSource>)],
+    tokenizer: Tokenizer,
+    render: Render,
+    progress: &dyn Progress,
+) -> Result<()> {
+    progress.phase("catalogs", groups.len());
+    for (name, sources) in groups {
+        progress.step(name);
+        let catalog = load_catalogs(sources)?;
+        let tokens = ToolTokens::compute(&catalog, tokenizer, render);
+        data.catalogs.push(catalog_row(name, &catalog, &tokens));
+        progress.advance();
+    }
+    progress.finish();
+    Ok(())
+}
+
+fn build_scorer(kind: ScorerKind, catalog: Arc<Catalog>) -> Result<Box<dyn Scorer>> {
+    search::build(kind, catalog, &ScorerConfig::default())
+}
+
+/// Every scenario, eager and deferred, with modeled search latency.
+fn run_scenarios(data: &mut ReportData, files: &[PathBuf], progress: &dyn Progress) -> Result<()> {
+    progress.phase("scenarios", files.len());
+    for path in files {
+        progress.step(
+            &path
+                .file_name()
+                .map_or(String::new(), |n| n.to_string_lossy().into()),
+        );
+        let scenario = simulate::load_scenario(path)?;
+        let tokenizer = simulate::tokenizer_for(&scenario, None);
+        let prepared = simulate::prepare(&scenario, tokenizer, &build_scorer)?;
+        let result = simulate::run(&scenario, &prepared)?;
+        if tokenizer.name() != data.settings.tokenizer {
+            data.notes.push(format!(
+                "scenario `{}` counts with its own tokenizer `{}`",
+                result.name,
+                tokenizer.name()
+            ));
+        }
+        data.scenarios.push(result);
+        progress.advance();
+    }
+    progress.finish();
+    Ok(())
+}
+
+/// Evaluates one labeled query set with every scorer that can be built; a scorer that cannot
+/// (the embedding model is missing) is listed as skipped with the reason.
+fn run_eval(
+    input: &EvalInput,
+    clock: Clock<'_>,
+    progress: &dyn Progress,
+) -> Result<(EvalSet, Vec<EvalLatency>)> {
+    let catalog = Arc::new(load_catalogs(&input.catalog)?);
+    let set = load_queries(&input.queries, &catalog)?;
+    check_labels(&set, &catalog)?;
+    let options = EvalOptions::new(&EVAL_KS, None, true)?;
+    let mut results = Vec::new();
+    let mut skipped = Vec::new();
+    progress.phase("eval", ScorerKind::ALL.len());
+    for kind in ScorerKind::ALL {
+        progress.step(&format!("{}: {kind}", input.queries.display()));
+        match build_scorer(kind, catalog.clone()) {
+            Ok(scorer) => results.push(evaluate(
+                scorer.as_ref(),
+                &catalog,
+                &set.queries,
+                &options,
+                clock,
+            )),
+            Err(e) => skipped.push((kind.name().to_string(), e.to_string())),
+        }
+        progress.advance();
+    }
+    progress.finish();
+    let mut result = EvalResult::new(&catalog, &set, &options, results);
+    let misses = misses(&result);
+    let mut latency = Vec::new();
+    for r in &mut result.results {
+        if let Some(l) = r.latency_us.take() {
+            latency.push(EvalLatency {
+                set: result.set.clone(),
+                scorer: r.scorer.clone(),
+                latency_us: l,
+            });
+        }
+        r.per_query = None;
+    }
+    let set = EvalSet {
+        catalog: input.catalog_label.clone(),
+        result,
+        skipped,
+        misses,
+        miss_k: MISS_K,
+    };
+    Ok((set, latency))
+}
+
+/// Queries without every expected tool in the top `MISS_K`, per scorer.
+fn misses(result: &EvalResult) -> Vec<Miss> {
+    let mut out = Vec::new();
+    for r in &result.results {
+        for q in r.per_query.iter().flatten() {
+            if q.ranks.iter().any(|rank| rank.is_none_or(|x| x > MISS_K)) {
+                out.push(Miss {
+                    set: result.set.clone(),
+                    scorer: r.scorer.clone(),
+                    query_id: q.id.clone(),
+                    query: q.query.clone(),
+                    expected: q.expected.join(" "),
+                    ranked: q
+                        .top
+                        .iter()
+                        .take(MISS_K)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The deferred-tools list of every tool of `catalog` in `mode`: the simulator's own text.
+pub fn deferred_list_text(catalog: &Catalog, mode: ListingMode) -> String {
+    let all: Vec<usize> = (0..catalog.len()).collect();
+    let listing = match mode {
+        ListingMode::Names => Listing::Names,
+        ListingMode::Descriptions => Listing::Descriptions,
+        ListingMode::Servers => Listing::Servers,
+    };
+    simulate::listing::full_text(catalog, &all, listing)
+}
+
+/// Deterministic queries for timing: words of every n-th tool's name and description.
+pub fn sweep_queries(catalog: &Catalog, count: usize) -> Vec<String> {
+    let step = (catalog.len() / count.max(1)).max(1);
+    catalog
+        .tools()
+        .iter()
+        .step_by(step)
+        .take(count)
+        .map(|t| {
+            let mut words: Vec<&str> = t.name.split('_').collect();
+            words.extend(t.description.split_whitespace().skip(2).take(3));
+            words.join(" ")
+        })
+        .collect()
+}
+
+fn run_sweep(
+    data: &mut ReportData,
+    tokenizer: Tokenizer,
+    render: Render,
+    profile: &Profile,
+    clock: Clock<'_>,
+    progress: &dyn Progress,
+) -> Result<()> {
+    let settings = SweepSettings {
+        tokenizer: tokenizer.name().to_string(),
+        render: render.name().to_string(),
+        seed: sweep::SEED,
+        tools_per_server: sweep::TOOLS_PER_SERVER,
+        system_prompt_tokens: SWEEP_SYSTEM_PROMPT_TOKENS,
+        tool_overhead_tokens: profile.tool_overhead_tokens,
+        search_tool_tokens: tokenizer.count(&render.render(&simulate::default_search_tool())),
+        profile: profile.name.clone(),
+        context_window: profile.context_window,
+    };
+    progress.phase("sweep", sweep::SIZES.len());
+    let mut points = Vec::new();
+    for size in sweep::SIZES {
+        progress.step(&format!("{size} tools"));
+        let catalog = generate::generate(size, sweep::servers_for(size), sweep::SEED);
+        let tokens = ToolTokens::compute(&catalog, tokenizer, render);
+        points.push(sweep::sweep_point(&catalog, &tokens, &settings, |mode| {
+            tokenizer.count(&deferred_list_text(&catalog, mode))
+        }));
+        let catalog = Arc::new(catalog);
+        time_sweep_scorers(data, &catalog, clock);
+        progress.advance();
+    }
+    progress.finish();
+    data.sweep = Some(sweep::Sweep { settings, points });
+    Ok(())
+}
+
+/// Times the sweep's scorers on one generated catalog: build time and the searches of
+/// `sweep_queries`, through the one harness.
+fn time_sweep_scorers(data: &mut ReportData, catalog: &Arc<Catalog>, clock: Clock<'_>) {
+    let queries = sweep_queries(catalog, SWEEP_QUERIES);
+    let requests: Vec<SearchRequest<'_>> =
+        queries.iter().map(|q| SearchRequest::new(q, 10)).collect();
+    for kind in SWEEP_SCORERS {
+        let start = clock();
+        let scorer = match build_scorer(kind, catalog.clone()) {
+            Ok(s) => s,
+            Err(e) => {
+                let why = format!("`{kind}` not timed in the sweep: {e}");
+                if !data.notes.contains(&why) {
+                    data.notes.push(why);
+                }
+                continue;
+            }
+        };
+        let build = clock().saturating_sub(start);
+        // A query a scorer refuses is timed all the same: the time to refuse it.
+        let timed = time_searches(scorer.as_ref(), &requests, clock);
+        data.latency.sweep.push(SweepLatency {
+            tools: catalog.len(),
+            scorer: kind.name().to_string(),
+            build_ms: (build.as_secs_f64() * 10_000.0).round() / 10.0,
+            latency_us: LatencyUs::of_timed(&timed),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweep_lists_are_the_simulators_texts() {
+        let c = generate::generate(30, 3, 1);
+        let names = deferred_list_text(&c, ListingMode::Names);
+        assert_eq!(names.lines().count(), 30 + 2);
+        assert!(names.contains("\nmcp__greenhouse__"));
+        let servers = deferred_list_text(&c, ListingMode::Servers);
+        assert_eq!(servers.lines().count(), 3 + 2);
+        assert!(servers.contains("\ngreenhouse: 10 tools: "));
+        let desc = deferred_list_text(&c, ListingMode::Descriptions);
+        assert!(desc.lines().skip(1).take(30).all(|l| l.contains(": ")));
+    }
+
+    #[test]
+    fn the_sweep_times_its_searches_with_the_injected_clock() {
+        let mut data = ReportData::default();
+        let catalog = Arc::new(generate::generate(30, 3, 1));
+        let clock = crate::timing::ticking_clock(std::time::Duration::from_micros(7));
+        time_sweep_scorers(&mut data, &catalog, &clock);
+        assert_eq!(data.latency.sweep.len(), SWEEP_SCORERS.len());
+        for l in &data.latency.sweep {
+            assert_eq!(l.latency_us.searches, SWEEP_QUERIES.min(30));
+            assert_eq!((l.latency_us.p50, l.latency_us.p95), (7.0, 7.0));
+            assert_eq!(l.build_ms, 0.0);
+        }
+    }
+}
