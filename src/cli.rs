@@ -103,6 +103,21 @@ pub struct ReportArgs {
     /// The fixture catalogs and labeled queries.
     #[arg(long, default_value = "fixtures", value_name = "DIR")]
     pub fixtures: PathBuf,
+    /// Add the section on real sessions: an import folder written by
+    /// `session import --out DIR`, replayed as it ran and eager vs deferred.
+    #[arg(long, value_name = "DIR")]
+    pub sessions: Option<PathBuf>,
+    /// Scorer of the sessions' deferred replays (repeatable; default keyword).
+    #[arg(long = "session-scorer", value_name = "S", value_enum)]
+    pub session_scorers: Vec<ScorerKind>,
+    /// Deferred-list mode of the sessions' deferred replays: names, descriptions or servers
+    /// (repeatable; default names).
+    #[arg(long = "session-listing", value_name = "L", value_parser = crate::session::counterfactual::parse_listing)]
+    pub session_listings: Vec<crate::simulate::scenario::Listing>,
+    /// Fitted system prompt and counter scale (calibration.json), applied to the scenarios of
+    /// the same model profile and tokenizer (and to the sessions instead of their folder's).
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

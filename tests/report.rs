@@ -228,6 +228,7 @@ fn tiny() -> ReportData {
         }],
         scenarios: vec![worked_example(), overflow_example()],
         evals: vec![eval],
+        sessions: None,
         sweep: Some(Sweep {
             settings: SweepSettings {
                 tokenizer: "o200k_base".into(),

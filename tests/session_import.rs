@@ -693,7 +693,7 @@ fn an_import_folder_replays_as_it_ran_and_under_other_settings() {
             listing: Listing::Descriptions,
         },
     ];
-    let r = replay_dir(dir.path(), &variants).unwrap();
+    let r = replay_dir(dir.path(), &variants, None).unwrap();
     assert_eq!(r.sessions.len(), 8);
     assert_eq!(r.variants, ["keyword / names", "bm25 / descriptions"]);
     for s in &r.sessions {
@@ -728,4 +728,46 @@ fn an_import_folder_replays_as_it_ran_and_under_other_settings() {
     assert!(r.deferred[1].deferred.input_tokens > r.deferred[0].deferred.input_tokens);
     let total: usize = r.sessions.iter().map(|s| s.eager.input_tokens).sum();
     assert_eq!(r.eager.input_tokens, total);
+}
+
+#[test]
+fn report_sessions_renders_the_section_with_its_charts() {
+    let (_, dir, _) = import(
+        &[fixture("claude"), common::repo("fixtures/sessions/known").display().to_string()],
+        &[],
+    );
+    let out = tempfile::tempdir().unwrap();
+    let report = out.path().join("report");
+    let (code, _, stderr) = run(&[
+        "--quiet",
+        "report",
+        "--sessions",
+        dir.path().to_str().unwrap(),
+        "--session-scorer",
+        "keyword",
+        "--session-scorer",
+        "bm25",
+        "--out",
+        report.to_str().unwrap(),
+        "--scenarios",
+        common::repo("scenarios").to_str().unwrap(),
+        "--fixtures",
+        common::repo("fixtures").to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let index = std::fs::read_to_string(report.join("index.md")).unwrap();
+    let section = &index[index.find("## Your sessions").expect("the section")..];
+    assert!(section.contains("8 sessions imported"), "{section}");
+    assert!(section.contains("| deferred keyword / names: input |"), "{section}");
+    assert!(section.contains("| deferred bm25 / names: input |"), "{section}");
+    for chart in ["sessions-billed-vs-modeled", "sessions-input", "sessions-cost"] {
+        assert!(section.contains(&format!("(charts/{chart}.svg)")), "{chart}");
+        let svg = std::fs::read_to_string(report.join(format!("charts/{chart}.svg"))).unwrap();
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        assert_eq!(doc.root_element().tag_name().name(), "svg");
+    }
+    let csv = std::fs::read_to_string(report.join("data/sessions.csv")).unwrap();
+    // One row per session and mode: eager and two deferred variants, plus the header.
+    assert_eq!(csv.lines().count(), 1 + 8 * 3, "{csv}");
+    assert!(csv.lines().any(|l| l.contains("deferred bm25 / names")));
 }

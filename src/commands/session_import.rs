@@ -22,7 +22,12 @@ fn catalog_context(args: &SessionImportArgs, dir: &Path) -> Result<CatalogContex
             "session import needs at least one --catalog to write scenarios (e.g. fixtures/catalogs/builtins.yaml for Claude Code's built-in tools)",
         ));
     }
-    let sources: Vec<CatalogSource> = args.catalogs.iter().map(|a| parse_catalog_arg(a)).collect();
+    let sources: Vec<CatalogSource> = args
+        .catalogs
+        .iter()
+        .map(String::as_str)
+        .map(parse_catalog_arg)
+        .collect();
     catalogs(&sources, args.tokenizer, dir)
 }
 

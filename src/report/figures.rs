@@ -31,6 +31,8 @@ pub enum Section {
     Sweep,
     /// Measured; differs between runs.
     Latency,
+    /// The imported sessions (`report --sessions`).
+    Sessions,
 }
 
 /// All figures, in the order `index.md` shows them.
@@ -58,6 +60,9 @@ pub fn all(data: &ReportData) -> Result<Vec<Figure>, ChartError> {
     }
     if !data.latency.sweep.is_empty() {
         out.push(sweep_latency(data)?);
+    }
+    if let Some(s) = &data.sessions {
+        out.extend(super::sessions::figures(s)?);
     }
     Ok(out)
 }

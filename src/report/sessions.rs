@@ -5,23 +5,15 @@ use super::charts::{
     Bar, BarPanel, ChartError, LegendAt, LineChart, Series, StackedBars, line_chart, stacked_bars,
     thousands,
 };
+use super::figures::{Figure, Section};
 use crate::output::{csv, md_table};
 use crate::session::counterfactual::SessionsReport;
 use crate::session::import::{ModeTotals, mode_name};
 use crate::simulate::result::savings_pct;
 
-/// One chart of the section.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SessionFigure {
-    pub path: String,
-    pub title: String,
-    pub caption: String,
-    pub svg: String,
-}
-
 /// The section's charts: billed vs modeled per request, input per session per mode (cache
 /// reads apart), and cumulative cost per mode with and without caching.
-pub fn figures(s: &SessionsReport) -> Result<Vec<SessionFigure>, ChartError> {
+pub fn figures(s: &SessionsReport) -> Result<Vec<Figure>, ChartError> {
     let mut out = Vec::new();
     if s.sessions.iter().any(|x| !x.pairs.is_empty()) {
         out.push(billed_vs_modeled(s)?);
@@ -33,7 +25,7 @@ pub fn figures(s: &SessionsReport) -> Result<Vec<SessionFigure>, ChartError> {
     Ok(out)
 }
 
-fn billed_vs_modeled(s: &SessionsReport) -> Result<SessionFigure, ChartError> {
+fn billed_vs_modeled(s: &SessionsReport) -> Result<Figure, ChartError> {
     let points: Vec<(f64, f64)> = s
         .sessions
         .iter()
@@ -50,14 +42,17 @@ fn billed_vs_modeled(s: &SessionsReport) -> Result<SessionFigure, ChartError> {
         ],
     );
     spec.legend = LegendAt::UpperLeft;
-    Ok(SessionFigure {
+    Ok(Figure {
+        section: Section::Sessions,
         path: "charts/sessions-billed-vs-modeled.svg".into(),
         title: spec.title.clone(),
         caption: format!(
             "One point per billed request the replay could pair, the model calibrated from the \
-             same bills. On the dashed line the model equals the bill; median error {}%, 90th \
-             percentile {}% over {} requests.",
-            s.error.median_abs_pct, s.error.p90_abs_pct, s.error.requests
+             same bills. On the dashed line the model equals the bill; median error {}, 90th \
+             percentile {} over {} requests.",
+            pct(s.error.median_abs_pct),
+            pct(s.error.p90_abs_pct),
+            s.error.requests
         ),
         svg: line_chart(&spec)?,
     })
@@ -68,7 +63,7 @@ fn stack(m: &ModeTotals) -> Vec<f64> {
     vec![cached as f64, (m.input_tokens - cached) as f64]
 }
 
-fn input_per_session(s: &SessionsReport) -> Result<SessionFigure, ChartError> {
+fn input_per_session(s: &SessionsReport) -> Result<Figure, ChartError> {
     let bars = |f: &dyn Fn(usize) -> ModeTotals| -> Vec<Bar> {
         (0..s.sessions.len())
             .map(|i| Bar {
@@ -103,7 +98,8 @@ fn input_per_session(s: &SessionsReport) -> Result<SessionFigure, ChartError> {
         parts: vec!["read from the cache".into(), "not cached".into()],
         panels,
     };
-    Ok(SessionFigure {
+    Ok(Figure {
+        section: Section::Sessions,
         path: "charts/sessions-input.svg".into(),
         title: spec.title.clone(),
         caption: "One bar per imported session, its input summed over every request, split into \
@@ -115,7 +111,7 @@ fn input_per_session(s: &SessionsReport) -> Result<SessionFigure, ChartError> {
     })
 }
 
-fn cumulative_cost(s: &SessionsReport) -> Result<SessionFigure, ChartError> {
+fn cumulative_cost(s: &SessionsReport) -> Result<Figure, ChartError> {
     let running = |f: &dyn Fn(usize) -> f64| -> Vec<(f64, f64)> {
         let mut total = 0.0;
         (0..s.sessions.len())
@@ -162,7 +158,8 @@ fn cumulative_cost(s: &SessionsReport) -> Result<SessionFigure, ChartError> {
         series,
     );
     spec.x_integer = true;
-    Ok(SessionFigure {
+    Ok(Figure {
+        section: Section::Sessions,
         path: "charts/sessions-cost.svg".into(),
         title: spec.title.clone(),
         caption: "Running total of what the sessions would have cost, eager and deferred, with \
@@ -223,7 +220,15 @@ pub fn csv_file(s: &SessionsReport) -> String {
 }
 
 fn usd(x: f64) -> String {
-    format!("${}", thousands(x, 2))
+    if x >= 1000.0 {
+        format!("${}", thousands(x, 0))
+    } else {
+        format!("${x:.2}")
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{x:.2}%")
 }
 
 fn int(x: u64) -> String {
@@ -249,6 +254,17 @@ fn fit_lines(s: &SessionsReport) -> String {
     }
     if out.is_empty() {
         out.push_str("- No calibration in the folder: the model is uncalibrated (system prompt 0, scale 1).\n");
+    }
+    if s.calibrations
+        .iter()
+        .any(|c| c.system_prompt_tokens < 0.0 || c.r2 < 0.9)
+    {
+        out.push_str(
+            "\n**The bills do not follow the model well** (a negative system prompt, applied as \
+             0, or R² under 0.9): the sessions send something their scenarios do not hold \
+             (another client's prompt, tools outside the catalogs, thinking kept or dropped), \
+             so read the replays below as rough.\n",
+        );
     }
     out
 }
@@ -278,8 +294,8 @@ fn bill_table(s: &SessionsReport) -> String {
                 x.requests.to_string(),
                 int(x.billed_input_tokens),
                 int(x.modeled_input_tokens),
-                format!("{}%", x.error.median_abs_pct),
-                format!("{}%", x.error.p90_abs_pct),
+                pct(x.error.median_abs_pct),
+                pct(x.error.p90_abs_pct),
             ]
         })
         .collect();
@@ -307,10 +323,10 @@ fn counterfactual_table(s: &SessionsReport) -> String {
         ];
         for d in ds {
             r.push(int(d.input_tokens as u64));
-            r.push(format!(
-                "{}%",
-                savings_pct(e.input_tokens as f64, d.input_tokens as f64)
-            ));
+            r.push(pct(savings_pct(
+                e.input_tokens as f64,
+                d.input_tokens as f64,
+            )));
             r.push(format!("{} / {}", usd(d.cost_cached_usd), usd(d.cost_usd)));
             r.push(format!("{} / {}", d.searches, d.misses));
         }
@@ -339,7 +355,7 @@ fn counterfactual_table(s: &SessionsReport) -> String {
 }
 
 /// The Markdown section; `figures` are the ones [`figures`] returned.
-pub fn markdown(s: &SessionsReport, figures: &[SessionFigure]) -> String {
+pub fn markdown(s: &SessionsReport, figures: &[Figure]) -> String {
     let mut out = format!(
         "## Your sessions\n\n{} sessions imported by `toolbudget session import` into `{}`, replayed by the \
          simulator with the system prompt and counter scale fitted from their own bills \
@@ -352,9 +368,12 @@ pub fn markdown(s: &SessionsReport, figures: &[SessionFigure]) -> String {
     );
     out.push_str(&fit_lines(s));
     out.push_str(&format!(
-        "\nPer-request error |modeled − billed| / billed over {} paired requests: median {}%, 90th \
-         percentile {}%, mean signed {}%.\n\n",
-        s.error.requests, s.error.median_abs_pct, s.error.p90_abs_pct, s.error.mean_pct
+        "\nPer-request error |modeled − billed| / billed over {} paired requests: median {}, 90th \
+         percentile {}, mean signed {}.\n\n",
+        s.error.requests,
+        pct(s.error.median_abs_pct),
+        pct(s.error.p90_abs_pct),
+        pct(s.error.mean_pct)
     ));
     out.push_str(&bill_table(s));
     let fig = |path: &str, out: &mut String| {
@@ -373,6 +392,6 @@ pub fn markdown(s: &SessionsReport, figures: &[SessionFigure]) -> String {
     out.push_str(&counterfactual_table(s));
     fig("charts/sessions-input.svg", &mut out);
     fig("charts/sessions-cost.svg", &mut out);
-    out.push_str("\nData: `data/sessions.csv` (one row per session and mode).\n");
+    out.push_str("\nData: `data/sessions.csv` (one row per session and mode).\n\n");
     out
 }

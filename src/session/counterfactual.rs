@@ -175,7 +175,9 @@ pub struct SessionReplay {
     /// The calibrated model in the mode the session ran (recorded searches replayed).
     pub modeled_input_tokens: u64,
     pub error: ErrorStats,
-    /// (billed, modeled) per paired request, for the calibration chart.
+    /// (billed, modeled) per paired request, for the calibration chart (not in the json:
+    /// thousands of rows per session).
+    #[serde(skip)]
     pub pairs: Vec<(u64, u64)>,
     pub eager: ModeTotals,
     /// Deferred under each variant, in the order asked.
@@ -195,9 +197,15 @@ pub struct SessionsReport {
     pub deferred: Vec<VariantResult>,
 }
 
-/// Replays every imported session of `dir` as it ran and under each variant.
-pub fn replay_dir(dir: &Path, variants: &[Variant]) -> Result<SessionsReport> {
-    let (sessions, cal) = load_dir(dir)?;
+/// Replays every imported session of `dir` as it ran and under each variant, with the
+/// folder's `calibration.json` or, when given, another calibration.
+pub fn replay_dir(
+    dir: &Path,
+    variants: &[Variant],
+    calibration: Option<&CalibrationFile>,
+) -> Result<SessionsReport> {
+    let (sessions, own) = load_dir(dir)?;
+    let cal = calibration.cloned().unwrap_or(own);
     let ctxs = contexts(&sessions)?;
     let replays: Vec<SessionReplay> = sessions
         .par_iter()
