@@ -733,7 +733,12 @@ fn an_import_folder_replays_as_it_ran_and_under_other_settings() {
 #[test]
 fn report_sessions_renders_the_section_with_its_charts() {
     let (_, dir, _) = import(
-        &[fixture("claude"), common::repo("fixtures/sessions/known").display().to_string()],
+        &[
+            fixture("claude"),
+            common::repo("fixtures/sessions/known")
+                .display()
+                .to_string(),
+        ],
         &[],
     );
     let out = tempfile::tempdir().unwrap();
@@ -758,10 +763,23 @@ fn report_sessions_renders_the_section_with_its_charts() {
     let index = std::fs::read_to_string(report.join("index.md")).unwrap();
     let section = &index[index.find("## Your sessions").expect("the section")..];
     assert!(section.contains("8 sessions imported"), "{section}");
-    assert!(section.contains("| deferred keyword / names: input |"), "{section}");
-    assert!(section.contains("| deferred bm25 / names: input |"), "{section}");
-    for chart in ["sessions-billed-vs-modeled", "sessions-input", "sessions-cost"] {
-        assert!(section.contains(&format!("(charts/{chart}.svg)")), "{chart}");
+    assert!(
+        section.contains("| deferred keyword / names: input |"),
+        "{section}"
+    );
+    assert!(
+        section.contains("| deferred bm25 / names: input |"),
+        "{section}"
+    );
+    for chart in [
+        "sessions-billed-vs-modeled",
+        "sessions-input",
+        "sessions-cost",
+    ] {
+        assert!(
+            section.contains(&format!("(charts/{chart}.svg)")),
+            "{chart}"
+        );
         let svg = std::fs::read_to_string(report.join(format!("charts/{chart}.svg"))).unwrap();
         let doc = roxmltree::Document::parse(&svg).unwrap();
         assert_eq!(doc.root_element().tag_name().name(), "svg");
@@ -770,4 +788,32 @@ fn report_sessions_renders_the_section_with_its_charts() {
     // One row per session and mode: eager and two deferred variants, plus the header.
     assert_eq!(csv.lines().count(), 1 + 8 * 3, "{csv}");
     assert!(csv.lines().any(|l| l.contains("deferred bm25 / names")));
+}
+
+#[test]
+fn an_agent_file_beside_its_session_folds_in_even_without_sidechain_marks() {
+    let name = "c4e8a1d2-3f4b-4a5c-8d6e-7f8091a2b3c4";
+    let src = common::repo("fixtures/sessions/claude/subagents");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        src.join(format!("{name}.jsonl")),
+        dir.path().join(format!("{name}.jsonl")),
+    )
+    .unwrap();
+    let agent =
+        std::fs::read_to_string(src.join(name).join("subagents/agent-a91f0c2.jsonl")).unwrap();
+    std::fs::write(
+        dir.path().join("agent-a91f0c2.jsonl"),
+        agent.replace("\"isSidechain\":true", "\"isSidechain\":false"),
+    )
+    .unwrap();
+    let (v, _, _) = import(&[dir.path().display().to_string()], &[]);
+    assert_eq!(v["sessions"].as_array().unwrap().len(), 1, "{v}");
+    let e = &v["sessions"][0];
+    assert_eq!(
+        (e["requests"].as_u64(), e["files"].as_u64()),
+        (Some(4), Some(2))
+    );
+    assert_eq!(e["unlinked_subagents"], 0);
+    assert_eq!(e["unpaired_requests"], 0);
 }

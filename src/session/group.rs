@@ -53,6 +53,7 @@ fn stem(p: &std::path::Path) -> String {
 
 /// Folds files (sorted by path) into sessions, in the order of their main files.
 pub fn group(logs: Vec<FileLog>) -> Vec<Session> {
+    let logs = agent_files_as_subagents(logs);
     let (mains, subs): (Vec<FileLog>, Vec<FileLog>) =
         logs.into_iter().partition(|l| l.main.is_some());
     let mut sessions: Vec<Session> = Vec::new();
@@ -106,6 +107,30 @@ pub fn group(logs: Vec<FileLog>) -> Vec<Session> {
     sessions.sort_by(|a, b| a.file.cmp(&b.file));
     mark_duplicates(&mut sessions);
     sessions
+}
+
+/// An `agent-<id>.jsonl` file of a session that was given too is that session's subagent even
+/// when its records do not say `isSidechain` (the file name and `sessionId` do).
+fn agent_files_as_subagents(mut logs: Vec<FileLog>) -> Vec<FileLog> {
+    let agent_id = |l: &FileLog| -> Option<String> {
+        let stem = l.path.file_stem()?.to_string_lossy().into_owned();
+        stem.strip_prefix("agent-").map(str::to_string)
+    };
+    let parents: HashSet<String> = logs
+        .iter()
+        .filter(|l| l.main.is_some() && agent_id(l).is_none())
+        .filter_map(|l| l.session_id.clone())
+        .collect();
+    for l in &mut logs {
+        let Some(id) = agent_id(l) else { continue };
+        if l.session_id.as_ref().is_some_and(|s| parents.contains(s))
+            && let Some(mut main) = l.main.take()
+        {
+            main.agent_id = Some(id);
+            l.agents.insert(0, main);
+        }
+    }
+    logs
 }
 
 /// Claude `message.id`s are global: a request seen in an earlier session is a copy.
