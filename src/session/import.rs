@@ -86,16 +86,28 @@ pub fn read_all(
     opts: &ReadOptions,
     tick: &(dyn Fn() + Sync),
 ) -> Result<Vec<FileLog>> {
-    let logs: Vec<Result<FileLog>> = files
-        .par_iter()
-        .map(|f| {
-            let r = read_file(f, *opts);
-            tick();
-            r
-        })
-        .collect();
+    let read = || -> Vec<Result<FileLog>> {
+        files
+            .par_iter()
+            .map(|f| {
+                let r = read_file(f, *opts);
+                tick();
+                r
+            })
+            .collect()
+    };
+    // Each reading thread counts with a tokenizer of its own (about 45 MB for o200k), so the
+    // threads are capped: memory stays bounded on a machine with many cores.
+    let threads = rayon::current_num_threads().min(MAX_READ_THREADS);
+    let logs = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+        Ok(pool) => pool.install(read),
+        Err(_) => read(),
+    };
     logs.into_iter().collect()
 }
+
+/// Most threads reading session files at once (see [`read_all`]).
+pub const MAX_READ_THREADS: usize = 8;
 
 /// A mode's totals as the summary prints them.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
