@@ -817,3 +817,61 @@ fn an_agent_file_beside_its_session_folds_in_even_without_sidechain_marks() {
     assert_eq!(e["unlinked_subagents"], 0);
     assert_eq!(e["unpaired_requests"], 0);
 }
+
+mod damaged {
+    use proptest::prelude::*;
+    use toolbudget::catalog::CatalogSource;
+    use toolbudget::session::import::{ImportOptions, catalogs, import};
+    use toolbudget::session::{ReadOptions, read_file};
+    use toolbudget::tokenize::Tokenizer;
+
+    fn fixture_bytes() -> Vec<u8> {
+        let mut all = Vec::new();
+        for rel in [
+            "claude/plain/7f3c1e2a-5b6d-4c8e-9f01-a1b2c3d4e5f6.jsonl",
+            "claude/deferred/2b9d4f60-1a2b-4c3d-8e4f-5a6b7c8d9e0f.jsonl",
+            "claude/compaction/e6a0c3f4-5b6d-4c7e-8f90-a1b2c3d4e5f7.jsonl",
+            "codex/2025/11/03/rollout-2025-11-03T09-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl",
+        ] {
+            all.extend(std::fs::read(super::common::repo("fixtures/sessions").join(rel)).unwrap());
+        }
+        all
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Bytes cut, overwritten or lines dropped anywhere: reading and importing end in a
+        /// result or a located error, never a panic.
+        #[test]
+        fn damaged_logs_never_panic(
+            edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..12),
+            cut in any::<prop::sample::Index>(),
+            skip in any::<bool>(),
+        ) {
+            let mut bytes = fixture_bytes();
+            for (at, b) in &edits {
+                let i = at.index(bytes.len());
+                bytes[i] = *b;
+            }
+            bytes.truncate(cut.index(bytes.len() + 1));
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("s.jsonl");
+            std::fs::write(&path, &bytes).unwrap();
+            let opts = ReadOptions { counter: Tokenizer::O200kBase, keep_text: false, skip_bad_lines: skip };
+            if let Ok(log) = read_file(&path, opts) {
+                let sources = [CatalogSource {
+                    path: super::common::repo("fixtures/catalogs/builtins.yaml"),
+                    server: None,
+                }];
+                let ctx = catalogs(&sources, Tokenizer::O200kBase, dir.path()).unwrap();
+                let opts = ImportOptions {
+                    counter: Tokenizer::O200kBase,
+                    keep_text: false,
+                    skip_bad_lines: skip,
+                    allow_unknown_tools: true,
+                };
+                let _ = import(vec![log], &ctx, &opts, dir.path(), false);
+            }
+        }
+    }
+}
