@@ -75,7 +75,7 @@ fuzz-ci:
 fuzz-cmin:
     #!/usr/bin/env bash
     set -euo pipefail
-    for t in catalog_parse scenario_parse query_parse; do
+    for t in catalog_parse scenario_parse query_parse compare_parse; do
         RUSTC_BOOTSTRAP=1 cargo fuzz cmin -O "$t" "fuzz/corpus/$t" -- -max_len=65536
     done
 

@@ -235,6 +235,14 @@ pub struct CompareArgs {
     /// Largest tolerated drop of the metric, in its own units (0.01 = one percentage point).
     #[arg(long, default_value_t = 0.01, value_name = "X")]
     pub max_drop: f64,
+    /// A scorer of the baseline the candidate may lack (e.g. semantic when the model is not
+    /// installed). Without it a missing scorer or checked metric fails the check. Repeatable.
+    #[arg(long, value_name = "SCORER")]
+    pub allow_missing: Vec<String>,
+    /// When the files evaluated different query sets, compare only the queries both ranked
+    /// (needs `eval --per-query` in both); without it different sets are refused (exit 2).
+    #[arg(long)]
+    pub paired_only: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }

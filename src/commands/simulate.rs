@@ -43,8 +43,7 @@ pub fn run(args: &SimulateArgs, quiet: bool) -> Result<()> {
         .map(simulate::calibration::CalibrationFile::load)
         .transpose()?;
     let mut scenarios = Vec::new();
-    for path in &args.scenarios {
-        let scenario = simulate::load_scenario(path)?;
+    for scenario in simulate::load_scenarios(&args.scenarios)? {
         let tokenizer = simulate::tokenizer_for(&scenario, args.tokenizer);
         let mut prepared = simulate::prepare(&scenario, tokenizer, &build_scorer)?;
         if let Some(c) = calibration

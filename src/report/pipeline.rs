@@ -213,14 +213,14 @@ fn run_scenarios(
     calibration: Option<&CalibrationFile>,
     progress: &dyn Progress,
 ) -> Result<()> {
+    let scenarios = simulate::load_scenarios(files)?;
     progress.phase("scenarios", files.len());
-    for path in files {
+    for (path, scenario) in files.iter().zip(scenarios) {
         progress.step(
             &path
                 .file_name()
                 .map_or(String::new(), |n| n.to_string_lossy().into()),
         );
-        let scenario = simulate::load_scenario(path)?;
         let tokenizer = simulate::tokenizer_for(&scenario, None);
         let mut prepared = simulate::prepare(&scenario, tokenizer, &build_scorer)?;
         if let Some(c) = calibration.and_then(|f| f.for_scenario(&scenario, tokenizer.name())) {

@@ -33,7 +33,7 @@ use crate::tokenize::{Tokenizer, ToolTokens};
 pub use profile::Profile;
 pub use request::{Mode, Parts, RequestKind, RequestRow};
 pub use result::{ModeResult, RequestCsvRow, ScenarioCsvRow, ScenarioResult};
-pub use scenario::{Scenario, load_scenario};
+pub use scenario::{Scenario, load_scenario, load_scenarios};
 
 /// Builds a scorer over a catalog (the real one is `search::build`; tests pass their own).
 pub type ScorerBuilder<'a> = dyn Fn(ScorerKind, Arc<Catalog>) -> Result<Box<dyn Scorer>> + 'a;

@@ -356,6 +356,35 @@ pub fn load_scenario(path: &Path) -> Result<Scenario> {
     parse(&doc)
 }
 
+/// Reads every scenario of one run. Names must be unique within a run — rows, charts and
+/// report sections are keyed by name (and chart files by its slug) — so a second file using a
+/// name (or a name with the same file-name slug) is refused, naming both files.
+pub fn load_scenarios(paths: &[PathBuf]) -> Result<Vec<Scenario>> {
+    let mut out: Vec<Scenario> = Vec::with_capacity(paths.len());
+    for path in paths {
+        let sc = load_scenario(path)?;
+        let slug = crate::report::slug(&sc.name);
+        if let Some(first) = out
+            .iter()
+            .find(|o| o.name == sc.name || crate::report::slug(&o.name) == slug)
+        {
+            return Err(Error::input(
+                path,
+                None,
+                format!(
+                    "scenario name {:?} is already used by {} ({:?}); names must be unique within \
+                     a run: give one of them another `name:`",
+                    sc.name,
+                    first.path.display(),
+                    first.name
+                ),
+            ));
+        }
+        out.push(sc);
+    }
+    Ok(out)
+}
+
 /// Parses an already-read document (tests build documents from strings).
 pub fn parse(doc: &Document) -> Result<Scenario> {
     let raw: RawScenario = doc.decode(&[], &doc.value)?;
