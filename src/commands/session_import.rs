@@ -205,9 +205,14 @@ fn footer(s: &ImportSummary) -> String {
     ));
     for c in &s.calibrations {
         out.push_str(&format!(
-            "Fit {}: system prompt {} tokens, scale {} provider tokens per {} token (R² {}, residual RMS {} tokens, {} requests{}).\n",
+            "Fit {}: system prompt {} tokens{}, scale {} provider tokens per {} token (R² {}, residual RMS {} tokens, {} requests{}).\n",
             c.model,
             c.system_prompt_tokens,
+            if c.constrained {
+                " (fixed at 0: the free fit wanted less)"
+            } else {
+                ""
+            },
             c.scale,
             c.counter,
             c.r2,

@@ -255,13 +255,11 @@ fn fit_lines(s: &SessionsReport) -> String {
     if out.is_empty() {
         out.push_str("- No calibration in the folder: the model is uncalibrated (system prompt 0, scale 1).\n");
     }
-    if s.calibrations
-        .iter()
-        .any(|c| c.system_prompt_tokens < 0.0 || c.r2 < 0.9)
-    {
+    if s.calibrations.iter().any(|c| c.constrained || c.r2 < 0.9) {
         out.push_str(
-            "\n**The bills do not follow the model well** (a negative system prompt, applied as \
-             0, or R² under 0.9): the sessions send something their scenarios do not hold \
+            "\n**The bills do not follow the model well** (the free fit wanted a negative system \
+             prompt, so it is fixed at 0, or R² is under 0.9): the sessions send something \
+             their scenarios do not hold \
              (another client's prompt, tools outside the catalogs, thinking kept or dropped), \
              so read the replays below as rough.\n",
         );

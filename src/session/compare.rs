@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::convert::BilledRequest;
-use super::fit::{self, fit_intercept, fit_line};
+use super::fit::{self, fit_intercept, fit_line, fit_slope};
 use crate::simulate::RequestRow;
 use crate::simulate::calibration::Calibration;
 
@@ -75,7 +75,16 @@ pub fn calibrate(
     let point = |p: &Pair| (p.counted as f64, p.billed as f64);
     let main: Vec<(f64, f64)> = pairs.iter().filter(|p| p.agent == 0).map(point).collect();
     let subs: Vec<(f64, f64)> = pairs.iter().filter(|p| p.agent > 0).map(point).collect();
-    let (intercept, scale, r2, rms) = match fit_line(&main) {
+    // A system prompt cannot be negative: when the free line's intercept falls below the
+    // preamble, the best fit with the prompt at 0 is the line through (0, O).
+    let free = fit_line(&main);
+    let constrained = free.is_some_and(|f| f.intercept < overhead as f64);
+    let line = if constrained {
+        fit_slope(&main, overhead as f64)
+    } else {
+        free
+    };
+    let (intercept, scale, r2, rms) = match line {
         Some(f) => (f.intercept, f.scale, f.r2, f.rms_residual),
         None => {
             let a = fit_intercept(&main, 1.0).or_else(|| fit_intercept(&subs, 1.0))?;
@@ -92,9 +101,10 @@ pub fn calibrate(
     Some(Calibration {
         model: model.to_string(),
         counter: counter.to_string(),
-        system_prompt_tokens: round(intercept - overhead as f64),
+        system_prompt_tokens: round((intercept - overhead as f64).max(0.0)),
         subagent_system_prompt_tokens: fit_intercept(&subs, scale)
-            .map(|a| round(a - overhead as f64)),
+            .map(|a| round((a - overhead as f64).max(0.0))),
+        constrained,
         scale: round_scale(scale),
         tool_overhead_tokens: overhead,
         requests: main.len(),
@@ -118,4 +128,56 @@ pub fn error_by_model(pairs: &BTreeMap<String, Vec<Pair>>) -> BTreeMap<String, f
             (m.clone(), fit::error_stats(&v))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair(agent: usize, counted: usize, billed: u64) -> Pair {
+        Pair {
+            agent,
+            billed,
+            modeled: counted,
+            counted,
+            overhead: 346,
+        }
+    }
+
+    #[test]
+    fn the_main_line_gives_prompt_and_scale_and_subagents_their_prompt() {
+        // Main: billed = 5,346 + 1.2·x; subagents: 2,346 + 1.2·x.
+        let mut pairs: Vec<Pair> = [1000, 4000, 9000, 20_000]
+            .iter()
+            .map(|&x| pair(0, x, 5346 + (1.2 * x as f64) as u64))
+            .collect();
+        pairs.extend(
+            [3000, 7000]
+                .iter()
+                .map(|&x| pair(1, x, 2346 + (1.2 * x as f64) as u64)),
+        );
+        let c = calibrate("m", "o200k_base", &pairs, 346).unwrap();
+        assert!((c.system_prompt_tokens - 5000.0).abs() < 1e-6, "{c:?}");
+        assert!((c.scale - 1.2).abs() < 1e-9, "{c:?}");
+        assert_eq!(c.subagent_system_prompt_tokens, Some(2000.0));
+        assert!(!c.constrained);
+        assert_eq!((c.requests, c.subagent_requests), (4, 2));
+    }
+
+    #[test]
+    fn a_negative_prompt_is_fixed_at_zero_and_the_scale_refitted() {
+        // billed = 100 + 0.9·x: the free intercept (100) is below the 346-token preamble.
+        let pairs: Vec<Pair> = [1000, 5000, 12_000]
+            .iter()
+            .map(|&x| pair(0, x, 100 + (0.9 * x as f64) as u64))
+            .collect();
+        let c = calibrate("m", "o200k_base", &pairs, 346).unwrap();
+        assert!(c.constrained, "{c:?}");
+        assert_eq!(c.system_prompt_tokens, 0.0);
+        let (sxy, sxx) = pairs.iter().fold((0.0, 0.0), |(a, b), p| {
+            let x = p.counted as f64;
+            (a + x * (p.billed as f64 - 346.0), b + x * x)
+        });
+        assert!((c.scale - sxy / sxx).abs() < 1e-6, "{c:?}");
+    }
 }

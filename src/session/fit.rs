@@ -61,6 +61,35 @@ pub fn fit_line(points: &[(f64, f64)]) -> Option<LineFit> {
     })
 }
 
+/// The least-squares slope of `y = a + k·x` with the intercept `a` fixed: `k = Σx(y−a) / Σx²`
+/// (the constrained optimum when the free fit's intercept falls below `a`). `None` when every
+/// `x` is 0.
+pub fn fit_slope(points: &[(f64, f64)], intercept: f64) -> Option<LineFit> {
+    let sxx: f64 = points.iter().map(|p| p.0 * p.0).sum();
+    if points.is_empty() || sxx <= 0.0 {
+        return None;
+    }
+    let scale = points
+        .iter()
+        .map(|&(x, y)| x * (y - intercept))
+        .sum::<f64>()
+        / sxx;
+    let n = points.len() as f64;
+    let my = points.iter().map(|p| p.1).sum::<f64>() / n;
+    let syy: f64 = points.iter().map(|p| (p.1 - my).powi(2)).sum();
+    let rss: f64 = points
+        .iter()
+        .map(|&(x, y)| (y - intercept - scale * x).powi(2))
+        .sum();
+    Some(LineFit {
+        intercept,
+        scale,
+        n: points.len(),
+        r2: if syy > 0.0 { 1.0 - rss / syy } else { 1.0 },
+        rms_residual: (rss / n).sqrt(),
+    })
+}
+
 /// With the slope known, the least-squares intercept is the mean residual `mean(y − k·x)`.
 pub fn fit_intercept(points: &[(f64, f64)], scale: f64) -> Option<f64> {
     if points.is_empty() {
@@ -153,6 +182,21 @@ mod tests {
         assert!((f.intercept - 1.6).abs() < 1e-12, "{f:?}");
         // Residuals 0.4, -1.2, 1.2, -0.4: RSS 3.2, RMS sqrt(0.8).
         assert!((f.rms_residual - 0.8f64.sqrt()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_fixed_intercept_leaves_the_slope_to_fit() {
+        // y = 10 + 2x exactly: with the intercept fixed at 10 the slope is 2, residual 0.
+        let pts = [(1.0, 12.0), (2.0, 14.0), (5.0, 20.0)];
+        let f = fit_slope(&pts, 10.0).unwrap();
+        assert!(
+            (f.scale - 2.0).abs() < 1e-12 && f.rms_residual < 1e-12,
+            "{f:?}"
+        );
+        // Fixed at 0 instead: k = Σxy/Σx² = (12+28+100)/(1+4+25) = 140/30.
+        let f = fit_slope(&pts, 0.0).unwrap();
+        assert!((f.scale - 140.0 / 30.0).abs() < 1e-12, "{f:?}");
+        assert!(fit_slope(&[(0.0, 1.0)], 0.0).is_none());
     }
 
     #[test]

@@ -35,6 +35,10 @@ pub struct Calibration {
     /// Subagent requests the subagent prompt was fitted on.
     #[serde(default)]
     pub subagent_requests: usize,
+    /// The free fit put the system prompt below 0: it is fixed at 0 and the scale fitted alone
+    /// (the bills carry less than the scenarios hold; read the fit as rough).
+    #[serde(default)]
+    pub constrained: bool,
 }
 
 /// A calibration file: one entry per (model, counter).
