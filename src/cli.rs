@@ -65,7 +65,8 @@ pub struct SessionImportArgs {
     /// ~/.codex/sessions).
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
-    /// A catalog of the tools the sessions may call, or SERVER=PATH. Repeatable.
+    /// A catalog of the tools the sessions may call, or SERVER=PATH. Repeatable. Default: the
+    /// shipped catalog of Claude Code's built-in tools (fixtures/catalogs/builtins.yaml).
     #[arg(long = "catalog", short = 'c', value_name = "[SERVER=]PATH")]
     pub catalogs: Vec<String>,
     /// Leave tools that no catalog has out of the scenarios (default: exit 2 listing them).

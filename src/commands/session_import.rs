@@ -16,21 +16,39 @@ use crate::session::import::{
 };
 use crate::session::{ReadOptions, discover};
 
-fn catalog_context(args: &SessionImportArgs, dir: &Path) -> Result<CatalogContext> {
-    if args.catalogs.is_empty() && args.allow_unknown_tools {
-        return Err(Error::usage(
-            "session import needs at least one --catalog to write scenarios (e.g. fixtures/catalogs/builtins.yaml for Claude Code's built-in tools)",
-        ));
-    }
-    let sources: Vec<CatalogSource> = args
+/// The shipped catalog of Claude Code's built-in tools: from the current folder (the
+/// repository root) or beside the crate this binary was built from.
+fn shipped_builtins() -> Option<PathBuf> {
+    let rel = Path::new("fixtures/catalogs/builtins.yaml");
+    [
+        rel.to_path_buf(),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(rel),
+    ]
+    .into_iter()
+    .find(|p| p.is_file())
+}
+
+fn catalog_context(args: &SessionImportArgs, dir: &Path, quiet: bool) -> Result<CatalogContext> {
+    let mut sources: Vec<CatalogSource> = args
         .catalogs
         .iter()
         .map(String::as_str)
         .map(parse_catalog_arg)
         .collect();
+    if sources.is_empty() {
+        let path = shipped_builtins().ok_or_else(|| {
+            Error::usage("session import needs --catalog: the tools the sessions may call")
+        })?;
+        if !quiet {
+            eprintln!(
+                "note: no --catalog given: looking tools up in {}",
+                path.display()
+            );
+        }
+        sources.push(CatalogSource { path, server: None });
+    }
     catalogs(&sources, args.tokenizer, dir)
 }
-
 fn bar(len: usize, visible: bool) -> ProgressBar {
     if !visible {
         return ProgressBar::hidden();
@@ -62,7 +80,7 @@ pub fn run(args: &SessionImportArgs, quiet: bool) -> Result<()> {
         }
         None => PathBuf::from("."),
     };
-    let ctx = catalog_context(args, &dir)?;
+    let ctx = catalog_context(args, &dir, quiet)?;
     let read = ReadOptions {
         counter: args.tokenizer,
         keep_text: args.keep_text,
