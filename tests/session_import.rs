@@ -580,6 +580,11 @@ fn tools_in_no_catalog_fail_the_import_unless_allowed() {
     assert_eq!(e["unknown_calls_pct"], 66.67);
     assert!(e["unknown_tokens_pct"].as_f64().unwrap() > 0.0);
     assert!(stderr.contains("tools in no catalog left out"), "{stderr}");
+    // Without --catalog the shipped built-ins are the catalog: only the MCP tools are unknown.
+    let (code, _, stderr) = run(&["session", "import", &deferred]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("2 tools named in the sessions are in no catalog"), "{stderr}");
+    assert!(!stderr.contains("ToolSearch ("), "{stderr}");
 }
 
 #[test]
