@@ -1,6 +1,6 @@
 //! Criterion benches, one target with a module per area (one build for all of them):
 //! tokenizing, index build and query per scorer (the embedding scorers apart), simulation
-//! throughput.
+//! throughput, and every counter over the public catalogs.
 //!
 //! Catalogs are generated deterministically (`toolbudget::generate`), so every run measures
 //! the same work. Settings are modest (20 samples, 2 s per bench) because CI has 2 cores.
@@ -212,7 +212,7 @@ mod simulation {
                 .join("scenarios")
                 .join(format!("{name}.yaml"));
             let scenario = simulate::load_scenario(&path).expect("shipped scenarios load");
-            let tokenizer = simulate::tokenizer_for(&scenario, None);
+            let counter = simulate::counter_for(&scenario, None);
             let build = |kind, catalog| {
                 toolbudget::search::build(
                     kind,
@@ -221,7 +221,7 @@ mod simulation {
                 )
             };
             let prepared =
-                simulate::prepare(&scenario, tokenizer, &build).expect("shipped scenarios prepare");
+                simulate::prepare(&scenario, counter, &build).expect("shipped scenarios prepare");
             let requests = {
                 let r = simulate::run(&scenario, &prepared).expect("shipped scenarios run");
                 r.eager.requests + r.deferred.requests
@@ -236,6 +236,65 @@ mod simulation {
     }
 }
 
+/// Every local counter over every tool of `../shared/data/catalogs` (4,747 tools; a generated
+/// catalog of the same size when the folder is absent). Target: under a second each, release.
+mod counters {
+    use super::*;
+    use std::path::{Path, PathBuf};
+    use toolbudget::catalog::{CatalogSource, load_catalogs};
+    use toolbudget::counter::CounterKind;
+
+    fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "json" || x == "yaml") {
+                out.push(p);
+            }
+        }
+    }
+
+    fn public_catalogs() -> Option<Catalog> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/catalogs");
+        let mut paths = Vec::new();
+        files(&dir, &mut paths);
+        paths.sort();
+        let sources: Vec<CatalogSource> = paths
+            .into_iter()
+            .map(|path| CatalogSource { path, server: None })
+            .collect();
+        (!sources.is_empty())
+            .then(|| load_catalogs(&sources).ok())
+            .flatten()
+    }
+
+    pub fn bench(c: &mut Criterion) {
+        let catalog = public_catalogs().unwrap_or_else(|| catalog(4_747));
+        let mut g = c.benchmark_group("counters");
+        g.throughput(Throughput::Elements(catalog.len() as u64));
+        for kind in CounterKind::LOCAL {
+            g.bench_with_input(
+                BenchmarkId::new(format!("all_{}_tools", catalog.len()), kind.name()),
+                &kind,
+                |b, &k| b.iter(|| k.tools(black_box(&catalog))),
+            );
+        }
+        // The whole comparison: what `count --compare-counters` does over these tools.
+        g.bench_function(
+            BenchmarkId::new(
+                format!("all_{}_tools", catalog.len()),
+                "every-local-counter",
+            ),
+            |b| b.iter(|| toolbudget::counter::count_all(&CounterKind::LOCAL, black_box(&catalog))),
+        );
+        g.finish();
+    }
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .sample_size(20)
@@ -246,6 +305,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = tokenizing::bench, search::bench, embedding::bench, simulation::bench
+    targets = tokenizing::bench, search::bench, embedding::bench, simulation::bench, counters::bench
 }
 criterion_main!(benches);

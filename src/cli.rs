@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::counter::{CounterKind, ToolChoice};
 use crate::output::Format;
 use crate::search::ScorerKind;
 use crate::simulate::result::SearchLatencySource;
@@ -44,6 +45,8 @@ pub enum Command {
     /// Real agent sessions (Claude Code, Codex CLI): import them as scenarios and compare the
     /// simulator with what was billed.
     Session(SessionArgsGroup),
+    /// Refit the anthropic-estimate counter from its public count_tokens observations.
+    Calibrate(CalibrateArgs),
 }
 
 #[derive(Debug, Args)]
@@ -87,6 +90,41 @@ pub struct SessionImportArgs {
     /// Summary format on stdout.
     #[arg(long, default_value = "table", value_enum)]
     pub format: Format,
+}
+
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// The calibration file: observations, features and the stored fit.
+    #[arg(
+        long,
+        default_value = "fixtures/calibration/anthropic-count-tokens.json",
+        value_name = "FILE"
+    )]
+    pub data: PathBuf,
+    /// Store the refit in the file (atomically).
+    #[arg(long)]
+    pub write: bool,
+    /// Exit 1 when the stored fit is not what the observations give.
+    #[arg(long, conflicts_with = "write")]
+    pub check: bool,
+    #[arg(long, default_value = "table", value_enum)]
+    pub format: Format,
+}
+
+/// How the `anthropic-api` counter reaches Anthropic and where it keeps its answers.
+#[derive(Debug, Args, Clone)]
+pub struct ApiArgs {
+    /// Cache of count_tokens answers (JSON, safe to commit); a run whose answers are all
+    /// cached needs no key and no network.
+    #[arg(
+        long,
+        default_value = ".toolbudget/anthropic-count-tokens.json",
+        value_name = "FILE"
+    )]
+    pub api_cache: PathBuf,
+    /// Never call the API: every answer must be in the cache.
+    #[arg(long)]
+    pub offline: bool,
 }
 
 #[derive(Debug, Args)]
@@ -165,12 +203,28 @@ pub struct OutputArgs {
 pub struct CountArgs {
     #[command(flatten)]
     pub catalog: CatalogArgs,
-    /// Tokenizer that counts the tokens.
-    #[arg(long, default_value = "o200k_base", value_enum)]
-    pub tokenizer: Tokenizer,
-    /// How a tool is rendered before counting.
-    #[arg(long, default_value = "json", value_enum)]
-    pub render: Render,
+    /// Tokenizer of the json rendering [default: o200k_base].
+    #[arg(long, value_enum, conflicts_with = "counter")]
+    pub tokenizer: Option<Tokenizer>,
+    /// How a tool is rendered before counting [default: json].
+    #[arg(long, value_enum, conflicts_with = "counter")]
+    pub render: Option<Render>,
+    /// Count the way a provider bills: rendering, framing and tokenizer together.
+    #[arg(long, value_enum, value_name = "NAME")]
+    pub counter: Option<CounterKind>,
+    /// One catalog under every local counter side by side (plus anthropic-api when a key or
+    /// its cache is available).
+    #[arg(long, conflicts_with_all = ["counter", "tokenizer", "render"])]
+    pub compare_counters: bool,
+    /// Model profile whose tool-use preamble the fixed cost includes (default: the counter's
+    /// reference model).
+    #[arg(long, value_name = "PROFILE")]
+    pub model: Option<String>,
+    /// The request's tool_choice (the preamble depends on it).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub tool_choice: ToolChoice,
+    #[command(flatten)]
+    pub api: ApiArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -257,9 +311,14 @@ pub struct SimulateArgs {
     /// applied to scenarios of the same model profile and tokenizer.
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<PathBuf>,
-    /// Tokenizer (overrides the scenario's).
-    #[arg(long, value_enum)]
+    /// Tokenizer (overrides the scenario's), counted as the json counter of that tokenizer.
+    #[arg(long, value_enum, conflicts_with = "counter")]
     pub tokenizer: Option<Tokenizer>,
+    /// Counter (overrides the scenario's and the model profile's).
+    #[arg(long, value_enum, value_name = "NAME")]
+    pub counter: Option<CounterKind>,
+    #[command(flatten)]
+    pub api: ApiArgs,
     /// Include one row per request (json: `requests` in each scenario; csv: request rows).
     #[arg(long)]
     pub per_request: bool,

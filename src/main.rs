@@ -35,6 +35,7 @@ fn main() -> ExitCode {
                 commands::session_import::run(args, cli.quiet).map(|()| ExitCode::SUCCESS)
             }
         },
+        Command::Calibrate(args) => commands::calibrate::run(args).map(ExitCode::from),
         Command::Catalog(group) => match &group.command {
             CatalogCommand::Import(args) => commands::catalog_import::run(args, cli.quiet),
             CatalogCommand::Generate(args) => {

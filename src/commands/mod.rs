@@ -2,10 +2,12 @@
 //! This layer (with `main.rs`) is the only one that finds input files, writes output, prints
 //! and reads the clock; the library's loaders read the files they are given.
 
+pub mod calibrate;
 pub mod catalog_generate;
 pub mod catalog_import;
 pub mod compare;
 pub mod count;
+pub mod count_compare;
 pub mod eval;
 pub mod report;
 pub mod search;
@@ -59,6 +61,8 @@ pub fn check_outputs(command: &crate::cli::Command) -> Result<()> {
                 None => Ok(()),
             },
         },
+        Command::Calibrate(a) if a.write => check_out_file(&a.data),
+        Command::Calibrate(_) => Ok(()),
         Command::Catalog(group) => match &group.command {
             CatalogCommand::Generate(a) => file(&a.out),
             CatalogCommand::Import(a) => {

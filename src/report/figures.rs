@@ -61,6 +61,17 @@ pub fn all(data: &ReportData) -> Result<Vec<Figure>, ChartError> {
     if !data.latency.sweep.is_empty() {
         out.push(sweep_latency(data)?);
     }
+    // Every token chart's caption names the counter its tokens were counted with.
+    for f in out
+        .iter_mut()
+        .filter(|f| !matches!(f.section, Section::Eval(_) | Section::Latency))
+    {
+        f.caption.push_str(&format!(
+            " Tokens: the `{}` counter.",
+            data.settings.counter
+        ));
+    }
+    // The sessions' charts name their own counter (the import's, scaled by its calibration).
     if let Some(s) = &data.sessions {
         out.extend(super::sessions::figures(s)?);
     }

@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::profile::{self, Override, Profile};
+use crate::counter::{CounterKind, ToolChoice};
 use crate::document::{Document, Seg};
 use crate::error::{Error, Position, Result};
 use crate::path;
@@ -296,6 +297,10 @@ pub struct Scenario {
     pub path: PathBuf,
     pub tokenizer: Option<Tokenizer>,
     pub render: Render,
+    /// How requests are counted (overrides the profile's counter and `tokenizer`/`render`).
+    pub counter: Option<CounterKind>,
+    /// The requests' `tool_choice` (the tool-use preamble depends on it).
+    pub tool_choice: ToolChoice,
     pub profile: Profile,
     pub system_prompt: Option<String>,
     pub system_prompt_tokens: Option<usize>,
@@ -405,6 +410,9 @@ pub(crate) struct RawScenario {
     tokenizer: Option<Tokenizer>,
     #[serde(default)]
     render: Render,
+    counter: Option<CounterKind>,
+    #[serde(default)]
+    tool_choice: ToolChoice,
     model: Option<String>,
     /// Keys are read as `Override` one by one, so an unknown key is located at itself.
     #[serde(default)]
@@ -759,6 +767,8 @@ impl Reader<'_> {
             path: self.doc.path.clone(),
             tokenizer: raw.tokenizer,
             render: raw.render,
+            counter: raw.counter,
+            tool_choice: raw.tool_choice,
             profile,
             system_prompt: raw.system_prompt,
             system_prompt_tokens: raw.system_prompt_tokens,
