@@ -1,6 +1,7 @@
 //! `toolbudget eval`: ranks every labeled query with each scorer and reports retrieval
 //! metrics and search latency. Metric definitions: `eval::metrics`.
 
+use std::io::IsTerminal;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -31,6 +32,7 @@ pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
     }
     let mut config = ScorerConfig::default();
     args.embedding.apply(&mut config);
+    config.progress = super::embed_progress(!quiet && std::io::stderr().is_terminal());
     let origin = Instant::now();
     let clock = || origin.elapsed();
     let mut results = Vec::with_capacity(kinds.len());

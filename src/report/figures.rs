@@ -34,6 +34,8 @@ pub enum Section {
     BreakEven,
     Threshold,
     Invalidations,
+    /// The imported sessions (`report --sessions`).
+    Sessions,
 }
 
 /// All figures, in the order `index.md` shows them.
@@ -72,6 +74,10 @@ pub fn all(data: &ReportData) -> Result<Vec<Figure>, ChartError> {
             " Tokens: the `{}` counter.",
             data.settings.counter
         ));
+    }
+    // The sessions' charts name their own counter (the import's, scaled by its calibration).
+    if let Some(s) = &data.sessions {
+        out.extend(super::sessions::figures(s)?);
     }
     Ok(out)
 }

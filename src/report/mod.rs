@@ -21,6 +21,7 @@ pub mod json;
 pub mod markdown;
 pub mod pipeline;
 pub mod published;
+pub mod sessions;
 pub mod sweep;
 
 use serde::{Deserialize, Serialize};
@@ -44,6 +45,9 @@ pub struct ReportData {
     pub sweep: Option<Sweep>,
     /// Break-even, `auto:N` threshold and reveal views (`deferral`).
     pub deferral: Option<deferral::Deferral>,
+    /// Imported sessions replayed (`--sessions DIR`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<crate::session::counterfactual::SessionsReport>,
     /// Measured: varies run to run.
     #[serde(skip)]
     pub latency: Latencies,

@@ -19,6 +19,8 @@ use crate::eval::run::{EvalOptions, check_labels, evaluate};
 use crate::eval::{EvalResult, load_queries};
 use crate::generate;
 use crate::search::{self, Scorer, ScorerConfig, ScorerKind, SearchRequest};
+use crate::session::counterfactual::{Variant, replay_dir};
+use crate::simulate::calibration::CalibrationFile;
 use crate::simulate::scenario::Listing;
 use crate::simulate::{self, Profile};
 use crate::timing::{Clock, LatencyUs, time_searches};
@@ -48,6 +50,10 @@ pub struct ReportInputs {
     pub evals: Vec<EvalInput>,
     /// What the command noticed while gathering (a query set without its catalog).
     pub notes: Vec<String>,
+    /// Fitted values (`--calibration`) applied to the scenarios of their model profile.
+    pub calibration: Option<CalibrationFile>,
+    /// An import folder (`--sessions`) and the deferred settings to replay it under.
+    pub sessions: Option<(PathBuf, Vec<Variant>)>,
 }
 
 /// One labeled query set and its catalog.
@@ -106,7 +112,18 @@ pub fn build(
         ..ReportData::default()
     };
     count_catalogs(&mut data, &inputs.catalogs, counter, progress)?;
-    run_scenarios(&mut data, &inputs.scenarios, progress)?;
+    if let Some((dir, variants)) = &inputs.sessions {
+        progress.phase("sessions", 1);
+        progress.step(&dir.display().to_string());
+        data.sessions = Some(replay_dir(dir, variants, inputs.calibration.as_ref())?);
+        progress.finish();
+    }
+    run_scenarios(
+        &mut data,
+        &inputs.scenarios,
+        inputs.calibration.as_ref(),
+        progress,
+    )?;
     for input in &inputs.evals {
         let set = run_eval(input, clock, progress)?;
         data.latency.eval.extend(set.1);
@@ -204,7 +221,12 @@ fn build_scorer(kind: ScorerKind, catalog: Arc<Catalog>) -> Result<Box<dyn Score
 }
 
 /// Every scenario, eager and deferred, with modeled search latency.
-fn run_scenarios(data: &mut ReportData, files: &[PathBuf], progress: &dyn Progress) -> Result<()> {
+fn run_scenarios(
+    data: &mut ReportData,
+    files: &[PathBuf],
+    calibration: Option<&CalibrationFile>,
+    progress: &dyn Progress,
+) -> Result<()> {
     let scenarios = simulate::load_scenarios(files)?;
     progress.phase("scenarios", files.len());
     for (path, scenario) in files.iter().zip(scenarios) {
@@ -224,8 +246,16 @@ fn run_scenarios(data: &mut ReportData, files: &[PathBuf], progress: &dyn Progre
             continue;
         }
         let counter = simulate::counter_for(&scenario, None);
-        let prepared = simulate::prepare(&scenario, counter, &build_scorer)?;
+        let mut prepared = simulate::prepare(&scenario, counter, &build_scorer)?;
+        if let Some(c) = calibration.and_then(|f| f.for_scenario(&scenario, counter.name())) {
+            c.apply(&mut prepared);
+            data.notes.push(format!(
+                "scenario `{}` uses the calibration of {} (system prompt {}, scale {})",
+                scenario.name, c.model, c.system_prompt_tokens, c.scale
+            ));
+        }
         let mut result = simulate::run(&scenario, &prepared)?;
+        // Published figures are measured uncalibrated: each under its provider's counter.
         result.published = simulate::published::compare(&scenario, &prepared, &build_scorer)?;
         if counter.name() != data.settings.counter {
             data.notes.push(format!(
