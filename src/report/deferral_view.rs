@@ -191,7 +191,7 @@ fn threshold(out: &mut String, d: &Deferral, charts: &[Figure]) {
          tools' definitions exceed {pct}% of the context window (`ENABLE_TOOL_SEARCH=auto:N`, \
          default {pct}). The simulator's rule (`deferred.when: auto:{pct}`) on the same \
          generated catalogs, for a 200K and a 1M window, and what the chosen mode costs for a \
-         {} -turn conversation with {} searches (prompt caching) against the other mode: \
+         {}-turn conversation with {} searches (prompt caching) against the other mode: \
          *regret* is what the decision costs beyond the cheaper one. With 1M tokens, {pct}% is \
          100K: most catalogs never defer. Data: `data/threshold.csv`.\n",
         st.view_turns,
