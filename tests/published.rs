@@ -73,9 +73,7 @@ fn check(file: &str, pins: &[Pin]) {
             let gap = gap.expect("a published side has its gap");
             assert!(
                 (gap.total() - (measured - published)).abs() < 1e-6,
-                "{claim} {side}: parts {gap:?} add up to {} − {}",
-                measured,
-                published
+                "{claim} {side}: parts {gap:?} add up to {measured} − {published}"
             );
         }
     }
