@@ -277,6 +277,12 @@ fn tool_search_testing() {
     assert!(f[3].measured_deferred_tokens > f[3].measured_eager_tokens);
     // Live BM25 runs ranged 3,707 to 4,690: the modeled conversation falls below.
     assert_eq!(f[4].deferred_within_range, Some(false));
+    // Live runs: counting is our count of the harness's first request against its static
+    // count; the conversation is the rest.
+    let g = f[4].eager_gap.unwrap();
+    assert_eq!((g.counting, g.conversation), (-51.0, -135.0));
+    let g = f[7].deferred_gap.unwrap();
+    assert_eq!((g.counting, g.conversation), (3.0, 1_892.0));
 }
 
 /// The report's `data/published.csv`: today's columns plus `counter`, `source` and the gap

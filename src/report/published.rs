@@ -176,9 +176,10 @@ pub fn section(out: &mut String, data: &ReportData) {
          source's setup (`scenarios/published/`), counted by the counter of the provider the \
          figure was measured on, with the `o200k-json` count beside it (what counting alone \
          changes). The second table splits measured − published on each side into parts that \
-         add up to it: **counting** (our counter against the source's count: 0 where the \
-         source counted with the provider's own count, the whole gap where the inputs are the \
-         source's own), **catalog** (tool definitions against the size the source states), \
+         add up to it: **counting** (our counter against the source's count: the whole gap \
+         where the inputs are the source's own, our count of the source's first request against \
+         its published count where it gave one, else 0: the sources counted with the \
+         provider's own count, as the figure's counter does), **catalog** (tool definitions against the size the source states), \
          **system** (system prompt), **conversation** (messages, and the whole gap where only \
          the conversation is modeled), **other** (tool-use preamble, search tool, deferred \
          list, and whatever the published number holds that the source does not attribute). \

@@ -9,7 +9,9 @@
 //! - **counting**: our counter against the count the source used. The sources counted with
 //!   the provider's own count, and so does the figure's counter, so this is 0 unless the
 //!   figure's inputs are the source's own (`whole_gap: counting`): then nothing else differs
-//!   and the whole gap is the counter's error. The `o200k-json` measurement beside it shows how much
+//!   and the whole gap is the counter's error; or unless the source published the provider's
+//!   count of its own first request (`first_request:` in its parts): then counting is our
+//!   count of that request minus it, and the rest of the gap goes to the other parts. The `o200k-json` measurement beside it shows how much
 //!   counting as toolbudget's original counter would change.
 //! - **catalog**: tool definitions (sent in the tools list, or loaded into the messages by a
 //!   search) against the size the source states for them;
@@ -99,7 +101,7 @@ impl Quantity {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "the parts a source states (a mapping of system, catalog, conversation, other, tools)"
+    expecting = "the parts a source states (a mapping of system, catalog, conversation, other, tools, first_request)"
 )]
 pub struct Stated {
     pub system: Option<f64>,
@@ -110,6 +112,10 @@ pub struct Stated {
     pub other: Option<f64>,
     /// How many tools the source's catalog part holds.
     pub tools: Option<usize>,
+    /// The provider's own count of this setup's first request (a static count of the same
+    /// inputs, published beside the figure): the counting part is then our count of that
+    /// request minus it, measured rather than assumed.
+    pub first_request: Option<f64>,
 }
 
 impl Stated {
@@ -365,6 +371,10 @@ pub fn compare(
         let (result, fprep) = runs.get(&p.variant, counter)?;
         let eager = measure(p, &result, &fprep, sc, Mode::Eager);
         let deferred = measure(p, &result, &fprep, sc, Mode::Deferred);
+        let first = (
+            first_request(&result, Mode::Eager),
+            first_request(&result, Mode::Deferred),
+        );
         let (o200k, oprep) = runs.get(&p.variant, CounterKind::O200kJson)?;
         let eager_o = measure(p, &o200k, &oprep, sc, Mode::Eager).value;
         let deferred_o = measure(p, &o200k, &oprep, sc, Mode::Deferred).value;
@@ -373,6 +383,7 @@ pub fn compare(
             p,
             counter,
             (eager, deferred),
+            first,
             (eager_o, deferred_o),
             price,
         ));
@@ -384,12 +395,16 @@ fn comparison(
     p: &Published,
     counter: CounterKind,
     (eager, deferred): (Measured, Measured),
+    (eager_first, deferred_first): (f64, f64),
     (eager_o, deferred_o): (f64, f64),
     price_per_mtok: f64,
 ) -> PublishedComparison {
     let seconds = p.metric.unit() == "seconds";
-    let gap = |published: Option<f64>, m: &Measured, stated: &Stated| {
-        published.map(|pv| split(pv, m, stated, p.whole_gap, seconds))
+    let gap = |published: Option<f64>, m: &Measured, first: f64, stated: &Stated| {
+        published.map(|pv| {
+            let counting = stated.first_request.map(|f| round(first - f, 2));
+            split(pv, m, stated, p.whole_gap, seconds, counting)
+        })
     };
     let usd = |m: &Measured| {
         (p.metric == Quantity::ConversationsInputTokens)
@@ -417,8 +432,13 @@ fn comparison(
         variant: p.variant.describe(),
         measured_eager_o200k_json: round(eager_o, decimals),
         measured_deferred_o200k_json: round(deferred_o, decimals),
-        eager_gap: gap(p.eager_tokens, &eager, &p.eager_parts),
-        deferred_gap: gap(p.deferred_tokens, &deferred, &p.deferred_parts),
+        eager_gap: gap(p.eager_tokens, &eager, eager_first, &p.eager_parts),
+        deferred_gap: gap(
+            p.deferred_tokens,
+            &deferred,
+            deferred_first,
+            &p.deferred_parts,
+        ),
         eager_measured_parts: eager.parts,
         deferred_measured_parts: deferred.parts,
         eager_stated: p.eager_parts.clone(),
@@ -445,8 +465,12 @@ fn split(
     stated: &Stated,
     whole: Option<WholeGap>,
     seconds: bool,
+    counted: Option<f64>,
 ) -> Gap {
     let total = m.value - published;
+    // The counter's error on the source's own first request, when the source published the
+    // provider's count of it: counting measured, taken out of the other parts.
+    let counting = counted.unwrap_or(0.0);
     if seconds {
         return Gap {
             other: round(total, 3),
@@ -462,7 +486,8 @@ fn split(
         }
         Some(WholeGap::Conversation) => {
             return Gap {
-                conversation: round(total, 2),
+                counting,
+                conversation: round(total - counting, 2),
                 ..Gap::default()
             };
         }
@@ -475,14 +500,16 @@ fn split(
     // Other: what we measured for it against what the source states, plus the residual (what
     // the published number holds beyond the parts the source names); computed as the
     // remainder so the parts add up exactly.
-    let other = round(total - system - catalog - conversation, 2);
+    let other = round(total - counting - system - catalog - conversation, 2);
     debug_assert!(
-        (other - (m.parts.other - stated.other.unwrap_or(0.0) - (published - stated.sum()))).abs()
+        (other + counting
+            - (m.parts.other - stated.other.unwrap_or(0.0) - (published - stated.sum())))
+        .abs()
             < 0.02 + 1e-6 * published.abs(),
         "the categories partition the measured quantity"
     );
     Gap {
-        counting: 0.0,
+        counting,
         catalog,
         system,
         conversation,
@@ -641,6 +668,14 @@ fn first_request_definitions(
         .sum()
 }
 
+/// The main agent's first request of `mode`, whole (counted by the run's counter).
+fn first_request(r: &ScenarioResult, mode: Mode) -> f64 {
+    r.requests
+        .iter()
+        .find(|q| q.mode == mode && q.agent == 0)
+        .map_or(0.0, |q| q.input_tokens as f64)
+}
+
 /// Conversations a scenario holds: one, and one more after each top-level `clear`.
 fn conversations_in(sc: &Scenario) -> usize {
     1 + sc
@@ -677,7 +712,7 @@ mod tests {
             catalog: Some(72_000.0),
             ..Stated::default()
         };
-        let g = split(77_200.0, &m, &stated, None, false);
+        let g = split(77_200.0, &m, &stated, None, false, None);
         assert_eq!(
             (g.counting, g.catalog, g.system, g.conversation, g.other),
             (0.0, 100.0, 0.0, 20.0, 285.0)
@@ -694,9 +729,27 @@ mod tests {
             &Stated::default(),
             Some(WholeGap::Counting),
             false,
+            None,
         );
         assert_eq!(g.counting, 320.0);
         assert_eq!(g.total(), 320.0);
+    }
+
+    #[test]
+    fn a_published_first_request_measures_the_counting() {
+        // A live run of the source's own setup: our count of its first request is 51 under
+        // the provider's; the rest of the gap is the modeled conversation's.
+        let m = measured(80.0, 3_000.0, 3_000.0, 418.0);
+        let g = split(
+            6_684.0,
+            &m,
+            &Stated::default(),
+            Some(WholeGap::Conversation),
+            false,
+            Some(-51.0),
+        );
+        assert_eq!((g.counting, g.conversation), (-51.0, -135.0));
+        assert_eq!(g.total(), m.value - 6_684.0);
     }
 
     #[test]
@@ -705,7 +758,7 @@ mod tests {
             value: 13.65,
             parts: Categories::default(),
         };
-        let g = split(5.2, &m, &Stated::default(), None, true);
+        let g = split(5.2, &m, &Stated::default(), None, true, None);
         assert_eq!((g.other, g.catalog), (8.45, 0.0));
     }
 
