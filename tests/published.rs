@@ -355,4 +355,84 @@ fn report_writes_published_csv_with_the_gap_parts() {
             );
         }
     }
+    deferral_views(&out.join("data"));
+}
+
+fn table(path: &std::path::Path) -> Vec<std::collections::HashMap<String, String>> {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    r.records()
+        .map(|x| {
+            let x = x.unwrap();
+            header
+                .iter()
+                .cloned()
+                .zip(x.iter().map(String::from))
+                .collect()
+        })
+        .collect()
+}
+
+/// Break-even, `auto:10` and reveal views of the default report (claude-sonnet-4.5,
+/// anthropic-estimate, generated catalogs seed 1): measured values pinned.
+fn deferral_views(data: &std::path::Path) {
+    let be = table(&data.join("break-even.csv"));
+    let turn = |tools: &str, searches: &str| {
+        let r = be
+            .iter()
+            .find(|r| r["tools"] == tools && r["searches"] == searches)
+            .unwrap();
+        (
+            r["break_even_turn"].clone(),
+            r["break_even_turn_cached"].clone(),
+        )
+    };
+    assert_eq!(turn("10", "1"), ("4".into(), "1".into()));
+    // Five searches on ten tools: eager stays cheaper through turn 50, cached or not.
+    assert_eq!(turn("10", "5"), (String::new(), String::new()));
+    assert_eq!(turn("100", "10"), ("1".into(), "1".into()));
+    assert_eq!(be.len(), 7 * 3, "7 catalog sizes × 3 search counts");
+    let th = table(&data.join("threshold.csv"));
+    let decide = |tools: &str, window: &str| {
+        let r = th
+            .iter()
+            .find(|r| r["tools"] == tools && r["window"] == window)
+            .unwrap();
+        (r["defers"].clone(), r["regret_usd"].clone())
+    };
+    // 18,727 tokens of definitions stay under 10% of 200K: kept eager at $0.17 too much.
+    assert_eq!(decide("100", "200000"), ("false".into(), "0.171076".into()));
+    assert_eq!(decide("300", "200000"), ("true".into(), "0.0".into()));
+    // With 1M, 10% is 100K: 300 tools (57,008) stay eager.
+    assert_eq!(
+        decide("300", "1000000"),
+        ("false".into(), "0.709977".into())
+    );
+    assert_eq!(decide("1000", "1000000"), ("true".into(), "0.0".into()));
+    let inv = table(&data.join("invalidations.csv"));
+    let reveal = |how: &str| {
+        let r = inv
+            .iter()
+            .find(|r| r["scenario"].starts_with("generated 1000 tools") && r["reveal"] == how)
+            .unwrap();
+        (
+            r["requests"].clone(),
+            r["tokens"].clone(),
+            r["tools"].clone(),
+        )
+    };
+    assert_eq!(reveal("append"), ("0".into(), "0".into(), "0".into()));
+    assert_eq!(
+        reveal("tools-list"),
+        ("5".into(), "90981".into(), "5".into())
+    );
+    // A server connecting midway: the eager tools list changes twice.
+    let midway = inv
+        .iter()
+        .find(|r| r["scenario"] == "server-connects-midway" && r["mode"] == "eager")
+        .unwrap();
+    assert_eq!(
+        (midway["requests"].as_str(), midway["tools"].as_str()),
+        ("2", "2")
+    );
 }

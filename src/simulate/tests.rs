@@ -264,6 +264,23 @@ fn revealing_into_the_tools_list_rewrites_the_cache() {
     assert_eq!(d[2].cached_tokens, 1300);
     // The next request appends again: fully cached.
     assert_eq!(d[3].cached_tokens, d[2].input_tokens);
+    // One invalidation, named and costed: what the previous request had cached beyond the
+    // 1,300 still shared is written again (at $3.75 − $0.30 per million).
+    assert_eq!(
+        d[2].cache_break,
+        Some(crate::simulate::cost::CacheBreak::Tools)
+    );
+    let i = &r.deferred.cache_invalidations;
+    assert_eq!(
+        (i.requests, i.tools, i.tokens),
+        (1, 1, d[1].input_tokens - 1300)
+    );
+    assert_eq!((i.tokens, i.cost_usd), (280, 0.000966));
+    // Appending the definitions to the history keeps the prefix: none.
+    let (c, t) = worked_catalog();
+    let appended = run_yaml(WORKED, c, t);
+    assert_eq!(appended.deferred.cache_invalidations.requests, 0);
+    assert_eq!(appended.eager.cache_invalidations.requests, 0);
 }
 
 #[test]
