@@ -377,50 +377,8 @@ fn invalidations(out: &mut String, data: &ReportData, charts: &[Figure]) {
             true, false, false, true, false, true, true, true, false, true, true,
         ],
     ));
-    if let Some(d) = &data.deferral
-        && !d.reveal.is_empty()
-    {
-        let r0 = &d.reveal[0];
-        let _ = writeln!(
-            out,
-            "\n`reveal: append` against `tools-list` on the break-even conversation ({} \
-             generated tools, {} searches, {} turns, deferred): revealing a tool by \
-             adding it to the tools list rewrites the cache from the tools on; appending it to \
-             the history keeps the prefix.\n",
-            int(r0.tools),
-            r0.searches,
-            r0.turns
-        );
-        let rows: Vec<Vec<String>> = d
-            .reveal
-            .iter()
-            .map(|r| {
-                vec![
-                    format!("`{}`", r.reveal),
-                    int(r.invalidations.requests),
-                    int(r.invalidations.tokens),
-                    usd(r.invalidations.cost_usd),
-                    int(r.total_input_tokens),
-                    int(r.cached_input_tokens),
-                    usd(r.cost_usd),
-                    usd(r.cost_cached_usd),
-                ]
-            })
-            .collect();
-        out.push_str(&md_table(
-            &[
-                "reveal",
-                "broken requests",
-                "re-written",
-                "invalidation cost",
-                "input tokens",
-                "of which cached",
-                "cost, no caching",
-                "cost, caching",
-            ],
-            &rows,
-            &[false, true, true, true, true, true, true, true],
-        ));
+    if let Some(d) = &data.deferral {
+        reveal_table(out, d);
     }
     out.push('\n');
     for f in charts
@@ -429,6 +387,54 @@ fn invalidations(out: &mut String, data: &ReportData, charts: &[Figure]) {
     {
         let _ = writeln!(out, "![{}]({})\n\n*{}*\n", f.title, f.path, f.caption);
     }
+}
+
+/// `reveal: append` against `tools-list` on the break-even conversation.
+fn reveal_table(out: &mut String, d: &Deferral) {
+    if d.reveal.is_empty() {
+        return;
+    }
+    let r0 = &d.reveal[0];
+    let _ = writeln!(
+        out,
+        "\n`reveal: append` against `tools-list` on the break-even conversation ({} \
+         generated tools, {} searches, {} turns, deferred): revealing a tool by \
+         adding it to the tools list rewrites the cache from the tools on; appending it to \
+         the history keeps the prefix.\n",
+        int(r0.tools),
+        r0.searches,
+        r0.turns
+    );
+    let rows: Vec<Vec<String>> = d
+        .reveal
+        .iter()
+        .map(|r| {
+            vec![
+                format!("`{}`", r.reveal),
+                int(r.invalidations.requests),
+                int(r.invalidations.tokens),
+                usd(r.invalidations.cost_usd),
+                int(r.total_input_tokens),
+                int(r.cached_input_tokens),
+                usd(r.cost_usd),
+                usd(r.cost_cached_usd),
+            ]
+        })
+        .collect();
+    out.push_str(&md_table(
+        &[
+            "reveal",
+            "broken requests",
+            "re-written",
+            "invalidation cost",
+            "input tokens",
+            "of which cached",
+            "cost, no caching",
+            "cost, caching",
+        ],
+        &rows,
+        &[false, true, true, true, true, true, true, true],
+    ));
 }
 
 fn invalidations_figure(data: &ReportData) -> Result<Option<Figure>, ChartError> {

@@ -205,6 +205,23 @@ pub fn section(out: &mut String, data: &ReportData) {
         &rows,
         &[true, false, false, false, false, true, true, true],
     ));
+    gap_table(out, &figures);
+    let notes: Vec<String> = figures
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (_, p))| notes(i + 1, p))
+        .collect();
+    if !notes.is_empty() {
+        out.push_str("Notes, by row:\n\n");
+        for n in notes {
+            let _ = writeln!(out, "- {n}");
+        }
+        out.push('\n');
+    }
+}
+
+/// The second table: measured − published on each side, by part.
+fn gap_table(out: &mut String, figures: &[(&ScenarioResult, &PublishedComparison)]) {
     out.push_str("\nThe gap, measured − published, by part:\n\n");
     let mut gaps = Vec::new();
     for (i, (_, p)) in figures.iter().enumerate() {
@@ -242,16 +259,4 @@ pub fn section(out: &mut String, data: &ReportData) {
         &[true, false, true, true, true, true, true, true, true, true],
     ));
     out.push('\n');
-    let notes: Vec<String> = figures
-        .iter()
-        .enumerate()
-        .flat_map(|(i, (_, p))| notes(i + 1, p))
-        .collect();
-    if !notes.is_empty() {
-        out.push_str("Notes, by row:\n\n");
-        for n in notes {
-            let _ = writeln!(out, "- {n}");
-        }
-        out.push('\n');
-    }
 }
