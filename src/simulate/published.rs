@@ -104,17 +104,22 @@ impl Quantity {
     expecting = "the parts a source states (a mapping of system, catalog, conversation, other, tools, first_request)"
 )]
 pub struct Stated {
+    #[serde(default, deserialize_with = "super::scenario::opt_nonneg")]
     pub system: Option<f64>,
     /// Tool definitions.
+    #[serde(default, deserialize_with = "super::scenario::opt_nonneg")]
     pub catalog: Option<f64>,
+    #[serde(default, deserialize_with = "super::scenario::opt_nonneg")]
     pub conversation: Option<f64>,
     /// Tool-use preamble, search tool, deferred list.
+    #[serde(default, deserialize_with = "super::scenario::opt_nonneg")]
     pub other: Option<f64>,
     /// How many tools the source's catalog part holds.
     pub tools: Option<usize>,
     /// The provider's own count of this setup's first request (a static count of the same
     /// inputs, published beside the figure): the counting part is then our count of that
     /// request minus it, measured rather than assumed.
+    #[serde(default, deserialize_with = "super::scenario::opt_nonneg")]
     pub first_request: Option<f64>,
 }
 
@@ -198,7 +203,9 @@ pub struct Published {
     /// (default: that ratio).
     pub saved_pct: Option<f64>,
     /// The same figure in dollars, as published (`conversations_input_tokens`).
+    #[serde(default, deserialize_with = "super::scenario::opt_nonneg")]
     pub eager_usd: Option<f64>,
+    #[serde(default, deserialize_with = "super::scenario::opt_nonneg")]
     pub deferred_usd: Option<f64>,
     #[serde(default)]
     pub eager_parts: Stated,

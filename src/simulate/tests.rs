@@ -735,6 +735,18 @@ fn scenario_errors_say_what_where_and_what_is_allowed() {
             "test.yaml:2:43: published[0].metric: unknown value `total`, expected one of `first_request_tokens`",
         ),
         (
+            "catalogs: [a.json]\npublished: [{claim: c, source: s, metric: turn_seconds}]\nconversation: [{user: hi}]\n",
+            "test.yaml:2:13: published[0].turn: metric turn_seconds needs `turn:` (1 or more)",
+        ),
+        (
+            "catalogs: [a.json]\npublished: [{claim: c, source: s, deferred_range: [9, 1]}]\nconversation: [{user: hi}]\n",
+            "test.yaml:2:51: published[0].deferred_range: [9, 1] is not a range [low, high]",
+        ),
+        (
+            "catalogs: [a.json]\npublished: [{claim: c, source: s, eager_parts: {catalog: -5}}]\nconversation: [{user: hi}]\n",
+            "test.yaml:2:58: published[0].eager_parts.catalog: invalid value: floating point `-5.0`, expected a number ≥ 0",
+        ),
+        (
             "catalogs: {a: 1}\nconversation: [{user: hi}]\n",
             "test.yaml:1:11: catalogs: invalid type: a mapping, expected a list",
         ),
