@@ -510,7 +510,8 @@ fn commands_and_report_write_the_same_csv() {
     let mut scenarios = sorted_paths("scenarios", "yaml");
     // The report also runs the published figures' scenarios; one of them reads third-party
     // data the report leaves out (and `simulate` refuses) when it is absent.
-    let shared = common::shared_data().is_some();
+    let shared = common::repo("../shared/data/provider-counts/acme-series.json").is_file()
+        && common::repo("../shared/data/provider-counts/acme-21-tools.anthropic.json").is_file();
     scenarios.extend(
         sorted_paths("scenarios/published", "yaml")
             .into_iter()
