@@ -440,3 +440,44 @@ fn deferral_views(data: &std::path::Path) {
         ("2", "2")
     );
 }
+
+/// Third-party inputs marked `optional`: `simulate` refuses the scenario naming the line,
+/// exit 2; `report` leaves it out with a note.
+#[test]
+fn an_optional_input_that_is_absent() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenarios = dir.path().join("s");
+    std::fs::create_dir_all(scenarios.join("published")).unwrap();
+    let file = scenarios.join("published/away.yaml");
+    std::fs::write(
+        &file,
+        "name: away\ntexts: {path: nowhere/texts.json, optional: true}\ncatalogs:\n  - {path: nowhere/tools.json, optional: true}\nconversation: [{user: hi}]\n",
+    )
+    .unwrap();
+    let bin = || assert_cmd::Command::cargo_bin("toolbudget").unwrap();
+    let out = bin().arg("simulate").arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: ")
+            && err.contains("away.yaml:4:12: ")
+            && err.contains("tools.json does not exist"),
+        "{err}"
+    );
+    let report = dir.path().join("r");
+    let out = bin()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["report", "--quiet", "--scenarios"])
+        .arg(&scenarios)
+        .arg("--out")
+        .arg(&report)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let index = std::fs::read_to_string(report.join("index.md")).unwrap();
+    assert!(index.contains("scenario `away` left out"), "no note");
+}

@@ -122,7 +122,7 @@ pub fn load_scenario_catalogs(scenario: &Scenario) -> Result<Catalog> {
     if let Some(path) = &scenario.unavailable {
         return Err(Error::input(
             &scenario.path,
-            None,
+            scenario.unavailable_at,
             format!(
                 "{} does not exist: this scenario needs third-party data kept outside the \
                  repository (see its `optional` inputs)",

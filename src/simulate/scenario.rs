@@ -298,6 +298,8 @@ pub struct Scenario {
     /// An `optional` input (a catalog or the `texts` file) that is not there: `report` leaves
     /// the scenario out with a note, `simulate` refuses it.
     pub unavailable: Option<PathBuf>,
+    /// Where the scenario names that input.
+    pub unavailable_at: Option<Position>,
 }
 
 /// Most turns a scenario may expand to (after `repeat`).
@@ -731,7 +733,7 @@ impl Reader<'_> {
         let catalogs_unavailable = catalogs
             .iter()
             .find(|c| c.optional && !c.path.is_file())
-            .map(|c| c.path.clone());
+            .map(|c| (c.path.clone(), c.at));
         let deferred = self.deferred(raw.deferred)?;
         let conversation =
             self.conversation(&path!["conversation"], &conversation, &mut 0, &mut 0)?;
@@ -744,9 +746,14 @@ impl Reader<'_> {
         let mut system_prompt = raw.system_prompt;
         let mut conversation = conversation;
         let unavailable = match &raw.texts {
-            Some(t) => self.texts(t, &mut system_prompt, &mut conversation)?,
+            Some(t) => self
+                .texts(t, &mut system_prompt, &mut conversation)?
+                .map(|p| (p, self.doc.locate(&child(&path!["texts"], "path")))),
             None => None,
         };
+        let (unavailable, unavailable_at) = catalogs_unavailable
+            .or(unavailable)
+            .map_or((None, None), |(p, at)| (Some(p), at));
         for (i, p) in raw.published.iter().enumerate() {
             if let Err((key, message)) = p.check() {
                 return Err(self.err(&child(&child(&path!["published"], i), key), message));
@@ -769,7 +776,8 @@ impl Reader<'_> {
             failures: raw.failures,
             conversation,
             published: raw.published,
-            unavailable: catalogs_unavailable.or(unavailable),
+            unavailable,
+            unavailable_at,
         })
     }
 
