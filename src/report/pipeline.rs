@@ -225,7 +225,7 @@ fn run_scenarios(
                 .map_or(String::new(), |n| n.to_string_lossy().into()),
         );
         let counter = simulate::counter_for(&scenario, None);
-        let mut prepared = simulate::prepare(&scenario, counter, &build_scorer)?;
+        let mut prepared = simulate::prepare(&scenario, counter, &simulate::build_scorer)?;
         if let Some(c) = calibration.and_then(|f| f.for_scenario(&scenario, counter.name())) {
             c.apply(&mut prepared);
             data.notes.push(format!(
