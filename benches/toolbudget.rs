@@ -318,15 +318,8 @@ mod simulation {
                 .join(format!("{name}.yaml"));
             let scenario = simulate::load_scenario(&path).expect("shipped scenarios load");
             let counter = simulate::counter_for(&scenario, None);
-            let build = |kind, catalog| {
-                toolbudget::search::build(
-                    kind,
-                    catalog,
-                    &toolbudget::search::ScorerConfig::default(),
-                )
-            };
-            let prepared =
-                simulate::prepare(&scenario, counter, &build).expect("shipped scenarios prepare");
+            let prepared = simulate::prepare(&scenario, counter, &simulate::build_scorer)
+                .expect("shipped scenarios prepare");
             let requests = {
                 let r = simulate::run(&scenario, &prepared).expect("shipped scenarios run");
                 r.eager.requests + r.deferred.requests

@@ -4,24 +4,18 @@
 //! md by default) or modeled from the profile (json and csv by default, so they stay
 //! byte-identical); the output says which.
 
-use std::sync::Arc;
 use std::time::Instant;
 
-use crate::catalog::Catalog;
 use crate::cli::{ApiArgs, SimulateArgs};
 use crate::counter::{CounterKind, ToolTokens};
 use crate::error::{Error, Result};
 use crate::output::{Format, csv_rows, emit, md_table, serde_table, text_table, to_json};
 use crate::report::markdown::mode_rows;
-use crate::search::{self, ScorerConfig, ScorerKind};
+
 use crate::simulate::result::{
     Gap, ScenarioResult, SearchLatencySource, SimulationResult, request_rows, round, scenario_rows,
 };
 use crate::simulate::{self, Scenario, SearchTiming};
-
-fn build_scorer(kind: ScorerKind, catalog: Arc<Catalog>) -> Result<Box<dyn search::Scorer>> {
-    search::build(kind, catalog, &ScorerConfig::default())
-}
 
 /// Measured for the human formats, modeled for the byte-identical ones, unless asked.
 fn latency_source(args: &SimulateArgs) -> SearchLatencySource {
@@ -55,7 +49,13 @@ fn prepare_api(scenario: &Scenario, api: &ApiArgs) -> Result<simulate::Prepared>
         search_tool: parts.search_tool,
     };
     let tokens = ToolTokens::of(CounterKind::AnthropicApi, parts.tools.counts);
-    simulate::prepare_exact(scenario, catalog, tokens, Some(exact), &build_scorer)
+    simulate::prepare_exact(
+        scenario,
+        catalog,
+        tokens,
+        Some(exact),
+        &simulate::build_scorer,
+    )
 }
 
 pub fn run(args: &SimulateArgs, quiet: bool) -> Result<()> {
@@ -77,7 +77,7 @@ pub fn run(args: &SimulateArgs, quiet: bool) -> Result<()> {
             .map(|t| CounterKind::from_legacy(t, scenario.render)));
         let counter = simulate::counter_for(&scenario, flag);
         let mut prepared = if counter.is_local() {
-            simulate::prepare(&scenario, counter, &build_scorer)?
+            simulate::prepare(&scenario, counter, &simulate::build_scorer)?
         } else {
             prepare_api(&scenario, &args.api)?
         };

@@ -246,7 +246,7 @@ fn run_scenarios(
             continue;
         }
         let counter = simulate::counter_for(&scenario, None);
-        let mut prepared = simulate::prepare(&scenario, counter, &build_scorer)?;
+        let mut prepared = simulate::prepare(&scenario, counter, &simulate::build_scorer)?;
         if let Some(c) = calibration.and_then(|f| f.for_scenario(&scenario, counter.name())) {
             c.apply(&mut prepared);
             data.notes.push(format!(

@@ -13,6 +13,7 @@ pub mod keyword;
 pub mod regex_scorer;
 pub mod semantic;
 pub mod text;
+pub mod trigram;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

@@ -12,8 +12,9 @@
 //! Speed: a pattern is not run over every tool. The literals any match must begin with are
 //! extracted from the pattern (`regex-syntax`, case variants included), lowercased, and looked
 //! up with aho-corasick in one lowercase copy of all tools' text; only tools containing one of
-//! them are tested with the regex. A pattern with no required literal (`\w+`, `.*`) scans
-//! every tool.
+//! them are tested with the regex. Literals of three bytes or more are looked up in a trigram
+//! index of that text instead (`trigram.rs`), so such a query reads no catalog text at all. A
+//! pattern with no required literal (`\w+`, `.*`) scans every tool.
 
 use std::sync::Arc;
 
@@ -22,6 +23,7 @@ use regex::{Regex, RegexBuilder};
 use regex_syntax::hir::literal::Extractor;
 
 use super::text::{SchemaText, schema_text};
+use super::trigram::TrigramIndex;
 use super::{
     Contribution, Explanation, Hit, Scorer, ScorerKind, SearchOutcome, SearchRequest, rank_hits,
 };
@@ -80,43 +82,46 @@ pub struct RegexScorer {
     folded: String,
     /// Where each tool's text starts in `folded`, plus its end: `catalog.len() + 1` offsets.
     starts: Vec<usize>,
+    /// Trigram postings of `folded`: literals of three bytes or more are looked up here
+    /// instead of scanning `folded`.
+    trigrams: TrigramIndex,
 }
 
-/// Maps each character to one representative of its case-insensitive class, one character at
-/// a time (no context rules such as the final sigma), so that `fold(a + b) == fold(a) +
-/// fold(b)`: a literal found in a text is found, folded, in the folded text. ASCII letters fold
-/// to lowercase; other characters to the ASCII letter of their simple case folding when there
-/// is one (`ſ` → `s`, the Kelvin sign → `k`), else to their lowercase. Folding every case
-/// variant of a literal to one string keeps the prefilter to a single substring search.
+/// Maps each character to one representative of its case-insensitive class (the simple case
+/// folding the regex crate uses), one character at a time, so that `fold(a + b) == fold(a) +
+/// fold(b)` and case variants fold alike: a literal found in a text in any case is found,
+/// folded, in the folded text. A class with an ASCII letter folds to that letter in lowercase
+/// (`K`, `k` and the Kelvin sign to `k`; `ſ` to `s`); any other class to its smallest member
+/// (`Σ`, `σ` and `ς` to `Σ`).
 fn fold_into(text: &str, out: &mut String) {
     for c in text.chars() {
         if c.is_ascii() {
             out.push(c.to_ascii_lowercase());
         } else {
-            fold_non_ascii(c, out);
+            out.push(fold_non_ascii(c));
         }
     }
 }
 
-fn fold_non_ascii(c: char, out: &mut String) {
+fn fold_non_ascii(c: char) -> char {
     use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange};
     let mut class = ClassUnicode::new([ClassUnicodeRange::new(c, c)]);
     class.case_fold_simple();
-    let ascii = class
-        .iter()
-        .flat_map(|r| r.start()..=r.end())
-        .find(char::is_ascii);
-    match ascii {
-        Some(a) => out.push(a.to_ascii_lowercase()),
-        None => out.extend(c.to_lowercase()),
+    let members = || class.iter().flat_map(|r| r.start()..=r.end());
+    match members().find(char::is_ascii) {
+        Some(a) => a.to_ascii_lowercase(),
+        None => members().next().unwrap_or(c),
     }
 }
 
 /// The folded literals one of which every match of `pattern` begins with; `None` when the
 /// pattern has no such finite set (then every tool must be tested).
 fn required_literals(pattern: &str) -> Option<Vec<String>> {
+    // Parsed case-sensitively: a case-insensitive match is a case variant of a case-sensitive
+    // one, so it begins with a variant of one of these literals, which folds to the same
+    // string. (Extracting from the case-insensitive pattern would list every variant, and the
+    // extractor cuts such sets short after a few characters.)
     let hir = regex_syntax::ParserBuilder::new()
-        .case_insensitive(true)
         .build()
         .parse(pattern)
         .ok()?;
@@ -218,11 +223,13 @@ impl RegexScorer {
             }
         }
         starts.push(folded.len());
+        let trigrams = TrigramIndex::new(folded.as_bytes(), &starts);
         RegexScorer {
             catalog,
             fields,
             folded,
             starts,
+            trigrams,
         }
     }
 
@@ -261,10 +268,27 @@ impl RegexScorer {
         Some(tools)
     }
 
-    /// The tools worth testing with the regex: the prefilter's, or all of them.
+    /// Tools holding every trigram of one of `literals`, ascending; `None` when one literal
+    /// is too short for the index.
+    fn tools_with_trigrams(&self, literals: &[String]) -> Option<Vec<usize>> {
+        let mut tools: Vec<u32> = Vec::new();
+        for lit in literals {
+            tools.extend(self.trigrams.candidates(lit.as_bytes())?);
+        }
+        tools.sort_unstable();
+        tools.dedup();
+        Some(tools.into_iter().map(|t| t as usize).collect())
+    }
+
+    /// The tools worth testing with the regex: those the trigram index allows when every
+    /// required literal is long enough, else those whose text contains one of the literals,
+    /// else all of them.
     fn candidates(&self, pattern: &str) -> Vec<usize> {
         required_literals(pattern)
-            .and_then(|lits| self.tools_containing(&lits))
+            .and_then(|lits| {
+                self.tools_with_trigrams(&lits)
+                    .or_else(|| self.tools_containing(&lits))
+            })
             .unwrap_or_else(|| (0..self.fields.len()).collect())
     }
 }
@@ -475,11 +499,14 @@ mod tests {
         assert_eq!(required_literals(r"\w+"), None);
         assert_eq!(required_literals("a*"), None);
         assert_eq!(s.candidates(".*"), [0, 1, 2, 3]);
-        // Every case variant folds to one literal: `s`, `S` and the long s are one (the
-        // extractor stops at 7 characters, its limit on case variants).
+        // The whole literal, folded; inline flags and alternations still give each branch.
         assert_eq!(
-            required_literals("Schedule"),
-            Some(vec!["schedul".to_string()])
+            required_literals("Schedule harvest"),
+            Some(vec!["schedule harvest".to_string()])
+        );
+        assert_eq!(
+            required_literals("(?-i)Ab|Σx"),
+            Some(vec!["ab".to_string(), "Σx".to_string()])
         );
         // The Kelvin sign matches `k` case-insensitively, and so does the prefilter.
         assert_eq!(ranked(&s, "^kelvin_read$").len(), 1);

@@ -248,7 +248,7 @@ fn replay_session(
     cal: &CalibrationFile,
     variants: &[Variant],
 ) -> Result<SessionReplay> {
-    let counter = s.scenario.tokenizer.unwrap_or_default().name();
+    let counter = super::counter_name(s.scenario.tokenizer.unwrap_or_default());
     let k = cal.for_scenario(&s.scenario, counter);
     let actual = replay(&s.scenario, ctx, k)?;
     let mode = mode_name(s.usage.ran_as);

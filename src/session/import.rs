@@ -18,7 +18,7 @@ use super::read::{FileLog, ReadOptions, read_file};
 use crate::catalog::{Catalog, CatalogSource, load_catalogs};
 use crate::document::Document;
 use crate::error::{Error, Result};
-use crate::search::{self, ScorerConfig, ScorerKind};
+
 use crate::simulate::calibration::{Calibration, CalibrationFile};
 use crate::simulate::{self, ModeResult, Scenario, ScenarioResult};
 use crate::tokenize::{Render, ToolTokens};
@@ -258,10 +258,6 @@ struct Loaded {
     scenario: Option<Scenario>,
 }
 
-fn build_scorer(kind: ScorerKind, catalog: Arc<Catalog>) -> Result<Box<dyn search::Scorer>> {
-    search::build(kind, catalog, &ScorerConfig::default())
-}
-
 /// Replays a scenario with a calibration, or raw (system prompt 0, scale 1) without one.
 pub fn replay(
     scenario: &Scenario,
@@ -273,7 +269,7 @@ pub fn replay(
         ctx.catalog.clone(),
         ctx.tokens.clone(),
         None,
-        &build_scorer,
+        &simulate::build_scorer,
     )?;
     match cal {
         Some(c) => c.apply(&mut prepared),
@@ -374,7 +370,7 @@ pub fn import(
 ) -> Result<ImportResult> {
     let sessions = group(logs);
     let names = unique_names(&sessions);
-    let counter = opts.counter.name().to_string();
+    let tokenizer = opts.counter.name().to_string();
     let converted: Vec<Converted> = sessions
         .par_iter()
         .zip(names)
@@ -385,7 +381,7 @@ pub fn import(
                     catalog: &ctx.catalog,
                     catalogs: ctx.refs.clone(),
                     name,
-                    tokenizer: counter.clone(),
+                    tokenizer: tokenizer.clone(),
                     keep_text: opts.keep_text,
                 },
             )
@@ -403,7 +399,7 @@ pub fn import(
         })
         .collect::<Result<_>>()?;
     let raw = raw_pairs(&loaded, ctx)?;
-    let calibrations = fit_all(&loaded, &raw, &counter);
+    let calibrations = fit_all(&loaded, &raw, super::counter_name(opts.counter));
     let cal_file = CalibrationFile { calibrations };
     let mut notes = Vec::new();
     let rows = calibrated(&sessions, &loaded, ctx, &cal_file, dir, written)?;
@@ -412,7 +408,7 @@ pub fn import(
         &raw,
         cal_file.calibrations.clone(),
         unknown,
-        counter,
+        super::counter_name(opts.counter).to_string(),
         &mut notes,
     );
     let mut files = Vec::new();
@@ -495,7 +491,7 @@ fn calibrated(
             let c = &l.converted;
             let (result, alignment) = match &l.scenario {
                 Some(sc) => {
-                    let counter = sc.tokenizer.unwrap_or_default().name();
+                    let counter = super::counter_name(sc.tokenizer.unwrap_or_default());
                     let r = replay(sc, ctx, cal.for_scenario(sc, counter))?;
                     let a = align(&c.billed, &r.requests, mode_name(c.ran_as));
                     (Some(r), a)
@@ -630,7 +626,7 @@ fn session_files(l: &Loaded, s: &Session, cal: &CalibrationFile) -> Result<Vec<(
     let c = &l.converted;
     let mut scenario = c.scenario.clone();
     if let Some(sc) = &l.scenario
-        && let Some(k) = cal.for_scenario(sc, &scenario.tokenizer)
+        && let Some(k) = cal.for_scenario(sc, super::counter_name(sc.tokenizer.unwrap_or_default()))
     {
         scenario.system_prompt_tokens = Some(k.system_prompt_tokens.round().max(0.0) as usize);
     }

@@ -33,6 +33,12 @@ pub const SEARCH_TOOL: &str = crate::simulate::SEARCH_TOOL;
 /// What session sizes are counted with.
 pub type Counter = Tokenizer;
 
+/// The counter the simulator counts an imported scenario with (its `tokenizer:` rendered as
+/// JSON), by which calibrations are keyed: the fitted scale turns its counts into the bill's.
+pub fn counter_name(counter: Counter) -> &'static str {
+    crate::counter::CounterKind::from_legacy(counter, crate::tokenize::Render::Json).name()
+}
+
 /// Tokens of one piece of session text. Every size the import records goes through here, so
 /// switching to the profile's counter is this one line.
 pub fn count_text(counter: Counter, text: &str) -> usize {

@@ -28,6 +28,7 @@ use serde_json::json;
 use crate::catalog::{Catalog, CatalogSource, Tool, load_catalogs};
 use crate::counter::CounterKind;
 use crate::error::{Error, Result};
+use crate::search::bm25::Bm25Params;
 use crate::search::{Scorer, ScorerKind};
 use crate::timing::Clock;
 use crate::tokenize::{Tokenizer, ToolTokens};
@@ -37,8 +38,24 @@ pub use request::{Mode, Parts, RequestKind, RequestRow};
 pub use result::{ModeResult, RequestCsvRow, ScenarioCsvRow, ScenarioResult};
 pub use scenario::{Scenario, load_scenario, load_scenarios};
 
-/// Builds a scorer over a catalog (the real one is `search::build`; tests pass their own).
-pub type ScorerBuilder<'a> = dyn Fn(ScorerKind, Arc<Catalog>) -> Result<Box<dyn Scorer>> + 'a;
+/// Builds a scorer over a catalog with the scenario's bm25 settings (the real one is
+/// [`build_scorer`]; tests pass their own).
+pub type ScorerBuilder<'a> =
+    dyn Fn(ScorerKind, Arc<Catalog>, &Bm25Params) -> Result<Box<dyn Scorer>> + 'a;
+
+/// [`search::build`](crate::search::build) with the default embedding settings and the given
+/// bm25 settings (a scenario's `deferred.bm25`).
+pub fn build_scorer(
+    kind: ScorerKind,
+    catalog: Arc<Catalog>,
+    bm25: &Bm25Params,
+) -> Result<Box<dyn Scorer>> {
+    let config = crate::search::ScorerConfig {
+        bm25: *bm25,
+        ..crate::search::ScorerConfig::default()
+    };
+    crate::search::build(kind, catalog, &config)
+}
 
 /// Per-tool facts derived from the scenario's deferred settings.
 #[derive(Debug, Clone)]
@@ -276,11 +293,11 @@ pub fn prepare_shared(
     let plan = plan(scenario, &catalog)?;
     validate_conversation(scenario, &catalog, &plan)?;
     let d = &scenario.deferred;
-    let scorer = build(d.scorer, catalog.clone())?;
+    let scorer = build(d.scorer, catalog.clone(), &d.bm25)?;
     let needs_select = d.discovery == scenario::Discovery::Select
         || d.retry.contains(&scenario::RetryStep::Select);
     let select_scorer = if needs_select && d.scorer != ScorerKind::Keyword {
-        Some(build(ScorerKind::Keyword, catalog.clone())?)
+        Some(build(ScorerKind::Keyword, catalog.clone(), &d.bm25)?)
     } else {
         None
     };

@@ -4,6 +4,8 @@
 //! after them is additional. The CSV rows are views of these types (`ScenarioCsvRow`,
 //! `RequestCsvRow`), shared by `simulate --format csv` and the report's `data/*.csv`.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::profile::Profile;
@@ -207,6 +209,10 @@ pub struct Settings {
     pub search_latency: SearchLatencySource,
     /// The profile's modeled search latency (used when `search_latency` is `modeled`).
     pub search_latency_ms: f64,
+    /// The deferred scorer's own settings (bm25's k1, b and field weights; hybrid's fusion),
+    /// as `search --explain` and `eval` print them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub scorer_settings: BTreeMap<String, String>,
 }
 
 /// A request's input (or a sum of requests) by what a published figure may attribute it to:

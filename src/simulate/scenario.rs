@@ -19,6 +19,7 @@ use crate::document::{Document, Seg};
 use crate::error::{Error, Position, Result};
 use crate::path;
 use crate::search::ScorerKind;
+use crate::search::bm25::Bm25Params;
 use crate::tokenize::{Render, Tokenizer};
 
 /// A tool id written in the scenario, with where it was written.
@@ -140,6 +141,8 @@ pub struct DeferredSettings {
     pub retry: Vec<RetryStep>,
     /// Extra dependencies (`id: [ids]`), added to the catalog's `depends_on`.
     pub depends_on: Vec<(ToolRef, Vec<ToolRef>)>,
+    /// bm25's k1, b and field weights (`bm25:`; also hybrid's lexical half).
+    pub bm25: Bm25Params,
 }
 
 impl Default for DeferredSettings {
@@ -159,6 +162,7 @@ impl Default for DeferredSettings {
             reveal: Reveal::Append,
             retry: vec![RetryStep::Rephrase, RetryStep::Select],
             depends_on: Vec::new(),
+            bm25: Bm25Params::default(),
         }
     }
 }
@@ -461,6 +465,57 @@ pub(crate) struct RawDeferred {
     retry: Option<Vec<RetryStep>>,
     #[serde(default)]
     depends_on: IndexMap<String, Vec<String>>,
+    bm25: Option<RawBm25>,
+}
+
+/// `deferred.bm25`: each key given replaces its default.
+#[derive(Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "bm25 settings (a mapping with k1, b, weights)"
+)]
+pub(crate) struct RawBm25 {
+    #[serde(default, deserialize_with = "opt_nonneg")]
+    k1: Option<f64>,
+    #[serde(default, deserialize_with = "opt_probability")]
+    b: Option<f64>,
+    weights: Option<RawBm25Weights>,
+}
+
+/// Field weights by field name (`FIELD_NAMES` of bm25), each optional.
+#[derive(Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "bm25 field weights (a mapping of name, description, argument_names, argument_descriptions)"
+)]
+pub(crate) struct RawBm25Weights {
+    #[serde(default, deserialize_with = "opt_nonneg")]
+    name: Option<f64>,
+    #[serde(default, deserialize_with = "opt_nonneg")]
+    description: Option<f64>,
+    #[serde(default, deserialize_with = "opt_nonneg")]
+    argument_names: Option<f64>,
+    #[serde(default, deserialize_with = "opt_nonneg")]
+    argument_descriptions: Option<f64>,
+}
+
+impl RawBm25 {
+    fn apply(self, mut params: Bm25Params) -> Bm25Params {
+        params.k1 = self.k1.unwrap_or(params.k1);
+        params.b = self.b.unwrap_or(params.b);
+        if let Some(w) = self.weights {
+            let given = [
+                w.name,
+                w.description,
+                w.argument_names,
+                w.argument_descriptions,
+            ];
+            for (slot, v) in params.weights.iter_mut().zip(given) {
+                *slot = v.unwrap_or(*slot);
+            }
+        }
+        params
+    }
 }
 
 #[derive(Deserialize)]
@@ -625,6 +680,14 @@ pub(crate) fn opt_nonneg<'de, D: serde::Deserializer<'de>>(
     #[derive(Deserialize)]
     struct NonNeg(#[serde(deserialize_with = "nonneg")] f64);
     Ok(Option::<NonNeg>::deserialize(d)?.map(|n| n.0))
+}
+
+fn opt_probability<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<f64>, D::Error> {
+    #[derive(Deserialize)]
+    struct P(#[serde(deserialize_with = "probability")] f64);
+    Ok(Option::<P>::deserialize(d)?.map(|n| n.0))
 }
 
 fn probability<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
@@ -887,6 +950,10 @@ impl Reader<'_> {
             let deps = self.tool_refs(&kp, deps)?;
             depends_on.push((self.tool_ref(&kp, id)?, deps));
         }
+        let bm25 = raw.bm25.map_or(default.bm25, |b| b.apply(default.bm25));
+        // Each value is in range; all weights 0 is the one combination left to refuse.
+        bm25.validate()
+            .map_err(|e| self.err(&child(&p, "bm25"), e))?;
         Ok(DeferredSettings {
             when: raw.when.unwrap_or(default.when),
             defer_mcp: raw.defer_mcp.unwrap_or(default.defer_mcp),
@@ -903,6 +970,7 @@ impl Reader<'_> {
             reveal: raw.reveal.unwrap_or(default.reveal),
             retry: raw.retry.unwrap_or(default.retry),
             depends_on,
+            bm25,
         })
     }
 

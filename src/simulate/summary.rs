@@ -186,6 +186,7 @@ fn settings(
         tool_choice: sc.tool_choice.name().into(),
         search_latency,
         search_latency_ms: sc.profile.search_latency_ms,
+        scorer_settings: prep.scorer.settings().into_iter().collect(),
     }
 }
 

@@ -73,7 +73,11 @@ impl Scorer for WordScorer {
     }
 }
 
-pub(crate) fn word_builder(_k: ScorerKind, c: Arc<Catalog>) -> Result<Box<dyn Scorer>> {
+pub(crate) fn word_builder(
+    _k: ScorerKind,
+    c: Arc<Catalog>,
+    _bm25: &crate::search::bm25::Bm25Params,
+) -> Result<Box<dyn Scorer>> {
     let lower = c.tools().iter().map(|t| t.id.to_lowercase()).collect();
     Ok(Box::new(WordScorer { catalog: c, lower }))
 }
@@ -749,6 +753,49 @@ fn scenario_errors_say_what_where_and_what_is_allowed() {
         (
             "catalogs: {a: 1}\nconversation: [{user: hi}]\n",
             "test.yaml:1:11: catalogs: invalid type: a mapping, expected a list",
+        ),
+    ];
+    for (yaml, expected) in cases {
+        let e = scenario(yaml).unwrap_err().to_string();
+        assert!(e.contains(expected), "got: {e}\nwant: {expected}");
+    }
+}
+
+#[test]
+fn bm25_settings_reach_the_deferred_scorer() {
+    let sc = scenario(
+        "catalogs: [a.json]\ndeferred:\n  scorer: bm25\n  bm25: {k1: 0.5, weights: {name: 3, argument_descriptions: 0}}\nconversation: [{user: hi}]\n",
+    )
+    .unwrap();
+    let p = sc.deferred.bm25;
+    assert_eq!((p.k1, p.b), (0.5, crate::search::bm25::DEFAULT_B));
+    assert_eq!(p.weights, [3.0, 1.0, 1.0, 0.0]);
+    let (c, t) = worked_catalog();
+    let prep = prepare_with(&sc, c, t, &super::build_scorer).unwrap();
+    let settings = prep.scorer.settings();
+    assert!(
+        settings.contains(&("k1".to_string(), "0.5".to_string())),
+        "{settings:?}"
+    );
+    assert!(
+        settings.contains(&(
+            "weights".to_string(),
+            "name=3 description=1 argument_names=1 argument_descriptions=0".to_string()
+        )),
+        "{settings:?}"
+    );
+    let cases: &[(&str, &str)] = &[
+        (
+            "catalogs: [a.json]\ndeferred: {bm25: {b: 1.5}}\nconversation: [{user: hi}]\n",
+            "test.yaml:2:22: deferred.bm25.b: invalid value: floating point `1.5`, expected a probability between 0 and 1",
+        ),
+        (
+            "catalogs: [a.json]\ndeferred: {bm25: {k: 1}}\nconversation: [{user: hi}]\n",
+            "test.yaml:2:22: deferred.bm25: unknown field `k`, expected one of `k1`, `b`, `weights`",
+        ),
+        (
+            "catalogs: [a.json]\ndeferred:\n  bm25:\n    weights: {name: 0, description: 0, argument_names: 0, argument_descriptions: 0}\nconversation: [{user: hi}]\n",
+            "test.yaml:4:5: deferred.bm25: bm25 field weights are all 0",
         ),
     ];
     for (yaml, expected) in cases {
