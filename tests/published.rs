@@ -4,15 +4,7 @@
 
 mod common;
 
-use std::sync::Arc;
-
-use toolbudget::catalog::Catalog;
-use toolbudget::search::{self, Scorer, ScorerConfig, ScorerKind};
-use toolbudget::simulate::{self, result::PublishedComparison};
-
-fn build(kind: ScorerKind, catalog: Arc<Catalog>) -> toolbudget::Result<Box<dyn Scorer>> {
-    search::build(kind, catalog, &ScorerConfig::default())
-}
+use toolbudget::simulate::{self, build_scorer as build, result::PublishedComparison};
 
 fn figures(file: &str) -> Vec<PublishedComparison> {
     let path = common::repo(&format!("scenarios/published/{file}"));

@@ -88,7 +88,8 @@ pub fn run(args: &SimulateArgs, quiet: bool) -> Result<()> {
             c.apply(&mut prepared);
         }
         let mut result = simulate::run_timed(&scenario, &prepared, timing)?;
-        result.published = simulate::published::compare(&scenario, &prepared, &build_scorer)?;
+        result.published =
+            simulate::published::compare(&scenario, &prepared, &simulate::build_scorer)?;
         if !args.per_request {
             result.requests.clear();
         }

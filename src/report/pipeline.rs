@@ -142,7 +142,7 @@ pub fn build(
     data.deferral = Some(super::deferral::compute(
         counter,
         &profile,
-        &build_scorer,
+        &simulate::build_scorer,
         |size| {
             progress.step(&format!("{size} tools"));
             progress.advance();
@@ -256,7 +256,8 @@ fn run_scenarios(
         }
         let mut result = simulate::run(&scenario, &prepared)?;
         // Published figures are measured uncalibrated: each under its provider's counter.
-        result.published = simulate::published::compare(&scenario, &prepared, &build_scorer)?;
+        result.published =
+            simulate::published::compare(&scenario, &prepared, &simulate::build_scorer)?;
         if counter.name() != data.settings.counter {
             data.notes.push(format!(
                 "scenario `{}` counts with its own counter `{counter}`",
