@@ -86,6 +86,19 @@ fn qwen_code_toolsearch_analysis() {
     );
 }
 
+/// The tokenizer counts beside the provider's: how much counting alone moves a figure.
+#[test]
+fn cl100k_json_beside() {
+    let f = figures("qwen-code-toolsearch-analysis.yaml");
+    assert_eq!(
+        (
+            f[0].measured_eager_cl100k_json,
+            f[0].measured_deferred_cl100k_json
+        ),
+        (14_190.0, 7_254.0)
+    );
+}
+
 #[test]
 fn dynamic_tool_discovery_essay() {
     check(

@@ -222,7 +222,7 @@ fn published_text(s: &ScenarioResult, md: bool) -> String {
         let side = |name: &str,
                     published: Option<f64>,
                     measured: f64,
-                    o200k: f64,
+                    [o200k, cl100k]: [f64; 2],
                     gap: Option<Gap>| {
             let published = published.map_or("-".to_string(), |v| format!("{v}"));
             let gap = gap.map_or(String::new(), |g| {
@@ -237,7 +237,7 @@ fn published_text(s: &ScenarioResult, md: bool) -> String {
                 )
             });
             format!(
-                "  {name}: published {published}, measured {measured} (o200k-json {o200k}{gap}){br}"
+                "  {name}: published {published}, measured {measured} (o200k-json {o200k}, cl100k-json {cl100k}{gap}){br}"
             )
         };
         out.push_str(&format!(
@@ -257,14 +257,17 @@ fn published_text(s: &ScenarioResult, md: bool) -> String {
             "eager",
             p.eager_tokens,
             p.measured_eager_tokens,
-            p.measured_eager_o200k_json,
+            [p.measured_eager_o200k_json, p.measured_eager_cl100k_json],
             p.eager_gap,
         ));
         out.push_str(&side(
             "deferred",
             p.deferred_tokens,
             p.measured_deferred_tokens,
-            p.measured_deferred_o200k_json,
+            [
+                p.measured_deferred_o200k_json,
+                p.measured_deferred_cl100k_json,
+            ],
             p.deferred_gap,
         ));
         if !p.not_reproduced.is_empty() {

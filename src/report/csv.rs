@@ -10,7 +10,7 @@ use crate::simulate::result::{Gap, PublishedComparison, request_rows, scenario_r
 
 /// A published figure beside the same quantity measured: a row of `data/published.csv`.
 /// `measured_*` are counted by `counter` (the provider's the figure was measured on), with
-/// the `o200k-json` count beside; on each side the `*_gap_*` parts add up to measured −
+/// the `o200k-json` and `cl100k-json` counts beside; on each side the `*_gap_*` parts add up to measured −
 /// published (`simulate::published`). For a figure in seconds (`unit`), the token columns
 /// hold seconds and the gap is all `other`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -31,6 +31,8 @@ pub struct PublishedCsvRow {
     pub variant: String,
     pub measured_eager_tokens_o200k_json: f64,
     pub measured_deferred_tokens_o200k_json: f64,
+    pub measured_eager_tokens_cl100k_json: f64,
+    pub measured_deferred_tokens_cl100k_json: f64,
     pub eager_gap_counting: Option<f64>,
     pub eager_gap_catalog: Option<f64>,
     pub eager_gap_system: Option<f64>,
@@ -75,6 +77,8 @@ impl PublishedCsvRow {
             variant: p.variant.clone(),
             measured_eager_tokens_o200k_json: p.measured_eager_o200k_json,
             measured_deferred_tokens_o200k_json: p.measured_deferred_o200k_json,
+            measured_eager_tokens_cl100k_json: p.measured_eager_cl100k_json,
+            measured_deferred_tokens_cl100k_json: p.measured_deferred_cl100k_json,
             eager_gap_counting: part(e, |g| g.counting),
             eager_gap_catalog: part(e, |g| g.catalog),
             eager_gap_system: part(e, |g| g.system),

@@ -70,6 +70,11 @@ fn figures_row(n: usize, s: &ScenarioResult, p: &PublishedComparison) -> Vec<Str
             value(p, p.measured_eager_o200k_json),
             value(p, p.measured_deferred_o200k_json)
         ),
+        format!(
+            "{} → {}",
+            value(p, p.measured_eager_cl100k_json),
+            value(p, p.measured_deferred_cl100k_json)
+        ),
     ]
 }
 
@@ -174,8 +179,8 @@ pub fn section(out: &mut String, data: &ReportData) {
         "## Published figures reproduced\n\nEach row is a number an article or repository \
          published, beside the same quantity measured on a scenario built to match the \
          source's setup (`scenarios/published/`), counted by the counter of the provider the \
-         figure was measured on, with the `o200k-json` count beside it (what counting alone \
-         changes). The second table splits measured − published on each side into parts that \
+         figure was measured on, with the `o200k-json` and `cl100k-json` counts beside it \
+         (what counting alone changes). The second table splits measured − published on each side into parts that \
          add up to it: **counting** (our counter against the source's count: the whole gap \
          where the inputs are the source's own, our count of the source's first request against \
          its published count where it gave one, else 0: the sources counted with the \
@@ -201,9 +206,10 @@ pub fn section(out: &mut String, data: &ReportData) {
             "published, eager → deferred",
             "measured",
             "o200k-json",
+            "cl100k-json",
         ],
         &rows,
-        &[true, false, false, false, false, true, true, true],
+        &[true, false, false, false, false, true, true, true, true],
     ));
     gap_table(out, &figures);
     let notes: Vec<String> = figures

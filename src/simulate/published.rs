@@ -3,7 +3,7 @@
 //! conversation's total …), the counter of the provider it was measured on, the settings it
 //! was measured with when they differ from the scenario's (a `variant`), and what the source
 //! says its number holds (`eager_parts`, `deferred_parts`). [`compare`] measures exactly that
-//! quantity on the scenario under that counter and under `o200k-json`, and splits
+//! quantity on the scenario under that counter and under `o200k-json` and `cl100k-json`, and splits
 //! measured − published into five parts that add up to it on each side:
 //!
 //! - **counting**: our counter against the count the source used. The sources counted with
@@ -11,8 +11,9 @@
 //!   figure's inputs are the source's own (`whole_gap: counting`): then nothing else differs
 //!   and the whole gap is the counter's error; or unless the source published the provider's
 //!   count of its own first request (`first_request:` in its parts): then counting is our
-//!   count of that request minus it, and the rest of the gap goes to the other parts. The `o200k-json` measurement beside it shows how much
-//!   counting as toolbudget's original counter would change.
+//!   count of that request minus it, and the rest of the gap goes to the other parts. The
+//!   `o200k-json` and `cl100k-json` measurements beside show how much counting with a
+//!   tokenizer instead of the provider's count would change.
 //! - **catalog**: tool definitions (sent in the tools list, or loaded into the messages by a
 //!   search) against the size the source states for them;
 //! - **system**: the system prompt against the source's;
@@ -385,13 +386,16 @@ pub fn compare(
         let (o200k, oprep) = runs.get(&p.variant, CounterKind::O200kJson)?;
         let eager_o = measure(p, &o200k, &oprep, sc, Mode::Eager).value;
         let deferred_o = measure(p, &o200k, &oprep, sc, Mode::Deferred).value;
+        let (cl100k, cprep) = runs.get(&p.variant, CounterKind::Cl100kJson)?;
+        let eager_c = measure(p, &cl100k, &cprep, sc, Mode::Eager).value;
+        let deferred_c = measure(p, &cl100k, &cprep, sc, Mode::Deferred).value;
         let price = result.model.input_per_mtok;
         out.push(comparison(
             p,
             counter,
             (eager, deferred),
             first,
-            (eager_o, deferred_o),
+            [(eager_o, deferred_o), (eager_c, deferred_c)],
             price,
         ));
     }
@@ -403,7 +407,7 @@ fn comparison(
     counter: CounterKind,
     (eager, deferred): (Measured, Measured),
     (eager_first, deferred_first): (f64, f64),
-    (eager_o, deferred_o): (f64, f64),
+    [(eager_o, deferred_o), (eager_c, deferred_c)]: [(f64, f64); 2],
     price_per_mtok: f64,
 ) -> PublishedComparison {
     let seconds = p.metric.unit() == "seconds";
@@ -439,6 +443,8 @@ fn comparison(
         variant: p.variant.describe(),
         measured_eager_o200k_json: round(eager_o, decimals),
         measured_deferred_o200k_json: round(deferred_o, decimals),
+        measured_eager_cl100k_json: round(eager_c, decimals),
+        measured_deferred_cl100k_json: round(deferred_c, decimals),
         eager_gap: gap(p.eager_tokens, &eager, eager_first, &p.eager_parts),
         deferred_gap: gap(
             p.deferred_tokens,

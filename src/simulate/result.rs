@@ -280,6 +280,11 @@ pub struct PublishedComparison {
     pub measured_eager_o200k_json: f64,
     #[serde(default)]
     pub measured_deferred_o200k_json: f64,
+    /// The same quantity counted by `cl100k-json`.
+    #[serde(default)]
+    pub measured_eager_cl100k_json: f64,
+    #[serde(default)]
+    pub measured_deferred_cl100k_json: f64,
     #[serde(default)]
     pub eager_gap: Option<Gap>,
     #[serde(default)]
