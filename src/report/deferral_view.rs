@@ -155,9 +155,7 @@ fn break_even_figure(d: &Deferral, cached: bool) -> Result<Figure, ChartError> {
         "no caching"
     };
     let mut chart = LineChart::new(
-        &format!(
-            "Deferred cost as a share of eager over a conversation ({searches} searches, {caching})"
-        ),
+        &format!("Deferred cost as a share of eager ({searches} searches, {caching})"),
         "turns so far",
         "deferred / eager cumulative cost (%, log scale)",
         series,
