@@ -146,6 +146,9 @@ pub fn build(
             "release".into()
         },
     ));
+    data.settings
+        .other
+        .push(("machine".into(), crate::timing::machine()));
     Ok(data)
 }
 
