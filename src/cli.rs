@@ -157,6 +157,15 @@ pub struct EvalArgs {
     /// Add a row per query: expected ids, their ranks, the top results, the metrics.
     #[arg(long)]
     pub per_query: bool,
+    /// Rank the expected tools among distractors too: a catalog file, or a folder whose .json,
+    /// .yaml and .yml files are all read. Repeatable. On an id clash the first definition wins
+    /// (the --catalog tools, then the pool in path order); files given as --catalog are skipped.
+    #[arg(long, value_name = "DIR|FILE")]
+    pub pool: Vec<PathBuf>,
+    /// Print the refusal curve: score thresholds against false positives on no-match queries
+    /// and recall on the others.
+    #[arg(long)]
+    pub thresholds: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -6,11 +6,15 @@
 //! `compare` diffs two results; `bootstrap` gives intervals.
 
 pub mod bootstrap;
+pub mod classes;
 pub mod compare;
 pub mod metrics;
+pub mod pool;
 pub mod queries;
 pub mod result;
 pub mod run;
+pub mod siblings;
+pub mod thresholds;
 
 pub use queries::{LabeledQuery, QuerySet, load_queries, parse_queries};
 pub use result::{EvalResult, ScorerResult, read_eval_result};
