@@ -340,6 +340,7 @@ pub(crate) mod tests {
             Ok(SearchOutcome {
                 hits,
                 not_found: vec![],
+                ambiguous: Vec::new(),
                 total_tools: self.catalog.len(),
             })
         }
@@ -573,6 +574,7 @@ pub(crate) mod tests {
             Ok(SearchOutcome {
                 hits,
                 not_found: vec![],
+                ambiguous: Vec::new(),
                 total_tools: self.tool_count,
             })
         }

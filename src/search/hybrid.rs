@@ -37,6 +37,9 @@ use crate::error::InputError;
 pub enum FusionMethod {
     Rrf,
     Blend,
+    /// Reference: each list min-max scaled to [0, 1] over its top `depth`, then summed with
+    /// the weights (CombSUM of min-max scores).
+    Minmax,
 }
 
 crate::named_enum!(FusionMethod, "fusion");
@@ -70,6 +73,7 @@ impl FusionConfig {
         let (lexical_weight, semantic_weight) = match method {
             FusionMethod::Blend => (0.4, 0.6),
             FusionMethod::Rrf => (1.0, 1.0),
+            FusionMethod::Minmax => (0.5, 0.5),
         };
         FusionConfig {
             method,
@@ -114,8 +118,35 @@ impl FusionConfig {
             FusionMethod::Blend => {
                 weighted_blend(&[lexical, semantic], &weights, &BLEND, self.floor_rank)
             }
+            FusionMethod::Minmax => minmax(&[lexical, semantic], &weights),
         }
     }
+}
+
+/// CombSUM of min-max scaled scores: tool score `Σᵢ weights[i] · (score − minᵢ) / (maxᵢ −
+/// minᵢ)` over each list's scores (a list whose scores are all equal gives each of its tools
+/// its full weight). A reference: it stretches any list, a flat one included, to [0, 1].
+pub fn minmax(rankings: &[&[Hit]], weights: &[f64]) -> Vec<Hit> {
+    let bounds: Vec<(f64, f64)> = rankings
+        .iter()
+        .map(|list| {
+            let lo = list.iter().map(|h| h.score).fold(f64::INFINITY, f64::min);
+            let hi = list
+                .iter()
+                .map(|h| h.score)
+                .fold(f64::NEG_INFINITY, f64::max);
+            (lo, hi)
+        })
+        .collect();
+    fuse_by(rankings, |list, _, score| {
+        let (lo, hi) = bounds[list];
+        let scaled = if hi > lo {
+            (score - lo) / (hi - lo)
+        } else {
+            1.0
+        };
+        weights[list] * scaled
+    })
 }
 
 /// `blend` divides bm25's lead by its top score and keeps the cosine's lead as it is.
@@ -257,6 +288,7 @@ impl Scorer for HybridScorer {
         Ok(SearchOutcome {
             hits: crate::search::rank_hits(&self.catalog, fused, request.limit),
             not_found: Vec::new(),
+            ambiguous: Vec::new(),
             total_tools: request.searchable(self.catalog.len()),
         })
     }
@@ -366,6 +398,9 @@ impl Scorer for HybridScorer {
         ];
         match f.method {
             FusionMethod::Rrf => {}
+            FusionMethod::Minmax => {
+                out.remove(1);
+            }
             FusionMethod::Blend => {
                 out.remove(1);
                 out.push(("floor_rank".to_string(), f.floor_rank.to_string()));
@@ -386,6 +421,14 @@ impl FusionConfig {
     fn fuse_single(&self, list: usize, hits: &[Hit], position: usize, weight: f64) -> f64 {
         match self.method {
             FusionMethod::Rrf => weight / (self.k + position as f64 + 1.0),
+            FusionMethod::Minmax => {
+                let top = &hits[..hits.len().min(self.depth)];
+                let fused = minmax(&[top], &[weight]);
+                fused
+                    .iter()
+                    .find(|h| h.tool == hits[position].tool)
+                    .map_or(0.0, |h| h.score)
+            }
             FusionMethod::Blend => {
                 let top = &hits[..hits.len().min(self.depth)];
                 let bounds = BLEND[list].floor_and_scale(top, self.floor_rank);
@@ -516,6 +559,7 @@ pub(crate) mod tests {
             Ok(SearchOutcome {
                 hits,
                 not_found: Vec::new(),
+                ambiguous: Vec::new(),
                 total_tools: 0,
             })
         }
@@ -695,6 +739,33 @@ pub(crate) mod tests {
         // t2 0.791, t3 0.6 · 0.7 = 0.42, t0 0.4 + 0, t1 0.4 · 8/9 = 0.356.
         let order: Vec<usize> = out.hits.iter().map(|h| h.tool).collect();
         assert_eq!(order, vec![2, 3, 0, 1]);
+    }
+
+    #[test]
+    fn minmax_stretches_each_list_to_the_unit_range() {
+        let bm25 = hits(&[(1, 10.0), (2, 6.0), (3, 2.0)]);
+        let cosine = hits(&[(3, 0.31), (2, 0.30), (4, 0.29)]);
+        let fused = minmax(&[&bm25, &cosine], &[0.5, 0.5]);
+        let want = [(3, 0.5), (1, 0.5), (2, 0.25 + 0.25), (4, 0.0)];
+        let score = |t: usize| fused.iter().find(|h| h.tool == t).unwrap().score;
+        for (tool, s) in want {
+            assert!((score(tool) - s).abs() < 1e-9, "{fused:?}");
+        }
+        // The flat cosine list (0.29..0.31) weighs as much as bm25's clear order.
+        assert_eq!(order(&fused)[..2], [1, 2]);
+        let one = hits(&[(7, 3.0)]);
+        assert_eq!(minmax(&[&one], &[0.5])[0].score, 0.5);
+        let scorer = hybrid(FusionConfig::for_method(FusionMethod::Minmax));
+        let settings = scorer.settings();
+        assert_eq!(settings[0], ("fusion".to_string(), "minmax".to_string()));
+        assert!(settings.iter().all(|(k, _)| k != "rrf_k"));
+        let q = SearchRequest::new("q", 10);
+        for h in scorer.search(&q).unwrap().hits {
+            let e = scorer.explain_tool(&q, h.tool).unwrap();
+            assert!((e.value - h.score).abs() < 1e-12, "{e:?}");
+            let parts: f64 = e.children.iter().map(|c| c.value).sum();
+            assert!((parts - h.score).abs() < 1e-12, "{e:?}");
+        }
     }
 
     #[test]

@@ -3,9 +3,14 @@
 //! Query forms, tried in this order:
 //! 1. `select:A,B` returns exactly the named tools in the given order (not cut by `limit`).
 //!    A name matches a tool id case-insensitively (an exact-case id wins; several ids equal up
-//!    to case all match, by id), else (ours) the bare name of an MCP tool when exactly one
-//!    searchable tool has it. Unknown names go to `not_found`. The i-th of k selected tools
-//!    scores `k - i`, so scores follow the given order.
+//!    to case all match, by id), else (ours) the bare name of an MCP tool, else (ours) the end
+//!    of an id after a `_` or `.` (`github__create_issue`, `ride` for `uber.ride`): models
+//!    shorten names, and a shortened name that stands for one tool should not read as "no such
+//!    tool". Each of the last two steps resolves only when exactly one searchable tool fits;
+//!    when several do, the name goes to `ambiguous` with every candidate id, and none of them
+//!    is selected (`select:` returns what was named, never a guess). Unknown names go to
+//!    `not_found`. The i-th of k selected tools scores `k - i`, so scores follow the given
+//!    order.
 //! 2. A query equal to a tool id (case-insensitive) puts that tool first: it gets its keyword
 //!    score plus [`EXACT_ID_BONUS`]; the keyword ranking of the other tools follows.
 //! 3. A query starting with `mcp__` (no whitespace) lists the tools whose id starts with it,
@@ -36,7 +41,8 @@ use memchr::memmem::Finder;
 
 use super::text::{self, ascii_word_runs, is_all_word, name_parts, occurrences_with_boundaries};
 use super::{
-    Contribution, Explanation, Hit, Scorer, ScorerKind, SearchOutcome, SearchRequest, rank_hits,
+    Ambiguous, Contribution, Explanation, Hit, Scorer, ScorerKind, SearchOutcome, SearchRequest,
+    rank_hits,
 };
 use crate::catalog::Catalog;
 use crate::error::InputError;
@@ -226,6 +232,14 @@ fn parse_terms(query: &str) -> Vec<Term> {
     terms
 }
 
+/// What a `select:` name stands for.
+enum Resolved {
+    Tools(Vec<u32>),
+    /// Several tools fit a shortened name: none is selected.
+    Ambiguous(Vec<u32>),
+    NotFound,
+}
+
 /// A keyword query read once against a request: the rule that ranks it. `search` and
 /// `explain_tool` both match on it, so the order of the rules is written once.
 enum Route<'q> {
@@ -355,38 +369,82 @@ impl KeywordScorer {
         }
     }
 
-    /// The tools a `select:` name stands for (searchable ones only).
-    fn resolve_name(&self, name: &str, request: &SearchRequest<'_>) -> Vec<u32> {
+    /// The tools a `select:` name stands for (searchable ones only): the id, else the bare
+    /// MCP name, else the end of an id after `_` or `.`; the last two only when unique.
+    fn resolve_name(&self, name: &str, request: &SearchRequest<'_>) -> Resolved {
         let ok = |t: &&u32| request.is_candidate(**t as usize);
         if let Some(i) = self.catalog.index_of(name)
             && request.is_candidate(i)
         {
-            return vec![i as u32];
+            return Resolved::Tools(vec![i as u32]);
         }
         let lower = name.to_lowercase();
         if let Some(list) = self.lower_ids.get(&lower) {
             let found: Vec<u32> = list.iter().filter(ok).copied().collect();
             if !found.is_empty() {
-                return found;
+                return Resolved::Tools(found);
             }
         }
-        if let Some(list) = self.bare_names.get(&lower) {
-            let found: Vec<u32> = list.iter().filter(ok).copied().collect();
-            if found.len() == 1 {
-                return found;
-            }
+        let bare: Vec<u32> = self
+            .bare_names
+            .get(&lower)
+            .map(|list| list.iter().filter(ok).copied().collect())
+            .unwrap_or_default();
+        let found = if bare.is_empty() {
+            self.suffix_matches(&lower, request)
+        } else {
+            bare
+        };
+        match found.len() {
+            0 => Resolved::NotFound,
+            1 => Resolved::Tools(found),
+            _ => Resolved::Ambiguous(found),
         }
-        Vec::new()
+    }
+
+    /// Searchable tools whose lowercase id ends with `lower` right after a `_` or `.`.
+    fn suffix_matches(&self, lower: &str, request: &SearchRequest<'_>) -> Vec<u32> {
+        if lower.is_empty() {
+            return Vec::new();
+        }
+        let mut found: Vec<u32> = self
+            .lower_ids
+            .iter()
+            .filter(|(id, _)| {
+                id.len() > lower.len()
+                    && id.ends_with(lower)
+                    && matches!(id.as_bytes()[id.len() - lower.len() - 1], b'_' | b'.')
+            })
+            .flat_map(|(_, tools)| tools.iter().copied())
+            .filter(|&t| request.is_candidate(t as usize))
+            .collect();
+        let tools = self.catalog.tools();
+        found.sort_by(|&a, &b| tools[a as usize].id.cmp(&tools[b as usize].id));
+        found
     }
 
     fn select(&self, names: &str, request: &SearchRequest<'_>) -> SearchOutcome {
         let mut chosen: Vec<u32> = Vec::new();
         let mut not_found = Vec::new();
+        let mut ambiguous = Vec::new();
         for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-            let found = self.resolve_name(name, request);
-            if found.is_empty() {
-                not_found.push(name.to_string());
-            }
+            let found = match self.resolve_name(name, request) {
+                Resolved::Tools(found) => found,
+                Resolved::NotFound => {
+                    not_found.push(name.to_string());
+                    continue;
+                }
+                Resolved::Ambiguous(candidates) => {
+                    ambiguous.push(Ambiguous {
+                        name: name.to_string(),
+                        candidates: candidates
+                            .iter()
+                            .map(|&t| self.catalog.get(t as usize).id.clone())
+                            .collect(),
+                    });
+                    continue;
+                }
+            };
             for t in found {
                 if !chosen.contains(&t) {
                     chosen.push(t);
@@ -404,6 +462,7 @@ impl KeywordScorer {
                 })
                 .collect(),
             not_found,
+            ambiguous,
             total_tools: request.searchable(self.catalog.len()),
         }
     }
@@ -663,6 +722,7 @@ impl Scorer for KeywordScorer {
         Ok(SearchOutcome {
             hits,
             not_found: Vec::new(),
+            ambiguous: Vec::new(),
             total_tools: request.searchable(self.catalog.len()),
         })
     }
@@ -876,6 +936,61 @@ mod tests {
         assert_eq!(one.not_found, ["nope"]);
         let tree = s.explain(&SearchRequest::new(query, 2)).unwrap();
         assert_eq!(tree.children.len(), 2);
+    }
+
+    #[test]
+    fn select_resolves_shortened_names_when_one_tool_fits() {
+        let catalog = catalog(vec![
+            mcp("github", "create_issue", "Open an issue"),
+            mcp("server-github", "create_issue", "Open an issue"),
+            mcp("github", "list_pull_requests", "List PRs"),
+            builtin("uber.ride", "Book a ride"),
+            mcp("tracker", "close_ticket", "Close a ticket"),
+        ]);
+        let s = KeywordScorer::new(catalog.clone());
+        let select = |q: &str| s.search(&SearchRequest::new(q, 20)).unwrap();
+        let ids = |o: &SearchOutcome| -> Vec<String> {
+            o.hits
+                .iter()
+                .map(|h| catalog.get(h.tool).id.clone())
+                .collect()
+        };
+        // Without `mcp__`, or without the server, or the end after `_` / `.`.
+        let out = select("select:github__create_issue,pull_requests,ride,ticket");
+        assert_eq!(
+            ids(&out),
+            [
+                "mcp__github__create_issue",
+                "mcp__github__list_pull_requests",
+                "uber.ride",
+                "mcp__tracker__close_ticket"
+            ]
+        );
+        assert!(out.not_found.is_empty() && out.ambiguous.is_empty());
+        // Two servers have create_issue: the name is ambiguous, both candidates named.
+        let out = select("select:create_issue,quests,nope");
+        assert!(out.hits.is_empty());
+        assert_eq!(out.not_found, ["quests", "nope"]);
+        assert_eq!(
+            out.ambiguous,
+            [Ambiguous {
+                name: "create_issue".into(),
+                candidates: vec![
+                    "mcp__github__create_issue".into(),
+                    "mcp__server-github__create_issue".into()
+                ],
+            }]
+        );
+        // A suffix must start after a separator: `ide` is not the end of a part.
+        assert!(select("select:ide").hits.is_empty());
+        // Only searchable tools count: with one twin out, the bare name is unique again.
+        let mask = [true, false, true, true, true];
+        let req = SearchRequest {
+            query: "select:create_issue",
+            limit: 5,
+            candidates: Some(&mask),
+        };
+        assert_eq!(ids(&s.search(&req).unwrap()), ["mcp__github__create_issue"]);
     }
 
     #[test]
