@@ -285,8 +285,9 @@ pub struct EmbeddingArgs {
     /// Embed the catalog without reading or writing the cache.
     #[arg(long)]
     pub no_cache: bool,
-    /// How hybrid fuses bm25 and semantic: blend (default: 0.4·bm25 lead/top + 0.6·cosine lead,
-    /// each lead over the list's 20th score) or rrf (k 60, weights 1,1).
+    /// How hybrid fuses bm25 and semantic: blend (default: each list's lead over its 20th score
+    /// in units of its spread, weights 0.5,0.5), rrf (k 60, weights 1,1) or minmax (a reference:
+    /// each list scaled to [0, 1], weights 0.5,0.5).
     #[arg(long, value_name = "METHOD", value_enum)]
     pub fusion: Option<crate::search::hybrid::FusionMethod>,
     /// Hybrid weights as BM25,SEMANTIC (e.g. 0.5,0.5).

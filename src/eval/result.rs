@@ -121,7 +121,8 @@ pub struct QueryResult {
     /// Ids of the first max(k) results.
     #[serde(default)]
     pub top: Vec<String>,
-    /// The scores of `top`, on the scorer's own scale.
+    /// The scores of `top`, on the scorer's own scale, rounded to 6 decimals (so the json
+    /// reads back into the same numbers).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scores: Vec<f64>,
     pub metrics: IndexMap<String, f64>,

@@ -237,7 +237,11 @@ fn query_result(
             .take(top_n)
             .map(|&t| catalog.get(t).id.clone())
             .collect(),
-        scores: hits.iter().take(top_n).map(|h| h.score).collect(),
+        scores: hits
+            .iter()
+            .take(top_n)
+            .map(|h| round_metric(h.score))
+            .collect(),
         metrics,
         refused,
     };
