@@ -12,7 +12,11 @@
 //!    `not_found`. The i-th of k selected tools scores `k - i`, so scores follow the given
 //!    order.
 //! 2. A query equal to a tool id (case-insensitive) puts that tool first: it gets its keyword
-//!    score plus [`EXACT_ID_BONUS`]; the keyword ranking of the other tools follows.
+//!    score plus [`EXACT_ID_BONUS`]; the keyword ranking of the other tools follows. Else (ours)
+//!    a query equal to the bare name of MCP tools (`fetch`, `create_issue`) puts every tool of
+//!    that name first the same way: a one-word name shares its score with every tool whose
+//!    name merely contains the word (`fetch-businesses`), and the tie-break by id would
+//!    otherwise push the exactly named tools out of the first results of a large catalog.
 //! 3. A query starting with `mcp__` (no whitespace) lists the tools whose id starts with it,
 //!    each scoring [`PREFIX_SCORE`], by id. When no id has that prefix, keywords are used.
 //! 4. Keywords: terms split on whitespace, lowercased, `+term` required, and (ours) split on
@@ -245,9 +249,14 @@ enum Resolved {
 enum Route<'q> {
     /// `select:a,b`: the named tools, in order.
     Select(&'q str),
-    /// The query is a tool's id: that tool first (its keyword score plus a bonus), then the
-    /// keyword ranking of the others.
-    ExactId { tool: usize, terms: Vec<Term> },
+    /// The query is a tool's id, or (ours) the bare name of MCP tools: those tools first
+    /// (their keyword score plus a bonus, ascending by id on ties), then the keyword ranking
+    /// of the others. `by_id` says which of the two matched.
+    ExactId {
+        tools: Vec<usize>,
+        terms: Vec<Term>,
+        by_id: bool,
+    },
     /// One `mcp__…` word that some ids start with: those tools, listed by prefix.
     Prefix(Vec<Hit>),
     /// Words scored by the keyword rules; `+word` is required.
@@ -347,7 +356,19 @@ impl KeywordScorer {
         }
         let terms = parse_terms(query);
         if let Some(tool) = self.exact_id(query, request) {
-            return Route::ExactId { tool, terms };
+            return Route::ExactId {
+                tools: vec![tool],
+                terms,
+                by_id: true,
+            };
+        }
+        let named = self.exact_bare_name(query, request);
+        if !named.is_empty() {
+            return Route::ExactId {
+                tools: named,
+                terms,
+                by_id: false,
+            };
         }
         if text::strip_prefix_ignore_case(query, MCP_PREFIX).is_some()
             && !query.contains(char::is_whitespace)
@@ -435,12 +456,14 @@ impl KeywordScorer {
                     continue;
                 }
                 Resolved::Ambiguous(candidates) => {
+                    let mut candidates: Vec<String> = candidates
+                        .iter()
+                        .map(|&t| self.catalog.get(t as usize).id.clone())
+                        .collect();
+                    candidates.sort();
                     ambiguous.push(Ambiguous {
                         name: name.to_string(),
-                        candidates: candidates
-                            .iter()
-                            .map(|&t| self.catalog.get(t as usize).id.clone())
-                            .collect(),
+                        candidates,
                     });
                     continue;
                 }
@@ -479,6 +502,45 @@ impl KeywordScorer {
             .iter()
             .map(|&t| t as usize)
             .find(|&t| request.is_candidate(t))
+    }
+
+    /// The searchable MCP tools whose bare name equals the query (case-insensitive).
+    fn exact_bare_name(&self, query: &str, request: &SearchRequest<'_>) -> Vec<usize> {
+        self.bare_names
+            .get(&query.to_lowercase())
+            .map(|list| {
+                list.iter()
+                    .map(|&t| t as usize)
+                    .filter(|&t| request.is_candidate(t))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The exactly named tools first (keyword score plus the bonus), then the others.
+    fn exact_first(
+        &self,
+        tools: &[usize],
+        terms: &[Term],
+        request: &SearchRequest<'_>,
+        limit: usize,
+    ) -> Vec<Hit> {
+        let mut hits = self.keyword_hits(terms, request);
+        hits.retain(|h| !tools.contains(&h.tool));
+        let named: Vec<Hit> = tools
+            .iter()
+            .map(|&tool| Hit {
+                tool,
+                score: f64::from(self.score_one(terms, tool, &mut Vec::new())) + EXACT_ID_BONUS,
+            })
+            .collect();
+        let mut ranked = rank_hits(&self.catalog, named, limit);
+        ranked.extend(rank_hits(
+            &self.catalog,
+            hits,
+            limit.saturating_sub(ranked.len()),
+        ));
+        ranked
     }
 
     fn prefix(&self, query: &str, request: &SearchRequest<'_>) -> Vec<Hit> {
@@ -702,18 +764,7 @@ impl Scorer for KeywordScorer {
                 outcome.hits.truncate(limit);
                 return Ok(outcome);
             }
-            Route::ExactId { tool, terms } => {
-                let mut hits = self.keyword_hits(&terms, request);
-                hits.retain(|h| h.tool != tool);
-                let own = self.score_one(&terms, tool, &mut Vec::new());
-                let mut ranked = vec![Hit {
-                    tool,
-                    score: f64::from(own) + EXACT_ID_BONUS,
-                }];
-                ranked.extend(rank_hits(&self.catalog, hits, limit.saturating_sub(1)));
-                ranked.truncate(limit);
-                ranked
-            }
+            Route::ExactId { tools, terms, .. } => self.exact_first(&tools, &terms, request, limit),
             Route::Prefix(listed) => rank_hits(&self.catalog, listed, limit),
             Route::Terms(terms) => {
                 rank_hits(&self.catalog, self.keyword_hits(&terms, request), limit)
@@ -731,9 +782,9 @@ impl Scorer for KeywordScorer {
     fn count_matches(&self, request: &SearchRequest<'_>) -> Result<usize, InputError> {
         Ok(match self.route(request.query.trim(), request) {
             Route::Select(names) => self.select(names, request).hits.len(),
-            Route::ExactId { tool, terms } => {
+            Route::ExactId { tools, terms, .. } => {
                 let others = self.keyword_hits(&terms, request);
-                1 + others.iter().filter(|h| h.tool != tool).count()
+                tools.len() + others.iter().filter(|h| !tools.contains(&h.tool)).count()
             }
             Route::Prefix(listed) => listed.len(),
             Route::Terms(terms) => self.keyword_hits(&terms, request).len(),
@@ -777,12 +828,21 @@ impl Scorer for KeywordScorer {
                 let note = "mcp__ prefix query: lists ids by prefix".to_string();
                 (if listed { PREFIX_SCORE } else { 0.0 }, Some(note))
             }
-            Route::ExactId { tool: exact, terms } if exact == tool => {
+            Route::ExactId {
+                tools,
+                terms,
+                by_id,
+            } if tools.contains(&tool) => {
                 let score = f64::from(self.score_one(&terms, tool, &mut why)) + EXACT_ID_BONUS;
                 why.push(Contribution {
                     term: query.to_string(),
-                    field: "id".into(),
-                    detail: "the query equals the tool id".into(),
+                    field: if by_id { "id" } else { "name" }.into(),
+                    detail: if by_id {
+                        "the query equals the tool id"
+                    } else {
+                        "the query equals the tool's name"
+                    }
+                    .into(),
                     points: EXACT_ID_BONUS,
                 });
                 (score, None)
@@ -888,7 +948,10 @@ mod tests {
         // ask 12 + description word 2, codex 12 (parts `codex`, `ask`, `codex`).
         let want = pairs(&[("mcp__codex__ask_codex", 26.0)]);
         assert_eq!(ids(&s, "ask codex", 5), want);
-        assert_eq!(ids(&s, "ask_codex", 5), want);
+        // Written as the tool's name, it is also that name exactly (ours): the same points
+        // plus the bonus.
+        let named = pairs(&[("mcp__codex__ask_codex", 26.0 + EXACT_ID_BONUS)]);
+        assert_eq!(ids(&s, "ask_codex", 5), named);
         // The id itself: terms `mcp` (id fallback 3, score still 0), `codex` 12, `ask` 14,
         // `codex` 12, plus the exact-id bonus.
         assert_eq!(
@@ -991,6 +1054,34 @@ mod tests {
             candidates: Some(&mask),
         };
         assert_eq!(ids(&s.search(&req).unwrap()), ["mcp__github__create_issue"]);
+    }
+
+    #[test]
+    fn a_query_equal_to_a_bare_name_puts_those_tools_first() {
+        let mut tools = vec![
+            mcp("explorium", "fetch-businesses", "Fetch businesses"),
+            mcp("biomcp", "fetch_record", "Fetch a record"),
+            mcp("aardvark", "fetcher", "Fetch anything"),
+        ];
+        tools.extend(["fetch", "web"].map(|s| mcp(s, "fetch", "Fetch a URL")));
+        let s = KeywordScorer::new(catalog(tools));
+        // Without the rule every tool scores 12 + 2 and the ids decide.
+        let got = ids(&s, "Fetch", 3);
+        assert_eq!(got[0].0, "mcp__fetch__fetch");
+        assert_eq!(got[1].0, "mcp__web__fetch");
+        assert_eq!(got[0].1, 14.0 + EXACT_ID_BONUS);
+        assert_eq!(got[2].1, 14.0);
+        let req = SearchRequest::new("fetch", 20);
+        assert_eq!(s.count_matches(&req).unwrap(), 5);
+        let e = s.explain_tool(&req, 3).unwrap();
+        assert_eq!(e.value, 14.0 + EXACT_ID_BONUS);
+        assert!(
+            e.children
+                .iter()
+                .any(|c| c.label.contains("the query equals the tool's name"))
+        );
+        // Only the whole query: a longer query scores by the keyword rules alone.
+        assert_eq!(ids(&s, "fetch page", 1)[0].1, 14.0);
     }
 
     #[test]
