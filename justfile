@@ -10,14 +10,46 @@ test:
 ci:
     bash .ci/run
 
+# Sized for CI: about 75 s of measuring on 2 cores (README "Benchmarks").
 # Criterion benchmarks, then the full report into reports/ (the README's main-job command).
 bench:
     cargo bench --bench toolbudget
     cargo run --release -- report
 
-# The report alone, into reports/; e.g. `just report --data ../shared/data` adds the real data.
-report *ARGS:
-    cargo run --release -- report {{ARGS}}
+# Index builds at 10,000 tools, the cold embedding at 1,000 tools, longer windows.
+# The full benchmark matrix.
+bench-full:
+    TOOLBUDGET_BENCH_FULL=1 cargo bench --bench toolbudget
+
+# Headline benchmarks of BASE (default: the merge base with main) and of the working tree,
+# interleaved in one job; exit 1 when one is slower beyond threshold + noise (CI runs it).
+# The performance regression gate.
+bench-check BASE="":
+    bash scripts/bench-check.sh {{BASE}}
+
+# PyPI bm25s, installed into target/bench-venv; same StableToolBench catalog and queries.
+# bm25 against the bm25s reference: both p50s per query and the ratio.
+bench-bm25s DATA="../shared/data":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    cat="{{DATA}}/catalogs/stabletoolbench.json"; q="{{DATA}}/queries/stabletoolbench.jsonl"
+    test -f "$cat" || { echo "no StableToolBench at {{DATA}}: skipped"; exit 0; }
+    test -x target/bench-venv/bin/python || python3 -m venv target/bench-venv
+    target/bench-venv/bin/python -c 'import bm25s' 2>/dev/null ||
+        target/bench-venv/bin/pip install --quiet 'bm25s==0.3.16'
+    cargo build --release --quiet
+    ref=$(target/bench-venv/bin/python scripts/bench-bm25s.py "$cat" "$q")
+    ours=$(./target/release/toolbudget --quiet eval --catalog "$cat" --queries "$q" -s bm25 --format csv)
+    python3 - "$ref" "$ours" <<'EOF2'
+    import csv, io, json, sys
+    ref = json.loads(sys.argv[1])
+    row = next(csv.DictReader(io.StringIO(sys.argv[2])))
+    ours = float(row["latency_p50_us"])
+    print(f"StableToolBench, {ref['tools']} tools, {ref['queries']} queries, one query at a time")
+    print(f"bm25s {ref['version']:>8}  p50 {ref['p50_us']:8.1f} µs  p95 {ref['p95_us']:8.1f} µs")
+    print(f"toolbudget bm25  p50 {ours:8.1f} µs  p95 {float(row['latency_p95_us']):8.1f} µs")
+    print(f"ratio (bm25s / toolbudget, p50): {ref['p50_us'] / ours:.1f}x")
+    EOF2
 
 # Save the benchmarks as a named criterion baseline (default: main).
 bench-save NAME="main":
@@ -75,6 +107,6 @@ fuzz-ci:
 fuzz-cmin:
     #!/usr/bin/env bash
     set -euo pipefail
-    for t in catalog_parse scenario_parse query_parse; do
+    for t in catalog_parse scenario_parse query_parse compare_parse; do
         RUSTC_BOOTSTRAP=1 cargo fuzz cmin -O "$t" "fuzz/corpus/$t" -- -max_len=65536
     done

@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-60}"
-targets="${FUZZ_TARGETS:-catalog_parse scenario_parse query_parse}"
+targets="${FUZZ_TARGETS:-catalog_parse scenario_parse query_parse compare_parse}"
 if ! command -v cargo-fuzz >/dev/null; then
     cargo install cargo-fuzz --locked --version 0.13.2
 fi

@@ -16,13 +16,13 @@ def saved(r, k):
     if r[k] == "":
         return "n/a*"
     return f"{float(r[k]):g}%" + ("*" if r["savings_caveats"] else "")
-print("| scenario | tools | deferred | tools sent eager → deferred | first request eager | deferred"
+print("| scenario | counter | tools | deferred | tools sent eager → deferred | first request eager | deferred"
       " | saved | total input eager | deferred | saved | searches / misses / retries"
       " | calls failed / premature / unavailable |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for r in rows:
     cells = [
-        r["scenario"], n(r["tool_count"]), n(r["deferred_count"]),
+        r["scenario"], r["counter"], n(r["tool_count"]), n(r["deferred_count"]),
         f'{r["eager_tools_sent"]} → {r["deferred_tools_sent"]}',
         n(r["eager_first_request_tokens"]), n(r["deferred_first_request_tokens"]),
         saved(r, "first_request_savings_pct"),

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::counter::{CounterKind, ToolChoice};
 use crate::output::Format;
 use crate::search::ScorerKind;
 use crate::simulate::result::SearchLatencySource;
@@ -41,6 +42,43 @@ pub enum Command {
     Report(ReportArgs),
     /// Work with catalog files: import them from live MCP servers, or generate synthetic ones.
     Catalog(CatalogArgsGroup),
+    /// Refit the anthropic-estimate counter from its public count_tokens observations.
+    Calibrate(CalibrateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// The calibration file: observations, features and the stored fit.
+    #[arg(
+        long,
+        default_value = "fixtures/calibration/anthropic-count-tokens.json",
+        value_name = "FILE"
+    )]
+    pub data: PathBuf,
+    /// Store the refit in the file (atomically).
+    #[arg(long)]
+    pub write: bool,
+    /// Exit 1 when the stored fit is not what the observations give.
+    #[arg(long, conflicts_with = "write")]
+    pub check: bool,
+    #[arg(long, default_value = "table", value_enum)]
+    pub format: Format,
+}
+
+/// How the `anthropic-api` counter reaches Anthropic and where it keeps its answers.
+#[derive(Debug, Args, Clone)]
+pub struct ApiArgs {
+    /// Cache of count_tokens answers (JSON, safe to commit); a run whose answers are all
+    /// cached needs no key and no network.
+    #[arg(
+        long,
+        default_value = ".toolbudget/anthropic-count-tokens.json",
+        value_name = "FILE"
+    )]
+    pub api_cache: PathBuf,
+    /// Never call the API: every answer must be in the cache.
+    #[arg(long)]
+    pub offline: bool,
 }
 
 #[derive(Debug, Args)]
@@ -104,12 +142,28 @@ pub struct OutputArgs {
 pub struct CountArgs {
     #[command(flatten)]
     pub catalog: CatalogArgs,
-    /// Tokenizer that counts the tokens.
-    #[arg(long, default_value = "o200k_base", value_enum)]
-    pub tokenizer: Tokenizer,
-    /// How a tool is rendered before counting.
-    #[arg(long, default_value = "json", value_enum)]
-    pub render: Render,
+    /// Tokenizer of the json rendering [default: o200k_base].
+    #[arg(long, value_enum, conflicts_with = "counter")]
+    pub tokenizer: Option<Tokenizer>,
+    /// How a tool is rendered before counting [default: json].
+    #[arg(long, value_enum, conflicts_with = "counter")]
+    pub render: Option<Render>,
+    /// Count the way a provider bills: rendering, framing and tokenizer together.
+    #[arg(long, value_enum, value_name = "NAME")]
+    pub counter: Option<CounterKind>,
+    /// One catalog under every local counter side by side (plus anthropic-api when a key or
+    /// its cache is available).
+    #[arg(long, conflicts_with_all = ["counter", "tokenizer", "render"])]
+    pub compare_counters: bool,
+    /// Model profile whose tool-use preamble the fixed cost includes (default: the counter's
+    /// reference model).
+    #[arg(long, value_name = "PROFILE")]
+    pub model: Option<String>,
+    /// The request's tool_choice (the preamble depends on it).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub tool_choice: ToolChoice,
+    #[command(flatten)]
+    pub api: ApiArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -184,6 +238,14 @@ pub struct CompareArgs {
     /// Largest tolerated drop of the metric, in its own units (0.01 = one percentage point).
     #[arg(long, default_value_t = 0.01, value_name = "X")]
     pub max_drop: f64,
+    /// A scorer of the baseline the candidate may lack (e.g. semantic when the model is not
+    /// installed). Without it a missing scorer or checked metric fails the check. Repeatable.
+    #[arg(long, value_name = "SCORER")]
+    pub allow_missing: Vec<String>,
+    /// When the files evaluated different query sets, compare only the queries both ranked
+    /// (needs `eval --per-query` in both); without it different sets are refused (exit 2).
+    #[arg(long)]
+    pub paired_only: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -193,9 +255,14 @@ pub struct SimulateArgs {
     /// Scenario files (YAML or JSON).
     #[arg(value_name = "SCENARIO", required = true)]
     pub scenarios: Vec<PathBuf>,
-    /// Tokenizer (overrides the scenario's).
-    #[arg(long, value_enum)]
+    /// Tokenizer (overrides the scenario's), counted as the json counter of that tokenizer.
+    #[arg(long, value_enum, conflicts_with = "counter")]
     pub tokenizer: Option<Tokenizer>,
+    /// Counter (overrides the scenario's and the model profile's).
+    #[arg(long, value_enum, value_name = "NAME")]
+    pub counter: Option<CounterKind>,
+    #[command(flatten)]
+    pub api: ApiArgs,
     /// Include one row per request (json: `requests` in each scenario; csv: request rows).
     #[arg(long)]
     pub per_request: bool,
@@ -302,6 +369,16 @@ pub struct EmbeddingArgs {
     /// blend: measure each list's scores from its score at this rank.
     #[arg(long, value_name = "N")]
     pub fusion_floor: Option<usize>,
+    /// bm25's k1, term-frequency saturation, >= 0 (default 1.2; also hybrid's bm25).
+    #[arg(long, value_name = "K1")]
+    pub bm25_k1: Option<f64>,
+    /// bm25's b, length normalisation, 0 to 1 (default 0.75).
+    #[arg(long, value_name = "B")]
+    pub bm25_b: Option<f64>,
+    /// bm25 field weights NAME,DESCRIPTION,ARGUMENT_NAMES,ARGUMENT_DESCRIPTIONS
+    /// (default 2,1,1,0.5).
+    #[arg(long, value_name = "N,D,AN,AD", value_parser = crate::search::bm25::parse_weights)]
+    pub bm25_weights: Option<[f64; 4]>,
 }
 
 impl EmbeddingArgs {
@@ -332,6 +409,10 @@ impl EmbeddingArgs {
         if let Some(f) = self.fusion_floor {
             fusion.floor_rank = f;
         }
+        let bm25 = &mut base.bm25;
+        bm25.k1 = self.bm25_k1.unwrap_or(bm25.k1);
+        bm25.b = self.bm25_b.unwrap_or(bm25.b);
+        bm25.weights = self.bm25_weights.unwrap_or(bm25.weights);
     }
 }
 

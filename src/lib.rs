@@ -13,6 +13,7 @@
 pub mod catalog;
 pub mod cli;
 pub mod commands;
+pub mod counter;
 pub mod document;
 pub mod error;
 pub mod eval;

@@ -30,6 +30,7 @@ fn main() -> ExitCode {
         Command::Simulate(args) => {
             commands::simulate::run(args, cli.quiet).map(|()| ExitCode::SUCCESS)
         }
+        Command::Calibrate(args) => commands::calibrate::run(args).map(ExitCode::from),
         Command::Catalog(group) => match &group.command {
             CatalogCommand::Import(args) => commands::catalog_import::run(args, cli.quiet),
             CatalogCommand::Generate(args) => {

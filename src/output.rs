@@ -37,14 +37,28 @@ fn forget(list: &mut Vec<PathBuf>, path: &Path) {
 /// Removes every pending temporary path, then exits with `128 + signal` (130 for SIGINT). Runs
 /// on its own thread (signal-hook delivers the signal there), never inside a signal handler.
 fn clean_up_and_exit(signal: i32) -> ! {
+    // Writers stop creating files first, or a folder could refill while it is being removed.
+    INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
     let list = pending();
     for p in list.iter() {
-        // Best effort: a path may already be gone.
-        let _ = std::fs::remove_dir_all(p).or_else(|_| std::fs::remove_file(p));
+        // Best effort, a few times: a writer may still finish the file it was writing.
+        for _ in 0..50 {
+            let gone = std::fs::remove_dir_all(p)
+                .or_else(|_| std::fs::remove_file(p))
+                .is_ok()
+                || std::fs::symlink_metadata(p).is_err();
+            if gone {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
     }
     eprintln!("error: interrupted (signal {signal}); partial output removed");
     std::process::exit(128 + signal);
 }
+
+/// Set once an interruption is being handled: writers stop.
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Installs the SIGINT/SIGTERM/SIGHUP handling that removes pending temporary files. Call once at
 /// start; without it an interrupted write can leave a temporary file beside its target (the
@@ -149,13 +163,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         _ => Path::new("."),
     };
     std::fs::create_dir_all(dir).map_err(&err)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".toolbudget-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(&err)?;
-    let tmp_path = tmp.path().to_path_buf();
-    pending().push(tmp_path.clone());
+    // Created and registered under the lock: an interruption in between would leave it.
+    let (mut tmp, tmp_path) = {
+        let mut list = pending();
+        let tmp = tempfile::Builder::new()
+            .prefix(".toolbudget-")
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .map_err(&err)?;
+        let tmp_path = tmp.path().to_path_buf();
+        list.push(tmp_path.clone());
+        (tmp, tmp_path)
+    };
     let written = (|| {
         tmp.write_all(bytes)?;
         // tempfile creates 0600 files; results are meant to be shared like any other output.
@@ -189,12 +208,17 @@ pub fn write_tree(dir: &Path, files: &[(String, Vec<u8>)]) -> Result<()> {
         _ => PathBuf::from("."),
     };
     std::fs::create_dir_all(&parent).map_err(&err)?;
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}.toolbudget-"))
-        .tempdir_in(&parent)
-        .map_err(&err)?
-        .keep();
-    pending().push(tmp.clone());
+    // Created and registered under the lock: an interruption in between would leave it.
+    let tmp = {
+        let mut list = pending();
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{name}.toolbudget-"))
+            .tempdir_in(&parent)
+            .map_err(&err)?
+            .keep();
+        list.push(tmp.clone());
+        tmp
+    };
     let built = build_tree(&tmp, files);
     let mut list = pending();
     if let Err(e) = built {
@@ -220,6 +244,9 @@ fn build_tree(root: &Path, files: &[(String, Vec<u8>)]) -> Result<()> {
     let mut all: Vec<(&str, &[u8])> = vec![(TREE_MARKER, b"written by toolbudget\n")];
     all.extend(files.iter().map(|(p, b)| (p.as_str(), b.as_slice())));
     for (rel, bytes) in all {
+        if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(Error::usage("interrupted"));
+        }
         let path = root.join(rel);
         if let Some(d) = path.parent() {
             std::fs::create_dir_all(d).map_err(write_err(d))?;

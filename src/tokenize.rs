@@ -1,15 +1,15 @@
-//! Tokenizers and tool rendering. A tool's token count is the count of its rendering under a
-//! tokenizer; `ToolTokens` computes every tool's count once (in parallel) and the rest of the
-//! program reuses those numbers.
+//! Tokenizers and the json tool rendering. Which rendering and framing a count uses is a
+//! counter's business (`crate::counter`); `ToolTokens`, every tool's count computed once, lives
+//! there and is re-exported here.
 
 use std::fmt::Write as _;
 use std::sync::OnceLock;
 
-use rayon::prelude::*;
 use serde_json::Value;
 use tiktoken_rs::CoreBPE;
 
-use crate::catalog::{Catalog, Tool};
+use crate::catalog::Tool;
+pub use crate::counter::ToolTokens;
 
 /// A real BPE tokenizer, compiled in (no download).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Deserialize)]
@@ -199,51 +199,6 @@ pub fn python_float_repr(f: f64) -> String {
         );
     }
     out
-}
-
-/// Every tool's token count under one tokenizer and rendering, computed once.
-#[derive(Debug, Clone)]
-pub struct ToolTokens {
-    pub tokenizer: Tokenizer,
-    pub render: Render,
-    counts: Vec<usize>,
-}
-
-impl ToolTokens {
-    pub fn compute(catalog: &Catalog, tokenizer: Tokenizer, render: Render) -> ToolTokens {
-        let counts = catalog
-            .tools()
-            .par_iter()
-            .with_min_len(64)
-            .map(|t| tokenizer.count(&render.render(t)))
-            .collect();
-        ToolTokens {
-            tokenizer,
-            render,
-            counts,
-        }
-    }
-
-    /// Counts supplied directly (tests, or a fixed-count model of a catalog).
-    pub fn from_counts(tokenizer: Tokenizer, render: Render, counts: Vec<usize>) -> ToolTokens {
-        ToolTokens {
-            tokenizer,
-            render,
-            counts,
-        }
-    }
-
-    pub fn get(&self, tool_index: usize) -> usize {
-        self.counts[tool_index]
-    }
-
-    pub fn counts(&self) -> &[usize] {
-        &self.counts
-    }
-
-    pub fn total(&self) -> usize {
-        self.counts.iter().sum()
-    }
 }
 
 #[cfg(test)]

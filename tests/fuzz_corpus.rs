@@ -42,3 +42,8 @@ fn scenario_parse_corpus() {
 fn query_parse_corpus() {
     replay("query_parse", common::query_parse);
 }
+
+#[test]
+fn compare_parse_corpus() {
+    replay("compare_parse", common::compare_parse);
+}

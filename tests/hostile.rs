@@ -256,3 +256,98 @@ fn nested_repeats_are_refused_by_the_work_budget() {
         &["boom.yaml:5:5:", "9006000 requests", "limit of 500000"],
     );
 }
+
+fn eval_json(scorers: &[&str], ids: std::ops::Range<usize>) -> String {
+    let rows: Vec<String> = ids
+        .clone()
+        .map(|i| format!(r#"{{"id": "q{i}", "metrics": {{"recall@5": {}}}}}"#, i % 2))
+        .collect();
+    let results: Vec<String> = scorers
+        .iter()
+        .map(|s| {
+            format!(
+                r#"{{"scorer": "{s}", "metrics": {{"recall@5": 0.5}}, "per_query": [{}]}}"#,
+                rows.join(",")
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"tool_count": 39, "query_count": {}, "results": [{}]}}"#,
+        ids.len(),
+        results.join(",")
+    )
+}
+
+/// The regression gate fails closed: a vanished scorer fails the check, different query sets
+/// and no query in common are refused.
+#[test]
+fn the_compare_gate_cannot_be_fooled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let w = |name: &str, text: String| std::fs::write(tmp.path().join(name), text).unwrap();
+    w("base.json", eval_json(&["bm25", "semantic"], 0..96));
+    w("no_semantic.json", eval_json(&["bm25"], 0..96));
+    w("half.json", eval_json(&["bm25", "semantic"], 0..50));
+    w("other.json", eval_json(&["bm25", "semantic"], 200..210));
+
+    let d = run(tmp.path(), &["compare", "base.json", "no_semantic.json"]);
+    assert_eq!(d.code, Some(1), "{}", d.stderr);
+    assert!(
+        d.stdout.contains("FAIL: the candidate lacks semantic"),
+        "{}",
+        d.stdout
+    );
+    let d = run(
+        tmp.path(),
+        &[
+            "compare",
+            "base.json",
+            "no_semantic.json",
+            "--allow-missing",
+            "semantic",
+        ],
+    );
+    assert_eq!(d.code, Some(0), "{}", d.stderr);
+
+    let d = run(tmp.path(), &["compare", "base.json", "half.json"]);
+    refused(
+        &d,
+        &[
+            "96 queries in base.json, 50 in half.json, 50 in common",
+            "--paired-only",
+        ],
+    );
+    let d = run(
+        tmp.path(),
+        &["compare", "base.json", "half.json", "--paired-only"],
+    );
+    assert_eq!(d.code, Some(0), "{}", d.stderr);
+    assert!(d.stdout.contains("50 queries paired"), "{}", d.stdout);
+
+    let d = run(
+        tmp.path(),
+        &["compare", "base.json", "other.json", "--paired-only"],
+    );
+    refused(&d, &["no query id in common"]);
+}
+
+/// Two scenarios with one name in a run would overwrite each other's charts: refused, naming both.
+#[test]
+fn scenario_names_are_unique_within_a_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let body = format!(
+        "catalogs:\n  - path: {}\nconversation:\n  - user: hi\n",
+        builtins()
+    );
+    std::fs::create_dir(tmp.path().join("sc")).unwrap();
+    std::fs::write(tmp.path().join("sc/a.yaml"), format!("name: same\n{body}")).unwrap();
+    std::fs::write(tmp.path().join("sc/b.yaml"), format!("name: same\n{body}")).unwrap();
+    std::fs::write(tmp.path().join("sc/c.yaml"), format!("name: Same!\n{body}")).unwrap();
+    let d = run(tmp.path(), &["simulate", "sc/a.yaml", "sc/b.yaml"]);
+    refused(&d, &["sc/b.yaml:", "\"same\" is already used by sc/a.yaml"]);
+    // Names whose chart files would collide count as the same.
+    let d = run(tmp.path(), &["simulate", "sc/a.yaml", "sc/c.yaml"]);
+    refused(&d, &["sc/c.yaml:", "already used by sc/a.yaml"]);
+    let d = run(tmp.path(), &["report", "--scenarios", "sc", "--out", "r"]);
+    refused(&d, &["sc/b.yaml:", "already used by"]);
+    assert!(!tmp.path().join("r").exists());
+}

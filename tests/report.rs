@@ -62,7 +62,7 @@ fn mode(
 
 fn settings() -> serde_json::Value {
     json!({
-        "tokenizer": "o200k_base", "render": "json", "profile": "test-profile",
+        "counter": "o200k-json", "tokenizer": "o200k_base", "render": "json", "profile": "test-profile",
         "scorer": "keyword", "when": "always", "deferring": true, "discovery": "model-search",
         "listing": "names", "list_style": "list", "reveal": "append", "max_results": 5,
         "retry": ["rephrase", "select"], "search_tool": "ToolSearch", "search_tool_tokens": 80,
@@ -112,7 +112,7 @@ fn worked_example() -> ScenarioResult {
         ),
     ];
     serde_json::from_value(json!({
-        "name": "worked-example", "tokenizer": "o200k_base", "tool_count": 3, "deferred_count": 2,
+        "name": "worked-example", "counter": "o200k-json", "tokenizer": "o200k_base", "tool_count": 3, "deferred_count": 2,
         "eager": mode(1760, 5490, 3, 0, 0.019, 0.95),
         "deferred": mode(1510, 7090, 4, 1, 0.023, 1.02),
         "savings": {"first_request_pct": 14.2, "total_input_pct": -29.14,
@@ -138,7 +138,7 @@ fn overflow_example() -> ScenarioResult {
     deferred["failed_calls"] = json!(1);
     deferred["tool_calls"] = json!(0);
     serde_json::from_value(json!({
-        "name": "overflow", "tokenizer": "o200k_base", "tool_count": 900, "deferred_count": 899,
+        "name": "overflow", "counter": "o200k-json", "tokenizer": "o200k_base", "tool_count": 900, "deferred_count": 899,
         "eager": mode(273_714, 547_428, 2, 0, 1.6, 137.0),
         "deferred": deferred,
         "savings": {"first_request_pct": null, "total_input_pct": null,
@@ -209,6 +209,7 @@ fn tiny() -> ReportData {
     };
     ReportData {
         settings: ReportSettings {
+            counter: "o200k-json".into(),
             tokenizer: "o200k_base".into(),
             render: "json".into(),
             profile: vec![
@@ -230,6 +231,7 @@ fn tiny() -> ReportData {
         evals: vec![eval],
         sweep: Some(Sweep {
             settings: SweepSettings {
+                counter: "o200k-json".into(),
                 tokenizer: "o200k_base".into(),
                 render: "json".into(),
                 seed: 1,

@@ -119,3 +119,49 @@ pub fn query_parse(data: &[u8]) {
         let _ = parse_queries(Path::new(name), rest.to_vec(), &f.catalog);
     }
 }
+
+/// Any bytes as an `eval --format json` file, then compared — with itself, with a fixed
+/// baseline, paired and not — and rendered in every format: an input error or a comparison,
+/// never a panic. Comparing a file with itself is never a regression.
+pub fn compare_parse(data: &[u8]) {
+    use toolbudget::eval::compare::{CompareOptions, EvalFile, compare};
+    use toolbudget::eval::result::parse_eval_result;
+    use toolbudget::output::Format;
+    let Ok(doc) = Document::parse(Path::new("candidate.json"), data.to_vec()) else {
+        return;
+    };
+    let Ok(result) = parse_eval_result(&doc) else {
+        return;
+    };
+    let candidate = EvalFile {
+        path: "candidate.json".into(),
+        result,
+    };
+    let baseline = EvalFile {
+        path: "baseline.json".into(),
+        result: Document::parse(Path::new("baseline.json"), BASELINE.as_bytes().to_vec())
+            .and_then(|d| parse_eval_result(&d))
+            .expect("the fixed baseline parses"),
+    };
+    for metric in ["recall@5", "mrr"] {
+        for paired_only in [false, true] {
+            let mut options = CompareOptions::new(metric, 0.01);
+            options.paired_only = paired_only;
+            if let Ok(c) = compare(&candidate, &candidate, &options) {
+                assert!(c.regressions.is_empty(), "a file regressed against itself");
+            }
+            for (b, c) in [(&baseline, &candidate), (&candidate, &baseline)] {
+                if let Ok(c) = compare(b, c, &options) {
+                    for format in Format::all() {
+                        let _ = toolbudget::commands::compare::render(&c, *format);
+                    }
+                }
+            }
+        }
+    }
+}
+
+const BASELINE: &str = r#"{"tool_count": 3, "query_count": 2, "results": [
+  {"scorer": "bm25", "metrics": {"recall@5": 0.5, "mrr": 0.5},
+   "per_query": [{"id": "q1", "metrics": {"recall@5": 1.0, "mrr": 1.0}},
+                 {"id": "q2", "metrics": {"recall@5": 0.0, "mrr": 0.0}}]}]}"#;

@@ -4,7 +4,7 @@
 
 use crate::cli::CompareArgs;
 use crate::error::Result;
-use crate::eval::compare::{Comparison, EvalFile, compare};
+use crate::eval::compare::{CompareOptions, Comparison, EvalFile, compare};
 use crate::output::{Format, csv, emit, md_table, text_table, to_json};
 
 use super::Outcome;
@@ -15,18 +15,33 @@ const LISTED_QUERIES: usize = 10;
 pub fn run(args: &CompareArgs) -> Result<Outcome> {
     let base = EvalFile::read(&args.baseline)?;
     let candidate = EvalFile::read(&args.candidate)?;
-    let comparison = compare(&base, &candidate, &args.metric, args.max_drop)?;
+    let options = CompareOptions {
+        metric: args.metric.clone(),
+        max_drop: args.max_drop,
+        allow_missing: args.allow_missing.clone(),
+        paired_only: args.paired_only,
+    };
+    let comparison = compare(&base, &candidate, &options)?;
     emit(
         args.output.out.as_deref(),
         &render(&comparison, args.output.format),
     )?;
     if comparison.has_regression() {
-        eprintln!(
-            "regression: {} dropped by more than {} on {}",
-            comparison.regressions.join(", "),
-            comparison.max_drop,
-            comparison.metric
-        );
+        if !comparison.regressions.is_empty() {
+            eprintln!(
+                "regression: {} dropped by more than {} on {}",
+                comparison.regressions.join(", "),
+                comparison.max_drop,
+                comparison.metric
+            );
+        }
+        if !comparison.missing.is_empty() {
+            eprintln!(
+                "regression: the candidate lacks {} (a scorer or metric the baseline checks; \
+                 --allow-missing SCORER accepts a missing scorer)",
+                comparison.missing.join(", ")
+            );
+        }
         Ok(Outcome::CheckFailed)
     } else {
         Ok(Outcome::Success)
@@ -145,16 +160,29 @@ fn verdict(c: &Comparison) -> String {
     for s in &c.only_in_candidate {
         out.push_str(&format!("note: scorer {s} is only in the candidate\n"));
     }
+    for s in &c.allowed_missing {
+        out.push_str(&format!(
+            "note: scorer {s} is missing from the candidate (allowed by --allow-missing)\n"
+        ));
+    }
+    if c.paired_only {
+        out.push_str("note: every figure is over the queries both files ranked (--paired-only)\n");
+    }
     for n in &c.notes {
         out.push_str(&format!("note: {n}\n"));
     }
-    out.push_str(&if c.has_regression() {
+    for m in &c.missing {
+        out.push_str(&format!("FAIL: the candidate lacks {m}\n"));
+    }
+    out.push_str(&if !c.regressions.is_empty() {
         format!(
             "FAIL: {} dropped more than {} on {}\n",
             c.regressions.join(", "),
             c.max_drop,
             c.metric
         )
+    } else if c.has_regression() {
+        String::new()
     } else {
         format!(
             "ok: no scorer dropped more than {} on {}\n",

@@ -42,9 +42,10 @@ pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
     let siblings = Siblings::find(&catalog, |t| Some(t) != search_tool);
     let mut config = ScorerConfig::default();
     args.embedding.apply(&mut config);
+    let visible = !quiet && std::io::stderr().is_terminal();
+    config.progress = super::embed_progress(visible);
     let origin = Instant::now();
     let clock = || origin.elapsed();
-    let visible = !quiet && std::io::stderr().is_terminal();
     let mut results = Vec::new();
     for kind in scorer_kinds(args) {
         let scorer = search::build(kind, Arc::clone(&catalog), &config)?;

@@ -2,10 +2,12 @@
 //! This layer (with `main.rs`) is the only one that finds input files, writes output, prints
 //! and reads the clock; the library's loaders read the files they are given.
 
+pub mod calibrate;
 pub mod catalog_generate;
 pub mod catalog_import;
 pub mod compare;
 pub mod count;
+pub mod count_compare;
 pub mod eval;
 pub mod report;
 pub mod search;
@@ -50,6 +52,8 @@ pub fn check_outputs(command: &crate::cli::Command) -> Result<()> {
         Command::Compare(a) => file(&a.output.out),
         Command::Simulate(a) => file(&a.output.out),
         Command::Report(a) => check_out_dir(&a.out),
+        Command::Calibrate(a) if a.write => check_out_file(&a.data),
+        Command::Calibrate(_) => Ok(()),
         Command::Catalog(group) => match &group.command {
             CatalogCommand::Generate(a) => file(&a.out),
             CatalogCommand::Import(a) => {
@@ -64,4 +68,35 @@ pub fn check_outputs(command: &crate::cli::Command) -> Result<()> {
             }
         },
     }
+}
+
+/// A progress bar on stderr for a cold semantic index (`None` when `visible` is false). The bar
+/// appears with the first finished batch, so a cached index shows nothing.
+pub fn embed_progress(visible: bool) -> Option<crate::search::EmbedProgress> {
+    use indicatif::{ProgressBar, ProgressStyle};
+    use std::sync::{Arc, OnceLock};
+    if !visible {
+        return None;
+    }
+    let bar: Arc<OnceLock<ProgressBar>> = Arc::new(OnceLock::new());
+    Some(crate::search::EmbedProgress(Arc::new(
+        move |done: usize, all: usize| {
+            let bar = bar.get_or_init(|| {
+                let bar = ProgressBar::new(all as u64);
+                bar.set_style(
+                    ProgressStyle::with_template(
+                        "{prefix:>12} [{bar:30}] {pos}/{len} tools {per_sec} eta {eta}",
+                    )
+                    .expect("the template is valid")
+                    .progress_chars("=> "),
+                );
+                bar.set_prefix("embedding");
+                bar
+            });
+            bar.set_position(done as u64);
+            if done >= all {
+                bar.finish_and_clear();
+            }
+        },
+    )))
 }

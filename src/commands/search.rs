@@ -1,5 +1,6 @@
 //! `toolbudget search`: ranks the tools of a catalog for one query with one scorer.
 
+use std::io::IsTerminal;
 use std::sync::Arc;
 
 use indexmap::IndexMap;
@@ -214,6 +215,7 @@ pub fn run(args: &SearchArgs) -> Result<()> {
     let catalog = Arc::new(super::load(&args.catalog)?);
     let mut config = ScorerConfig::default();
     args.embedding.apply(&mut config);
+    config.progress = super::embed_progress(std::io::stderr().is_terminal());
     let report = search(
         catalog,
         args.scorer,

@@ -8,15 +8,16 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::catalog::Catalog;
-use crate::cli::SimulateArgs;
-use crate::error::Result;
+use crate::cli::{ApiArgs, SimulateArgs};
+use crate::counter::{CounterKind, ToolTokens};
+use crate::error::{Error, Result};
 use crate::output::{Format, csv_rows, emit, md_table, serde_table, text_table, to_json};
 use crate::report::markdown::mode_rows;
 use crate::search::{self, ScorerConfig, ScorerKind};
 use crate::simulate::result::{
     ScenarioResult, SearchLatencySource, SimulationResult, request_rows, scenario_rows,
 };
-use crate::simulate::{self, SearchTiming};
+use crate::simulate::{self, Scenario, SearchTiming};
 
 fn build_scorer(kind: ScorerKind, catalog: Arc<Catalog>) -> Result<Box<dyn search::Scorer>> {
     search::build(kind, catalog, &ScorerConfig::default())
@@ -30,6 +31,33 @@ fn latency_source(args: &SimulateArgs) -> SearchLatencySource {
     })
 }
 
+/// `anthropic-api`: the system prompt, user messages, tools and search tool measured by
+/// count_tokens (cached); the cache is saved even when a request fails.
+fn prepare_api(scenario: &Scenario, api: &ApiArgs) -> Result<simulate::Prepared> {
+    let catalog = simulate::load_scenario_catalogs(scenario)?;
+    let mut client = super::count::api_client(api, &scenario.profile.api_model)?;
+    let users = simulate::user_texts(scenario);
+    let user_refs: Vec<&str> = users.iter().map(String::as_str).collect();
+    let parts = crate::counter::api::request_parts(
+        &mut client,
+        scenario.system_prompt.as_deref(),
+        &user_refs,
+        &catalog,
+        &simulate::default_search_tool(),
+        scenario.tool_choice,
+    );
+    super::count::save_api_cache(&client)?;
+    let parts = parts.map_err(|e| Error::Missing(e.to_string()))?;
+    let exact = simulate::ExactCounts {
+        system: parts.system,
+        messages: users.into_iter().zip(parts.messages).collect(),
+        tools_fixed: parts.tools.fixed,
+        search_tool: parts.search_tool,
+    };
+    let tokens = ToolTokens::of(CounterKind::AnthropicApi, parts.tools.counts);
+    simulate::prepare_exact(scenario, catalog, tokens, Some(exact), &build_scorer)
+}
+
 pub fn run(args: &SimulateArgs, quiet: bool) -> Result<()> {
     let origin = Instant::now();
     let clock = || origin.elapsed();
@@ -38,10 +66,16 @@ pub fn run(args: &SimulateArgs, quiet: bool) -> Result<()> {
         SearchLatencySource::Modeled => SearchTiming::Modeled,
     };
     let mut scenarios = Vec::new();
-    for path in &args.scenarios {
-        let scenario = simulate::load_scenario(path)?;
-        let tokenizer = simulate::tokenizer_for(&scenario, args.tokenizer);
-        let prepared = simulate::prepare(&scenario, tokenizer, &build_scorer)?;
+    for scenario in simulate::load_scenarios(&args.scenarios)? {
+        let flag = args.counter.or(args
+            .tokenizer
+            .map(|t| CounterKind::from_legacy(t, scenario.render)));
+        let counter = simulate::counter_for(&scenario, flag);
+        let prepared = if counter.is_local() {
+            simulate::prepare(&scenario, counter, &build_scorer)?
+        } else {
+            prepare_api(&scenario, &args.api)?
+        };
         let mut result = simulate::run_timed(&scenario, &prepared, timing)?;
         if !args.per_request {
             result.requests.clear();
@@ -150,9 +184,11 @@ fn settings_line(s: &ScenarioResult) -> String {
         format!("when {}: not deferring", st.when)
     };
     format!(
-        "{tools}, {} deferred ({when}); tokenizer {}, render {}, profile {}, scorer {}, \
+        "{tools}, {} deferred ({when}); counter {}{} ({}, {} rendering), profile {}, scorer {}, \
          discovery {}, listing {}/{}, reveal {}, max_results {}, retry [{}]\n",
         s.deferred_count,
+        st.counter,
+        super::count::error_note(st.counter_error_pct),
         st.tokenizer,
         st.render,
         st.profile,

@@ -11,6 +11,12 @@
 //!
 //! A regression is a difference below −max_drop on the checked metric (rounded to 6 decimals
 //! first, so 0.51 → 0.50 with max_drop 0.01 is not a regression however floats round).
+//!
+//! The gate fails closed: a scorer of the baseline that the candidate lacks, or a checked metric
+//! it lacks, is a failed check (unless allowed by name); files that evaluated different query
+//! sets are refused (an input error) unless `paired_only`, and then every figure — means,
+//! intervals, worse/better — is computed over the queries both files ranked; no query in common
+//! is refused too.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -46,6 +52,28 @@ impl EvalFile {
     }
 }
 
+/// What to check and how strictly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompareOptions {
+    pub metric: String,
+    pub max_drop: f64,
+    /// Scorers of the baseline the candidate may lack without failing the check.
+    pub allow_missing: Vec<String>,
+    /// Compare only the queries both files ranked, when their query sets differ.
+    pub paired_only: bool,
+}
+
+impl CompareOptions {
+    pub fn new(metric: &str, max_drop: f64) -> Self {
+        CompareOptions {
+            metric: metric.to_string(),
+            max_drop,
+            allow_missing: Vec::new(),
+            paired_only: false,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     pub baseline: String,
@@ -53,9 +81,19 @@ pub struct Comparison {
     /// The metric checked for regressions.
     pub metric: String,
     pub max_drop: f64,
+    /// Whether figures were restricted to the queries both files ranked.
+    #[serde(default)]
+    pub paired_only: bool,
     pub results: Vec<ScorerComparison>,
-    /// Scorers that fail the check.
+    /// Scorers that fail the check by dropping.
     pub regressions: Vec<String>,
+    /// What the candidate lacks and the check needs (`bm25`, or `bm25: recall@5`): each fails
+    /// the check unless its scorer was allowed to be missing.
+    #[serde(default)]
+    pub missing: Vec<String>,
+    /// Scorers missing from the candidate that the caller allowed.
+    #[serde(default)]
+    pub allowed_missing: Vec<String>,
     pub only_in_baseline: Vec<String>,
     pub only_in_candidate: Vec<String>,
     /// Caveats a reader must know (aggregates only, different query sets).
@@ -99,8 +137,9 @@ pub struct QueryDiff {
 }
 
 impl Comparison {
+    /// Whether the check failed: a drop beyond the tolerance, or something missing.
     pub fn has_regression(&self) -> bool {
-        !self.regressions.is_empty()
+        !self.regressions.is_empty() || !self.missing.is_empty()
     }
 }
 
@@ -108,9 +147,9 @@ impl Comparison {
 pub fn compare(
     base: &EvalFile,
     candidate: &EvalFile,
-    metric: &str,
-    max_drop: f64,
+    options: &CompareOptions,
 ) -> Result<Comparison> {
+    let max_drop = options.max_drop;
     if !(max_drop.is_finite() && max_drop >= 0.0) {
         return Err(Error::usage(format!(
             "--max-drop must be a number ≥ 0, got {max_drop}"
@@ -119,9 +158,26 @@ pub fn compare(
     let (b, c) = (&base.result, &candidate.result);
     let mut notes = frame_notes(b, c);
     let mut results = Vec::new();
+    let (mut missing, mut allowed_missing) = (Vec::new(), Vec::new());
     for rb in &b.results {
-        if let Some(rc) = c.results.iter().find(|r| r.scorer == rb.scorer) {
-            results.push(compare_scorer(rb, rc, metric, max_drop, &mut notes)?);
+        match c.results.iter().find(|r| r.scorer == rb.scorer) {
+            Some(rc) => {
+                let frame = Frame {
+                    base_file: &base.path,
+                    cand_file: &candidate.path,
+                    base_queries: b.query_count,
+                    cand_queries: c.query_count,
+                };
+                let r = compare_scorer(rb, rc, &frame, options, &mut notes)?;
+                if r.metrics.iter().all(|m| m.metric != options.metric) {
+                    missing.push(format!("{}: {}", r.scorer, options.metric));
+                }
+                results.push(r);
+            }
+            None if options.allow_missing.contains(&rb.scorer) => {
+                allowed_missing.push(rb.scorer.clone());
+            }
+            None => missing.push(rb.scorer.clone()),
         }
     }
     let only = |x: &EvalResult, y: &EvalResult| -> Vec<String> {
@@ -131,22 +187,19 @@ pub fn compare(
             .map(|r| r.scorer.clone())
             .collect()
     };
-    if results.is_empty() {
-        return Err(Error::usage(format!(
-            "no scorer appears in both {} and {}",
-            base.path, candidate.path
-        )));
-    }
     Ok(Comparison {
         baseline: base.path.clone(),
         candidate: candidate.path.clone(),
-        metric: metric.to_string(),
+        metric: options.metric.clone(),
         max_drop,
+        paired_only: options.paired_only,
         regressions: results
             .iter()
             .filter(|r| r.regression)
             .map(|r| r.scorer.clone())
             .collect(),
+        missing,
+        allowed_missing,
         results,
         only_in_baseline: only(b, c),
         only_in_candidate: only(c, b),
@@ -157,12 +210,6 @@ pub fn compare(
 /// Caveats about what the two files evaluated.
 fn frame_notes(b: &EvalResult, c: &EvalResult) -> Vec<String> {
     let mut notes = Vec::new();
-    if b.query_count != c.query_count {
-        notes.push(format!(
-            "the files evaluate different numbers of queries ({} vs {})",
-            b.query_count, c.query_count
-        ));
-    }
     if b.tool_count != c.tool_count {
         notes.push(format!(
             "the files rank different numbers of tools ({} vs {})",
@@ -172,21 +219,30 @@ fn frame_notes(b: &EvalResult, c: &EvalResult) -> Vec<String> {
     notes
 }
 
+/// The two files, for messages and the aggregate query-set check.
+struct Frame<'a> {
+    base_file: &'a str,
+    cand_file: &'a str,
+    base_queries: usize,
+    cand_queries: usize,
+}
+
 fn compare_scorer(
     b: &ScorerResult,
     c: &ScorerResult,
-    metric: &str,
-    max_drop: f64,
+    frame: &Frame<'_>,
+    options: &CompareOptions,
     notes: &mut Vec<String>,
 ) -> Result<ScorerComparison> {
-    let name = &b.scorer;
-    let (Some(b_checked), Some(c_checked)) = (b.metric(metric), c.metric(metric)) else {
+    let (name, metric) = (&b.scorer, options.metric.as_str());
+    let Some(b_checked) = b.metric(metric) else {
         let known: Vec<&str> = b.metrics.keys().map(String::as_str).collect();
         return Err(Error::usage(format!(
-            "metric {metric:?} is not in both results for scorer {name:?}; the baseline has: {}",
+            "metric {metric:?} is not in the baseline's results for scorer {name:?}; it has: {}",
             known.join(", ")
         )));
     };
+    let pairs = pairs_to_compare(b, c, frame, options)?;
     let mut diffs: Vec<MetricDiff> = b
         .metrics
         .iter()
@@ -207,16 +263,25 @@ fn compare_scorer(
         paired: false,
         paired_queries: 0,
         metrics: Vec::new(),
-        regression: round_metric(c_checked - b_checked) < -max_drop,
+        regression: c
+            .metric(metric)
+            .is_some_and(|c_checked| round_metric(c_checked - b_checked) < -options.max_drop),
         worse: Vec::new(),
         better: Vec::new(),
     };
-    match (&b.per_query, &c.per_query) {
-        (Some(bq), Some(cq)) => pair(&mut out, &mut diffs, bq, cq, metric, notes),
-        (bq, cq) => notes.push(format!(
+    match pairs {
+        Some(pairs) => {
+            pair(&mut out, &mut diffs, &pairs, metric);
+            // Every figure over the same paired queries: the checked one too.
+            out.regression = diffs
+                .iter()
+                .find(|d| d.metric == metric)
+                .is_some_and(|d| d.difference < -options.max_drop);
+        }
+        None => notes.push(format!(
             "{name}: no per-query rows in {}; aggregates compared only, no intervals \
              (run `eval --per-query` for both)",
-            match (bq, cq) {
+            match (&b.per_query, &c.per_query) {
                 (None, None) => "either file",
                 (None, _) => "the baseline",
                 _ => "the candidate",
@@ -227,40 +292,107 @@ fn compare_scorer(
     Ok(out)
 }
 
-/// Pairs per-query rows by id: intervals of the mean difference per metric, and the queries
-/// that got worse or better on the checked metric.
+/// The queries to compare, paired by id, or `None` to compare aggregates (no rows). Different
+/// query sets are refused unless `paired_only`; no query in common is refused always.
+fn pairs_to_compare<'a>(
+    b: &'a ScorerResult,
+    c: &'a ScorerResult,
+    frame: &Frame<'_>,
+    options: &CompareOptions,
+) -> Result<Option<Vec<(&'a QueryResult, &'a QueryResult)>>> {
+    let name = &b.scorer;
+    let (base_file, cand_file) = (frame.base_file, frame.cand_file);
+    let (Some(bq), Some(cq)) = (&b.per_query, &c.per_query) else {
+        if options.paired_only {
+            return Err(Error::usage(format!(
+                "--paired-only needs per-query rows for {name} in both files (run `eval \
+                 --per-query`)"
+            )));
+        }
+        if frame.base_queries != frame.cand_queries {
+            return Err(Error::usage(format!(
+                "{name}: the files evaluate different query sets ({} queries in {base_file}, {} \
+                 in {cand_file}); averages over different queries cannot be compared: evaluate \
+                 the same queries, or save both with `eval --per-query` and use --paired-only",
+                frame.base_queries, frame.cand_queries
+            )));
+        }
+        return Ok(None);
+    };
+    let b_ids = unique_ids(bq, name, base_file)?;
+    let c_ids = unique_ids(cq, name, cand_file)?;
+    let pairs: Vec<_> = bq
+        .iter()
+        .filter_map(|x| Some((x, *c_ids.get(x.id.as_str())?)))
+        .collect();
+    let same = pairs.len() == b_ids.len() && pairs.len() == c_ids.len();
+    if pairs.is_empty() {
+        return Err(Error::usage(format!(
+            "{name}: no query id in common ({} in {base_file}, {} in {cand_file}); nothing to \
+             compare",
+            bq.len(),
+            cq.len()
+        )));
+    }
+    if !same && !options.paired_only {
+        return Err(Error::usage(format!(
+            "{name}: the files evaluate different query sets ({} queries in {base_file}, {} in \
+             {cand_file}, {} in common); compare like for like, or add --paired-only to compare \
+             the {} in common",
+            bq.len(),
+            cq.len(),
+            pairs.len(),
+            pairs.len()
+        )));
+    }
+    Ok(Some(pairs))
+}
+
+fn unique_ids<'a>(
+    rows: &'a [QueryResult],
+    scorer: &str,
+    file: &str,
+) -> Result<HashMap<&'a str, &'a QueryResult>> {
+    let mut by_id = HashMap::with_capacity(rows.len());
+    for q in rows {
+        if by_id.insert(q.id.as_str(), q).is_some() {
+            return Err(Error::usage(format!(
+                "{file}: scorer {scorer} has query id {:?} twice in per_query",
+                q.id
+            )));
+        }
+    }
+    Ok(by_id)
+}
+
+/// Pairs per-query rows: each metric's means over the pairs, intervals of the mean difference,
+/// and the queries that got worse or better on the checked metric.
 fn pair(
     out: &mut ScorerComparison,
     diffs: &mut [MetricDiff],
-    bq: &[QueryResult],
-    cq: &[QueryResult],
+    pairs: &[(&QueryResult, &QueryResult)],
     metric: &str,
-    notes: &mut Vec<String>,
 ) {
-    let by_id: HashMap<&str, &QueryResult> = cq.iter().map(|q| (q.id.as_str(), q)).collect();
-    let pairs: Vec<(&QueryResult, &QueryResult)> = bq
-        .iter()
-        .filter_map(|x| Some((x, *by_id.get(x.id.as_str())?)))
-        .collect();
     out.paired = true;
     out.paired_queries = pairs.len();
-    if pairs.len() != bq.len() || pairs.len() != cq.len() {
-        notes.push(format!(
-            "{}: {} queries paired by id ({} in baseline rows, {} in candidate rows)",
-            out.scorer,
-            pairs.len(),
-            bq.len(),
-            cq.len()
-        ));
-    }
-    let delta = |(x, y): &(&QueryResult, &QueryResult), m: &str| -> Option<f64> {
-        Some(y.metrics.get(m)? - x.metrics.get(m)?)
-    };
+    // Means over the pairs (equal to the files' averages when the query sets are the same).
+    // Rows without the metric — no-match queries carry only `refusal` — stay out of its means,
+    // interval and test.
     for d in diffs.iter_mut() {
-        let column: Vec<f64> = pairs.iter().filter_map(|p| delta(p, &d.metric)).collect();
+        let (xs, ys): (Vec<f64>, Vec<f64>) = pairs
+            .iter()
+            .filter_map(|(x, y)| Some((*x.metrics.get(&d.metric)?, *y.metrics.get(&d.metric)?)))
+            .unzip();
+        if xs.is_empty() {
+            continue;
+        }
+        d.base = round_metric(mean(&xs));
+        d.candidate = round_metric(mean(&ys));
+        d.difference = round_metric(d.candidate - d.base);
+        let column: Vec<f64> = ys.iter().zip(&xs).map(|(y, x)| y - x).collect();
         (d.ci95, d.p_value) = paired_statistics(&column);
     }
-    for (x, y) in &pairs {
+    for (x, y) in pairs {
         let (Some(&a), Some(&b)) = (x.metrics.get(metric), y.metrics.get(metric)) else {
             continue;
         };
@@ -295,9 +427,21 @@ fn paired_statistics(column: &[f64]) -> (Option<[f64; 2]>, Option<f64>) {
     (ci, p)
 }
 
+fn mean(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        0.0
+    } else {
+        xs.iter().sum::<f64>() / xs.len() as f64
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn cmp(b: &EvalFile, c: &EvalFile, metric: &str, max_drop: f64) -> Result<Comparison> {
+        compare(b, c, &CompareOptions::new(metric, max_drop))
+    }
 
     fn file(name: &str, json: &str) -> EvalFile {
         EvalFile {
@@ -325,7 +469,7 @@ mod tests {
     fn itself_gives_zero_differences() {
         let rows = [("q1", 1.0), ("q2", 0.0), ("q3", 0.5), ("q4", 1.0)];
         let f = file("a.json", &eval_json(0.625, Some(&rows)));
-        let c = compare(&f, &f, DEFAULT_METRIC, DEFAULT_MAX_DROP).unwrap();
+        let c = cmp(&f, &f, DEFAULT_METRIC, DEFAULT_MAX_DROP).unwrap();
         assert!(!c.has_regression());
         let r = &c.results[0];
         assert!(r.paired);
@@ -341,11 +485,11 @@ mod tests {
         let within = file("b.json", &eval_json(0.79, None));
         let beyond = file("c.json", &eval_json(0.7899, None));
         assert!(
-            !compare(&base, &within, "recall@5", 0.01)
+            !cmp(&base, &within, "recall@5", 0.01)
                 .unwrap()
                 .has_regression()
         );
-        let c = compare(&base, &beyond, "recall@5", 0.01).unwrap();
+        let c = cmp(&base, &beyond, "recall@5", 0.01).unwrap();
         assert_eq!(c.regressions, vec!["bm25"]);
         assert_eq!(c.results[0].metrics[0].difference, -0.0101);
         assert!(!c.results[0].paired);
@@ -356,11 +500,11 @@ mod tests {
         );
         // A rise never fails, and the other metric is not checked unless asked.
         assert!(
-            !compare(&beyond, &base, "recall@5", 0.0)
+            !cmp(&beyond, &base, "recall@5", 0.0)
                 .unwrap()
                 .has_regression()
         );
-        assert!(compare(&base, &beyond, "nope", 0.0).is_err());
+        assert!(cmp(&base, &beyond, "nope", 0.0).is_err());
     }
 
     #[test]
@@ -369,8 +513,8 @@ mod tests {
         let c = [("q1", 0.0), ("q2", 1.0), ("q3", 0.5), ("q4", 0.0)];
         let base = file("a.json", &eval_json(0.625, Some(&b)));
         let cand = file("b.json", &eval_json(0.375, Some(&c)));
-        let cmp = compare(&base, &cand, "recall@5", 0.01).unwrap();
-        let r = &cmp.results[0];
+        let result = cmp(&base, &cand, "recall@5", 0.01).unwrap();
+        let r = &result.results[0];
         assert!(r.regression && r.paired);
         assert_eq!(r.paired_queries, 4);
         let ids = |v: &[QueryDiff]| v.iter().map(|q| q.id.clone()).collect::<Vec<_>>();
@@ -383,8 +527,139 @@ mod tests {
             "{ci:?}"
         );
         assert_eq!(
-            compare(&base, &cand, "recall@5", 0.01).unwrap().results[0].metrics[0].ci95,
+            cmp(&base, &cand, "recall@5", 0.01).unwrap().results[0].metrics[0].ci95,
             Some(ci)
         );
+    }
+
+    fn two_scorers(rows_b: &[(&str, f64)], with_semantic: bool) -> String {
+        let rows: Vec<String> = rows_b
+            .iter()
+            .map(|(id, v)| format!(r#"{{"id": "{id}", "metrics": {{"recall@5": {v}}}}}"#))
+            .collect();
+        let rows = rows.join(",");
+        let mean = rows_b.iter().map(|r| r.1).sum::<f64>() / rows_b.len() as f64;
+        let semantic = if with_semantic {
+            format!(
+                r#", {{"scorer": "semantic", "metrics": {{"recall@5": {mean}}}, "per_query": [{rows}]}}"#
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            r#"{{"tool_count": 5, "query_count": {}, "results": [{{"scorer": "bm25", "metrics": {{"recall@5": {mean}}}, "per_query": [{rows}]}}{semantic}]}}"#,
+            rows_b.len()
+        )
+    }
+
+    #[test]
+    fn a_scorer_missing_from_the_candidate_fails_unless_allowed() {
+        let rows = [("q1", 1.0), ("q2", 0.0)];
+        let base = file("a.json", &two_scorers(&rows, true));
+        let cand = file("b.json", &two_scorers(&rows, false));
+        let c = cmp(&base, &cand, "recall@5", 0.01).unwrap();
+        assert!(c.has_regression() && c.regressions.is_empty());
+        assert_eq!(c.missing, vec!["semantic"]);
+        let mut options = CompareOptions::new("recall@5", 0.01);
+        options.allow_missing = vec!["semantic".into()];
+        let c = compare(&base, &cand, &options).unwrap();
+        assert!(!c.has_regression());
+        assert_eq!(c.allowed_missing, vec!["semantic"]);
+        // A checked metric the candidate lacks fails too.
+        let no_metric = file(
+            "c.json",
+            r#"{"tool_count": 5, "query_count": 2, "results": [{"scorer": "bm25", "metrics": {"mrr": 1.0}}, {"scorer": "semantic", "metrics": {"mrr": 1.0}}]}"#,
+        );
+        let c = cmp(&base, &no_metric, "recall@5", 0.01).unwrap();
+        assert_eq!(c.missing, vec!["bm25: recall@5", "semantic: recall@5"]);
+    }
+
+    #[test]
+    fn different_query_sets_are_refused_unless_paired_only() {
+        let base_rows: Vec<(String, f64)> = (0..96)
+            .map(|i| (format!("q{i}"), f64::from(i % 2)))
+            .collect();
+        let b: Vec<(&str, f64)> = base_rows.iter().map(|(i, v)| (i.as_str(), *v)).collect();
+        // The candidate ranked only the first 50, where it does exactly as well.
+        let base = file("a.json", &two_scorers(&b, false));
+        let cand = file("b.json", &two_scorers(&b[..50], false));
+        let e = cmp(&base, &cand, "recall@5", 0.01).unwrap_err().to_string();
+        assert!(
+            e.contains("96 queries in a.json, 50 in b.json, 50 in common"),
+            "{e}"
+        );
+        let mut options = CompareOptions::new("recall@5", 0.01);
+        options.paired_only = true;
+        let c = compare(&base, &cand, &options).unwrap();
+        let r = &c.results[0];
+        assert_eq!(r.paired_queries, 50);
+        assert_eq!(r.metrics[0].base, r.metrics[0].candidate);
+        assert_eq!(r.metrics[0].ci95, Some([0.0, 0.0]));
+        assert!(!c.has_regression());
+        // No id in common: refused even with --paired-only.
+        let other: Vec<(String, f64)> = (0..5).map(|i| (format!("z{i}"), 1.0)).collect();
+        let o: Vec<(&str, f64)> = other.iter().map(|(i, v)| (i.as_str(), *v)).collect();
+        let e = compare(&base, &file("z.json", &two_scorers(&o, false)), &options)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no query id in common"), "{e}");
+        // Without rows, different counts are refused as well.
+        let agg = |n: usize| {
+            file(
+                "n.json",
+                &format!(
+                    r#"{{"tool_count": 5, "query_count": {n}, "results": [{{"scorer": "bm25", "metrics": {{"recall@5": 0.5}}}}]}}"#
+                ),
+            )
+        };
+        let e = cmp(&agg(96), &agg(50), "recall@5", 0.01)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("96 queries in n.json, 50 in n.json"), "{e}");
+    }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(64))]
+            /// With --paired-only, every figure is the mean over the ids both files hold,
+            /// whatever else each file holds and in whatever order.
+            #[test]
+            fn paired_figures_are_over_the_common_queries(
+                base in proptest::collection::btree_map(0u8..40, 0u8..=4, 1..30),
+                cand in proptest::collection::btree_map(0u8..40, 0u8..=4, 1..30),
+            ) {
+                let rows = |m: &std::collections::BTreeMap<u8, u8>| -> Vec<(String, f64)> {
+                    m.iter().rev().map(|(k, v)| (format!("q{k}"), f64::from(*v) / 4.0)).collect()
+                };
+                let (rb, rc) = (rows(&base), rows(&cand));
+                let b_ref: Vec<(&str, f64)> = rb.iter().map(|(i, v)| (i.as_str(), *v)).collect();
+                let c_ref: Vec<(&str, f64)> = rc.iter().map(|(i, v)| (i.as_str(), *v)).collect();
+                let b = file("a.json", &two_scorers(&b_ref, false));
+                let c = file("b.json", &two_scorers(&c_ref, false));
+                let mut options = CompareOptions::new("recall@5", 0.01);
+                options.paired_only = true;
+                let common: Vec<u8> = base.keys().filter(|k| cand.contains_key(k)).copied().collect();
+                match compare(&b, &c, &options) {
+                    Err(e) => prop_assert!(common.is_empty(), "{e}"),
+                    Ok(result) => {
+                        let r = &result.results[0];
+                        prop_assert_eq!(r.paired_queries, common.len());
+                        let mean = |m: &std::collections::BTreeMap<u8, u8>| -> f64 {
+                            common.iter().map(|k| f64::from(m[k]) / 4.0).sum::<f64>() / common.len() as f64
+                        };
+                        prop_assert_eq!(r.metrics[0].base, round_metric(mean(&base)));
+                        prop_assert_eq!(r.metrics[0].candidate, round_metric(mean(&cand)));
+                        let moved = common.iter().filter(|k| base[k] != cand[k]).count();
+                        prop_assert_eq!(r.worse.len() + r.better.len(), moved);
+                        if let Some([lo, hi]) = r.metrics[0].ci95 {
+                            prop_assert!(lo <= r.metrics[0].difference + 1e-9 && r.metrics[0].difference <= hi + 1e-9);
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -256,7 +256,12 @@ pub struct EvalCsvRow {
 /// Reads an `eval --format json` file back into the one eval type. Syntax and type errors are
 /// located by serde_json; duplicate scorers and query ids at their place in the file.
 pub fn read_eval_result(path: &Path) -> Result<EvalResult> {
-    let doc = Document::read(path)?;
+    parse_eval_result(&Document::read(path)?)
+}
+
+/// Reads an already-read document as an eval result (the fuzz target feeds it any bytes).
+pub fn parse_eval_result(doc: &Document) -> Result<EvalResult> {
+    let path = doc.path.as_path();
     let result: EvalResult = serde_json::from_str(doc.text()).map_err(|e| {
         let position = (e.line() > 0).then(|| Position {
             line: e.line(),

@@ -59,6 +59,16 @@ pub fn all(data: &ReportData) -> Result<Vec<Figure>, ChartError> {
     if !data.latency.sweep.is_empty() {
         out.push(sweep_latency(data)?);
     }
+    // Every token chart's caption names the counter its tokens were counted with.
+    for f in out
+        .iter_mut()
+        .filter(|f| !matches!(f.section, Section::Eval(_) | Section::Latency))
+    {
+        f.caption.push_str(&format!(
+            " Tokens: the `{}` counter.",
+            data.settings.counter
+        ));
+    }
     Ok(out)
 }
 

@@ -95,10 +95,10 @@ pub fn index(data: &ReportData, charts: &[Figure]) -> String {
     let _ = writeln!(
         out,
         "What deferred tool loading buys an agent, measured by `toolbudget report`: tokens are \
-         counted with `{}` on the `{}` rendering of each definition; dollars use the `{}` model \
-         profile's list prices. Every number below is computed from the files named in each \
-         section; the data behind each table is in `data/` as CSV and JSON.\n",
-        data.settings.tokenizer, data.settings.render, profile
+         counted by the `{}` counter ({}, `{}` rendering of each definition); dollars use the \
+         `{}` model profile's list prices. Every number below is computed from the files named \
+         in each section; the data behind each table is in `data/` as CSV and JSON.\n",
+        data.settings.counter, data.settings.tokenizer, data.settings.render, profile
     );
     let mut ran = Vec::new();
     if !data.scenarios.is_empty() {
@@ -861,6 +861,7 @@ fn failures(out: &mut String, data: &ReportData) {
 fn settings(out: &mut String, data: &ReportData) {
     out.push_str("## Settings\n\n");
     let mut rows = vec![
+        vec!["counter".to_string(), data.settings.counter.clone()],
         vec!["tokenizer".to_string(), data.settings.tokenizer.clone()],
         vec!["rendering".to_string(), data.settings.render.clone()],
     ];

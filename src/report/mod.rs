@@ -49,6 +49,8 @@ pub struct ReportData {
 /// Settings in force for the whole report.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ReportSettings {
+    /// The counter of the report's token figures (the default profile's).
+    pub counter: String,
     pub tokenizer: String,
     pub render: String,
     /// The model profile (prices, context window), as `key = value` pairs.

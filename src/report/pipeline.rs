@@ -13,6 +13,7 @@ use std::sync::Arc;
 use super::sweep::{self, ListingMode, SweepLatency, SweepSettings};
 use super::{CatalogRow, EvalLatency, EvalSet, Miss, ReportData, ReportSettings};
 use crate::catalog::{Catalog, CatalogSource, load_catalogs};
+use crate::counter::{CounterKind, ToolChoice, ToolTokens};
 use crate::error::Result;
 use crate::eval::run::{EvalOptions, check_labels, evaluate};
 use crate::eval::siblings::Siblings;
@@ -22,7 +23,6 @@ use crate::search::{self, Scorer, ScorerConfig, ScorerKind, SearchRequest};
 use crate::simulate::scenario::Listing;
 use crate::simulate::{self, Profile};
 use crate::timing::{Clock, LatencyUs, time_searches};
-use crate::tokenize::{Render, Tokenizer, ToolTokens};
 
 /// Cutoffs of the evaluations.
 pub const EVAL_KS: [usize; 4] = [1, 3, 5, 10];
@@ -88,21 +88,25 @@ pub fn build(
     clock: Clock<'_>,
     progress: &dyn Progress,
 ) -> Result<ReportData> {
-    let tokenizer = Tokenizer::default();
-    let render = Render::default();
+    // Token figures are counted the way the default model profile is billed.
     let profile = simulate::profile::find(simulate::profile::DEFAULT_PROFILE)
         .expect("the default profile is shipped");
+    let counter = profile.counter;
     let mut data = ReportData {
         settings: ReportSettings {
-            tokenizer: tokenizer.name().to_string(),
-            render: render.name().to_string(),
+            counter: counter.name().to_string(),
+            tokenizer: match counter.error_pct() {
+                Some(e) => format!("{} ± {e}%", counter.tokenizer_label()),
+                None => counter.tokenizer_label().to_string(),
+            },
+            render: counter.render_name().to_string(),
             profile: key_values(&profile),
             other: Vec::new(),
         },
         notes: inputs.notes.clone(),
         ..ReportData::default()
     };
-    count_catalogs(&mut data, &inputs.catalogs, tokenizer, render, progress)?;
+    count_catalogs(&mut data, &inputs.catalogs, counter, progress)?;
     run_scenarios(&mut data, &inputs.scenarios, progress)?;
     for input in &inputs.evals {
         let set = run_eval(input, clock, progress)?;
@@ -117,7 +121,7 @@ pub fn build(
             EVAL_KS.iter().max().copied().unwrap_or(10).max(10),
         ),
     ));
-    run_sweep(&mut data, tokenizer, render, &profile, clock, progress)?;
+    run_sweep(&mut data, counter, &profile, clock, progress)?;
     data.settings.other.push((
         "build".into(),
         if cfg!(debug_assertions) {
@@ -170,15 +174,14 @@ pub fn catalog_row(name: &str, catalog: &Catalog, tokens: &ToolTokens) -> Catalo
 fn count_catalogs(
     data: &mut ReportData,
     groups: &[(String, Vec<CatalogSource>)],
-    tokenizer: Tokenizer,
-    render: Render,
+    counter: CounterKind,
     progress: &dyn Progress,
 ) -> Result<()> {
     progress.phase("catalogs", groups.len());
     for (name, sources) in groups {
         progress.step(name);
         let catalog = load_catalogs(sources)?;
-        let tokens = ToolTokens::compute(&catalog, tokenizer, render);
+        let tokens = counter.tools(&catalog);
         data.catalogs.push(catalog_row(name, &catalog, &tokens));
         progress.advance();
     }
@@ -192,22 +195,21 @@ fn build_scorer(kind: ScorerKind, catalog: Arc<Catalog>) -> Result<Box<dyn Score
 
 /// Every scenario, eager and deferred, with modeled search latency.
 fn run_scenarios(data: &mut ReportData, files: &[PathBuf], progress: &dyn Progress) -> Result<()> {
+    let scenarios = simulate::load_scenarios(files)?;
     progress.phase("scenarios", files.len());
-    for path in files {
+    for (path, scenario) in files.iter().zip(scenarios) {
         progress.step(
             &path
                 .file_name()
                 .map_or(String::new(), |n| n.to_string_lossy().into()),
         );
-        let scenario = simulate::load_scenario(path)?;
-        let tokenizer = simulate::tokenizer_for(&scenario, None);
-        let prepared = simulate::prepare(&scenario, tokenizer, &build_scorer)?;
+        let counter = simulate::counter_for(&scenario, None);
+        let prepared = simulate::prepare(&scenario, counter, &build_scorer)?;
         let result = simulate::run(&scenario, &prepared)?;
-        if tokenizer.name() != data.settings.tokenizer {
+        if counter.name() != data.settings.counter {
             data.notes.push(format!(
-                "scenario `{}` counts with its own tokenizer `{}`",
-                result.name,
-                tokenizer.name()
+                "scenario `{}` counts with its own counter `{counter}`",
+                result.name
             ));
         }
         data.scenarios.push(result);
@@ -327,20 +329,22 @@ pub fn sweep_queries(catalog: &Catalog, count: usize) -> Vec<String> {
 
 fn run_sweep(
     data: &mut ReportData,
-    tokenizer: Tokenizer,
-    render: Render,
+    counter: CounterKind,
     profile: &Profile,
     clock: Clock<'_>,
     progress: &dyn Progress,
 ) -> Result<()> {
     let settings = SweepSettings {
-        tokenizer: tokenizer.name().to_string(),
-        render: render.name().to_string(),
+        counter: counter.name().to_string(),
+        tokenizer: counter.tokenizer_label().to_string(),
+        render: counter.render_name().to_string(),
         seed: sweep::SEED,
         tools_per_server: sweep::TOOLS_PER_SERVER,
         system_prompt_tokens: SWEEP_SYSTEM_PROMPT_TOKENS,
-        tool_overhead_tokens: profile.tool_overhead_tokens,
-        search_tool_tokens: tokenizer.count(&render.render(&simulate::default_search_tool())),
+        // The model's tool-use preamble and the counter's framing of the tools block.
+        tool_overhead_tokens: profile.preamble(counter, ToolChoice::Auto)
+            + counter.tools_fixed(None),
+        search_tool_tokens: counter.tool(&simulate::default_search_tool()),
         profile: profile.name.clone(),
         context_window: profile.context_window,
     };
@@ -349,9 +353,9 @@ fn run_sweep(
     for size in sweep::SIZES {
         progress.step(&format!("{size} tools"));
         let catalog = generate::generate(size, sweep::servers_for(size), sweep::SEED);
-        let tokens = ToolTokens::compute(&catalog, tokenizer, render);
+        let tokens = counter.tools(&catalog);
         points.push(sweep::sweep_point(&catalog, &tokens, &settings, |mode| {
-            tokenizer.count(&deferred_list_text(&catalog, mode))
+            counter.text(&deferred_list_text(&catalog, mode))
         }));
         let catalog = Arc::new(catalog);
         time_sweep_scorers(data, &catalog, clock);

@@ -60,6 +60,8 @@ impl ListingMode {
 /// Fixed parts of the first request, the same in both modes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SweepSettings {
+    /// The counter of every count in the sweep (the default profile's).
+    pub counter: String,
     pub tokenizer: String,
     pub render: String,
     pub seed: u64,
@@ -180,6 +182,7 @@ mod tests {
 
     fn settings() -> SweepSettings {
         SweepSettings {
+            counter: "o200k-json".into(),
             tokenizer: "o200k_base".into(),
             render: "json".into(),
             seed: SEED,

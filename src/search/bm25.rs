@@ -81,6 +81,53 @@ impl Default for Bm25Params {
     }
 }
 
+impl Bm25Params {
+    /// The ranges the formula is meant for: `k1` ≥ 0, `b` in [0, 1], weights ≥ 0 and not all
+    /// zero, everything finite. (A negative weight or `b` > 1 can make a field's factor
+    /// negative, and then scores stop meaning "more matching text ranks higher".)
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.k1.is_finite() && self.k1 >= 0.0) {
+            return Err(format!("bm25 k1 must be a number >= 0, got {}", self.k1));
+        }
+        if !(self.b.is_finite() && (0.0..=1.0).contains(&self.b)) {
+            return Err(format!("bm25 b must be between 0 and 1, got {}", self.b));
+        }
+        if self.weights.iter().any(|w| !(w.is_finite() && *w >= 0.0)) {
+            return Err(format!(
+                "bm25 field weights must be numbers >= 0, got {:?}",
+                self.weights
+            ));
+        }
+        if self.weights.iter().all(|&w| w == 0.0) {
+            return Err("bm25 field weights are all 0: no tool could score".to_string());
+        }
+        Ok(())
+    }
+}
+
+/// Parses field weights written `NAME,DESCRIPTION,ARGUMENT_NAMES,ARGUMENT_DESCRIPTIONS`
+/// (e.g. `2,1,1,0.5`), each a number >= 0.
+pub fn parse_weights(text: &str) -> Result<[f64; FIELD_COUNT], String> {
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    let err = || {
+        format!(
+            "expected {FIELD_COUNT} numbers >= 0 as {}, got {text:?}",
+            FIELD_NAMES.join(",")
+        )
+    };
+    if parts.len() != FIELD_COUNT {
+        return Err(err());
+    }
+    let mut weights = [0f64; FIELD_COUNT];
+    for (w, p) in weights.iter_mut().zip(parts) {
+        *w = p.parse().map_err(|_| err())?;
+        if !(w.is_finite() && *w >= 0.0) {
+            return Err(err());
+        }
+    }
+    Ok(weights)
+}
+
 /// Stopwords dropped and plurals folded, when `normalize` is on.
 fn normalized(mut tokens: Vec<String>, normalize: bool) -> Vec<String> {
     if normalize {
@@ -141,12 +188,23 @@ struct Posting {
     tf: [u16; FIELD_COUNT],
 }
 
+/// One term's postings, struct-of-arrays: a query reads only `tools` and `points`, in order;
+/// `tf` is kept for explanations.
+#[derive(Debug, Clone, Default)]
+struct PostingList {
+    tools: Vec<u32>,
+    /// The term's whole BM25F score in each tool, `idf · tf~ / (k1 + tf~)`: it depends only on
+    /// the term and the tool, so it is computed once at build time, not per query.
+    points: Vec<f64>,
+    tf: Vec<[u16; FIELD_COUNT]>,
+}
+
 pub struct Bm25Scorer {
     catalog: Arc<Catalog>,
     params: Bm25Params,
     stats: CorpusStats,
     term_ids: HashMap<String, u32>,
-    postings: Vec<Vec<Posting>>,
+    postings: Vec<PostingList>,
     /// `w_f / (1 − b + b · len_f / avglen_f)` per tool and field: the length normalisation,
     /// computed once.
     field_factor: Vec<[f64; FIELD_COUNT]>,
@@ -159,18 +217,23 @@ impl Bm25Scorer {
 
     pub fn with_params(catalog: Arc<Catalog>, params: Bm25Params) -> Bm25Scorer {
         let mut term_ids: HashMap<String, u32> = HashMap::new();
-        let mut postings: Vec<Vec<Posting>> = Vec::new();
+        let mut raw: Vec<Vec<Posting>> = Vec::new();
         let mut lengths: Vec<[usize; FIELD_COUNT]> = Vec::with_capacity(catalog.len());
         for (tool, t) in catalog.tools().iter().enumerate() {
             let fields = tool_fields(t, params.normalize);
             lengths.push(std::array::from_fn(|f| fields[f].len()));
             for (f, field) in fields.iter().enumerate() {
                 for w in field {
-                    let id = *term_ids.entry(w.clone()).or_insert_with(|| {
-                        postings.push(Vec::new());
-                        (postings.len() - 1) as u32
-                    });
-                    let list = &mut postings[id as usize];
+                    let id = match term_ids.get(w.as_str()) {
+                        Some(&id) => id,
+                        None => {
+                            raw.push(Vec::new());
+                            let id = (raw.len() - 1) as u32;
+                            term_ids.insert(w.clone(), id);
+                            id
+                        }
+                    };
+                    let list = &mut raw[id as usize];
                     if list.last().is_none_or(|p| p.tool != tool as u32) {
                         list.push(Posting {
                             tool: tool as u32,
@@ -190,7 +253,7 @@ impl Bm25Scorer {
                 lengths.iter().map(|l| l[f]).sum::<usize>() as f64 / n as f64
             }
         });
-        let field_factor = lengths
+        let field_factor: Vec<[f64; FIELD_COUNT]> = lengths
             .iter()
             .map(|l| {
                 std::array::from_fn(|f| {
@@ -203,13 +266,28 @@ impl Bm25Scorer {
                 })
             })
             .collect();
-        Bm25Scorer {
+        let mut scorer = Bm25Scorer {
             stats: CorpusStats { tools: n, avg_len },
             catalog,
             params,
             term_ids,
-            postings,
+            postings: Vec::new(),
             field_factor,
+        };
+        scorer.postings = raw.iter().map(|list| scorer.posting_list(list)).collect();
+        scorer
+    }
+
+    /// Freezes one term's postings with their precomputed points.
+    fn posting_list(&self, list: &[Posting]) -> PostingList {
+        let idf = self.stats.idf(list.len());
+        PostingList {
+            tools: list.iter().map(|p| p.tool).collect(),
+            points: list
+                .iter()
+                .map(|p| self.term_score(idf, self.weighted_tf(p.tool, p.tf).0))
+                .collect(),
+            tf: list.iter().map(|p| p.tf).collect(),
         }
     }
 
@@ -224,14 +302,25 @@ impl Bm25Scorer {
     }
 
     /// Pseudo term frequency of a posting (the BM25F `tf~`) and each field's share of it.
-    fn weighted_tf(&self, p: &Posting) -> (f64, [f64; FIELD_COUNT]) {
-        let factor = &self.field_factor[p.tool as usize];
-        let parts: [f64; FIELD_COUNT] = std::array::from_fn(|f| p.tf[f] as f64 * factor[f]);
+    fn weighted_tf(&self, tool: u32, tf: [u16; FIELD_COUNT]) -> (f64, [f64; FIELD_COUNT]) {
+        let factor = &self.field_factor[tool as usize];
+        let parts: [f64; FIELD_COUNT] = std::array::from_fn(|f| tf[f] as f64 * factor[f]);
         (parts.iter().sum(), parts)
     }
 
     fn term_score(&self, idf: f64, tf: f64) -> f64 {
         idf * tf / (self.params.k1 + tf)
+    }
+
+    /// The postings of the query's known terms, each distinct term once.
+    fn query_postings(&self, query: &str) -> Vec<(String, &PostingList)> {
+        query_terms(query, self.params.normalize)
+            .into_iter()
+            .filter_map(|term| {
+                let id = *self.term_ids.get(&term)?;
+                Some((term, &self.postings[id as usize]))
+            })
+            .collect()
     }
 }
 
@@ -242,27 +331,30 @@ impl Scorer for Bm25Scorer {
 
     fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, InputError> {
         Self::check_query(request.query)?;
-        let mut score: HashMap<u32, f64> = HashMap::new();
-        for term in query_terms(request.query, self.params.normalize) {
-            let Some(&id) = self.term_ids.get(&term) else {
-                continue;
-            };
-            let list = &self.postings[id as usize];
-            let idf = self.stats.idf(list.len());
-            for p in list {
-                if request.is_candidate(p.tool as usize) {
-                    let (tf, _) = self.weighted_tf(p);
-                    *score.entry(p.tool).or_insert(0.0) += self.term_score(idf, tf);
+        let lists = self.query_postings(request.query);
+        // A dense accumulator indexed by tool (no hashing per posting); `touched` lists the
+        // tools seen, so collecting costs the postings read, not the catalog size.
+        let mut score = vec![0f64; self.catalog.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        for (_, list) in &lists {
+            for (&tool, &points) in list.tools.iter().zip(&list.points) {
+                if !request.is_candidate(tool as usize) {
+                    continue;
                 }
+                let s = &mut score[tool as usize];
+                if *s == 0.0 {
+                    touched.push(tool);
+                }
+                *s += points;
             }
         }
-        let hits = score
+        let hits = touched
             .into_iter()
-            .filter(|&(_, s)| s > 0.0)
-            .map(|(tool, score)| Hit {
+            .map(|tool| Hit {
                 tool: tool as usize,
-                score,
+                score: score[tool as usize],
             })
+            .filter(|h| h.score > 0.0)
             .collect();
         Ok(SearchOutcome {
             hits: rank_hits(&self.catalog, hits, request.limit),
@@ -283,27 +375,25 @@ impl Scorer for Bm25Scorer {
         Self::check_query(query)?;
         let mut contributions = Vec::new();
         let mut total = 0.0;
-        for term in query_terms(query, self.params.normalize) {
-            let Some(&id) = self.term_ids.get(&term) else {
+        for (term, list) in self.query_postings(query) {
+            let Ok(at) = list.tools.binary_search(&(tool as u32)) else {
                 continue;
             };
-            let list = &self.postings[id as usize];
-            let Some(p) = list.iter().find(|p| p.tool as usize == tool) else {
-                continue;
-            };
-            let idf = self.stats.idf(list.len());
-            let (tf, parts) = self.weighted_tf(p);
-            let term_score = self.term_score(idf, tf);
+            let tf_f = &list.tf[at];
+            let idf = self.stats.idf(list.tools.len());
+            let (tf, parts) = self.weighted_tf(tool as u32, *tf_f);
+            let term_score = list.points[at];
             total += term_score;
             for f in 0..FIELD_COUNT {
-                if p.tf[f] > 0 {
+                // A field weighted 0 contributes nothing (and tf~ may then be 0).
+                if tf_f[f] > 0 && parts[f] > 0.0 {
                     contributions.push(Contribution {
                         term: term.clone(),
                         field: FIELD_NAMES[f].to_string(),
                         detail: format!(
                             "tf={} df={} idf={idf:.3} tf~={tf:.3}",
-                            p.tf[f],
-                            list.len()
+                            tf_f[f],
+                            list.tools.len()
                         ),
                         points: term_score * parts[f] / tf,
                     });
@@ -430,6 +520,55 @@ mod tests {
             .unwrap();
         assert_eq!(some.total_tools, 1);
         assert_eq!(some.hits, vec![all.hits[1]]);
+    }
+
+    #[test]
+    fn params_are_validated_and_weights_parsed() {
+        assert!(Bm25Params::default().validate().is_ok());
+        let bad = |f: fn(&mut Bm25Params)| {
+            let mut p = Bm25Params::default();
+            f(&mut p);
+            p.validate().unwrap_err()
+        };
+        assert!(bad(|p| p.k1 = -1.0).contains("k1"));
+        assert!(bad(|p| p.b = 1.5).contains("between 0 and 1"));
+        assert!(bad(|p| p.b = f64::NAN).contains("b must"));
+        assert!(bad(|p| p.weights[3] = -0.5).contains("weights"));
+        assert!(bad(|p| p.weights = [0.0; FIELD_COUNT]).contains("all 0"));
+        assert_eq!(parse_weights("2, 1,1,0.5"), Ok([2.0, 1.0, 1.0, 0.5]));
+        for bad in ["2,1,1", "2,1,1,x", "2,1,1,-1", "2,1,1,0.5,3", "inf,1,1,1"] {
+            let e = parse_weights(bad).unwrap_err();
+            assert!(e.contains("name,description,argument_names"), "{e}");
+        }
+    }
+
+    /// Settings change scores the way the formula says: weight 0 on the name removes the
+    /// name's share, and k1 = 0 makes every matching term worth exactly its idf.
+    #[test]
+    fn params_change_scores() {
+        let name_off = Bm25Params {
+            weights: [0.0, 1.0, 1.0, 0.5],
+            ..Bm25Params::default()
+        };
+        let fields = |s: &Bm25Scorer| -> Vec<String> {
+            let e = s.explain_tool(&SearchRequest::new("web", 5), 2).unwrap();
+            e.children
+                .into_iter()
+                .map(|c| c.label.split(' ').next().unwrap_or_default().to_string())
+                .collect()
+        };
+        assert_eq!(fields(&Bm25Scorer::new(tiny())), ["name", "description"]);
+        let s = Bm25Scorer::with_params(tiny(), name_off);
+        assert_eq!(fields(&s), ["description"]);
+        let saturated = Bm25Params {
+            k1: 0.0,
+            ..Bm25Params::default()
+        };
+        let s = Bm25Scorer::with_params(tiny(), saturated);
+        let out = s.search(&SearchRequest::new("disk", 5)).unwrap();
+        let idf = (1.0f64 + (3.0 - 1.0 + 0.5) / (1.0 + 0.5)).ln();
+        assert!((out.hits[0].score - idf).abs() < 1e-12);
+        assert!(s.settings().contains(&("k1".to_string(), "0".to_string())));
     }
 
     proptest! {

@@ -1,30 +1,35 @@
-//! Sentence embeddings with all-MiniLM-L6-v2 on the CPU (candle's `BertModel` + the model's own
-//! `tokenizer.json`), computed exactly as sentence-transformers does: word pieces truncated at
-//! 256 (the model's `max_seq_length`; its position table has 512 slots but it was trained at
-//! 256), mean pooling over the attention mask, then L2 normalisation — so a dot product of two
-//! vectors is their cosine.
+//! Sentence embeddings with all-MiniLM-L6-v2 on the CPU (our own encoder, [`super::bert`], over
+//! the model's safetensors weights + its own `tokenizer.json`), computed exactly as
+//! sentence-transformers does: word pieces truncated at 256 (the model's `max_seq_length`; its
+//! position table has 512 slots but it was trained at 256), mean pooling over the tokens, then
+//! L2 normalisation — so a dot product of two vectors is their cosine.
+//!
+//! Documents are embedded in batches of about [`BATCH_TOKENS`] word pieces, formed from texts of
+//! similar length (sorted by length), the batches spread over the cores; sequences are packed
+//! without padding (see `bert`). A query runs alone with each matrix product split over the
+//! cores.
 //!
 //! The model is never downloaded here: `just model` (or `scripts/fetch-model.sh`) puts it under
 //! `models/all-MiniLM-L6-v2`, and [`resolve_model_dir`] finds it.
 
 use std::path::{Path, PathBuf};
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use rayon::prelude::*;
+use serde::Deserialize;
 use sha2::{Digest, Sha256};
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use tokenizers::{Tokenizer, TruncationParams};
 
+use super::bert::{Dims, Encoder, Layer, LayerNorm, Linear, Threads};
 use crate::error::Error;
 
 /// The folder name the fetch recipe writes, under `models/`.
 pub const MODEL_NAME: &str = "all-MiniLM-L6-v2";
 /// sentence-transformers' `max_seq_length` for this model (word pieces, with [CLS] and [SEP]).
 pub const MAX_TOKENS: usize = 256;
-/// Documents per forward pass. Batches are formed from documents of similar length (sorted by
-/// text length) so padding wastes little; 32 keeps the activations small on 2 cores.
-pub const BATCH_SIZE: usize = 32;
+/// Word pieces per forward pass when embedding many texts: enough rows for the matrix kernels
+/// to run at full speed, few enough that the activations stay in the caches and that a
+/// 1,000-text catalog makes dozens of batches to spread over the cores.
+pub const BATCH_TOKENS: usize = 1024;
 
 const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
 
@@ -87,9 +92,8 @@ pub unsafe fn pin_thread_count() {
 
 /// A loaded model and tokenizer. Cheap to share (`Arc`): inference takes `&self`.
 pub struct Embedder {
-    model: BertModel,
+    encoder: Encoder,
     tokenizer: Tokenizer,
-    device: Device,
     dir: PathBuf,
     /// sha256 over config, tokenizer and weights: the cache key, so a changed model never
     /// reuses vectors of another.
@@ -105,6 +109,137 @@ impl std::fmt::Debug for Embedder {
             .field("dim", &self.dim)
             .finish()
     }
+}
+
+/// The fields of a BERT `config.json` the encoder needs.
+#[derive(Debug, Deserialize)]
+struct BertConfig {
+    vocab_size: usize,
+    hidden_size: usize,
+    num_attention_heads: usize,
+    num_hidden_layers: usize,
+    intermediate_size: usize,
+    max_position_embeddings: usize,
+    #[serde(default = "default_layer_norm_eps")]
+    layer_norm_eps: f64,
+    #[serde(default = "default_hidden_act")]
+    hidden_act: String,
+}
+
+fn default_layer_norm_eps() -> f64 {
+    1e-12
+}
+
+fn default_hidden_act() -> String {
+    "gelu".to_string()
+}
+
+impl BertConfig {
+    fn dims(&self) -> Result<Dims, String> {
+        if self.hidden_act != "gelu" {
+            return Err(format!(
+                "hidden_act {:?} is not supported (only \"gelu\")",
+                self.hidden_act
+            ));
+        }
+        if self.num_attention_heads == 0
+            || !self.hidden_size.is_multiple_of(self.num_attention_heads)
+        {
+            return Err(format!(
+                "hidden_size {} is not a multiple of num_attention_heads {}",
+                self.hidden_size, self.num_attention_heads
+            ));
+        }
+        if self.max_position_embeddings < MAX_TOKENS {
+            return Err(format!(
+                "max_position_embeddings {} is below the {MAX_TOKENS} word pieces embedded",
+                self.max_position_embeddings
+            ));
+        }
+        Ok(Dims {
+            hidden: self.hidden_size,
+            heads: self.num_attention_heads,
+            intermediate: self.intermediate_size,
+            layers: self.num_hidden_layers,
+            max_positions: self.max_position_embeddings,
+            layer_norm_eps: self.layer_norm_eps as f32,
+        })
+    }
+}
+
+/// Reads the encoder's tensors out of a safetensors file, checking each one's shape.
+fn load_encoder(bytes: &[u8], config: &BertConfig, dims: Dims) -> Result<Encoder, String> {
+    let st = safetensors::SafeTensors::deserialize(bytes).map_err(|e| e.to_string())?;
+    let tensor = |name: &str, shape: &[usize]| -> Result<Vec<f32>, String> {
+        let t = st
+            .tensor(name)
+            .map_err(|_| format!("tensor {name} is missing"))?;
+        if t.dtype() != safetensors::Dtype::F32 || t.shape() != shape {
+            return Err(format!(
+                "tensor {name} is {:?} {:?}, expected F32 {shape:?}",
+                t.dtype(),
+                t.shape()
+            ));
+        }
+        Ok(t.data()
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect())
+    };
+    let h = dims.hidden;
+    let linear = |prefix: &str, out: usize, inp: usize| -> Result<Linear, String> {
+        Ok(Linear {
+            w: tensor(&format!("{prefix}.weight"), &[out, inp])?,
+            b: tensor(&format!("{prefix}.bias"), &[out])?,
+            out,
+            inp,
+        })
+    };
+    let norm = |prefix: &str| -> Result<LayerNorm, String> {
+        Ok(LayerNorm {
+            gamma: tensor(&format!("{prefix}.weight"), &[h])?,
+            beta: tensor(&format!("{prefix}.bias"), &[h])?,
+        })
+    };
+    let layers = (0..dims.layers)
+        .map(|i| {
+            let p = format!("encoder.layer.{i}");
+            let parts =
+                ["query", "key", "value"].map(|n| linear(&format!("{p}.attention.self.{n}"), h, h));
+            let mut qkv = Linear {
+                w: Vec::with_capacity(3 * h * h),
+                b: Vec::with_capacity(3 * h),
+                out: 3 * h,
+                inp: h,
+            };
+            for part in parts {
+                let part = part?;
+                qkv.w.extend(part.w);
+                qkv.b.extend(part.b);
+            }
+            Ok(Layer {
+                qkv,
+                attention_out: linear(&format!("{p}.attention.output.dense"), h, h)?,
+                attention_norm: norm(&format!("{p}.attention.output.LayerNorm"))?,
+                intermediate: linear(&format!("{p}.intermediate.dense"), dims.intermediate, h)?,
+                output: linear(&format!("{p}.output.dense"), h, dims.intermediate)?,
+                output_norm: norm(&format!("{p}.output.LayerNorm"))?,
+            })
+        })
+        .collect::<Result<Vec<Layer>, String>>()?;
+    let token_types = tensor("embeddings.token_type_embeddings.weight", &[2, h])
+        .or_else(|_| tensor("embeddings.token_type_embeddings.weight", &[1, h]))?;
+    Ok(Encoder {
+        dims,
+        word: tensor("embeddings.word_embeddings.weight", &[config.vocab_size, h])?,
+        position: tensor(
+            "embeddings.position_embeddings.weight",
+            &[dims.max_positions, h],
+        )?,
+        token_type: token_types[..h].to_vec(),
+        embedding_norm: norm("embeddings.LayerNorm")?,
+        layers,
+    })
 }
 
 impl Embedder {
@@ -130,7 +265,7 @@ impl Embedder {
         let fingerprint = hex(&hasher.finalize());
 
         let config_path = dir.join("config.json");
-        let config: Config = serde_json::from_slice(&config_bytes).map_err(|e| {
+        let config: BertConfig = serde_json::from_slice(&config_bytes).map_err(|e| {
             Error::input(
                 &config_path,
                 Some(crate::error::Position {
@@ -140,20 +275,16 @@ impl Embedder {
                 format!("not a BERT config: {e}"),
             )
         })?;
-        let dim = config.hidden_size;
+        let dims = config.dims().map_err(|e| {
+            Error::input(&config_path, None, format!("not a usable BERT config: {e}"))
+        })?;
 
         let tokenizer_path = dir.join("tokenizer.json");
         let mut tokenizer = Tokenizer::from_bytes(&tokenizer_bytes)
             .map_err(|e| Error::input(&tokenizer_path, None, format!("bad tokenizer: {e}")))?;
-        // The shipped tokenizer.json pads and truncates to 128; sentence-transformers overrides
-        // that with max_seq_length 256 and pads each batch to its longest member.
-        let pad_id = tokenizer.token_to_id("[PAD]").unwrap_or(0);
-        tokenizer.with_padding(Some(PaddingParams {
-            strategy: PaddingStrategy::BatchLongest,
-            pad_id,
-            pad_token: "[PAD]".to_string(),
-            ..Default::default()
-        }));
+        // The shipped tokenizer.json pads and truncates to 128; sentence-transformers truncates
+        // at max_seq_length 256, and the encoder packs sequences without padding.
+        tokenizer.with_padding(None);
         tokenizer
             .with_truncation(Some(TruncationParams {
                 max_length: MAX_TOKENS,
@@ -161,19 +292,15 @@ impl Embedder {
             }))
             .map_err(|e| Error::input(&tokenizer_path, None, format!("bad tokenizer: {e}")))?;
 
-        let device = Device::Cpu;
         let weights_path = dir.join("model.safetensors");
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)
-            .map_err(|e| Error::input(&weights_path, None, format!("bad weights: {e}")))?;
-        let model = BertModel::load(vb, &config)
+        let encoder = load_encoder(&weights, &config, dims)
             .map_err(|e| Error::input(&weights_path, None, format!("bad weights: {e}")))?;
         Ok(Embedder {
-            model,
+            encoder,
             tokenizer,
-            device,
             dir: dir.to_path_buf(),
             fingerprint,
-            dim,
+            dim: dims.hidden,
         })
     }
 
@@ -191,25 +318,57 @@ impl Embedder {
         &self.dir
     }
 
-    /// Embeds one text (a query): a unit vector of `dim()` floats.
+    /// Embeds one text (a query): a unit vector of `dim()` floats, each matrix product
+    /// split over the cores.
     pub fn embed_one(&self, text: &str) -> Result<Vec<f32>, String> {
-        Ok(self.embed_batch(&[text])?.pop().unwrap_or_default())
+        let ids = self.token_ids(&[text])?;
+        let seq: Vec<&[u32]> = ids.iter().map(Vec::as_slice).collect();
+        Ok(self
+            .encoder
+            .embed(&seq, Threads::Split)
+            .pop()
+            .unwrap_or_default())
     }
 
     /// Embeds many texts into a row-major `texts.len() × dim()` matrix, in input order.
-    /// Texts are sorted by length into batches of [`BATCH_SIZE`] (less padding), and batches
-    /// run in parallel on rayon's pool.
-    pub fn embed_all(&self, texts: &[&str]) -> Result<Vec<f32>, String> {
+    /// Texts are sorted by length into batches of about [`BATCH_TOKENS`] word pieces, and
+    /// batches run in parallel on rayon's pool, one core each. `progress` is told how many
+    /// texts each finished batch held.
+    pub fn embed_all(
+        &self,
+        texts: &[&str],
+        progress: &(dyn Fn(usize) + Sync),
+    ) -> Result<Vec<f32>, String> {
+        let ids = self.token_ids(texts)?;
         let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| (texts[i].len(), i));
-        let batches: Vec<&[usize]> = order.chunks(BATCH_SIZE).collect();
+        order.sort_by_key(|&i| (ids[i].len(), i));
+        let mut batches: Vec<&[usize]> = Vec::new();
+        let mut rest = order.as_slice();
+        while !rest.is_empty() {
+            let mut tokens = 0;
+            let take = rest
+                .iter()
+                .take_while(|&&i| {
+                    tokens += ids[i].len();
+                    tokens <= BATCH_TOKENS
+                })
+                .count()
+                .max(1);
+            let (batch, tail) = rest.split_at(take);
+            batches.push(batch);
+            rest = tail;
+        }
+        // Longest batches first, so the last ones to finish are short.
+        batches.reverse();
         let vectors: Vec<Vec<Vec<f32>>> = batches
             .par_iter()
             .map(|batch| {
-                let batch_texts: Vec<&str> = batch.iter().map(|&i| texts[i]).collect();
-                self.embed_batch(&batch_texts)
+                let seq: Vec<&[u32]> = batch.iter().map(|&i| ids[i].as_slice()).collect();
+                let rows = self.encoder.embed(&seq, Threads::Single);
+                progress(batch.len());
+                rows
             })
-            .collect::<Result<_, String>>()?;
+            .collect();
         let mut matrix = vec![0f32; texts.len() * self.dim];
         for (batch, rows) in batches.iter().zip(vectors) {
             for (&i, row) in batch.iter().zip(rows) {
@@ -219,41 +378,13 @@ impl Embedder {
         Ok(matrix)
     }
 
-    /// One forward pass: tokenize (padded to the longest, truncated at 256), run BERT,
-    /// mean-pool the token vectors the attention mask keeps, L2-normalise.
-    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, String> {
-        if texts.is_empty() {
-            return Ok(Vec::new());
-        }
+    /// Word-piece ids of each text, with [CLS] and [SEP], truncated at [`MAX_TOKENS`].
+    fn token_ids(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>, String> {
         let encodings = self
             .tokenizer
             .encode_batch(texts.to_vec(), true)
             .map_err(|e| format!("tokenizing failed: {e}"))?;
-        let rows = encodings.len();
-        let len = encodings[0].get_ids().len();
-        let mut ids = Vec::with_capacity(rows * len);
-        let mut mask = Vec::with_capacity(rows * len);
-        for e in &encodings {
-            ids.extend_from_slice(e.get_ids());
-            mask.extend_from_slice(e.get_attention_mask());
-        }
-        let run = || -> candle_core::Result<Vec<Vec<f32>>> {
-            let ids = Tensor::from_vec(ids, (rows, len), &self.device)?;
-            let types = ids.zeros_like()?;
-            let mask = Tensor::from_vec(mask, (rows, len), &self.device)?;
-            let hidden = self.model.forward(&ids, &types, Some(&mask))?;
-            let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-            let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
-            let counts = mask.sum(1)?.clamp(1e-9f32, f32::MAX)?;
-            let mean = summed.broadcast_div(&counts)?;
-            let norm = mean
-                .sqr()?
-                .sum_keepdim(1)?
-                .sqrt()?
-                .clamp(1e-12f32, f32::MAX)?;
-            mean.broadcast_div(&norm)?.to_vec2::<f32>()
-        };
-        run().map_err(|e| format!("embedding failed: {e}"))
+        Ok(encodings.iter().map(|e| e.get_ids().to_vec()).collect())
     }
 }
 
@@ -304,7 +435,13 @@ pub(crate) mod tests {
             "x",
             "read a file from disk and return its contents with line numbers",
         ];
-        let matrix = model.embed_all(&texts).unwrap();
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let matrix = model
+            .embed_all(&texts, &|n| {
+                done.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+            })
+            .unwrap();
+        assert_eq!(done.into_inner(), texts.len());
         for (i, t) in texts.iter().enumerate() {
             let alone = model.embed_one(t).unwrap();
             let row = &matrix[i * 384..(i + 1) * 384];
@@ -314,6 +451,70 @@ pub(crate) mod tests {
                 .map(|(a, b)| (a - b).abs())
                 .fold(0f32, f32::max);
             assert!(diff < 1e-5, "text {i} differs by {diff}");
+        }
+    }
+
+    /// The encoder against candle's `BertModel` (the implementation it replaced) on the same
+    /// weights, padded batch and mask, mean-pooled and normalised alike.
+    #[test]
+    fn matches_candle_bert() {
+        use candle_core::{DType, Device, Tensor};
+        use candle_nn::VarBuilder;
+        use candle_transformers::models::bert::{BertModel, Config};
+        let Some(model) = test_embedder() else { return };
+        let dir = model.dir();
+        let config: Config =
+            serde_json::from_slice(&std::fs::read(dir.join("config.json")).unwrap()).unwrap();
+        let weights = std::fs::read(dir.join("model.safetensors")).unwrap();
+        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu).unwrap();
+        let bert = BertModel::load(vb, &config).unwrap();
+        let long = "search the web for recent news about rust ".repeat(40);
+        let texts = [
+            "x",
+            "Get the current weather in a city. Arguments: city, units.",
+            "slack send message. Send a message to a channel or a user.",
+            long.as_str(),
+        ];
+        let ids = model.token_ids(&texts).unwrap();
+        let len = ids.iter().map(Vec::len).max().unwrap();
+        assert_eq!(len, MAX_TOKENS, "the long text is cut at {MAX_TOKENS}");
+        let mut flat = Vec::new();
+        let mut mask = Vec::new();
+        for row in &ids {
+            flat.extend(row.iter().copied().chain(std::iter::repeat(0)).take(len));
+            mask.extend((0..len).map(|i| u32::from(i < row.len())));
+        }
+        let t_ids = Tensor::from_vec(flat, (ids.len(), len), &Device::Cpu).unwrap();
+        let t_mask = Tensor::from_vec(mask, (ids.len(), len), &Device::Cpu).unwrap();
+        let hidden = bert
+            .forward(&t_ids, &t_ids.zeros_like().unwrap(), Some(&t_mask))
+            .unwrap();
+        let m = t_mask.to_dtype(DType::F32).unwrap().unsqueeze(2).unwrap();
+        let mean = hidden
+            .broadcast_mul(&m)
+            .unwrap()
+            .sum(1)
+            .unwrap()
+            .broadcast_div(&m.sum(1).unwrap())
+            .unwrap();
+        let norm = mean.sqr().unwrap().sum_keepdim(1).unwrap().sqrt().unwrap();
+        let want = mean.broadcast_div(&norm).unwrap().to_vec2::<f32>().unwrap();
+        let got = model.embed_all(&texts, &|_| {}).unwrap();
+        for (i, w) in want.iter().enumerate() {
+            let row = &got[i * 384..(i + 1) * 384];
+            let diff = w
+                .iter()
+                .zip(row)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0f32, f32::max);
+            assert!(diff < 1e-5, "text {i} differs from candle by {diff}");
+            let one = model.embed_one(texts[i]).unwrap();
+            let diff = w
+                .iter()
+                .zip(&one)
+                .map(|(a, b)| (a - b).abs())
+                .fold(0f32, f32::max);
+            assert!(diff < 1e-5, "text {i} alone differs from candle by {diff}");
         }
     }
 

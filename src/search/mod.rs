@@ -4,6 +4,7 @@
 //! A scorer is built once per catalog (indexes precomputed) and then answers queries over all
 //! tools or over a candidate subset (the simulator searches only the deferred tools).
 
+pub mod bert;
 pub mod bm25;
 pub mod embed;
 pub mod embed_cache;
@@ -263,6 +264,21 @@ pub struct ScorerConfig {
     pub no_cache: bool,
     /// How `hybrid` fuses bm25 with semantic.
     pub fusion: hybrid::FusionConfig,
+    /// bm25's k1, b and field weights (also the lexical half of `hybrid`).
+    pub bm25: bm25::Bm25Params,
+    /// Told how far a cold semantic index has got; `None`: silent.
+    pub progress: Option<EmbedProgress>,
+}
+
+/// Called as tool documents are embedded, with (documents done, documents in all). Commands
+/// draw it as a progress bar; the library only reports.
+#[derive(Clone)]
+pub struct EmbedProgress(pub Arc<dyn Fn(usize, usize) + Send + Sync>);
+
+impl std::fmt::Debug for EmbedProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EmbedProgress")
+    }
 }
 
 /// Builds the scorer of `kind` over `catalog`, precomputing its index.
@@ -274,7 +290,13 @@ pub fn build(
     match kind {
         ScorerKind::Keyword => Ok(Box::new(keyword::KeywordScorer::new(catalog))),
         ScorerKind::Regex => Ok(Box::new(regex_scorer::RegexScorer::new(catalog))),
-        ScorerKind::Bm25 => Ok(Box::new(bm25::Bm25Scorer::new(catalog))),
+        ScorerKind::Bm25 => {
+            config.bm25.validate().map_err(crate::error::Error::usage)?;
+            Ok(Box::new(bm25::Bm25Scorer::with_params(
+                catalog,
+                config.bm25,
+            )))
+        }
         ScorerKind::Semantic => Ok(Box::new(build_semantic(catalog, config)?)),
         ScorerKind::Hybrid => {
             config.fusion.validate()?;
@@ -301,7 +323,12 @@ pub fn build_semantic(
     } else {
         embed_cache::resolve_cache_dir(config.cache_dir.as_deref())
     };
-    semantic::SemanticScorer::new(catalog, embedder, cache_dir.as_deref())
+    let report = |done: usize, all: usize| {
+        if let Some(p) = &config.progress {
+            (p.0)(done, all)
+        }
+    };
+    semantic::SemanticScorer::with_progress(catalog, embedder, cache_dir.as_deref(), &report)
 }
 
 /// Loads the model once per process and folder: `eval` building semantic and hybrid shares it.

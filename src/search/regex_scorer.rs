@@ -8,10 +8,18 @@
 //! weight of the best field that matched plus [`EXTRA_FIELD_BONUS`] for each other field that
 //! matched; the bonus total stays below 1, so the best field always decides the order:
 //! name 4 > description 3 > argument names 2 > argument descriptions 1.
+//!
+//! Speed: a pattern is not run over every tool. The literals any match must begin with are
+//! extracted from the pattern (`regex-syntax`, case variants included), lowercased, and looked
+//! up with aho-corasick in one lowercase copy of all tools' text; only tools containing one of
+//! them are tested with the regex. A pattern with no required literal (`\w+`, `.*`) scans
+//! every tool.
 
 use std::sync::Arc;
 
+use aho_corasick::AhoCorasick;
 use regex::{Regex, RegexBuilder};
+use regex_syntax::hir::literal::Extractor;
 
 use super::text::{SchemaText, schema_text};
 use super::{
@@ -67,6 +75,69 @@ impl ToolFields {
 pub struct RegexScorer {
     catalog: Arc<Catalog>,
     fields: Vec<ToolFields>,
+    /// Every tool's field strings, lowercased character by character, `\n`-separated, tool
+    /// after tool: the haystack of the literal prefilter.
+    folded: String,
+    /// Where each tool's text starts in `folded`, plus its end: `catalog.len() + 1` offsets.
+    starts: Vec<usize>,
+}
+
+/// Maps each character to one representative of its case-insensitive class, one character at
+/// a time (no context rules such as the final sigma), so that `fold(a + b) == fold(a) +
+/// fold(b)`: a literal found in a text is found, folded, in the folded text. ASCII letters fold
+/// to lowercase; other characters to the ASCII letter of their simple case folding when there
+/// is one (`ſ` → `s`, the Kelvin sign → `k`), else to their lowercase. Folding every case
+/// variant of a literal to one string keeps the prefilter to a single substring search.
+fn fold_into(text: &str, out: &mut String) {
+    for c in text.chars() {
+        if c.is_ascii() {
+            out.push(c.to_ascii_lowercase());
+        } else {
+            fold_non_ascii(c, out);
+        }
+    }
+}
+
+fn fold_non_ascii(c: char, out: &mut String) {
+    use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange};
+    let mut class = ClassUnicode::new([ClassUnicodeRange::new(c, c)]);
+    class.case_fold_simple();
+    let ascii = class
+        .iter()
+        .flat_map(|r| r.start()..=r.end())
+        .find(char::is_ascii);
+    match ascii {
+        Some(a) => out.push(a.to_ascii_lowercase()),
+        None => out.extend(c.to_lowercase()),
+    }
+}
+
+/// The folded literals one of which every match of `pattern` begins with; `None` when the
+/// pattern has no such finite set (then every tool must be tested).
+fn required_literals(pattern: &str) -> Option<Vec<String>> {
+    let hir = regex_syntax::ParserBuilder::new()
+        .case_insensitive(true)
+        .build()
+        .parse(pattern)
+        .ok()?;
+    let seq = Extractor::new().extract(&hir);
+    let mut folded = std::collections::BTreeSet::new();
+    for lit in seq.literals()? {
+        // A literal trimmed by the extractor's limits may end inside a character: keep its
+        // whole characters (a prefix of a required prefix is still required).
+        let bytes = lit.as_bytes();
+        let text = match std::str::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => std::str::from_utf8(&bytes[..e.valid_up_to()]).ok()?,
+        };
+        if text.is_empty() {
+            return None;
+        }
+        let mut f = String::new();
+        fold_into(text, &mut f);
+        folded.insert(f);
+    }
+    (!folded.is_empty()).then(|| folded.into_iter().collect())
 }
 
 /// Compiles a query the way the scorer does; errors are input errors with the crate's message.
@@ -136,8 +207,65 @@ impl RegexScorer {
                 description: t.description.clone(),
                 arguments: schema_text(&t.input_schema),
             })
-            .collect();
-        RegexScorer { catalog, fields }
+            .collect::<Vec<ToolFields>>();
+        let mut folded = String::new();
+        let mut starts = Vec::with_capacity(fields.len() + 1);
+        for f in &fields {
+            starts.push(folded.len());
+            for s in (0..FIELDS.len()).flat_map(|i| f.strings(i)) {
+                fold_into(s, &mut folded);
+                folded.push('\n');
+            }
+        }
+        starts.push(folded.len());
+        RegexScorer {
+            catalog,
+            fields,
+            folded,
+            starts,
+        }
+    }
+
+    /// Tools whose text contains one of `literals`, ascending. One search per hit tool: after a
+    /// hit the search resumes at the next tool's start.
+    fn tools_containing(&self, literals: &[String]) -> Option<Vec<usize>> {
+        // One literal (the usual case once case variants are folded): memmem's SIMD search;
+        // several: aho-corasick, whose packed (Teddy) searcher handles small sets.
+        let single = (literals.len() == 1).then(|| memchr::memmem::Finder::new(&literals[0]));
+        let ac = match single {
+            Some(_) => None,
+            None => Some(
+                AhoCorasick::builder()
+                    .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+                    .build(literals)
+                    .ok()?,
+            ),
+        };
+        let hay = self.folded.as_bytes();
+        let mut tools = Vec::new();
+        let mut pos = 0;
+        while pos < hay.len() {
+            let found = match (&single, &ac) {
+                (Some(f), _) => f.find(&hay[pos..]).map(|at| pos + at),
+                (None, Some(ac)) => ac
+                    .find(aho_corasick::Input::new(hay).span(pos..hay.len()))
+                    .map(|m| m.start()),
+                (None, None) => None,
+            };
+            let Some(at) = found else { break };
+            // The last start at or before the match: the tool it begins in.
+            let tool = self.starts.partition_point(|&s| s <= at) - 1;
+            tools.push(tool);
+            pos = self.starts[tool + 1];
+        }
+        Some(tools)
+    }
+
+    /// The tools worth testing with the regex: the prefilter's, or all of them.
+    fn candidates(&self, pattern: &str) -> Vec<usize> {
+        required_literals(pattern)
+            .and_then(|lits| self.tools_containing(&lits))
+            .unwrap_or_else(|| (0..self.fields.len()).collect())
     }
 }
 
@@ -149,12 +277,11 @@ impl Scorer for RegexScorer {
     fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, InputError> {
         let re = compile(request.query)?;
         let hits = self
-            .fields
-            .iter()
-            .enumerate()
-            .filter(|&(i, _)| request.is_candidate(i))
-            .filter_map(|(i, f)| {
-                let score = score_of(&f.matched(&re));
+            .candidates(request.query)
+            .into_iter()
+            .filter(|&i| request.is_candidate(i))
+            .filter_map(|i| {
+                let score = score_of(&self.fields[i].matched(&re));
                 (score > 0.0).then_some(Hit { tool: i, score })
             })
             .collect();
@@ -316,6 +443,67 @@ mod tests {
             .search(&SearchRequest::new(r"\w{1000}{1000}", 5))
             .unwrap_err();
         assert!(err.message.contains("size limit"), "{}", err.message);
+    }
+
+    /// Text where lowercasing is not plain ASCII: the Kelvin sign, the long s, final sigma.
+    fn unicode_sample() -> RegexScorer {
+        RegexScorer::new(catalog(vec![
+            builtin(
+                "Kelvin_Read",
+                "Temperature in \u{212A} (KELVIN), ſtation data",
+            ),
+            builtin("Odysseus", "ΟΔΥΣΣΕΥΣ and ὈΔΥΣΣΕΎΣ; Straße"),
+            builtin("plain", "nothing special at all"),
+            tool(
+                "weather_get",
+                Some("srv"),
+                "Current conditions.",
+                json!({"type": "object", "properties": {"cityName": {"type": "string", "description": "A CITY"}}}),
+            ),
+        ]))
+    }
+
+    #[test]
+    fn prefilter_uses_literals_and_falls_back_without_them() {
+        let s = unicode_sample();
+        assert_eq!(
+            required_literals("weather"),
+            Some(vec!["weather".to_string()])
+        );
+        assert_eq!(s.candidates("WEATHER_get"), [3]);
+        assert_eq!(s.candidates("city|station"), [0, 3]);
+        // No required literal: every tool is tested.
+        assert_eq!(required_literals(r"\w+"), None);
+        assert_eq!(required_literals("a*"), None);
+        assert_eq!(s.candidates(".*"), [0, 1, 2, 3]);
+        // Every case variant folds to one literal: `s`, `S` and the long s are one (the
+        // extractor stops at 7 characters, its limit on case variants).
+        assert_eq!(
+            required_literals("Schedule"),
+            Some(vec!["schedul".to_string()])
+        );
+        // The Kelvin sign matches `k` case-insensitively, and so does the prefilter.
+        assert_eq!(ranked(&s, "^kelvin_read$").len(), 1);
+        assert_eq!(ranked(&s, "in k ").len(), 1);
+    }
+
+    proptest! {
+        /// The prefilter never drops a tool the regex matches: every tool the full scan finds
+        /// is a candidate.
+        #[test]
+        fn prefilter_keeps_every_match(
+            q in "(weather|CITY|ſ|s|k|σ|ς|Σ|ß|ss|Σς|in k|[a-z]{1,3}|\\.|\\||\\^|\\$|\\(|\\)|\\*|\\?|\\[a-z\\]|\\\\w){1,5}",
+        ) {
+            let s = unicode_sample();
+            if let Ok(re) = compile(&q) {
+                let candidates = s.candidates(&q);
+                for (i, f) in s.fields.iter().enumerate() {
+                    if !f.matched(&re).is_empty() {
+                        prop_assert!(candidates.contains(&i), "{q:?} matches tool {i}");
+                    }
+                }
+            }
+        }
     }
 
     proptest! {

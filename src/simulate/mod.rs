@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::json;
 
 use crate::catalog::{Catalog, CatalogSource, Tool, load_catalogs};
+use crate::counter::CounterKind;
 use crate::error::{Error, Result};
 use crate::search::{Scorer, ScorerKind};
 use crate::timing::Clock;
@@ -32,7 +33,7 @@ use crate::tokenize::{Tokenizer, ToolTokens};
 pub use profile::Profile;
 pub use request::{Mode, Parts, RequestKind, RequestRow};
 pub use result::{ModeResult, RequestCsvRow, ScenarioCsvRow, ScenarioResult};
-pub use scenario::{Scenario, load_scenario};
+pub use scenario::{Scenario, load_scenario, load_scenarios};
 
 /// Builds a scorer over a catalog (the real one is `search::build`; tests pass their own).
 pub type ScorerBuilder<'a> = dyn Fn(ScorerKind, Arc<Catalog>) -> Result<Box<dyn Scorer>> + 'a;
@@ -54,31 +55,63 @@ pub(crate) struct Plan {
 pub struct Prepared {
     pub catalog: Arc<Catalog>,
     pub tokens: ToolTokens,
+    /// How every request part is counted.
+    pub counter: CounterKind,
+    /// The BPE behind the counter.
     pub tokenizer: Tokenizer,
     pub scorer: Box<dyn Scorer>,
     /// The keyword scorer for `select:` queries when `scorer` is another kind.
     pub select_scorer: Option<Box<dyn Scorer>>,
     pub search_tool_tokens: usize,
+    /// Where `search_tool_tokens` comes from: `sizes`, `catalog`, the provider's measured
+    /// search overhead, or the counter counting toolbudget's default ToolSearch.
+    pub search_tool_source: String,
     pub search_tool_name: String,
+    /// The system prompt with the counter's framing and the reply priming of a request.
     pub system_tokens: usize,
+    /// Sending any tools: the model's tool-use preamble and the counter's tools framing.
     pub overhead_tokens: usize,
     pub(crate) plan: Plan,
+    /// Counts the anthropic-api counter fetched: they replace local counting of these texts.
+    exact: Option<ExactCounts>,
     list_memo: Mutex<HashMap<(u64, u8), usize>>,
     /// Counts of short texts (user messages, calls, search framing), each counted once.
     text_memo: Mutex<HashMap<String, usize>>,
+    message_memo: Mutex<HashMap<String, usize>>,
 }
 
-/// The tokenizer in force: the command line's, else the scenario's, else o200k_base.
+/// What the anthropic-api counter measured for one scenario (see `counter::api`): the system
+/// prompt with the request framing, each user message, the fixed cost of sending tools and
+/// the default search tool. Other texts (calls, search framing, lists) use the estimate.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExactCounts {
+    pub system: usize,
+    pub messages: HashMap<String, usize>,
+    pub tools_fixed: usize,
+    pub search_tool: usize,
+}
+
+/// The counter in force: the command line's, else the scenario's `counter`, else its
+/// `tokenizer` (the json counter of that tokenizer), else the model profile's.
+pub fn counter_for(scenario: &Scenario, flag: Option<CounterKind>) -> CounterKind {
+    flag.or(scenario.counter)
+        .or(scenario
+            .tokenizer
+            .map(|t| CounterKind::from_legacy(t, scenario.render)))
+        .unwrap_or(scenario.profile.counter)
+}
+
+/// The tokenizer behind [`counter_for`] with a tokenizer flag (kept for callers that name one).
 pub fn tokenizer_for(scenario: &Scenario, flag: Option<Tokenizer>) -> Tokenizer {
-    flag.or(scenario.tokenizer).unwrap_or_default()
+    counter_for(
+        scenario,
+        flag.map(|t| CounterKind::from_legacy(t, scenario.render)),
+    )
+    .tokenizer()
 }
 
-/// Loads the scenario's catalogs, counts every tool once, and builds its scorers.
-pub fn prepare(
-    scenario: &Scenario,
-    tokenizer: Tokenizer,
-    build: &ScorerBuilder<'_>,
-) -> Result<Prepared> {
+/// Loads the scenario's catalogs (checking each exists where the scenario names it).
+pub fn load_scenario_catalogs(scenario: &Scenario) -> Result<Catalog> {
     // A catalog that is not there is the scenario's mistake: point at the line naming it.
     if let Some(c) = scenario.catalogs.iter().find(|c| !c.path.is_file()) {
         return Err(Error::input(
@@ -104,8 +137,29 @@ pub fn prepare(
             server: c.server.clone(),
         })
         .collect();
-    let catalog = load_catalogs(&sources)?;
-    let tokens = ToolTokens::compute(&catalog, tokenizer, scenario.render);
+    load_catalogs(&sources)
+}
+
+/// Loads the scenario's catalogs, counts every tool once under a local counter, and builds
+/// its scorers (`anthropic-api` goes through [`prepare_exact`] with the API's counts).
+pub fn prepare(
+    scenario: &Scenario,
+    counter: CounterKind,
+    build: &ScorerBuilder<'_>,
+) -> Result<Prepared> {
+    if !counter.is_local() {
+        // Only `simulate` reaches the API (key, cache file); the report counts locally.
+        return Err(Error::input(
+            &scenario.path,
+            None,
+            format!(
+                "counter {counter} counts through Anthropic's API: run this scenario with \
+                 `toolbudget simulate` (ANTHROPIC_API_KEY or a filled --api-cache)"
+            ),
+        ));
+    }
+    let catalog = load_scenario_catalogs(scenario)?;
+    let tokens = counter.tools(&catalog);
     prepare_with(scenario, catalog, tokens, build)
 }
 
@@ -177,8 +231,19 @@ pub fn prepare_with(
     tokens: ToolTokens,
     build: &ScorerBuilder<'_>,
 ) -> Result<Prepared> {
+    prepare_exact(scenario, catalog, tokens, None, build)
+}
+
+/// As [`prepare_with`], with the counts the anthropic-api counter fetched.
+pub fn prepare_exact(
+    scenario: &Scenario,
+    catalog: Catalog,
+    tokens: ToolTokens,
+    exact: Option<ExactCounts>,
+    build: &ScorerBuilder<'_>,
+) -> Result<Prepared> {
     let catalog = Arc::new(catalog);
-    let tokenizer = tokens.tokenizer;
+    let counter = tokens.counter;
     let plan = plan(scenario, &catalog)?;
     validate_conversation(scenario, &catalog, &plan)?;
     let d = &scenario.deferred;
@@ -190,36 +255,75 @@ pub fn prepare_with(
     } else {
         None
     };
-    let search_tool_tokens = match (scenario.sizes.search_tool, plan.search_tool) {
-        (Some(n), _) => n,
-        (None, Some(i)) => tokens.get(i),
-        (None, None) => tokenizer.count(&tokens.render.render(&default_search_tool())),
+    let system = scenario.system_prompt.as_deref();
+    let system_tokens = match (scenario.system_prompt_tokens, &exact) {
+        (Some(n), _) => counter.system_from_count(n),
+        (None, Some(e)) => e.system,
+        (None, None) => counter.system(system),
     };
-    let system_tokens = scenario.system_prompt_tokens.unwrap_or_else(|| {
-        scenario
-            .system_prompt
-            .as_deref()
-            .map_or(0, |s| tokenizer.count(s))
-    });
     let overhead_tokens = scenario
         .sizes
         .tool_overhead
-        .unwrap_or(scenario.profile.tool_overhead_tokens);
-    let prepared = Prepared {
+        .unwrap_or_else(|| match &exact {
+            Some(e) => e.tools_fixed,
+            None => {
+                scenario.profile.preamble(counter, scenario.tool_choice)
+                    + counter.tools_fixed(system)
+            }
+        });
+    let (search_tool_tokens, search_tool_source) =
+        search_tool(scenario, &plan, &tokens, overhead_tokens, exact.as_ref());
+    Ok(Prepared {
         catalog,
         tokens,
-        tokenizer,
+        counter,
+        tokenizer: counter.tokenizer(),
         scorer,
         select_scorer,
         search_tool_tokens,
+        search_tool_source,
         search_tool_name: SEARCH_TOOL.into(),
         system_tokens,
         overhead_tokens,
         plan,
+        exact,
         list_memo: Mutex::new(HashMap::new()),
         text_memo: Mutex::new(HashMap::new()),
-    };
-    Ok(prepared)
+        message_memo: Mutex::new(HashMap::new()),
+    })
+}
+
+/// The search tool's definition: given in `sizes`, the catalog's own, the provider's
+/// measured tool search (under a provider counter; the measurement holds the tool-use preamble
+/// and framing, which `overhead` already counts), or toolbudget's ToolSearch counted.
+fn search_tool(
+    scenario: &Scenario,
+    plan: &Plan,
+    tokens: &ToolTokens,
+    overhead: usize,
+    exact: Option<&ExactCounts>,
+) -> (usize, String) {
+    let counter = tokens.counter;
+    if let Some(n) = scenario.sizes.search_tool {
+        return (n, "sizes".into());
+    }
+    if let Some(i) = plan.search_tool {
+        return (tokens.get(i), "catalog".into());
+    }
+    let provider = !matches!(counter, CounterKind::O200kJson | CounterKind::Cl100kJson);
+    if provider && let Some(o) = scenario.profile.search_overhead(scenario.deferred.scorer) {
+        return (
+            o.tokens.saturating_sub(overhead),
+            format!("{} ({} measured)", o.variant, o.tokens),
+        );
+    }
+    match exact {
+        Some(e) => (e.search_tool, "ToolSearch (count_tokens)".into()),
+        None => (
+            counter.tool(&default_search_tool()),
+            format!("ToolSearch ({counter})"),
+        ),
+    }
 }
 
 impl Prepared {
@@ -230,13 +334,30 @@ impl Prepared {
             .expect("tool ids are validated before replay")
     }
 
-    /// Tokens of `text` under the scenario tokenizer, memoized (texts repeat across turns
-    /// and conversations).
+    /// A user message given as text: the API's count when it fetched one, else the counter's
+    /// (content and framing), memoized.
+    pub(crate) fn message_tokens(&self, text: &str) -> usize {
+        if let Some(&n) = self.exact.as_ref().and_then(|e| e.messages.get(text)) {
+            return n;
+        }
+        if let Some(&n) = self.message_memo.lock().expect("not poisoned").get(text) {
+            return n;
+        }
+        let n = self.counter.message(text);
+        let mut memo = self.message_memo.lock().expect("not poisoned");
+        if memo.len() < 100_000 {
+            memo.insert(text.to_string(), n);
+        }
+        n
+    }
+
+    /// Raw text (a call, search framing, a list) under the scenario's counter, memoized
+    /// (texts repeat across turns and conversations).
     pub(crate) fn count_text(&self, text: &str) -> usize {
         if let Some(&n) = self.text_memo.lock().expect("not poisoned").get(text) {
             return n;
         }
-        let n = self.tokenizer.count(text);
+        let n = self.counter.text(text);
         let mut memo = self.text_memo.lock().expect("not poisoned");
         // Bound the memo: long unique texts are rare and cheap to recount.
         if memo.len() < 100_000 {
@@ -495,6 +616,25 @@ fn validate_conversation(scenario: &Scenario, catalog: &Catalog, plan: &Plan) ->
         Ok(())
     }
     walk(scenario, catalog, plan, &scenario.conversation)
+}
+
+/// Every user text the scenario counts from text (subagents included), each once, in order.
+pub fn user_texts(scenario: &Scenario) -> Vec<String> {
+    fn walk(items: &[scenario::Item], out: &mut Vec<String>) {
+        for item in items {
+            if let scenario::Item::Turn(t) = item {
+                if t.tokens.is_none() && !out.contains(&t.user) {
+                    out.push(t.user.clone());
+                }
+                if let Some(s) = &t.subagent {
+                    walk(&s.conversation, out);
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&scenario.conversation, &mut out);
+    out
 }
 
 /// Whether tool `i` is deferrable under the prepared scenario's settings (before `auto:N`).

@@ -432,8 +432,12 @@ impl<'a> Run<'a> {
         self.refresh_list(a);
     }
 
+    /// A user message with the counter's framing (`tokens:` gives its content).
     fn user_tokens(&self, t: &Turn) -> usize {
-        t.tokens.unwrap_or_else(|| self.count(&t.user))
+        match t.tokens {
+            Some(n) => self.prep.counter.message_from_count(n),
+            None => self.prep.message_tokens(&t.user),
+        }
     }
 
     fn call_tokens(&self, tool: usize, call: Option<&Call>) -> usize {
@@ -784,7 +788,9 @@ impl<'a> Run<'a> {
             }
             u
         });
-        let system = s.system_prompt_tokens.unwrap_or(self.prep.system_tokens);
+        let system = s.system_prompt_tokens.map_or(self.prep.system_tokens, |n| {
+            self.prep.counter.system_from_count(n)
+        });
         let mut a = self.new_agent(
             self.subagents,
             universe,

@@ -116,6 +116,10 @@ pub enum SearchLatencySource {
 /// The settings in force, printed with every result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
+    /// The counter every request part was counted with (`crate::counter`); empty in results
+    /// written before counters existed.
+    #[serde(default)]
+    pub counter: String,
     pub tokenizer: String,
     pub render: String,
     pub profile: String,
@@ -136,6 +140,15 @@ pub struct Settings {
     /// Tokens of the search tool's definition and whether it came from the catalog.
     pub search_tool_tokens: usize,
     pub search_tool_from_catalog: bool,
+    /// Where the search tool's size comes from (sizes, catalog, a provider measurement, or
+    /// toolbudget's ToolSearch counted).
+    #[serde(default)]
+    pub search_tool_source: String,
+    /// The stated error of an estimating counter, percent (absent for exact counters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counter_error_pct: Option<f64>,
+    #[serde(default)]
+    pub tool_choice: String,
     /// Whether `latency_ms` uses the modeled or the measured search latency.
     pub search_latency: SearchLatencySource,
     /// The profile's modeled search latency (used when `search_latency` is `modeled`).
@@ -170,6 +183,9 @@ pub struct SimulationResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScenarioResult {
     pub name: String,
+    /// The counter in force (`simulate --format json` names it per scenario).
+    #[serde(default)]
+    pub counter: String,
     pub tokenizer: String,
     /// Every tool of the scenario's catalogs, the search tool included (as `count` counts).
     pub tool_count: usize,
@@ -210,6 +226,8 @@ pub fn savings_pct(eager: f64, deferred: f64) -> f64 {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ScenarioCsvRow {
     pub scenario: String,
+    #[serde(default)]
+    pub counter: String,
     pub tokenizer: String,
     pub tool_count: usize,
     pub deferred_count: usize,
@@ -250,6 +268,7 @@ impl ScenarioCsvRow {
         let (e, d) = (&s.eager, &s.deferred);
         ScenarioCsvRow {
             scenario: s.name.clone(),
+            counter: s.counter.clone(),
             tokenizer: s.tokenizer.clone(),
             tool_count: s.tool_count,
             deferred_count: s.deferred_count,

@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::profile::{self, Override, Profile};
+use crate::counter::{CounterKind, ToolChoice};
 use crate::document::{Document, Seg};
 use crate::error::{Error, Position, Result};
 use crate::path;
@@ -287,6 +288,10 @@ pub struct Scenario {
     pub path: PathBuf,
     pub tokenizer: Option<Tokenizer>,
     pub render: Render,
+    /// How requests are counted (overrides the profile's counter and `tokenizer`/`render`).
+    pub counter: Option<CounterKind>,
+    /// The requests' `tool_choice` (the tool-use preamble depends on it).
+    pub tool_choice: ToolChoice,
     pub profile: Profile,
     pub system_prompt: Option<String>,
     pub system_prompt_tokens: Option<usize>,
@@ -339,6 +344,35 @@ pub fn load_scenario(path: &Path) -> Result<Scenario> {
     parse(&doc)
 }
 
+/// Reads every scenario of one run. Names must be unique within a run — rows, charts and
+/// report sections are keyed by name (and chart files by its slug) — so a second file using a
+/// name (or a name with the same file-name slug) is refused, naming both files.
+pub fn load_scenarios(paths: &[PathBuf]) -> Result<Vec<Scenario>> {
+    let mut out: Vec<Scenario> = Vec::with_capacity(paths.len());
+    for path in paths {
+        let sc = load_scenario(path)?;
+        let slug = crate::report::slug(&sc.name);
+        if let Some(first) = out
+            .iter()
+            .find(|o| o.name == sc.name || crate::report::slug(&o.name) == slug)
+        {
+            return Err(Error::input(
+                path,
+                None,
+                format!(
+                    "scenario name {:?} is already used by {} ({:?}); names must be unique within \
+                     a run: give one of them another `name:`",
+                    sc.name,
+                    first.path.display(),
+                    first.name
+                ),
+            ));
+        }
+        out.push(sc);
+    }
+    Ok(out)
+}
+
 /// Parses an already-read document (tests build documents from strings).
 pub fn parse(doc: &Document) -> Result<Scenario> {
     let raw: RawScenario = doc.decode(&[], &doc.value)?;
@@ -359,6 +393,9 @@ pub(crate) struct RawScenario {
     tokenizer: Option<Tokenizer>,
     #[serde(default)]
     render: Render,
+    counter: Option<CounterKind>,
+    #[serde(default)]
+    tool_choice: ToolChoice,
     model: Option<String>,
     /// Keys are read as `Override` one by one, so an unknown key is located at itself.
     #[serde(default)]
@@ -709,6 +746,8 @@ impl Reader<'_> {
             path: self.doc.path.clone(),
             tokenizer: raw.tokenizer,
             render: raw.render,
+            counter: raw.counter,
+            tool_choice: raw.tool_choice,
             profile,
             system_prompt: raw.system_prompt,
             system_prompt_tokens: raw.system_prompt_tokens,

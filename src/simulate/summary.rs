@@ -138,8 +138,9 @@ fn settings(
 ) -> Settings {
     let d = &sc.deferred;
     Settings {
-        tokenizer: prep.tokenizer.name().into(),
-        render: prep.tokens.render.name().into(),
+        counter: prep.counter.name().into(),
+        tokenizer: prep.counter.tokenizer_label().into(),
+        render: prep.counter.render_name().into(),
         profile: sc.profile.name.clone(),
         scorer: d.scorer.name().into(),
         when: match d.when {
@@ -181,6 +182,9 @@ fn settings(
         search_tool: prep.search_tool_name.clone(),
         search_tool_tokens: prep.search_tool_tokens,
         search_tool_from_catalog: prep.plan.search_tool.is_some(),
+        search_tool_source: prep.search_tool_source.clone(),
+        counter_error_pct: prep.counter.error_pct(),
+        tool_choice: sc.tool_choice.name().into(),
         search_latency,
         search_latency_ms: sc.profile.search_latency_ms,
     }
@@ -216,7 +220,8 @@ pub(crate) fn summarize(
     }
     ScenarioResult {
         name: sc.name.clone(),
-        tokenizer: prep.tokenizer.name().into(),
+        counter: prep.counter.name().into(),
+        tokenizer: prep.counter.tokenizer_label().into(),
         tool_count: prep.catalog.len(),
         deferred_count,
         savings: savings(&e, &d, sc.profile.context_window),

@@ -936,7 +936,7 @@ fn schema_lists_exactly_the_keys_the_loader_accepts() {
             "{what}: schema.json vs the reader"
         );
     }
-    let enums: [(&str, &Value, Option<&[&str]>); 9] = [
+    let enums: [(&str, &Value, Option<&[&str]>); 11] = [
         ("scorer", &dp["scorer"], of::<ScorerKind>()),
         ("discovery", &dp["discovery"], of::<Discovery>()),
         ("listing", &dp["listing"], of::<Listing>()),
@@ -950,6 +950,16 @@ fn schema_lists_exactly_the_keys_the_loader_accepts() {
         ),
         ("tokenizer", &p["tokenizer"], of::<Tokenizer>()),
         ("render", &p["render"], of::<Render>()),
+        (
+            "counter",
+            &p["counter"],
+            of::<crate::counter::CounterKind>(),
+        ),
+        (
+            "tool_choice",
+            &p["tool_choice"],
+            of::<crate::counter::ToolChoice>(),
+        ),
     ];
     for (what, e, names) in enums {
         let names = names.unwrap_or_else(|| panic!("{what}: not a derived enum"));
@@ -1007,7 +1017,7 @@ fn shipped_scenarios_run_over_the_fixtures() {
             );
             continue;
         }
-        let prep = prepare(&sc, Tokenizer::O200kBase, &word_builder).unwrap();
+        let prep = prepare(&sc, counter_for(&sc, None), &word_builder).unwrap();
         let r = run(&sc, &prep).unwrap();
         assert!(
             r.eager.first_request_tokens > r.deferred.first_request_tokens,

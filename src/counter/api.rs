@@ -1,0 +1,622 @@
+//! `anthropic-api`: exact counts from Anthropic's `POST /v1/messages/count_tokens`.
+//!
+//! Every answer is cached under the sha256 of the request body (model included) in a JSON
+//! file meant to be committed: a run whose answers are all cached needs no key and no network.
+//! The file carries a checksum of its entries; a file that does not parse or whose checksum
+//! does not match is discarded and rebuilt, never trusted.
+//!
+//! The endpoint counts whole requests, so per-tool counts are differences (see [`tool_counts`]):
+//! with `B` the request with one `.` user message and no tools, `S_i` the same with tool `i`
+//! alone and `A` with every tool, `S_i − B = F + t_i` and `A − B = F + Σ t_i`, so the fixed
+//! cost of sending tools is `F = (Σ (S_i − B) − (A − B)) / (N − 1)` and `t_i = S_i − B − F`.
+//! That is N + 2 requests, each cached.
+//!
+//! Retries: 429 waits for `retry-after` (else the backoff), 5xx and 529 back off
+//! exponentially (1 s, 2 s, 4 s …), at most [`MAX_ATTEMPTS`] attempts; 401/403 and other 4xx
+//! fail at once with the API's message. The sleep is injected so tests do not wait.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::{CounterKind, ToolChoice};
+use crate::catalog::{Catalog, Tool};
+
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+pub const API_VERSION: &str = "2023-06-01";
+pub const MAX_ATTEMPTS: usize = 5;
+const CACHE_FORMAT: &str = "toolbudget-count-tokens/1";
+/// The smallest message a request can carry; its own tokens are assumed to be one.
+pub const PROBE: &str = ".";
+pub const PROBE_TOKENS: usize = 1;
+
+/// Why a count could not be had.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ApiError {
+    #[error(
+        "anthropic-api: the cache {cache} has no answer for this request and {why}; set ANTHROPIC_API_KEY (and run online) to fill it"
+    )]
+    NotCached { cache: String, why: String },
+    #[error(
+        "anthropic-api: the API refused the key (HTTP {status}): {message}; check ANTHROPIC_API_KEY"
+    )]
+    Auth { status: u16, message: String },
+    #[error("anthropic-api: the API rejected the request (HTTP {status}): {message}")]
+    Rejected { status: u16, message: String },
+    #[error("anthropic-api: no answer after {attempts} attempts: {last}")]
+    GaveUp { attempts: usize, last: String },
+    #[error("anthropic-api: unexpected answer: {0}")]
+    Malformed(String),
+}
+
+/// One HTTP answer, as the client needs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    pub status: u16,
+    /// `retry-after`, seconds.
+    pub retry_after: Option<f64>,
+    pub body: String,
+}
+
+/// Sends one POST. `Err` is a transport failure (connection refused, timeout).
+pub trait Transport: Send + Sync {
+    fn post(&self, url: &str, headers: &[(&str, &str)], body: &str) -> Result<Reply, String>;
+}
+
+/// The real transport (ureq, rustls).
+pub struct Ureq {
+    agent: ureq::Agent,
+}
+
+impl Default for Ureq {
+    fn default() -> Self {
+        let agent = ureq::Agent::config_builder()
+            .timeout_global(Some(Duration::from_secs(60)))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        Ureq { agent }
+    }
+}
+
+impl Transport for Ureq {
+    fn post(&self, url: &str, headers: &[(&str, &str)], body: &str) -> Result<Reply, String> {
+        let mut req = self.agent.post(url);
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let mut resp = req.send(body).map_err(|e| e.to_string())?;
+        let retry_after = resp
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|s| s.trim().parse::<f64>().ok());
+        let status = resp.status().as_u16();
+        let body = resp
+            .body_mut()
+            .with_config()
+            .limit(1 << 20)
+            .read_to_string()
+            .map_err(|e| e.to_string())?;
+        Ok(Reply {
+            status,
+            retry_after,
+            body,
+        })
+    }
+}
+
+/// A cached answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    pub model: String,
+    pub input_tokens: usize,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CacheFile {
+    format: String,
+    entries: BTreeMap<String, Entry>,
+    checksum: String,
+}
+
+fn checksum(entries: &BTreeMap<String, Entry>) -> String {
+    hex(&Sha256::digest(
+        serde_json::to_vec(entries).expect("entries serialize"),
+    ))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// What loading the cache found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CacheLoad {
+    Missing,
+    Loaded(usize),
+    /// Unreadable, unparsable or failing its checksum: discarded, rebuilt from answers.
+    Discarded(String),
+}
+
+/// The answers cache, keyed by sha256 of the request body.
+#[derive(Debug, Clone, Default)]
+pub struct Cache {
+    entries: BTreeMap<String, Entry>,
+    dirty: bool,
+}
+
+impl Cache {
+    /// Parses a cache file's bytes; anything doubtful is discarded.
+    pub fn from_bytes(bytes: &[u8]) -> (Cache, CacheLoad) {
+        let parsed: Result<CacheFile, String> =
+            serde_json::from_slice(bytes).map_err(|e| e.to_string());
+        match parsed {
+            Ok(f) if f.format != CACHE_FORMAT => (
+                Cache::rebuilt(),
+                CacheLoad::Discarded(format!("unknown format {:?}", f.format)),
+            ),
+            Ok(f) if checksum(&f.entries) != f.checksum => (
+                Cache::rebuilt(),
+                CacheLoad::Discarded("checksum mismatch".into()),
+            ),
+            Ok(f) => {
+                let n = f.entries.len();
+                (
+                    Cache {
+                        entries: f.entries,
+                        dirty: false,
+                    },
+                    CacheLoad::Loaded(n),
+                )
+            }
+            Err(e) => (Cache::rebuilt(), CacheLoad::Discarded(e)),
+        }
+    }
+
+    /// An empty cache that must be written (it replaces a bad file).
+    fn rebuilt() -> Cache {
+        Cache {
+            entries: BTreeMap::new(),
+            dirty: true,
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Entry> {
+        self.entries.get(key)
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Whether answers were added (or a bad file discarded) since loading.
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
+    fn insert(&mut self, key: String, entry: Entry) {
+        self.entries.insert(key, entry);
+        self.dirty = true;
+    }
+
+    /// The file's bytes: entries sorted by key, so the same answers give the same bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let f = CacheFile {
+            format: CACHE_FORMAT.into(),
+            checksum: checksum(&self.entries),
+            entries: self.entries.clone(),
+        };
+        let mut v = serde_json::to_vec_pretty(&f).expect("cache serializes");
+        v.push(b'\n');
+        v
+    }
+}
+
+/// Where requests go and with what key; read from the environment by the command layer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub base_url: String,
+    pub key: Option<String>,
+    pub model: String,
+    pub cache_path: PathBuf,
+    /// Never call the API.
+    pub offline: bool,
+}
+
+/// A `tools` entry of a Messages API request.
+#[derive(Debug, Clone, Serialize)]
+struct ApiTool<'a> {
+    name: String,
+    description: &'a str,
+    input_schema: &'a Value,
+}
+
+/// A tool name the API accepts (`^[a-zA-Z0-9_-]{1,64}$`), as a client must send it.
+pub fn api_tool_name(id: &str) -> String {
+    let mut s: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if s.is_empty() {
+        s.push('_');
+    }
+    s
+}
+
+/// The body of one count_tokens request.
+pub fn request_body(
+    model: &str,
+    system: Option<&str>,
+    user: &str,
+    tools: &[&Tool],
+    choice: ToolChoice,
+) -> String {
+    let mut body = serde_json::Map::new();
+    body.insert("model".into(), model.into());
+    if let Some(s) = system.filter(|s| !s.is_empty()) {
+        body.insert("system".into(), s.into());
+    }
+    body.insert(
+        "messages".into(),
+        serde_json::json!([{"role": "user", "content": user}]),
+    );
+    if !tools.is_empty() {
+        let defs: Vec<ApiTool<'_>> = tools
+            .iter()
+            .map(|t| ApiTool {
+                name: api_tool_name(&t.id),
+                description: &t.description,
+                input_schema: &t.input_schema,
+            })
+            .collect();
+        body.insert(
+            "tools".into(),
+            serde_json::to_value(defs).expect("tools serialize"),
+        );
+        if choice != ToolChoice::Auto {
+            let mut c = serde_json::Map::new();
+            c.insert("type".into(), choice.name().into());
+            if choice == ToolChoice::Tool {
+                c.insert("name".into(), api_tool_name(&tools[0].id).into());
+            }
+            body.insert("tool_choice".into(), Value::Object(c));
+        }
+    }
+    serde_json::to_string(&Value::Object(body)).expect("body serializes")
+}
+
+#[derive(Deserialize)]
+struct CountAnswer {
+    input_tokens: usize,
+}
+
+#[derive(Deserialize)]
+struct ErrorAnswer {
+    error: ErrorDetail,
+}
+
+#[derive(Deserialize)]
+struct ErrorDetail {
+    message: String,
+}
+
+fn error_message(body: &str) -> String {
+    serde_json::from_str::<ErrorAnswer>(body)
+        .map(|e| e.error.message)
+        .unwrap_or_else(|_| body.chars().take(200).collect())
+}
+
+/// The counter: settings, cache, transport and the (injected) sleep.
+pub struct Client {
+    pub settings: Settings,
+    pub cache: Cache,
+    pub load: CacheLoad,
+    transport: Box<dyn Transport>,
+    sleep: Box<dyn Fn(Duration) + Send + Sync>,
+    /// Requests actually sent (not answered from the cache).
+    pub sent: usize,
+}
+
+impl Client {
+    /// A client over an already-read cache file (`None`: no file yet).
+    pub fn new(
+        settings: Settings,
+        cache_bytes: Option<&[u8]>,
+        transport: Box<dyn Transport>,
+        sleep: Box<dyn Fn(Duration) + Send + Sync>,
+    ) -> Client {
+        let (cache, load) = match cache_bytes {
+            Some(b) => Cache::from_bytes(b),
+            None => (Cache::default(), CacheLoad::Missing),
+        };
+        Client {
+            settings,
+            cache,
+            load,
+            transport,
+            sleep,
+            sent: 0,
+        }
+    }
+
+    pub fn cache_path(&self) -> &Path {
+        &self.settings.cache_path
+    }
+
+    /// The count of one request body, from the cache or the API.
+    pub fn count_body(&mut self, body: &str) -> Result<usize, ApiError> {
+        let key = hex(&Sha256::digest(body.as_bytes()));
+        if let Some(e) = self.cache.get(&key) {
+            return Ok(e.input_tokens);
+        }
+        let why = if self.settings.offline {
+            Some("--offline is set")
+        } else if self.settings.key.is_none() {
+            Some("ANTHROPIC_API_KEY is not set")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(ApiError::NotCached {
+                cache: self.settings.cache_path.display().to_string(),
+                why: why.into(),
+            });
+        }
+        let n = self.post_with_retries(body)?;
+        self.cache.insert(
+            key,
+            Entry {
+                model: self.settings.model.clone(),
+                input_tokens: n,
+            },
+        );
+        Ok(n)
+    }
+
+    fn post_with_retries(&mut self, body: &str) -> Result<usize, ApiError> {
+        let url = format!(
+            "{}/v1/messages/count_tokens",
+            self.settings.base_url.trim_end_matches('/')
+        );
+        let key = self.settings.key.clone().unwrap_or_default();
+        let headers = [
+            ("x-api-key", key.as_str()),
+            ("anthropic-version", API_VERSION),
+            ("content-type", "application/json"),
+        ];
+        let mut last = String::new();
+        for attempt in 0..MAX_ATTEMPTS {
+            self.sent += 1;
+            let backoff = Duration::from_secs(1 << attempt.min(5));
+            let wait = match self.transport.post(&url, &headers, body) {
+                Err(e) => {
+                    last = format!("transport: {e}");
+                    backoff
+                }
+                Ok(r) => match r.status {
+                    200 => {
+                        return serde_json::from_str::<CountAnswer>(&r.body)
+                            .map(|a| a.input_tokens)
+                            .map_err(|e| ApiError::Malformed(format!("{e}: {}", r.body)));
+                    }
+                    401 | 403 => {
+                        return Err(ApiError::Auth {
+                            status: r.status,
+                            message: error_message(&r.body),
+                        });
+                    }
+                    429 => {
+                        last = format!("HTTP 429: {}", error_message(&r.body));
+                        r.retry_after
+                            .filter(|s| s.is_finite() && *s >= 0.0)
+                            .map_or(backoff, |s| Duration::from_secs_f64(s.min(600.0)))
+                    }
+                    s if s >= 500 => {
+                        last = format!("HTTP {s}: {}", error_message(&r.body));
+                        backoff
+                    }
+                    s => {
+                        return Err(ApiError::Rejected {
+                            status: s,
+                            message: error_message(&r.body),
+                        });
+                    }
+                },
+            };
+            if attempt + 1 < MAX_ATTEMPTS {
+                (self.sleep)(wait);
+            }
+        }
+        Err(ApiError::GaveUp {
+            attempts: MAX_ATTEMPTS,
+            last,
+        })
+    }
+
+    /// Tokens of one request of the public series' shape.
+    pub fn request(
+        &mut self,
+        system: Option<&str>,
+        user: &str,
+        tools: &[&Tool],
+        choice: ToolChoice,
+    ) -> Result<usize, ApiError> {
+        let body = request_body(&self.settings.model, system, user, tools, choice);
+        self.count_body(&body)
+    }
+}
+
+/// Per-tool counts derived from whole-request counts (module docs), with the fixed cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiToolCounts {
+    pub counts: Vec<usize>,
+    /// What sending any tools adds beyond their own counts (tool-use prompt included).
+    pub fixed: usize,
+    /// Every tool at once, minus the request without tools: exact.
+    pub all_tools: usize,
+    /// The `.`-only request: the framing every request carries.
+    pub base: usize,
+}
+
+/// Counts every tool of `catalog` by differences of N + 2 cached requests.
+pub fn tool_counts(
+    client: &mut Client,
+    catalog: &Catalog,
+    choice: ToolChoice,
+) -> Result<ApiToolCounts, ApiError> {
+    let tools: Vec<&Tool> = catalog.tools().iter().collect();
+    let base = client.request(None, PROBE, &[], choice)?;
+    let all = client.request(None, PROBE, &tools, choice)?;
+    let mut singles = Vec::with_capacity(tools.len());
+    for t in &tools {
+        singles.push(client.request(None, PROBE, std::slice::from_ref(t), choice)?);
+    }
+    let n = tools.len();
+    let all_tools = all.saturating_sub(base);
+    let fixed = match n {
+        0 => 0,
+        // One tool cannot separate its cost from the fixed part: split as the estimate does.
+        1 => CounterKind::AnthropicEstimate
+            .tools_fixed(None)
+            .min(all_tools),
+        _ => {
+            let sum: f64 = singles.iter().map(|&s| s as f64 - base as f64).sum();
+            ((sum - all_tools as f64) / (n as f64 - 1.0))
+                .round()
+                .max(0.0) as usize
+        }
+    };
+    let counts = singles
+        .iter()
+        .map(|&s| s.saturating_sub(base).saturating_sub(fixed))
+        .collect();
+    Ok(ApiToolCounts {
+        counts,
+        fixed,
+        all_tools,
+        base,
+    })
+}
+
+/// The parts of a conversation's requests, measured (module docs; `B` is the probe request).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestParts {
+    /// System prompt with the request's framing: `count(system, ".") − 1`.
+    pub system: usize,
+    /// Each user text with its message framing: `count(text) − B + 1`.
+    pub messages: Vec<usize>,
+    pub tools: ApiToolCounts,
+    /// The search tool's definition: `count(".", [search]) − B − fixed`.
+    pub search_tool: usize,
+}
+
+/// Measures what a simulation needs: exact for a first request of system, user and tools
+/// (the probe's single token is the one assumption), N + 4 + |users| cached requests.
+pub fn request_parts(
+    client: &mut Client,
+    system: Option<&str>,
+    users: &[&str],
+    catalog: &Catalog,
+    search_tool: &Tool,
+    choice: ToolChoice,
+) -> Result<RequestParts, ApiError> {
+    let tools = tool_counts(client, catalog, choice)?;
+    let base = tools.base;
+    let sys = client.request(system, PROBE, &[], choice)?;
+    let mut messages = Vec::with_capacity(users.len());
+    for u in users {
+        let n = client.request(None, u, &[], choice)?;
+        messages.push((n + PROBE_TOKENS).saturating_sub(base));
+    }
+    let search = client.request(None, PROBE, &[search_tool], choice)?;
+    Ok(RequestParts {
+        system: sys.saturating_sub(PROBE_TOKENS),
+        messages,
+        search_tool: search.saturating_sub(base).saturating_sub(tools.fixed),
+        tools,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_round_trips_and_rejects_tampering() {
+        let mut c = Cache::default();
+        c.insert(
+            "ab".into(),
+            Entry {
+                model: "m".into(),
+                input_tokens: 12,
+            },
+        );
+        let bytes = c.to_bytes();
+        let (back, load) = Cache::from_bytes(&bytes);
+        assert_eq!(load, CacheLoad::Loaded(1));
+        assert_eq!(back.get("ab").unwrap().input_tokens, 12);
+        assert!(!back.is_dirty());
+        let tampered = String::from_utf8(bytes).unwrap().replace("12", "13");
+        let (bad, load) = Cache::from_bytes(tampered.as_bytes());
+        assert_eq!(load, CacheLoad::Discarded("checksum mismatch".into()));
+        assert!(bad.is_empty() && bad.is_dirty());
+        let (_, load) = Cache::from_bytes(b"{\"format\":");
+        assert!(matches!(load, CacheLoad::Discarded(_)));
+    }
+
+    #[test]
+    fn tool_names_are_made_acceptable() {
+        assert_eq!(
+            api_tool_name("mcp__gh__create_issue"),
+            "mcp__gh__create_issue"
+        );
+        assert_eq!(
+            api_tool_name("mcp__Ant Design__x.y"),
+            "mcp__Ant_Design__x_y"
+        );
+        assert_eq!(api_tool_name(&"a".repeat(70)).len(), 64);
+    }
+
+    #[test]
+    fn request_bodies_name_model_system_messages_tools_and_choice() {
+        let t = Tool {
+            id: "notes_search".into(),
+            name: "notes_search".into(),
+            server: None,
+            description: "Search notes.".into(),
+            input_schema: serde_json::json!({"type": "object", "properties": {"q": {"type": "string"}}}),
+            should_defer: None,
+            always_load: false,
+            search_hint: None,
+            depends_on: vec![],
+            origin: None,
+        };
+        let b = request_body("claude-x", Some("Be brief."), "hi", &[&t], ToolChoice::Any);
+        assert_eq!(
+            b,
+            r#"{"model":"claude-x","system":"Be brief.","messages":[{"role":"user","content":"hi"}],"tools":[{"name":"notes_search","description":"Search notes.","input_schema":{"type":"object","properties":{"q":{"type":"string"}}}}],"tool_choice":{"type":"any"}}"#
+        );
+        assert_eq!(
+            request_body("claude-x", None, ".", &[], ToolChoice::Tool),
+            r#"{"model":"claude-x","messages":[{"role":"user","content":"."}]}"#
+        );
+    }
+}

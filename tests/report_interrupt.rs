@@ -1,0 +1,129 @@
+//! `report` is whole or nothing: interrupted at seeded random points (SIGINT), the out folder
+//! is either the previous report, untouched, or a complete new one, and nothing temporary is
+//! left beside it.
+
+#![cfg(unix)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+mod common;
+
+const TRIALS: u64 = 20;
+
+fn report(out: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolbudget"));
+    cmd.args(["--quiet", "report", "--out"])
+        .arg(out)
+        .arg("--scenarios")
+        .arg(common::repo("scenarios"))
+        .arg("--fixtures")
+        .arg(common::repo("fixtures"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Every file under `dir` with its bytes.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(
+                    p.strip_prefix(dir).unwrap().to_path_buf(),
+                    std::fs::read(&p).unwrap(),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// A complete report: its index links only to files that exist, and nothing temporary is in it.
+fn assert_complete(dir: &Path, files: &BTreeMap<PathBuf, Vec<u8>>) {
+    let index = String::from_utf8(files[Path::new("index.md")].clone()).unwrap();
+    let mut links = 0;
+    for part in index.split("](").skip(1) {
+        let target = part.split(')').next().unwrap();
+        if target.starts_with("http") || target.starts_with('#') {
+            continue;
+        }
+        links += 1;
+        assert!(
+            dir.join(target).is_file(),
+            "index.md links to missing {target}"
+        );
+    }
+    assert!(links > 5, "the index links its charts and data");
+    assert!(files.contains_key(Path::new(".toolbudget-output")));
+    assert!(
+        files.keys().all(|p| !p.to_string_lossy().contains(".tmp")),
+        "{:?}",
+        files.keys().collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn an_interrupted_report_leaves_the_old_one_or_a_whole_new_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("report");
+    let start = Instant::now();
+    let status = report(&out).status().unwrap();
+    assert!(status.success());
+    let full = start.elapsed();
+    let mut before = snapshot(&out);
+    assert_complete(&out, &before);
+
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let (mut kept, mut replaced) = (0, 0);
+    for trial in 0..TRIALS {
+        // SplitMix64: seeded delays over the whole run, most of them late (the write phase).
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        let fraction = 0.3 + 1.2 * ((z ^ (z >> 31)) as f64 / u64::MAX as f64);
+        let delay = full.mul_f64(fraction);
+
+        let child = report(&out).spawn().unwrap();
+        std::thread::sleep(delay);
+        // SAFETY: the pid is our child's; it may have exited already (then this is a no-op).
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        let result = child.wait_with_output().unwrap();
+        let code = result.status.code();
+        assert!(
+            code == Some(0) || code == Some(130),
+            "trial {trial}: exit {code:?}: {}",
+            String::from_utf8_lossy(&result.stderr)
+        );
+        let after = snapshot(&out);
+        if after == before {
+            kept += 1;
+        } else {
+            assert_complete(&out, &after);
+            replaced += 1;
+            before = after;
+        }
+        let beside: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(
+            beside,
+            vec![std::ffi::OsString::from("report")],
+            "trial {trial}"
+        );
+    }
+    eprintln!(
+        "{TRIALS} trials over a {full:?} run: {kept} left the previous report, {replaced} a new one"
+    );
+    assert_eq!(kept + replaced, TRIALS);
+}
