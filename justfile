@@ -110,3 +110,21 @@ fuzz-cmin:
     for t in catalog_parse scenario_parse query_parse compare_parse; do
         RUSTC_BOOTSTRAP=1 cargo fuzz cmin -O "$t" "fuzz/corpus/$t" -- -max_len=65536
     done
+
+# Time `session import` on ~1 GB of synthetic Claude Code sessions (1,000 files, subagent files
+# every tenth session) generated into target/sessions-synth (seeded: same bytes every time).
+# Prints the wall-clock and CPU time; the README records a run.
+bench-import SESSIONS="1000":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if [ ! -f target/sessions-synth/.done-{{SESSIONS}} ]; then
+        rm -rf target/sessions-synth
+        python3 scripts/gen-sessions.py --sessions {{SESSIONS}} --out target/sessions-synth
+        touch target/sessions-synth/.done-{{SESSIONS}}
+    fi
+    cargo build --release --quiet
+    du -sh --exclude=.done-* target/sessions-synth
+    rm -rf target/sessions-synth-out
+    /usr/bin/time -f "import: %e s wall, %U s user, %S s system, %M KB peak memory" \
+        ./target/release/toolbudget --quiet session import target/sessions-synth \
+        --catalog fixtures/catalogs/builtins.yaml --out target/sessions-synth-out > /dev/null

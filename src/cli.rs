@@ -42,8 +42,54 @@ pub enum Command {
     Report(ReportArgs),
     /// Work with catalog files: import them from live MCP servers, or generate synthetic ones.
     Catalog(CatalogArgsGroup),
+    /// Real agent sessions (Claude Code, Codex CLI): import them as scenarios and compare the
+    /// simulator with what was billed.
+    Session(SessionArgsGroup),
     /// Refit the anthropic-estimate counter from its public count_tokens observations.
     Calibrate(CalibrateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SessionArgsGroup {
+    #[command(subcommand)]
+    pub command: SessionCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionCommand {
+    /// Turn session logs into scenarios (one per session), fit the system prompt and the
+    /// counter's scale from the bill, and print billed vs modeled input per session.
+    Import(SessionImportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SessionImportArgs {
+    /// Session files, or folders searched recursively for *.jsonl (e.g. ~/.claude/projects,
+    /// ~/.codex/sessions).
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+    /// A catalog of the tools the sessions may call, or SERVER=PATH. Repeatable. Default: the
+    /// shipped catalog of Claude Code's built-in tools (fixtures/catalogs/builtins.yaml).
+    #[arg(long = "catalog", short = 'c', value_name = "[SERVER=]PATH")]
+    pub catalogs: Vec<String>,
+    /// Leave tools that no catalog has out of the scenarios (default: exit 2 listing them).
+    #[arg(long)]
+    pub allow_unknown_tools: bool,
+    /// Skip malformed lines, counting them (default: exit 2 at the first one).
+    #[arg(long)]
+    pub skip_bad_lines: bool,
+    /// Keep user message text in the scenarios (default: sizes and ids only).
+    #[arg(long)]
+    pub keep_text: bool,
+    /// Folder for the scenarios, their bills (NAME.usage.json) and calibration.json.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Tokenizer the sizes are counted with: o200k_base or cl100k_base.
+    #[arg(long, default_value = "o200k_base", value_enum)]
+    pub tokenizer: Tokenizer,
+    /// Summary format on stdout.
+    #[arg(long, default_value = "table", value_enum)]
+    pub format: Format,
 }
 
 #[derive(Debug, Args)]
@@ -96,6 +142,21 @@ pub struct ReportArgs {
     /// The fixture catalogs and labeled queries.
     #[arg(long, default_value = "fixtures", value_name = "DIR")]
     pub fixtures: PathBuf,
+    /// Add the section on real sessions: an import folder written by
+    /// `session import --out DIR`, replayed as it ran and eager vs deferred.
+    #[arg(long, value_name = "DIR")]
+    pub sessions: Option<PathBuf>,
+    /// Scorer of the sessions' deferred replays (repeatable; default keyword).
+    #[arg(long = "session-scorer", value_name = "S", value_enum)]
+    pub session_scorers: Vec<ScorerKind>,
+    /// Deferred-list mode of the sessions' deferred replays: names, descriptions or servers
+    /// (repeatable; default names).
+    #[arg(long = "session-listing", value_name = "L", value_parser = crate::session::counterfactual::parse_listing)]
+    pub session_listings: Vec<crate::simulate::scenario::Listing>,
+    /// Fitted system prompt and counter scale (calibration.json), applied to the scenarios of
+    /// the same model profile and tokenizer (and to the sessions instead of their folder's).
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -255,6 +316,10 @@ pub struct SimulateArgs {
     /// Scenario files (YAML or JSON).
     #[arg(value_name = "SCENARIO", required = true)]
     pub scenarios: Vec<PathBuf>,
+    /// Fitted system prompt and counter scale (`session import` writes calibration.json),
+    /// applied to scenarios of the same model profile and tokenizer.
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
     /// Tokenizer (overrides the scenario's), counted as the json counter of that tokenizer.
     #[arg(long, value_enum, conflicts_with = "counter")]
     pub tokenizer: Option<Tokenizer>,

@@ -25,6 +25,7 @@ pub mod output;
 pub mod report;
 pub mod rng;
 pub mod search;
+pub mod session;
 pub mod simulate;
 pub mod timing;
 pub mod tokenize;

@@ -1,7 +1,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use toolbudget::cli::{CatalogCommand, Cli, Command};
+use toolbudget::cli::{CatalogCommand, Cli, Command, SessionCommand};
 use toolbudget::commands;
 
 fn main() -> ExitCode {
@@ -30,6 +30,11 @@ fn main() -> ExitCode {
         Command::Simulate(args) => {
             commands::simulate::run(args, cli.quiet).map(|()| ExitCode::SUCCESS)
         }
+        Command::Session(group) => match &group.command {
+            SessionCommand::Import(args) => {
+                commands::session_import::run(args, cli.quiet).map(|()| ExitCode::SUCCESS)
+            }
+        },
         Command::Calibrate(args) => commands::calibrate::run(args).map(ExitCode::from),
         Command::Catalog(group) => match &group.command {
             CatalogCommand::Import(args) => commands::catalog_import::run(args, cli.quiet),

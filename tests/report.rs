@@ -229,6 +229,7 @@ fn tiny() -> ReportData {
         }],
         scenarios: vec![worked_example(), overflow_example()],
         evals: vec![eval],
+        sessions: None,
         sweep: Some(Sweep {
             settings: SweepSettings {
                 counter: "o200k-json".into(),

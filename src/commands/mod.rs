@@ -11,6 +11,7 @@ pub mod count_compare;
 pub mod eval;
 pub mod report;
 pub mod search;
+pub mod session_import;
 pub mod simulate;
 
 use crate::catalog::{Catalog, load_catalogs, parse_catalog_arg};
@@ -42,7 +43,7 @@ pub fn load(args: &CatalogArgs) -> Result<Catalog> {
 /// Checks every `--out` of `command` before any work is done, so a refused path fails at once
 /// instead of after minutes of evaluation.
 pub fn check_outputs(command: &crate::cli::Command) -> Result<()> {
-    use crate::cli::{CatalogCommand, Command};
+    use crate::cli::{CatalogCommand, Command, SessionCommand};
     use crate::output::{check_out_dir, check_out_file};
     let file = |p: &Option<std::path::PathBuf>| p.as_deref().map_or(Ok(()), check_out_file);
     match command {
@@ -52,6 +53,14 @@ pub fn check_outputs(command: &crate::cli::Command) -> Result<()> {
         Command::Compare(a) => file(&a.output.out),
         Command::Simulate(a) => file(&a.output.out),
         Command::Report(a) => check_out_dir(&a.out),
+        Command::Session(group) => match &group.command {
+            // Scenarios are added to an existing folder one by one, each atomically.
+            SessionCommand::Import(a) => match &a.out {
+                Some(dir) if std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) => Ok(()),
+                Some(p) => check_out_dir(p),
+                None => Ok(()),
+            },
+        },
         Command::Calibrate(a) if a.write => check_out_file(&a.data),
         Command::Calibrate(_) => Ok(()),
         Command::Catalog(group) => match &group.command {

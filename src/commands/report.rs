@@ -14,6 +14,8 @@ use crate::cli::ReportArgs;
 use crate::error::{Error, Result};
 use crate::output::write_tree;
 use crate::report::pipeline::{self, EvalInput, Progress, ReportInputs};
+use crate::session::counterfactual::Variant;
+use crate::simulate::calibration::CalibrationFile;
 
 /// Progress on stderr, hidden when stderr is not a terminal or with `--quiet`.
 struct Bars {
@@ -60,11 +62,20 @@ pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
         }
         p.to_path_buf()
     };
-    let inputs = gather(
+    let mut inputs = gather(
         &shipped(&args.scenarios),
         &shipped(&args.fixtures),
         args.data.as_deref(),
     )?;
+    inputs.calibration = args
+        .calibration
+        .as_deref()
+        .map(CalibrationFile::load)
+        .transpose()?;
+    inputs.sessions = args
+        .sessions
+        .clone()
+        .map(|dir| (dir, session_variants(args)));
     let bars = Bars {
         visible: !quiet && std::io::stderr().is_terminal(),
         bar: RefCell::new(ProgressBar::hidden()),
@@ -84,6 +95,30 @@ pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Every (scorer, listing) asked for, keyword over names when none is.
+fn session_variants(args: &ReportArgs) -> Vec<Variant> {
+    let scorers = if args.session_scorers.is_empty() {
+        vec![Variant::CLAUDE_CODE.scorer]
+    } else {
+        args.session_scorers.clone()
+    };
+    let listings = if args.session_listings.is_empty() {
+        vec![Variant::CLAUDE_CODE.listing]
+    } else {
+        args.session_listings.clone()
+    };
+    let mut out = Vec::new();
+    for &scorer in &scorers {
+        for &listing in &listings {
+            let v = Variant { scorer, listing };
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+    }
+    out
 }
 
 /// Finds every input file of the report.

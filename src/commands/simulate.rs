@@ -65,17 +65,28 @@ pub fn run(args: &SimulateArgs, quiet: bool) -> Result<()> {
         SearchLatencySource::Measured => SearchTiming::Measured(&clock),
         SearchLatencySource::Modeled => SearchTiming::Modeled,
     };
+    let calibration = args
+        .calibration
+        .as_deref()
+        .map(simulate::calibration::CalibrationFile::load)
+        .transpose()?;
     let mut scenarios = Vec::new();
     for scenario in simulate::load_scenarios(&args.scenarios)? {
         let flag = args.counter.or(args
             .tokenizer
             .map(|t| CounterKind::from_legacy(t, scenario.render)));
         let counter = simulate::counter_for(&scenario, flag);
-        let prepared = if counter.is_local() {
+        let mut prepared = if counter.is_local() {
             simulate::prepare(&scenario, counter, &build_scorer)?
         } else {
             prepare_api(&scenario, &args.api)?
         };
+        if let Some(c) = calibration
+            .as_ref()
+            .and_then(|f| f.for_scenario(&scenario, counter.name()))
+        {
+            c.apply(&mut prepared);
+        }
         let mut result = simulate::run_timed(&scenario, &prepared, timing)?;
         if !args.per_request {
             result.requests.clear();

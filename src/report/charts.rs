@@ -56,6 +56,8 @@ pub struct Series {
     pub reference: bool,
     /// A fixed palette index, so one series keeps its colour across charts.
     pub color: Option<usize>,
+    /// Points only, no line (a scatter of independent observations).
+    pub scatter: bool,
 }
 
 impl Series {
@@ -66,7 +68,13 @@ impl Series {
             dashed: false,
             reference: false,
             color: None,
+            scatter: false,
         }
+    }
+
+    pub fn scatter(mut self) -> Series {
+        self.scatter = true;
+        self
     }
 
     pub fn colored(mut self, palette_index: usize) -> Series {
@@ -381,7 +389,11 @@ fn draw_line_chart(
                     })
                     .collect();
                 let style = color.stroke_width(3);
-                let anno = if series.reference {
+                let anno = if series.scatter {
+                    chart
+                        .draw_series(points.iter().map(|p| Circle::new(*p, 3, color.filled())))
+                        .map_err(|e| err(&e))?
+                } else if series.reference {
                     chart
                         .draw_series(DashedLineSeries::new(points, 10, 6, color.stroke_width(2)))
                         .map_err(|e| err(&e))?

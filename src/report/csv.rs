@@ -58,6 +58,12 @@ pub struct LatencyCsvRow {
 
 pub fn files(data: &ReportData) -> Vec<(String, String)> {
     let mut out = Vec::new();
+    if let Some(s) = &data.sessions {
+        out.push((
+            "data/sessions.csv".to_string(),
+            super::sessions::csv_file(s),
+        ));
+    }
     if !data.scenarios.is_empty() {
         out.push((
             "data/scenarios.csv".to_string(),

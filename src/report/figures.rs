@@ -31,6 +31,8 @@ pub enum Section {
     Sweep,
     /// Measured; differs between runs.
     Latency,
+    /// The imported sessions (`report --sessions`).
+    Sessions,
 }
 
 /// All figures, in the order `index.md` shows them.
@@ -68,6 +70,10 @@ pub fn all(data: &ReportData) -> Result<Vec<Figure>, ChartError> {
             " Tokens: the `{}` counter.",
             data.settings.counter
         ));
+    }
+    // The sessions' charts name their own counter (the import's, scaled by its calibration).
+    if let Some(s) = &data.sessions {
+        out.extend(super::sessions::figures(s)?);
     }
     Ok(out)
 }

@@ -126,6 +126,9 @@ pub fn index(data: &ReportData, charts: &[Figure]) -> String {
         let _ = writeln!(out, "This run: {}.\n", ran.join(", "));
     }
     summary(&mut out, data, charts);
+    if let Some(s) = &data.sessions {
+        out.push_str(&super::sessions::markdown(s, charts));
+    }
     scenarios(&mut out, data, charts);
     published(&mut out, data);
     evals(&mut out, data, charts);

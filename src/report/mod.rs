@@ -18,6 +18,7 @@ pub mod figures;
 pub mod json;
 pub mod markdown;
 pub mod pipeline;
+pub mod sessions;
 pub mod sweep;
 
 use serde::{Deserialize, Serialize};
@@ -39,6 +40,9 @@ pub struct ReportData {
     pub scenarios: Vec<ScenarioResult>,
     pub evals: Vec<EvalSet>,
     pub sweep: Option<Sweep>,
+    /// Imported sessions replayed (`--sessions DIR`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<crate::session::counterfactual::SessionsReport>,
     /// Measured: varies run to run.
     #[serde(skip)]
     pub latency: Latencies,

@@ -20,6 +20,8 @@ use crate::eval::siblings::Siblings;
 use crate::eval::{EvalResult, load_queries};
 use crate::generate;
 use crate::search::{self, Scorer, ScorerConfig, ScorerKind, SearchRequest};
+use crate::session::counterfactual::{Variant, replay_dir};
+use crate::simulate::calibration::CalibrationFile;
 use crate::simulate::scenario::Listing;
 use crate::simulate::{self, Profile};
 use crate::timing::{Clock, LatencyUs, time_searches};
@@ -49,6 +51,10 @@ pub struct ReportInputs {
     pub evals: Vec<EvalInput>,
     /// What the command noticed while gathering (a query set without its catalog).
     pub notes: Vec<String>,
+    /// Fitted values (`--calibration`) applied to the scenarios of their model profile.
+    pub calibration: Option<CalibrationFile>,
+    /// An import folder (`--sessions`) and the deferred settings to replay it under.
+    pub sessions: Option<(PathBuf, Vec<Variant>)>,
 }
 
 /// One labeled query set and its catalog.
@@ -107,7 +113,18 @@ pub fn build(
         ..ReportData::default()
     };
     count_catalogs(&mut data, &inputs.catalogs, counter, progress)?;
-    run_scenarios(&mut data, &inputs.scenarios, progress)?;
+    if let Some((dir, variants)) = &inputs.sessions {
+        progress.phase("sessions", 1);
+        progress.step(&dir.display().to_string());
+        data.sessions = Some(replay_dir(dir, variants, inputs.calibration.as_ref())?);
+        progress.finish();
+    }
+    run_scenarios(
+        &mut data,
+        &inputs.scenarios,
+        inputs.calibration.as_ref(),
+        progress,
+    )?;
     for input in &inputs.evals {
         let set = run_eval(input, clock, progress)?;
         data.latency.eval.extend(set.1);
@@ -194,7 +211,12 @@ fn build_scorer(kind: ScorerKind, catalog: Arc<Catalog>) -> Result<Box<dyn Score
 }
 
 /// Every scenario, eager and deferred, with modeled search latency.
-fn run_scenarios(data: &mut ReportData, files: &[PathBuf], progress: &dyn Progress) -> Result<()> {
+fn run_scenarios(
+    data: &mut ReportData,
+    files: &[PathBuf],
+    calibration: Option<&CalibrationFile>,
+    progress: &dyn Progress,
+) -> Result<()> {
     let scenarios = simulate::load_scenarios(files)?;
     progress.phase("scenarios", files.len());
     for (path, scenario) in files.iter().zip(scenarios) {
@@ -204,7 +226,14 @@ fn run_scenarios(data: &mut ReportData, files: &[PathBuf], progress: &dyn Progre
                 .map_or(String::new(), |n| n.to_string_lossy().into()),
         );
         let counter = simulate::counter_for(&scenario, None);
-        let prepared = simulate::prepare(&scenario, counter, &build_scorer)?;
+        let mut prepared = simulate::prepare(&scenario, counter, &build_scorer)?;
+        if let Some(c) = calibration.and_then(|f| f.for_scenario(&scenario, counter.name())) {
+            c.apply(&mut prepared);
+            data.notes.push(format!(
+                "scenario `{}` uses the calibration of {} (system prompt {}, scale {})",
+                scenario.name, c.model, c.system_prompt_tokens, c.scale
+            ));
+        }
         let result = simulate::run(&scenario, &prepared)?;
         if counter.name() != data.settings.counter {
             data.notes.push(format!(

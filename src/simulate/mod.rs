@@ -9,6 +9,7 @@
 //! - [`run`] replays both modes and returns a serializable [`ScenarioResult`]; [`run_timed`]
 //!   also times the searches it sends on the real scorer.
 
+pub mod calibration;
 mod cost;
 mod latency;
 pub mod listing;
@@ -69,8 +70,13 @@ pub struct Prepared {
     pub search_tool_name: String,
     /// The system prompt with the counter's framing and the reply priming of a request.
     pub system_tokens: usize,
+    /// A subagent's system prompt when its scenario gives none (a calibration sets it).
+    pub subagent_system_tokens: Option<usize>,
     /// Sending any tools: the model's tool-use preamble and the counter's tools framing.
     pub overhead_tokens: usize,
+    /// Provider tokens per counted token (1 unless a calibration says otherwise): applied to
+    /// every counted part of a request, not to the system prompt or the tool-use preamble.
+    pub scale: f64,
     pub(crate) plan: Plan,
     /// Counts the anthropic-api counter fetched: they replace local counting of these texts.
     exact: Option<ExactCounts>,
@@ -242,7 +248,18 @@ pub fn prepare_exact(
     exact: Option<ExactCounts>,
     build: &ScorerBuilder<'_>,
 ) -> Result<Prepared> {
-    let catalog = Arc::new(catalog);
+    prepare_shared(scenario, Arc::new(catalog), tokens, exact, build)
+}
+
+/// As [`prepare_exact`], over a catalog shared with other scenarios (imported sessions share
+/// theirs).
+pub fn prepare_shared(
+    scenario: &Scenario,
+    catalog: Arc<Catalog>,
+    tokens: ToolTokens,
+    exact: Option<ExactCounts>,
+    build: &ScorerBuilder<'_>,
+) -> Result<Prepared> {
     let counter = tokens.counter;
     let plan = plan(scenario, &catalog)?;
     validate_conversation(scenario, &catalog, &plan)?;
@@ -284,7 +301,9 @@ pub fn prepare_exact(
         search_tool_source,
         search_tool_name: SEARCH_TOOL.into(),
         system_tokens,
+        subagent_system_tokens: None,
         overhead_tokens,
+        scale: 1.0,
         plan,
         exact,
         list_memo: Mutex::new(HashMap::new()),
@@ -332,6 +351,15 @@ impl Prepared {
         self.catalog
             .index_of(id)
             .expect("tool ids are validated before replay")
+    }
+
+    /// A counted size in the provider's tokens (`scale`, rounded).
+    pub fn scaled(&self, n: usize) -> usize {
+        if self.scale == 1.0 {
+            n
+        } else {
+            (n as f64 * self.scale).round() as usize
+        }
     }
 
     /// A user message given as text: the API's count when it fetched one, else the counter's
@@ -573,26 +601,13 @@ fn validate_conversation(scenario: &Scenario, catalog: &Catalog, plan: &Plan) ->
             match item {
                 scenario::Item::Turn(t) => {
                     for c in &t.calls {
-                        let Some(i) = catalog.index_of(&c.tool.id) else {
-                            return Err(unknown(scenario, &c.tool, "call to tool"));
-                        };
-                        if Some(i) == plan.search_tool {
-                            return Err(Error::input(
-                                &scenario.path,
-                                c.tool.at,
-                                format!(
-                                    "{SEARCH_TOOL} is the search tool: the simulator makes its calls; name the tool the turn needs"
-                                ),
-                            ));
+                        validate_call(scenario, catalog, c)?;
+                        if let Some(s) = &c.subagent {
+                            validate_subagent(scenario, catalog, plan, s)?;
                         }
                     }
                     if let Some(s) = &t.subagent {
-                        for r in s.tools.iter().flatten() {
-                            if catalog.index_of(&r.id).is_none() {
-                                return Err(unknown(scenario, r, "subagent tool"));
-                            }
-                        }
-                        walk(scenario, catalog, plan, &s.conversation)?;
+                        validate_subagent(scenario, catalog, plan, s)?;
                     }
                 }
                 scenario::Item::Event(
@@ -615,7 +630,52 @@ fn validate_conversation(scenario: &Scenario, catalog: &Catalog, plan: &Plan) ->
         }
         Ok(())
     }
+    fn validate_subagent(
+        scenario: &Scenario,
+        catalog: &Catalog,
+        plan: &Plan,
+        s: &scenario::Subagent,
+    ) -> Result<()> {
+        for r in s.tools.iter().flatten() {
+            if catalog.index_of(&r.id).is_none() {
+                return Err(unknown(scenario, r, "subagent tool"));
+            }
+        }
+        walk(scenario, catalog, plan, &s.conversation)
+    }
     walk(scenario, catalog, plan, &scenario.conversation)
+}
+
+/// A call names a known tool; the search tool only as a recorded search (`loads:`).
+fn validate_call(scenario: &Scenario, catalog: &Catalog, c: &scenario::Call) -> Result<()> {
+    if c.tool.id == SEARCH_TOOL {
+        let Some(loads) = &c.loads else {
+            return Err(Error::input(
+                &scenario.path,
+                c.tool.at,
+                format!(
+                    "{SEARCH_TOOL} is the search tool: the simulator makes its calls; name the tool the turn needs (or record a real search with `loads:`)"
+                ),
+            ));
+        };
+        for r in loads {
+            if catalog.index_of(&r.id).is_none() {
+                return Err(unknown(scenario, r, "loads names unknown tool"));
+            }
+        }
+        return Ok(());
+    }
+    if catalog.index_of(&c.tool.id).is_none() {
+        return Err(unknown(scenario, &c.tool, "call to tool"));
+    }
+    if c.loads.is_some() {
+        return Err(Error::input(
+            &scenario.path,
+            c.tool.at,
+            format!("`loads:` records a search: it belongs on a call of {SEARCH_TOOL}"),
+        ));
+    }
+    Ok(())
 }
 
 /// Every user text the scenario counts from text (subagents included), each once, in order.

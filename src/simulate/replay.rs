@@ -89,6 +89,36 @@ struct Next {
     client_ms: f64,
 }
 
+/// Calls written in one request (parallel tool use): their outputs are that request's output,
+/// their results the next request's `new`, their subagents run in between.
+struct Group<'s> {
+    kind: RequestKind,
+    tool: Option<usize>,
+    out: usize,
+    result: usize,
+    client_ms: f64,
+    subagents: Vec<&'s Subagent>,
+}
+
+impl<'s> Group<'s> {
+    fn new(kind: RequestKind, tool: Option<usize>) -> Group<'s> {
+        Group {
+            kind,
+            tool,
+            out: 0,
+            result: 0,
+            client_ms: 0.0,
+            subagents: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, out: usize, result: usize, sub: Option<&'s Subagent>) {
+        self.out += out;
+        self.result += result;
+        self.subagents.extend(sub);
+    }
+}
+
 impl<'a> Run<'a> {
     pub fn new(
         sc: &'a Scenario,
@@ -303,22 +333,25 @@ impl<'a> Run<'a> {
         } else {
             0
         };
+        // Counted sizes in the counter's tokens, scaled to the provider's by a calibration;
+        // the system prompt and the preamble are already in the provider's tokens.
+        let scaled = |n: usize| self.prep.scaled(n);
         let parts = Parts {
             system: a.system,
             tool_overhead: overhead,
-            tools: a.tools_tokens,
-            deferred_list: list,
-            history: a.history,
-            new: next.new,
+            tools: scaled(a.tools_tokens),
+            deferred_list: scaled(list),
+            history: scaled(a.history),
+            new: scaled(next.new),
         };
         let list_style = self.sc.deferred.list_style == ListStyle::List;
         let key = PrefixKey {
             system: a.system,
             tool_overhead: overhead,
             tools_sig: a.tools_sig,
-            tools: a.tools_tokens,
+            tools: parts.tools,
             list_sig: if list_style { a.list_sig } else { 0 },
-            list: if list_style { list } else { 0 },
+            list: if list_style { parts.deferred_list } else { 0 },
             history_epoch: a.epoch,
         };
         let input = parts.total();
@@ -330,6 +363,7 @@ impl<'a> Run<'a> {
         a.cold = false;
         a.prev = Some(CacheState { key, input });
         a.history += if list_style { 0 } else { list } + next.new + output;
+        let output = self.prep.scaled(output);
         let profile = &self.sc.profile;
         let ttft = ttft_ms(profile, input, cached, next.client_ms);
         let dur = duration_ms(profile, ttft, output);
@@ -525,9 +559,14 @@ impl<'a> Run<'a> {
         if a.deferring && self.sc.deferred.discovery == Discovery::AutoRetrieve {
             self.auto_retrieve(a, t, &mut next)?;
         }
+        let mut group: Option<Group<'_>> = None;
         for call in &t.calls {
-            self.call(a, t, call, &mut next)?;
+            match &call.loads {
+                Some(loads) => self.recorded_search(a, call, loads, &mut group, &mut next)?,
+                None => self.call(a, t, call, &mut group, &mut next)?,
+            }
         }
+        self.flush(a, &mut group, &mut next)?;
         if let Some(sub) = &t.subagent {
             let out = self.sc.sizes.call.unwrap_or(self.profile().call_tokens);
             self.send(a, &next, out);
@@ -570,13 +609,22 @@ impl<'a> Run<'a> {
 
     /// One needed tool call: searched for first when not loaded (after a premature call, at
     /// the scenario's rate); not made when its server is away or no search finds it.
-    fn call(&mut self, a: &mut Agent, t: &Turn, call: &Call, next: &mut Next) -> Result<()> {
+    fn call<'s>(
+        &mut self,
+        a: &mut Agent,
+        t: &Turn,
+        call: &'s Call,
+        group: &mut Option<Group<'s>>,
+        next: &mut Next,
+    ) -> Result<()> {
         let idx = self.prep.index(&call.tool.id);
         if !self.available(a, idx) {
             self.counts.unavailable_calls += 1;
             return Ok(());
         }
         if !self.is_loaded(a, idx) {
+            // A search is a request of its own: whatever was written before goes first.
+            self.flush(a, group, next)?;
             if self.sc.deferred.discovery == Discovery::AutoRetrieve {
                 // This turn's retrieval missed the tool; the model falls back to searching.
                 self.counts.misses += 1;
@@ -597,19 +645,81 @@ impl<'a> Run<'a> {
                 self.counts.failed_calls += 1;
                 return Ok(());
             }
+        } else if !call.parallel {
+            self.flush(a, group, next)?;
         }
-        let out = self.call_tokens(idx, Some(call));
-        self.send(a, next, out);
         self.counts.tool_calls += 1;
-        *next = Next {
-            kind: RequestKind::ToolResult,
-            new: call
-                .result_tokens
-                .or(self.sc.sizes.result)
-                .unwrap_or(DEFAULT_RESULT_TOKENS),
-            tool: Some(idx),
-            client_ms: 0.0,
+        let result = match (&call.subagent, call.result_tokens) {
+            (_, Some(n)) => n,
+            (Some(sub), None) => sub.result_tokens.unwrap_or(self.profile().reply_tokens),
+            (None, None) => self.sc.sizes.result.unwrap_or(DEFAULT_RESULT_TOKENS),
         };
+        let out = self.call_tokens(idx, Some(call));
+        group
+            .get_or_insert_with(|| Group::new(RequestKind::ToolResult, Some(idx)))
+            .add(out, result, call.subagent.as_ref());
+        Ok(())
+    }
+
+    /// Sends the request that wrote the grouped calls, runs their subagents, and makes their
+    /// results the next request's `new`.
+    fn flush(
+        &mut self,
+        a: &mut Agent,
+        group: &mut Option<Group<'_>>,
+        next: &mut Next,
+    ) -> Result<()> {
+        let Some(g) = group.take() else {
+            return Ok(());
+        };
+        self.send(a, next, g.out);
+        for sub in &g.subagents {
+            self.subagent(a, sub)?;
+        }
+        *next = Next {
+            kind: g.kind,
+            new: g.result,
+            tool: g.tool,
+            client_ms: g.client_ms,
+        };
+        Ok(())
+    }
+
+    /// A search recorded in a real session: the deferred replay sends it as the model did and
+    /// loads what it loaded (the log's own framing size when it has one); a mode that does
+    /// not defer never searched.
+    fn recorded_search<'s>(
+        &mut self,
+        a: &mut Agent,
+        call: &'s Call,
+        loads: &[super::scenario::ToolRef],
+        group: &mut Option<Group<'s>>,
+        next: &mut Next,
+    ) -> Result<()> {
+        if !a.deferring {
+            return Ok(());
+        }
+        if !call.parallel {
+            self.flush(a, group, next)?;
+        }
+        self.counts.searches += 1;
+        let hits: Vec<usize> = loads
+            .iter()
+            .map(|r| self.prep.index(&r.id))
+            .filter(|&i| self.available(a, i))
+            .collect();
+        let (with_framing, loaded) = self.load_hits(a, &hits);
+        let result = match call.result_tokens {
+            Some(n) => with_framing - self.search_framing(&hits) + n,
+            None => with_framing,
+        };
+        let fetched = self.fetch.fetch(&self.sc.profile, self.clock_s, &loaded);
+        let out = call
+            .call_tokens
+            .unwrap_or_else(|| self.search_call_tokens(call.query.as_deref().unwrap_or("")));
+        let g = group.get_or_insert_with(|| Group::new(RequestKind::Search, None));
+        g.add(out, result, None);
+        g.client_ms += self.profile().search_latency_ms + fetched;
         Ok(())
     }
 
@@ -788,9 +898,12 @@ impl<'a> Run<'a> {
             }
             u
         });
-        let system = s.system_prompt_tokens.map_or(self.prep.system_tokens, |n| {
-            self.prep.counter.system_from_count(n)
-        });
+        let system = s.system_prompt_tokens.map_or(
+            self.prep
+                .subagent_system_tokens
+                .unwrap_or(self.prep.system_tokens),
+            |n| self.prep.counter.system_from_count(n),
+        );
         let mut a = self.new_agent(
             self.subagents,
             universe,

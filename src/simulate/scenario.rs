@@ -202,6 +202,15 @@ pub struct Call {
     pub input: Option<Value>,
     /// Where the call is written (its `query:` when it has one), for a query the scorer rejects.
     pub at: Option<Position>,
+    /// Sent in the same request as the call before it (parallel tool use): one request writes
+    /// both calls, and the next carries both results.
+    pub parallel: bool,
+    /// On a call of the search tool: a search recorded in a real session, which loaded these
+    /// tools. Replayed as written by the deferred mode; the eager mode never searches.
+    pub loads: Option<Vec<ToolRef>>,
+    /// The subagent this call started (a `Task` call): it runs after the request that wrote
+    /// the call, and the call's result is what it returned.
+    pub subagent: Option<Subagent>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -335,7 +344,15 @@ fn turn_work(t: &Turn) -> u64 {
         .subagent
         .as_ref()
         .map_or(0, |s| work_of(&s.conversation).saturating_add(1));
-    (1 + t.calls.len() as u64).saturating_add(sub)
+    // A call that started a subagent adds the subagent's own requests.
+    let call_subs = t
+        .calls
+        .iter()
+        .filter_map(|c| c.subagent.as_ref())
+        .fold(0u64, |n, s| n.saturating_add(work_of(&s.conversation)));
+    (1 + t.calls.len() as u64)
+        .saturating_add(sub)
+        .saturating_add(call_subs)
 }
 
 /// Reads and validates a scenario file.
@@ -477,6 +494,10 @@ pub(crate) struct RawCall {
     #[serde(default, deserialize_with = "opt_tokens")]
     call_tokens: Option<usize>,
     input: Option<Map<String, Value>>,
+    #[serde(default)]
+    parallel: bool,
+    loads: Option<Vec<String>>,
+    subagent: Option<RawSubagent>,
 }
 
 #[derive(Deserialize)]
@@ -910,6 +931,14 @@ impl Reader<'_> {
                 Some(_) => self.doc.locate(&child(&ip, "query")),
                 None => tool.at,
             };
+            let loads = match c.loads {
+                Some(ids) => Some(self.tool_refs(&child(&ip, "loads"), ids)?),
+                None => None,
+            };
+            let subagent = match c.subagent {
+                Some(s) => Some(self.subagent(&child(&ip, "subagent"), s)?),
+                None => None,
+            };
             calls.push(Call {
                 at,
                 tool,
@@ -917,6 +946,9 @@ impl Reader<'_> {
                 result_tokens: c.result_tokens,
                 call_tokens: c.call_tokens,
                 input: c.input.map(Value::Object),
+                parallel: c.parallel,
+                loads,
+                subagent,
             });
         }
         let subagent = match raw.subagent {

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Writes the hand-made session fixtures under fixtures/sessions/ (claude/, codex/): small
+sessions in Claude Code's and Codex CLI's log formats, written for this project, each showing
+one feature the importer must handle. The known-parameter fixture (known/) is written by
+tests/session_known.rs instead.
+
+    python3 scripts/make-session-fixtures.py fixtures/sessions
+"""
+import json, os, sys
+root = sys.argv[1]
+
+class S:
+    def __init__(self, sid, cwd="/home/dev/shop"):
+        self.sid, self.cwd, self.lines, self.n, self.parent = sid, cwd, [], 0, None
+    def uid(self):
+        self.n += 1
+        return f"{self.sid[:8]}-0000-4000-8000-{self.n:012d}"
+    def rec(self, typ, extra, side=False, agent=None):
+        u = self.uid()
+        r = {"parentUuid": self.parent, "isSidechain": side, "userType": "external", "cwd": self.cwd,
+             "sessionId": self.sid, "version": "2.0.42", "gitBranch": "main"}
+        if agent: r["agentId"] = agent
+        r["type"] = typ
+        r.update(extra)
+        r["uuid"] = u
+        r["timestamp"] = f"2025-11-02T10:{self.n // 60:02d}:{self.n % 60:02d}.000Z"
+        self.parent = u
+        self.lines.append(r)
+        return r
+    def user(self, content, **kw):
+        side = kw.pop("side", False); agent = kw.pop("agent", None)
+        return self.rec("user", dict({"message": {"role": "user", "content": content}}, **kw), side, agent)
+    def asst(self, mid, blocks, usage, model="claude-sonnet-4-5-20250929", side=False, agent=None):
+        # One record per content block, as Claude Code streams them; usage repeated.
+        for b in blocks:
+            self.rec("assistant", {"message": {"id": mid, "type": "message", "role": "assistant", "model": model,
+                "content": [b], "stop_reason": None, "stop_sequence": None,
+                "usage": dict(usage, service_tier="standard")}, "requestId": "req_" + mid[4:]}, side, agent)
+    def raw(self, obj):
+        self.lines.append(obj)
+    def write(self, path, truncate=False):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        text = "".join(json.dumps(l, ensure_ascii=False, separators=(",", ":")) + "\n" for l in self.lines)
+        if truncate:
+            text = text + json.dumps(self.lines[-1], separators=(",", ":"))[:80]
+        open(path, "w").write(text)
+
+def U(i, cc, cr, o): return {"input_tokens": i, "cache_creation_input_tokens": cc, "cache_read_input_tokens": cr, "output_tokens": o}
+def tu(id, name, inp): return {"type": "tool_use", "id": id, "name": name, "input": inp}
+def tr(id, content, **kw): return dict({"type": "tool_result", "tool_use_id": id, "content": content}, **kw)
+def text(t): return {"type": "text", "text": t}
+
+# 1. plain: two turns, a split response, parallel calls, ignored record types.
+s = S("7f3c1e2a-5b6d-4c8e-9f01-a1b2c3d4e5f6")
+s.raw({"type": "summary", "summary": "Fix the cart total", "leafUuid": "x"})
+s.raw({"type": "file-history-snapshot", "messageId": "m0", "snapshot": {"trackedFileBackups": {}}, "isSnapshotUpdate": False})
+s.user("The cart total is wrong when a coupon is applied. Find where it is computed.")
+s.asst("msg_01PlainA", [text("I'll look at the cart code."), tu("toolu_01A", "Grep", {"pattern": "coupon", "path": "src"})], U(3, 14210, 0, 61))
+s.user([tr("toolu_01A", "src/cart.py:42: total -= coupon.amount\nsrc/cart.py:57: if coupon.percent:")], toolUseResult={"mode": "content", "numFiles": 1})
+s.asst("msg_01PlainB", [tu("toolu_01B", "Read", {"file_path": "/home/dev/shop/src/cart.py", "offset": 30, "limit": 40})], U(5, 120, 14210, 48))
+s.user([tr("toolu_01B", "    30\tdef total(items, coupon):\n    31\t    t = sum(i.price * i.qty for i in items)\n    42\t    total -= coupon.amount\n    57\t    if coupon.percent:\n    58\t        t *= 1 - coupon.percent / 100\n")])
+s.asst("msg_01PlainC", [text("The fixed coupon is subtracted before the percentage is applied, so both reduce the total twice on line 42.")], U(5, 160, 14330, 35))
+s.user("Check the tests too and the changelog.")
+s.asst("msg_01PlainD", [tu("toolu_01C", "Glob", {"pattern": "tests/test_cart*.py"}), tu("toolu_01D", "Grep", {"pattern": "coupon", "path": "CHANGELOG.md"})], U(4, 95, 14490, 70))
+s.user([tr("toolu_01C", "tests/test_cart.py")])
+s.user([tr("toolu_01D", "No matches found")])
+s.asst("msg_01PlainE", [text("There is one test file and no changelog entry about coupons.")], U(6, 80, 14585, 16))
+s.write(f"{root}/claude/plain/7f3c1e2a-5b6d-4c8e-9f01-a1b2c3d4e5f6.jsonl")
+
+# 2. deferred: ToolSearch with tool_reference results, then the loaded MCP tool.
+s = S("2b9d4f60-1a2b-4c3d-8e4f-5a6b7c8d9e0f")
+s.user("File a bug: checkout fails when the coupon field is empty.")
+s.asst("msg_01DefA", [tu("toolu_02A", "ToolSearch", {"query": "tracker create issue", "max_results": 5})], U(3, 9120, 0, 40))
+s.user([tr("toolu_02A", [{"type": "tool_reference", "tool_name": "mcp__tracker__create_issue"}, {"type": "tool_reference", "tool_name": "mcp__tracker__search_issues"}])])
+s.asst("msg_01DefB", [tu("toolu_02B", "mcp__tracker__create_issue", {"project": "SHOP", "title": "Checkout fails with an empty coupon field", "type": "bug"})], U(4, 1010, 9120, 77))
+s.user([tr("toolu_02B", [text("Created SHOP-311")])])
+s.asst("msg_01DefC", [text("Filed SHOP-311.")], U(4, 120, 10130, 9))
+s.user("Is there already a similar bug?")
+s.asst("msg_01DefD", [tu("toolu_02C", "mcp__tracker__search_issues", {"query": "coupon checkout"})], U(3, 30, 10250, 38))
+s.user([tr("toolu_02C", [text("SHOP-201 Coupon rounding error (closed)")])])
+s.asst("msg_01DefE", [text("Only SHOP-201, closed, about rounding.")], U(5, 40, 10280, 14))
+s.write(f"{root}/claude/deferred/2b9d4f60-1a2b-4c3d-8e4f-5a6b7c8d9e0f.jsonl")
+
+# 3. subagents in their own files (newer Claude Code).
+sid = "c4e8a1d2-3f4b-4a5c-8d6e-7f8091a2b3c4"
+s = S(sid)
+s.user("Have an agent survey the payment module while you check the README.")
+s.asst("msg_01SubA", [tu("toolu_03A", "Task", {"description": "Survey payments", "prompt": "List the payment providers in src/payments and how each is configured.", "subagent_type": "general-purpose"}), tu("toolu_03B", "Read", {"file_path": "/home/dev/shop/README.md"})], U(3, 15020, 0, 96))
+s.user([tr("toolu_03B", "# Shop\nA small web shop.\n")])
+s.user([tr("toolu_03A", [text("Two providers: stripe (env STRIPE_KEY) and invoice (config/invoice.toml).")])], toolUseResult={"status": "completed", "agentId": "a91f0c2", "totalTokens": 5210})
+s.asst("msg_01SubB", [text("Payments use stripe and invoice; the README is short.")], U(6, 150, 15020, 22))
+s.write(f"{root}/claude/subagents/{sid}.jsonl")
+a = S(sid)
+a.user("List the payment providers in src/payments and how each is configured.", side=True, agent="a91f0c2")
+a.asst("msg_01AgA", [tu("toolu_03C", "Glob", {"pattern": "src/payments/*.py"})], U(3, 6400, 0, 31), model="claude-haiku-4-5-20251001", side=True, agent="a91f0c2")
+a.user([tr("toolu_03C", "src/payments/stripe.py\nsrc/payments/invoice.py")], side=True, agent="a91f0c2")
+a.asst("msg_01AgB", [text("Two providers: stripe (env STRIPE_KEY) and invoice (config/invoice.toml).")], U(4, 40, 6400, 25), model="claude-haiku-4-5-20251001", side=True, agent="a91f0c2")
+a.write(f"{root}/claude/subagents/{sid}/subagents/agent-a91f0c2.jsonl")
+
+# 4. an inline sidechain (older Claude Code: subagent records in the session file, no agentId).
+s = S("d5f9b2e3-4a5c-4b6d-9e7f-8091a2b3c4d5")
+s.user("Ask an agent which files import cart.py.")
+s.asst("msg_01SideA", [tu("toolu_04A", "Task", {"description": "Find importers", "prompt": "Which files import cart.py?"})], U(3, 15020, 0, 41))
+main_parent = s.parent
+s.parent = None
+s.user("Which files import cart.py?", side=True)
+s.asst("msg_01SideB", [tu("toolu_04B", "Grep", {"pattern": "import cart"})], U(3, 6200, 0, 22), side=True)
+s.user([tr("toolu_04B", "src/api.py\nsrc/checkout.py")], side=True)
+s.asst("msg_01SideC", [text("src/api.py and src/checkout.py import it.")], U(4, 30, 6200, 12), side=True)
+s.parent = main_parent
+s.user([tr("toolu_04A", [text("src/api.py and src/checkout.py import it.")])])
+s.asst("msg_01SideD", [text("api.py and checkout.py import cart.py.")], U(6, 60, 15020, 14))
+s.write(f"{root}/claude/sidechain/d5f9b2e3-4a5c-4b6d-9e7f-8091a2b3c4d5.jsonl")
+
+# 5. compaction and /clear.
+s = S("e6a0c3f4-5b6d-4c7e-8f90-a1b2c3d4e5f7")
+s.user("Rename the Coupon class to Discount everywhere.")
+s.asst("msg_01CmpA", [tu("toolu_05A", "Grep", {"pattern": "class Coupon"})], U(3, 14200, 0, 30))
+s.user([tr("toolu_05A", "src/coupon.py:3:class Coupon:")])
+s.asst("msg_01CmpB", [text("It is defined in src/coupon.py.")], U(4, 60, 14200, 11))
+s.rec("system", {"content": "Conversation compacted", "subtype": "compact_boundary", "level": "info", "isMeta": False, "compactMetadata": {"trigger": "manual", "preTokens": 14290}})
+s.user("This session is being continued from a previous conversation. Summary: the user wants Coupon renamed to Discount; it is defined in src/coupon.py.", isCompactSummary=True, isVisibleInTranscriptOnly=True)
+s.user("Go ahead with the rename.")
+s.asst("msg_01CmpC", [tu("toolu_05B", "Edit", {"file_path": "/home/dev/shop/src/coupon.py", "old_string": "class Coupon:", "new_string": "class Discount:"})], U(3, 14150, 0, 64))
+s.user([tr("toolu_05B", "The file /home/dev/shop/src/coupon.py has been updated.")])
+s.asst("msg_01CmpD", [text("Renamed.")], U(5, 90, 14150, 4))
+s.user("<command-name>/clear</command-name>\n<command-message>clear</command-message>\n<command-args></command-args>")
+s.user("What does the checkout page show after payment?")
+s.asst("msg_01CmpE", [tu("toolu_05C", "Read", {"file_path": "/home/dev/shop/templates/done.html"})], U(3, 14190, 0, 33))
+s.user([tr("toolu_05C", "<h1>Thank you</h1>")])
+s.asst("msg_01CmpF", [text("A thank-you heading.")], U(5, 30, 14190, 7))
+s.write(f"{root}/claude/compaction/e6a0c3f4-5b6d-4c7e-8f90-a1b2c3d4e5f7.jsonl")
+
+# 6. truncated last line (a session still being written).
+s = S("f7b1d4a5-6c7e-4d8f-9a01-b2c3d4e5f6a7")
+s.user("How many products are in the seed data?")
+s.asst("msg_01TrA", [tu("toolu_06A", "Bash", {"command": "wc -l seed/products.csv", "description": "Count seed rows"})], U(3, 14220, 0, 44))
+s.user([tr("toolu_06A", "101 seed/products.csv")])
+s.asst("msg_01TrB", [text("100 products (101 lines with the header).")], U(4, 60, 14220, 15))
+s.user("And categories?")
+s.write(f"{root}/claude/truncated/f7b1d4a5-6c7e-4d8f-9a01-b2c3d4e5f6a7.jsonl", truncate=True)
+
+# 7. Codex rollout.
+lines = []
+def L(ts, typ, payload): lines.append({"timestamp": f"2025-11-03T09:00:{ts:02d}.000Z", "type": typ, "payload": payload})
+L(0, "session_meta", {"id": "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "timestamp": "2025-11-03T09:00:00.000Z", "cwd": "/home/dev/shop", "originator": "codex_cli_rs", "cli_version": "0.58.0", "instructions": None})
+L(1, "response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<environment_context>\n  <cwd>/home/dev/shop</cwd>\n</environment_context>"}]})
+L(1, "turn_context", {"cwd": "/home/dev/shop", "approval_policy": "on-request", "model": "gpt-5-codex", "effort": "medium", "summary": "auto"})
+L(2, "response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "How many tests are there?"}]})
+L(2, "event_msg", {"type": "user_message", "message": "How many tests are there?", "images": []})
+L(3, "event_msg", {"type": "token_count", "info": None, "rate_limits": {"primary": {"used_percent": 1.0}}})
+L(4, "response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": "**Counting tests**"}], "content": None, "encrypted_content": "gAAAAB"})
+L(4, "response_item", {"type": "function_call", "name": "shell", "arguments": "{\"command\":[\"bash\",\"-lc\",\"grep -c 'def test_' tests/*.py\"]}", "call_id": "call_aB1"})
+L(5, "event_msg", {"type": "token_count", "info": {"total_token_usage": {"input_tokens": 5210, "cached_input_tokens": 0, "output_tokens": 64, "reasoning_output_tokens": 32, "total_tokens": 5274}, "last_token_usage": {"input_tokens": 5210, "cached_input_tokens": 0, "output_tokens": 64, "reasoning_output_tokens": 32, "total_tokens": 5274}, "model_context_window": 272000}, "rate_limits": None})
+L(6, "response_item", {"type": "function_call_output", "call_id": "call_aB1", "output": "{\"output\":\"tests/test_cart.py:7\\ntests/test_api.py:4\\n\",\"metadata\":{\"exit_code\":0,\"duration_seconds\":0.1}}"})
+L(7, "response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "11 tests: 7 in test_cart.py and 4 in test_api.py."}]})
+L(7, "event_msg", {"type": "agent_message", "message": "11 tests: 7 in test_cart.py and 4 in test_api.py."})
+L(8, "event_msg", {"type": "token_count", "info": {"total_token_usage": {"input_tokens": 10590, "cached_input_tokens": 5120, "output_tokens": 86, "reasoning_output_tokens": 32, "total_tokens": 10676}, "last_token_usage": {"input_tokens": 5380, "cached_input_tokens": 5120, "output_tokens": 22, "reasoning_output_tokens": 0, "total_tokens": 5402}, "model_context_window": 272000}, "rate_limits": None})
+L(8, "event_msg", {"type": "token_count", "info": {"total_token_usage": {"input_tokens": 10590, "cached_input_tokens": 5120, "output_tokens": 86, "reasoning_output_tokens": 32, "total_tokens": 10676}, "last_token_usage": {"input_tokens": 5380, "cached_input_tokens": 5120, "output_tokens": 22, "reasoning_output_tokens": 0, "total_tokens": 5402}, "model_context_window": 272000}, "rate_limits": {"primary": {"used_percent": 2.0}}})
+p = f"{root}/codex/2025/11/03/rollout-2025-11-03T09-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl"
+os.makedirs(os.path.dirname(p), exist_ok=True)
+open(p, "w").write("".join(json.dumps(l, separators=(",", ":")) + "\n" for l in lines))

@@ -1,0 +1,395 @@
+//! The report's "Your sessions" section (`report --sessions DIR`): pure renderers from a
+//! finished [`SessionsReport`] to Markdown, CSV and SVG. Nothing here replays or fits.
+
+use super::charts::{
+    Bar, BarPanel, ChartError, LegendAt, LineChart, Series, StackedBars, line_chart, stacked_bars,
+    thousands,
+};
+use super::figures::{Figure, Section};
+use crate::output::{csv, md_table};
+use crate::session::counterfactual::SessionsReport;
+use crate::session::import::{ModeTotals, mode_name};
+use crate::simulate::result::savings_pct;
+
+/// The section's charts: billed vs modeled per request, input per session per mode (cache
+/// reads apart), and cumulative cost per mode with and without caching.
+pub fn figures(s: &SessionsReport) -> Result<Vec<Figure>, ChartError> {
+    let mut out = Vec::new();
+    if s.sessions.iter().any(|x| !x.pairs.is_empty()) {
+        out.push(billed_vs_modeled(s)?);
+    }
+    if !s.sessions.is_empty() {
+        out.push(input_per_session(s)?);
+        out.push(cumulative_cost(s)?);
+    }
+    Ok(out)
+}
+
+fn billed_vs_modeled(s: &SessionsReport) -> Result<Figure, ChartError> {
+    let points: Vec<(f64, f64)> = s
+        .sessions
+        .iter()
+        .flat_map(|x| x.pairs.iter().map(|&(b, m)| (b as f64, m as f64)))
+        .collect();
+    let max = points.iter().fold(0.0f64, |a, p| a.max(p.0).max(p.1));
+    let mut spec = LineChart::new(
+        "Billed vs modeled input, per request",
+        "billed prompt (input + cache write + cache read), tokens",
+        "modeled input (calibrated), tokens",
+        vec![
+            Series::new("requests", points).scatter(),
+            Series::new("modeled = billed", vec![(0.0, 0.0), (max, max)]).reference(),
+        ],
+    );
+    spec.legend = LegendAt::UpperLeft;
+    Ok(Figure {
+        section: Section::Sessions,
+        path: "charts/sessions-billed-vs-modeled.svg".into(),
+        title: spec.title.clone(),
+        caption: format!(
+            "One point per billed request the replay could pair, the model calibrated from the \
+             same bills. On the dashed line the model equals the bill; median error {}, 90th \
+             percentile {} over {} requests.",
+            pct(s.error.median_abs_pct),
+            pct(s.error.p90_abs_pct),
+            s.error.requests
+        ),
+        svg: line_chart(&spec)?,
+    })
+}
+
+fn stack(m: &ModeTotals) -> Vec<f64> {
+    let cached = m.cached_input_tokens.min(m.input_tokens);
+    vec![cached as f64, (m.input_tokens - cached) as f64]
+}
+
+fn input_per_session(s: &SessionsReport) -> Result<Figure, ChartError> {
+    let bars = |f: &dyn Fn(usize) -> ModeTotals| -> Vec<Bar> {
+        (0..s.sessions.len())
+            .map(|i| Bar {
+                label: (i + 1).to_string(),
+                values: stack(&f(i)),
+            })
+            .collect()
+    };
+    let mut panels = vec![BarPanel {
+        title: format!(
+            "eager: {} input tokens",
+            thousands(s.eager.input_tokens as f64, 0)
+        ),
+        bars: bars(&|i| s.sessions[i].eager),
+    }];
+    for (k, v) in s.deferred.iter().enumerate() {
+        panels.push(BarPanel {
+            title: format!(
+                "deferred, {}: {} input tokens, {} searches, {} misses",
+                v.variant,
+                thousands(v.deferred.input_tokens as f64, 0),
+                v.deferred.searches,
+                v.deferred.misses
+            ),
+            bars: bars(&|i| s.sessions[i].deferred[k].deferred),
+        });
+    }
+    let spec = StackedBars {
+        title: "Input tokens per session, replayed eager and deferred".into(),
+        x_label: "session (numbered as in the table)".into(),
+        y_label: "input tokens".into(),
+        parts: vec!["read from the cache".into(), "not cached".into()],
+        panels,
+    };
+    Ok(Figure {
+        section: Section::Sessions,
+        path: "charts/sessions-input.svg".into(),
+        title: spec.title.clone(),
+        caption: "One bar per imported session, its input summed over every request, split into \
+                  what the prompt cache serves and what it does not; the panels share the y \
+                  scale. Deferral shrinks the bars when the tools it leaves out outweigh the \
+                  searches it adds."
+            .into(),
+        svg: stacked_bars(&spec)?,
+    })
+}
+
+fn cumulative_cost(s: &SessionsReport) -> Result<Figure, ChartError> {
+    let running = |f: &dyn Fn(usize) -> f64| -> Vec<(f64, f64)> {
+        let mut total = 0.0;
+        (0..s.sessions.len())
+            .map(|i| {
+                total += f(i);
+                ((i + 1) as f64, total)
+            })
+            .collect()
+    };
+    let mut series = vec![
+        Series::new(
+            "eager, cached",
+            running(&|i| s.sessions[i].eager.cost_cached_usd),
+        )
+        .colored(0),
+        Series::new(
+            "eager, no caching",
+            running(&|i| s.sessions[i].eager.cost_usd),
+        )
+        .colored(0)
+        .dashed(),
+    ];
+    if let Some(v) = s.deferred.first() {
+        series.push(
+            Series::new(
+                format!("deferred ({}), cached", v.variant),
+                running(&|i| s.sessions[i].deferred[0].deferred.cost_cached_usd),
+            )
+            .colored(1),
+        );
+        series.push(
+            Series::new(
+                format!("deferred ({}), no caching", v.variant),
+                running(&|i| s.sessions[i].deferred[0].deferred.cost_usd),
+            )
+            .colored(1)
+            .dashed(),
+        );
+    }
+    let mut spec = LineChart::new(
+        "Cumulative cost over the imported sessions",
+        "sessions (in table order)",
+        "USD, list prices of each session's model",
+        series,
+    );
+    spec.x_integer = true;
+    Ok(Figure {
+        section: Section::Sessions,
+        path: "charts/sessions-cost.svg".into(),
+        title: spec.title.clone(),
+        caption: "Running total of what the sessions would have cost, eager and deferred, with \
+                  prompt caching (solid) and without (dashed), from the calibrated model."
+            .into(),
+        svg: line_chart(&spec)?,
+    })
+}
+
+const CSV_COLUMNS: &[&str] = &[
+    "session",
+    "ran",
+    "model",
+    "requests",
+    "billed_input_tokens",
+    "modeled_input_tokens",
+    "median_error_pct",
+    "p90_error_pct",
+    "mode",
+    "input_tokens",
+    "cached_input_tokens",
+    "cost_usd",
+    "cost_cached_usd",
+    "searches",
+    "misses",
+];
+
+/// `data/sessions.csv`: one row per session and mode (eager, then each deferred variant).
+pub fn csv_file(s: &SessionsReport) -> String {
+    let mut rows = Vec::new();
+    for x in &s.sessions {
+        let modes = std::iter::once(("eager".to_string(), &x.eager)).chain(
+            x.deferred
+                .iter()
+                .map(|v| (format!("deferred {}", v.variant), &v.deferred)),
+        );
+        for (mode, m) in modes {
+            rows.push(vec![
+                x.name.clone(),
+                mode_name(x.ran_as).to_string(),
+                x.model.clone(),
+                x.requests.to_string(),
+                x.billed_input_tokens.to_string(),
+                x.modeled_input_tokens.to_string(),
+                x.error.median_abs_pct.to_string(),
+                x.error.p90_abs_pct.to_string(),
+                mode,
+                m.input_tokens.to_string(),
+                m.cached_input_tokens.to_string(),
+                m.cost_usd.to_string(),
+                m.cost_cached_usd.to_string(),
+                m.searches.to_string(),
+                m.misses.to_string(),
+            ]);
+        }
+    }
+    csv(CSV_COLUMNS, &rows)
+}
+
+fn usd(x: f64) -> String {
+    if x >= 1000.0 {
+        format!("${}", thousands(x, 0))
+    } else {
+        format!("${x:.2}")
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{x:.2}%")
+}
+
+fn int(x: u64) -> String {
+    thousands(x as f64, 0)
+}
+
+fn fit_lines(s: &SessionsReport) -> String {
+    let mut out = String::new();
+    for c in &s.calibrations {
+        out.push_str(&format!(
+            "- **{}** ({}): system prompt {} tokens, {} provider tokens per counted token (R² {}, residual {} tokens RMS, {} requests){}.\n",
+            c.model,
+            c.counter,
+            thousands(c.system_prompt_tokens, 0),
+            c.scale,
+            c.r2,
+            thousands(c.rms_residual_tokens, 0),
+            c.requests,
+            c.subagent_system_prompt_tokens
+                .map(|p| format!("; subagents' system prompt {} tokens over {} requests", thousands(p, 0), c.subagent_requests))
+                .unwrap_or_default()
+        ));
+    }
+    if out.is_empty() {
+        out.push_str("- No calibration in the folder: the model is uncalibrated (system prompt 0, scale 1).\n");
+    }
+    if s.calibrations.iter().any(|c| c.constrained || c.r2 < 0.9) {
+        out.push_str(
+            "\n**The bills do not follow the model well** (the free fit wanted a negative system \
+             prompt, so it is fixed at 0, or R² is under 0.9): the sessions send something \
+             their scenarios do not hold \
+             (another client's prompt, tools outside the catalogs, thinking kept or dropped), \
+             so read the replays below as rough.\n",
+        );
+    }
+    out
+}
+
+fn bill_table(s: &SessionsReport) -> String {
+    let headers = [
+        "#",
+        "session",
+        "ran",
+        "model",
+        "requests",
+        "billed input",
+        "modeled input",
+        "median error",
+        "p90 error",
+    ];
+    let rows: Vec<Vec<String>> = s
+        .sessions
+        .iter()
+        .enumerate()
+        .map(|(i, x)| {
+            vec![
+                (i + 1).to_string(),
+                x.name.clone(),
+                mode_name(x.ran_as).to_string(),
+                x.model.clone(),
+                x.requests.to_string(),
+                int(x.billed_input_tokens),
+                int(x.modeled_input_tokens),
+                pct(x.error.median_abs_pct),
+                pct(x.error.p90_abs_pct),
+            ]
+        })
+        .collect();
+    let right = [true, false, false, false, true, true, true, true, true];
+    md_table(&headers, &rows, &right)
+}
+
+fn counterfactual_table(s: &SessionsReport) -> String {
+    let mut headers: Vec<String> = vec![
+        "#".into(),
+        "eager input".into(),
+        "eager $ (cached / not)".into(),
+    ];
+    for v in &s.variants {
+        headers.push(format!("deferred {v}: input"));
+        headers.push("saved".into());
+        headers.push("$ (cached / not)".into());
+        headers.push("searches / misses".into());
+    }
+    let row = |label: String, e: &ModeTotals, ds: Vec<&ModeTotals>| -> Vec<String> {
+        let mut r = vec![
+            label,
+            int(e.input_tokens as u64),
+            format!("{} / {}", usd(e.cost_cached_usd), usd(e.cost_usd)),
+        ];
+        for d in ds {
+            r.push(int(d.input_tokens as u64));
+            r.push(pct(savings_pct(
+                e.input_tokens as f64,
+                d.input_tokens as f64,
+            )));
+            r.push(format!("{} / {}", usd(d.cost_cached_usd), usd(d.cost_usd)));
+            r.push(format!("{} / {}", d.searches, d.misses));
+        }
+        r
+    };
+    let mut rows: Vec<Vec<String>> = s
+        .sessions
+        .iter()
+        .enumerate()
+        .map(|(i, x)| {
+            row(
+                (i + 1).to_string(),
+                &x.eager,
+                x.deferred.iter().map(|v| &v.deferred).collect(),
+            )
+        })
+        .collect();
+    rows.push(row(
+        "**all**".into(),
+        &s.eager,
+        s.deferred.iter().map(|v| &v.deferred).collect(),
+    ));
+    let h: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let right: Vec<bool> = h.iter().map(|_| true).collect();
+    md_table(&h, &rows, &right)
+}
+
+/// The Markdown section; `figures` are the ones [`figures`] returned.
+pub fn markdown(s: &SessionsReport, figures: &[Figure]) -> String {
+    let mut out = format!(
+        "## Your sessions\n\n{} sessions imported by `toolbudget session import` into `{}`, replayed by the \
+         simulator with the system prompt and counter scale fitted from their own bills \
+         (`calibration.json`).\n\n### Billed vs modeled\n\nEach billed request is set against the \
+         simulator's request for the same turn, in the mode the session really ran (deferred when it \
+         used the search tool, its searches replayed as they happened). Fit, by least squares over \
+         the main agent's requests (billed = system prompt + preamble + scale × counted):\n\n",
+        s.sessions.len(),
+        s.folder
+    );
+    out.push_str(&fit_lines(s));
+    out.push_str(&format!(
+        "\nPer-request error |modeled − billed| / billed over {} paired requests: median {}, 90th \
+         percentile {}, mean signed {}.\n\n",
+        s.error.requests,
+        pct(s.error.median_abs_pct),
+        pct(s.error.p90_abs_pct),
+        pct(s.error.mean_pct)
+    ));
+    out.push_str(&bill_table(s));
+    let fig = |path: &str, out: &mut String| {
+        if let Some(f) = figures.iter().find(|f| f.path == path) {
+            out.push_str(&format!("\n![{}]({})\n\n{}\n", f.title, f.path, f.caption));
+        }
+    };
+    fig("charts/sessions-billed-vs-modeled.svg", &mut out);
+    out.push_str(
+        "\n### What each mode would have cost on these sessions\n\nEvery session replayed eager and \
+         deferred (its recorded searches dropped: the replay searches with the named scorer, \
+         querying what the model typed when it searched for that tool, else the tool's name), \
+         with the calibrated model. Cost at each session's model's list prices, with prompt \
+         caching and without; *saved* is the input the deferred replay saves against eager.\n\n",
+    );
+    out.push_str(&counterfactual_table(s));
+    fig("charts/sessions-input.svg", &mut out);
+    fig("charts/sessions-cost.svg", &mut out);
+    out.push_str("\nData: `data/sessions.csv` (one row per session and mode).\n\n");
+    out
+}

@@ -1,0 +1,543 @@
+//! A session → a scenario the simulator replays request for request, plus the bill of each
+//! request keyed by where the simulator will put it (agent, turn, position in the turn).
+//!
+//! Mapping (README "Real sessions in"): a user message opens a turn; each API request that
+//! wrote tool calls becomes those calls (`parallel: true` for the second and later calls of the
+//! same request, the request's own text counted into the first call's `call_tokens`); the
+//! request that wrote no call is the turn's reply. A search-tool call becomes a recorded search
+//! (`loads:` the tools its `tool_reference` blocks named). A `Task`/`Agent` call carries the
+//! subagent it started. Compaction and `/clear` become events. Sizes only, no text.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::group::Session;
+use super::read::LogFormat;
+use super::transcript::{Request, Step, ToolResult, Transcript, Usage};
+use super::{SEARCH_TOOL, profile_for_model};
+use crate::catalog::Catalog;
+use crate::simulate::split_words;
+
+/// A catalog as the scenario names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CatalogOut {
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DeferredOut {
+    pub defer_mcp: bool,
+    pub scorer: &'static str,
+    pub max_results: usize,
+}
+
+/// A scenario file (the keys of `scenarios/schema.json`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScenarioFile {
+    pub name: String,
+    pub description: String,
+    pub model: String,
+    pub tokenizer: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system_prompt_tokens: Option<usize>,
+    pub catalogs: Vec<CatalogOut>,
+    pub deferred: DeferredOut,
+    pub conversation: Vec<ItemOut>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum ItemOut {
+    Turn(TurnOut),
+    Event(EventOut),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnOut {
+    pub user: String,
+    pub tokens: usize,
+    pub reply_tokens: usize,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<CallOut>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CallOut {
+    pub tool: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    pub call_tokens: usize,
+    pub result_tokens: usize,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub parallel: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loads: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subagent: Option<SubagentOut>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SubagentOut {
+    pub conversation: Vec<ItemOut>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EventOut {
+    pub event: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary_tokens: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keep_discovered: Option<bool>,
+}
+
+/// How the session really ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RanAs {
+    Eager,
+    Deferred,
+}
+
+/// One billed request and where the simulator puts it: `agent`/`turn` as the simulator numbers
+/// them, `index` its 0-based position among the `of` requests that turn really sent. `agent`
+/// is absent for a request the scenario does not hold (an unlinked subagent).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BilledRequest {
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub agent: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub turn: Option<usize>,
+    #[serde(default)]
+    pub index: usize,
+    #[serde(default)]
+    pub of: usize,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub model: Option<String>,
+    pub usage: Usage,
+}
+
+/// Tools named in the session but absent from the catalogs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnknownTools {
+    /// Tool name → calls (0: only named by a search result).
+    pub calls: BTreeMap<String, usize>,
+    /// Calls left out of the scenario, and their tokens (call + result).
+    pub left_out_calls: usize,
+    pub left_out_tokens: usize,
+    /// Tokens of every call + result of the session, the share's denominator.
+    pub all_call_tokens: usize,
+}
+
+/// The conversion of one session.
+#[derive(Debug, Clone)]
+pub struct Converted {
+    pub scenario: ScenarioFile,
+    pub ran_as: RanAs,
+    pub billed: Vec<BilledRequest>,
+    pub tool_calls: usize,
+    pub unknown: UnknownTools,
+    /// Subagent conversations no `Task` call could be linked to (billed, not modeled).
+    pub unlinked_agents: usize,
+    /// Logged model ids and the profile each is priced as.
+    pub models: BTreeMap<String, String>,
+}
+
+/// What the conversion needs besides the session.
+pub struct ConvertInput<'a> {
+    pub catalog: &'a Catalog,
+    pub catalogs: Vec<CatalogOut>,
+    pub name: String,
+    pub tokenizer: String,
+    pub keep_text: bool,
+}
+
+/// A logged tool name → the catalog's id (Codex names MCP tools `server__tool`).
+fn resolve(catalog: &Catalog, name: &str) -> Option<String> {
+    if catalog.index_of(name).is_some() {
+        return Some(name.to_string());
+    }
+    let mcp = format!("mcp__{name}");
+    catalog.index_of(&mcp).map(|_| mcp)
+}
+
+/// The words a model types to find a tool by its listed name (server + name, split).
+pub fn name_query(id: &str) -> String {
+    let parts: Vec<&str> = match id.strip_prefix("mcp__") {
+        Some(rest) => rest.splitn(2, "__").collect(),
+        None => vec![id],
+    };
+    parts
+        .iter()
+        .flat_map(|p| split_words(p))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A turn being collected: its user text, its requests, the results they got.
+struct TurnBuild<'t> {
+    user_tokens: usize,
+    user_text: Option<String>,
+    requests: Vec<&'t Request>,
+    /// User text that arrived after request i, inside the turn (joins the next request).
+    extra: Vec<usize>,
+    results: HashMap<&'t str, &'t ToolResult>,
+}
+
+impl TurnBuild<'_> {
+    /// A request continues this turn when the last one wrote calls and either got results or
+    /// no new user message came in between.
+    fn continues(&self, saw_user: bool) -> bool {
+        let last = self.requests.last().expect("a turn has a request");
+        !last.calls.is_empty()
+            && (!saw_user
+                || last
+                    .calls
+                    .iter()
+                    .any(|c| self.results.contains_key(c.id.as_str())))
+    }
+}
+
+/// The conversion state of one session.
+struct Converter<'a> {
+    input: &'a ConvertInput<'a>,
+    session: &'a Session,
+    agent_by_id: HashMap<&'a str, usize>,
+    linked: HashSet<usize>,
+    next_agent: usize,
+    billed: Vec<BilledRequest>,
+    unknown: UnknownTools,
+    searched: bool,
+    models: BTreeMap<String, String>,
+}
+
+/// Converts one session.
+pub fn convert(session: &Session, input: &ConvertInput<'_>) -> Converted {
+    let mut c = Converter {
+        input,
+        session,
+        agent_by_id: session
+            .agents
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| t.agent_id.as_deref().map(|a| (a, i)))
+            .collect(),
+        linked: HashSet::new(),
+        next_agent: 0,
+        billed: Vec::new(),
+        unknown: UnknownTools::default(),
+        searched: false,
+        models: BTreeMap::new(),
+    };
+    let conversation = c.agent(&session.main, 0);
+    let mut unlinked = 0;
+    for (i, a) in session.agents.iter().enumerate() {
+        if c.linked.contains(&i) {
+            continue;
+        }
+        unlinked += 1;
+        for r in a.billed() {
+            c.billed.push(BilledRequest {
+                agent: None,
+                turn: None,
+                index: 0,
+                of: 0,
+                model: r.model.clone(),
+                usage: r.usage.expect("billed requests have usage"),
+            });
+        }
+    }
+    c.note_models();
+    let tool_calls = session.transcripts().map(Transcript::tool_calls).sum();
+    let ran_as = if c.searched {
+        RanAs::Deferred
+    } else {
+        RanAs::Eager
+    };
+    let scenario = c.scenario(conversation, ran_as, tool_calls);
+    Converted {
+        scenario,
+        ran_as,
+        billed: c.billed,
+        tool_calls,
+        unknown: c.unknown,
+        unlinked_agents: unlinked,
+        models: c.models,
+    }
+}
+
+impl<'a> Converter<'a> {
+    fn note_models(&mut self) {
+        for tx in self.session.transcripts() {
+            for r in &tx.requests {
+                if let Some(m) = &r.model {
+                    self.models
+                        .entry(m.clone())
+                        .or_insert_with(|| profile_for_model(m, self.session.format).to_string());
+                }
+            }
+        }
+    }
+
+    /// The main agent's most used model, mapped to a profile.
+    fn main_profile(&self) -> String {
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for r in self.session.main.billed() {
+            if let Some(m) = &r.model {
+                *counts.entry(m).or_insert(0) += 1;
+            }
+        }
+        let best = counts
+            .iter()
+            .max_by_key(|(m, n)| (**n, std::cmp::Reverse(**m)));
+        match best {
+            Some((m, _)) => profile_for_model(m, self.session.format).to_string(),
+            None => match self.session.format {
+                LogFormat::ClaudeCode => "claude-sonnet-4.5".into(),
+                LogFormat::Codex => "gpt-5".into(),
+            },
+        }
+    }
+
+    fn scenario(
+        &self,
+        conversation: Vec<ItemOut>,
+        ran_as: RanAs,
+        tool_calls: usize,
+    ) -> ScenarioFile {
+        let requests = self.billed.len();
+        ScenarioFile {
+            name: self.input.name.clone(),
+            description: format!(
+                "Imported by `toolbudget session import` from a {} session ({} billed requests, {} tool calls; ran {}).",
+                self.session.format.name(),
+                requests,
+                tool_calls,
+                match ran_as {
+                    RanAs::Eager => "eager",
+                    RanAs::Deferred => "deferred, with tool search",
+                }
+            ),
+            model: self.main_profile(),
+            tokenizer: self.input.tokenizer.clone(),
+            system_prompt_tokens: None,
+            catalogs: self.input.catalogs.clone(),
+            deferred: DeferredOut {
+                defer_mcp: true,
+                scorer: "keyword",
+                max_results: 5,
+            },
+            conversation,
+        }
+    }
+
+    /// One agent's conversation as scenario items; `agent` is its simulator number.
+    fn agent(&mut self, tx: &'a Transcript, agent: usize) -> Vec<ItemOut> {
+        let mut items = Vec::new();
+        let mut turn: Option<TurnBuild<'a>> = None;
+        let mut turns = 0;
+        let mut pending = 0;
+        let mut pending_text: Option<String> = None;
+        let mut saw_user = false;
+        let mut queries: HashMap<String, String> = HashMap::new();
+        for step in &tx.steps {
+            match step {
+                Step::User { tokens, text } => {
+                    pending += tokens;
+                    saw_user = true;
+                    if let (true, Some(t)) = (self.input.keep_text, text) {
+                        pending_text.get_or_insert_with(String::new).push_str(t);
+                    }
+                }
+                Step::Results(rs) => match turn.as_mut() {
+                    Some(t) => {
+                        for r in rs {
+                            t.results.insert(r.call_id.as_str(), r);
+                        }
+                    }
+                    None => pending += rs.iter().map(|r| r.tokens).sum::<usize>(),
+                },
+                Step::Request(i) => {
+                    let req = &tx.requests[*i];
+                    match turn.as_mut() {
+                        Some(t) if t.continues(saw_user) => {
+                            *t.extra.last_mut().expect("one per request") += pending;
+                        }
+                        _ => {
+                            self.close(&mut turn, &mut items, agent, &mut turns, &mut queries);
+                            turn = Some(TurnBuild {
+                                user_tokens: pending,
+                                user_text: pending_text.take(),
+                                requests: Vec::new(),
+                                extra: Vec::new(),
+                                results: HashMap::new(),
+                            });
+                        }
+                    }
+                    let t = turn.as_mut().expect("opened above");
+                    t.requests.push(req);
+                    t.extra.push(0);
+                    pending = 0;
+                    saw_user = false;
+                }
+                Step::Compact { summary_tokens } => {
+                    self.close(&mut turn, &mut items, agent, &mut turns, &mut queries);
+                    items.push(ItemOut::Event(EventOut {
+                        event: "compact",
+                        summary_tokens: Some(*summary_tokens),
+                        keep_discovered: Some(true),
+                    }));
+                }
+                Step::Clear => {
+                    self.close(&mut turn, &mut items, agent, &mut turns, &mut queries);
+                    queries.clear();
+                    items.push(ItemOut::Event(EventOut {
+                        event: "clear",
+                        summary_tokens: None,
+                        keep_discovered: None,
+                    }));
+                }
+            }
+        }
+        self.close(&mut turn, &mut items, agent, &mut turns, &mut queries);
+        items
+    }
+
+    fn close(
+        &mut self,
+        turn: &mut Option<TurnBuild<'a>>,
+        items: &mut Vec<ItemOut>,
+        agent: usize,
+        turns: &mut usize,
+        queries: &mut HashMap<String, String>,
+    ) {
+        let Some(t) = turn.take() else { return };
+        *turns += 1;
+        let of = t.requests.len();
+        for (index, r) in t.requests.iter().enumerate() {
+            if let (Some(u), false) = (r.usage, r.duplicate) {
+                self.billed.push(BilledRequest {
+                    agent: Some(agent),
+                    turn: Some(*turns),
+                    index,
+                    of,
+                    model: r.model.clone(),
+                    usage: u,
+                });
+            }
+        }
+        let out = self.turn(&t, queries);
+        items.push(ItemOut::Turn(out));
+    }
+
+    fn turn(&mut self, t: &TurnBuild<'a>, queries: &mut HashMap<String, String>) -> TurnOut {
+        let mut calls = Vec::new();
+        let mut reply_tokens = 0;
+        let n = t.requests.len();
+        for (ri, req) in t.requests.iter().enumerate() {
+            if req.calls.is_empty() {
+                if ri + 1 == n {
+                    reply_tokens = req.text_tokens;
+                }
+                continue;
+            }
+            let first = calls.len();
+            for call in &req.calls {
+                let result = t.results.get(call.id.as_str()).copied();
+                if let Some(out) = self.call(call, result, calls.len() > first, queries) {
+                    calls.push(out);
+                }
+            }
+            if calls.len() > first {
+                calls[first].call_tokens += req.text_tokens;
+                calls.last_mut().expect("non-empty").result_tokens += t.extra[ri];
+            }
+        }
+        TurnOut {
+            user: t.user_text.clone().unwrap_or_default(),
+            tokens: t.user_tokens,
+            reply_tokens,
+            calls,
+        }
+    }
+
+    /// One logged call as a scenario call; `None` for a tool the catalogs lack.
+    fn call(
+        &mut self,
+        call: &'a super::transcript::Call,
+        result: Option<&'a ToolResult>,
+        parallel: bool,
+        queries: &mut HashMap<String, String>,
+    ) -> Option<CallOut> {
+        let result_tokens = result.map_or(0, |r| r.tokens);
+        self.unknown.all_call_tokens += call.tokens + result_tokens;
+        if call.name == SEARCH_TOOL {
+            self.searched = true;
+            let mut loads = Vec::new();
+            for r in result.map_or(&[][..], |r| &r.references[..]) {
+                match resolve(self.input.catalog, r) {
+                    Some(id) => {
+                        if let Some(q) = &call.query {
+                            queries.insert(id.clone(), q.clone());
+                        }
+                        loads.push(id);
+                    }
+                    None => {
+                        self.unknown.calls.entry(r.clone()).or_insert(0);
+                    }
+                }
+            }
+            return Some(CallOut {
+                tool: SEARCH_TOOL.to_string(),
+                query: call.query.clone(),
+                call_tokens: call.tokens,
+                result_tokens,
+                parallel,
+                loads: Some(loads),
+                subagent: None,
+            });
+        }
+        let Some(id) = resolve(self.input.catalog, &call.name) else {
+            *self.unknown.calls.entry(call.name.clone()).or_insert(0) += 1;
+            self.unknown.left_out_calls += 1;
+            self.unknown.left_out_tokens += call.tokens + result_tokens;
+            return None;
+        };
+        let subagent = self.subagent(&call.name, result);
+        Some(CallOut {
+            query: Some(queries.get(&id).cloned().unwrap_or_else(|| name_query(&id))),
+            tool: id,
+            call_tokens: call.tokens,
+            result_tokens,
+            parallel,
+            loads: None,
+            subagent,
+        })
+    }
+
+    /// The subagent a `Task`/`Agent` call started: named by its result, else (older logs
+    /// without ids) the next inline sidechain not yet linked.
+    fn subagent(&mut self, name: &str, result: Option<&'a ToolResult>) -> Option<SubagentOut> {
+        if name != "Task" && name != "Agent" {
+            return None;
+        }
+        let idx = match result.and_then(|r| r.agent.as_deref()) {
+            Some(a) => self.agent_by_id.get(a).copied(),
+            None => self.session.agents.iter().enumerate().position(|(i, t)| {
+                !self.linked.contains(&i)
+                    && t.agent_id
+                        .as_deref()
+                        .is_some_and(|a| a.starts_with("sidechain-"))
+            }),
+        }?;
+        if !self.linked.insert(idx) {
+            return None;
+        }
+        self.next_agent += 1;
+        let number = self.next_agent;
+        let conversation = self.agent(&self.session.agents[idx], number);
+        Some(SubagentOut { conversation })
+    }
+}

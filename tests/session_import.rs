@@ -1,0 +1,885 @@
+//! `session import` over the project's own session fixtures (`fixtures/sessions/`): each
+//! fixture's scenario checked turn by turn after a round trip through the scenario loader,
+//! the summary's interface, and damaged or incomplete input.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+use toolbudget::session::claude::{render_call, render_reference};
+use toolbudget::session::count_text;
+use toolbudget::simulate::scenario::{Event, Item, Turn};
+use toolbudget::simulate::{Scenario, load_scenario};
+use toolbudget::tokenize::Tokenizer;
+
+fn c(s: &str) -> usize {
+    count_text(Tokenizer::O200kBase, s)
+}
+
+fn call(name: &str, input: &str) -> usize {
+    c(&render_call(name, input))
+}
+
+fn fixture(rel: &str) -> String {
+    common::repo("fixtures/sessions")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+fn catalog(rel: &str) -> String {
+    common::repo("fixtures/catalogs")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+/// Runs `session import` into a fresh folder; returns the parsed json summary, the folder
+/// and stderr.
+fn import(paths: &[String], extra: &[&str]) -> (Value, tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::cargo_bin("toolbudget")
+        .unwrap()
+        .args(["session", "import"])
+        .args(paths)
+        .args(["--catalog", &catalog("builtins.yaml")])
+        .args([
+            "--catalog",
+            &format!("tracker={}", catalog("mcp/tracker.json")),
+        ])
+        .args(["--out", dir.path().to_str().unwrap(), "--format", "json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    (v, dir, stderr)
+}
+
+fn scenario(dir: &Path, name: &str) -> Scenario {
+    load_scenario(&dir.join(format!("{name}.yaml"))).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn turns(items: &[Item]) -> Vec<&Turn> {
+    items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Turn(t) => Some(&**t),
+            Item::Event(_) => None,
+        })
+        .collect()
+}
+
+/// (tool, call tokens, result tokens, parallel) of a turn's calls.
+fn calls(t: &Turn) -> Vec<(String, usize, usize, bool)> {
+    t.calls
+        .iter()
+        .map(|c| {
+            (
+                c.tool.id.clone(),
+                c.call_tokens.unwrap(),
+                c.result_tokens.unwrap(),
+                c.parallel,
+            )
+        })
+        .collect()
+}
+
+fn entry<'a>(v: &'a Value, stem: &str) -> &'a Value {
+    v["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["file"].as_str().unwrap().contains(stem))
+        .unwrap_or_else(|| panic!("no entry for {stem}"))
+}
+
+const PLAIN: &str = "7f3c1e2a-5b6d-4c8e-9f01-a1b2c3d4e5f6";
+
+#[test]
+fn a_plain_session_becomes_its_turns_calls_and_sizes() {
+    let (v, dir, stderr) = import(&[fixture("claude/plain")], &[]);
+    let e = entry(&v, PLAIN);
+    assert_eq!(e["requests"], 5);
+    assert_eq!(e["tool_calls"], 4);
+    assert_eq!(
+        e["billed_input_tokens"],
+        14213 + 14335 + 14495 + 14589 + 14671
+    );
+    assert_eq!(e["ran_as"], "eager");
+    assert_eq!(e["model"], "claude-sonnet-4.5");
+    assert_eq!(e["unpaired_requests"], 0);
+    assert_eq!(e["ignored_records"]["file-history-snapshot"], 1);
+    assert!(
+        stderr.contains("record types ignored: file-history-snapshot 1"),
+        "{stderr}"
+    );
+    let sc = scenario(dir.path(), PLAIN);
+    let ts = turns(&sc.conversation);
+    assert_eq!(ts.len(), 2);
+    assert_eq!(ts[0].user, "", "no text without --keep-text");
+    assert_eq!(
+        ts[0].tokens,
+        Some(c(
+            "The cart total is wrong when a coupon is applied. Find where it is computed."
+        ))
+    );
+    let read_result = "    30\tdef total(items, coupon):\n    31\t    t = sum(i.price * i.qty for i in items)\n    42\t    total -= coupon.amount\n    57\t    if coupon.percent:\n    58\t        t *= 1 - coupon.percent / 100\n";
+    assert_eq!(
+        calls(ts[0]),
+        vec![
+            (
+                "Grep".into(),
+                c("I'll look at the cart code.")
+                    + call("Grep", r#"{"pattern":"coupon","path":"src"}"#),
+                c("src/cart.py:42: total -= coupon.amount\nsrc/cart.py:57: if coupon.percent:"),
+                false
+            ),
+            (
+                "Read".into(),
+                call(
+                    "Read",
+                    r#"{"file_path":"/home/dev/shop/src/cart.py","offset":30,"limit":40}"#
+                ),
+                c(read_result),
+                false
+            ),
+        ]
+    );
+    assert_eq!(
+        ts[0].reply_tokens,
+        Some(c(
+            "The fixed coupon is subtracted before the percentage is applied, so both reduce the total twice on line 42."
+        ))
+    );
+    assert_eq!(
+        ts[1].tokens,
+        Some(c("Check the tests too and the changelog."))
+    );
+    // Two tool_use blocks of one response (two records sharing message.id): parallel calls.
+    assert_eq!(
+        calls(ts[1]),
+        vec![
+            (
+                "Glob".into(),
+                call("Glob", r#"{"pattern":"tests/test_cart*.py"}"#),
+                c("tests/test_cart.py"),
+                false
+            ),
+            (
+                "Grep".into(),
+                call("Grep", r#"{"pattern":"coupon","path":"CHANGELOG.md"}"#),
+                c("No matches found"),
+                true
+            ),
+        ]
+    );
+    assert_eq!(
+        ts[1].reply_tokens,
+        Some(c(
+            "There is one test file and no changelog entry about coupons."
+        ))
+    );
+    // Sessions are private: no message text in what was written.
+    for f in std::fs::read_dir(dir.path()).unwrap() {
+        let text = std::fs::read_to_string(f.unwrap().path()).unwrap();
+        assert!(!text.contains("cart total is wrong"));
+        assert!(!text.contains("def total"));
+    }
+}
+
+#[test]
+fn keep_text_keeps_the_user_messages() {
+    let (_, dir, _) = import(&[fixture("claude/plain")], &["--keep-text"]);
+    let sc = scenario(dir.path(), PLAIN);
+    assert_eq!(
+        turns(&sc.conversation)[1].user,
+        "Check the tests too and the changelog."
+    );
+}
+
+#[test]
+fn a_deferred_session_keeps_its_searches_and_what_they_loaded() {
+    let name = "2b9d4f60-1a2b-4c3d-8e4f-5a6b7c8d9e0f";
+    let (v, dir, _) = import(&[fixture("claude/deferred")], &[]);
+    let e = entry(&v, name);
+    assert_eq!(e["ran_as"], "deferred");
+    assert_eq!(
+        (e["requests"].as_u64(), e["tool_calls"].as_u64()),
+        (Some(5), Some(3))
+    );
+    assert_eq!(e["unpaired_requests"], 0);
+    assert_eq!(e["deferred"]["searches"], 1);
+    let sc = scenario(dir.path(), name);
+    let ts = turns(&sc.conversation);
+    assert_eq!(ts.len(), 2);
+    let search = &ts[0].calls[0];
+    assert_eq!(search.tool.id, "ToolSearch");
+    assert_eq!(search.query.as_deref(), Some("tracker create issue"));
+    let loads: Vec<&str> = search
+        .loads
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|r| r.id.as_str())
+        .collect();
+    assert_eq!(
+        loads,
+        ["mcp__tracker__create_issue", "mcp__tracker__search_issues"]
+    );
+    assert_eq!(
+        search.result_tokens,
+        Some(
+            c(&render_reference("mcp__tracker__create_issue"))
+                + c(&render_reference("mcp__tracker__search_issues"))
+        )
+    );
+    assert_eq!(
+        search.call_tokens,
+        Some(call(
+            "ToolSearch",
+            r#"{"query":"tracker create issue","max_results":5}"#
+        ))
+    );
+    assert_eq!(
+        calls(ts[0])[1],
+        (
+            "mcp__tracker__create_issue".into(),
+            call(
+                "mcp__tracker__create_issue",
+                r#"{"project":"SHOP","title":"Checkout fails with an empty coupon field","type":"bug"}"#
+            ),
+            c("Created SHOP-311"),
+            false
+        )
+    );
+    assert_eq!(ts[0].reply_tokens, Some(c("Filed SHOP-311.")));
+    // The second turn calls a tool the first search loaded: no search, and the query that
+    // found it is kept for replays that must search.
+    assert_eq!(ts[1].calls.len(), 1);
+    assert_eq!(ts[1].calls[0].tool.id, "mcp__tracker__search_issues");
+    assert_eq!(
+        ts[1].calls[0].query.as_deref(),
+        Some("tracker create issue")
+    );
+    assert_eq!(
+        ts[1].calls[0].result_tokens,
+        Some(c("SHOP-201 Coupon rounding error (closed)"))
+    );
+}
+
+#[test]
+fn subagents_in_their_own_files_fold_into_the_parent_session() {
+    let name = "c4e8a1d2-3f4b-4a5c-8d6e-7f8091a2b3c4";
+    let (v, dir, _) = import(&[fixture("claude/subagents")], &[]);
+    assert_eq!(
+        v["sessions"].as_array().unwrap().len(),
+        1,
+        "one entry for both files"
+    );
+    let e = entry(&v, name);
+    assert_eq!(
+        (e["requests"].as_u64(), e["tool_calls"].as_u64()),
+        (Some(4), Some(3))
+    );
+    assert_eq!(
+        (e["files"].as_u64(), e["subagents"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(e["unlinked_subagents"], 0);
+    assert_eq!(e["unpaired_requests"], 0);
+    assert_eq!(e["models"]["claude-haiku-4-5-20251001"], "claude-haiku-4.5");
+    let sc = scenario(dir.path(), name);
+    let ts = turns(&sc.conversation);
+    assert_eq!(ts.len(), 1);
+    let task = &ts[0].calls[0];
+    assert_eq!(task.tool.id, "Task");
+    assert_eq!(
+        task.result_tokens,
+        Some(c(
+            "Two providers: stripe (env STRIPE_KEY) and invoice (config/invoice.toml)."
+        ))
+    );
+    assert!(
+        ts[0].calls[1].parallel,
+        "Read was written in the same response"
+    );
+    assert_eq!(
+        ts[0].calls[1].result_tokens,
+        Some(c("# Shop\nA small web shop.\n"))
+    );
+    let sub = task
+        .subagent
+        .as_ref()
+        .expect("the Task call carries its subagent");
+    let st = turns(&sub.conversation);
+    assert_eq!(st.len(), 1);
+    assert_eq!(
+        st[0].tokens,
+        Some(c(
+            "List the payment providers in src/payments and how each is configured."
+        ))
+    );
+    assert_eq!(
+        calls(st[0]),
+        vec![(
+            "Glob".into(),
+            call("Glob", r#"{"pattern":"src/payments/*.py"}"#),
+            c("src/payments/stripe.py\nsrc/payments/invoice.py"),
+            false
+        )]
+    );
+    assert_eq!(
+        st[0].reply_tokens,
+        Some(c(
+            "Two providers: stripe (env STRIPE_KEY) and invoice (config/invoice.toml)."
+        ))
+    );
+}
+
+#[test]
+fn an_inline_sidechain_is_linked_to_its_task_call() {
+    let name = "d5f9b2e3-4a5c-4b6d-9e7f-8091a2b3c4d5";
+    let (v, dir, _) = import(&[fixture("claude/sidechain")], &[]);
+    let e = entry(&v, name);
+    assert_eq!(
+        (e["requests"].as_u64(), e["tool_calls"].as_u64()),
+        (Some(4), Some(2))
+    );
+    assert_eq!(e["unlinked_subagents"], 0);
+    assert_eq!(e["unpaired_requests"], 0);
+    let sc = scenario(dir.path(), name);
+    let ts = turns(&sc.conversation);
+    assert_eq!(ts.len(), 1);
+    let sub = ts[0].calls[0].subagent.as_ref().unwrap();
+    let st = turns(&sub.conversation);
+    assert_eq!(st[0].tokens, Some(c("Which files import cart.py?")));
+    assert_eq!(calls(st[0])[0].0, "Grep");
+    assert_eq!(
+        st[0].reply_tokens,
+        Some(c("src/api.py and src/checkout.py import it."))
+    );
+    assert_eq!(
+        ts[0].reply_tokens,
+        Some(c("api.py and checkout.py import cart.py."))
+    );
+}
+
+#[test]
+fn compaction_and_clear_become_events_between_turns() {
+    let name = "e6a0c3f4-5b6d-4c7e-8f90-a1b2c3d4e5f7";
+    let (v, dir, _) = import(&[fixture("claude/compaction")], &[]);
+    let e = entry(&v, name);
+    assert_eq!(e["requests"], 6);
+    assert_eq!(e["unpaired_requests"], 0);
+    let sc = scenario(dir.path(), name);
+    let kinds: Vec<String> = sc
+        .conversation
+        .iter()
+        .map(|i| match i {
+            Item::Turn(t) => format!("turn {}", t.tokens.unwrap()),
+            Item::Event(Event::Compact { summary_tokens, .. }) => {
+                format!("compact {summary_tokens}")
+            }
+            Item::Event(Event::Clear) => "clear".into(),
+            Item::Event(other) => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            format!(
+                "turn {}",
+                c("Rename the Coupon class to Discount everywhere.")
+            ),
+            format!(
+                "compact {}",
+                c(
+                    "This session is being continued from a previous conversation. Summary: the user wants Coupon renamed to Discount; it is defined in src/coupon.py."
+                )
+            ),
+            format!("turn {}", c("Go ahead with the rename.")),
+            "clear".into(),
+            format!(
+                "turn {}",
+                c("What does the checkout page show after payment?")
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_truncated_last_line_is_skipped_with_a_note() {
+    let name = "f7b1d4a5-6c7e-4d8f-9a01-b2c3d4e5f6a7";
+    let (v, dir, stderr) = import(&[fixture("claude/truncated")], &[]);
+    let e = entry(&v, name);
+    assert_eq!(e["truncated_last_line"], true);
+    assert_eq!(e["requests"], 2);
+    assert!(stderr.contains("last line truncated"), "{stderr}");
+    let sc = scenario(dir.path(), name);
+    let ts = turns(&sc.conversation);
+    assert_eq!(ts.len(), 1, "the unanswered last message makes no turn");
+    assert_eq!(
+        calls(ts[0])[0].1,
+        call(
+            "Bash",
+            r#"{"command":"wc -l seed/products.csv","description":"Count seed rows"}"#
+        )
+    );
+}
+
+#[test]
+fn a_codex_rollout_gives_turns_from_its_items_and_requests_from_token_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::cargo_bin("toolbudget")
+        .unwrap()
+        .args(["session", "import", &fixture("codex")])
+        .args(["--catalog", &fixture("codex-tools.json")])
+        .args(["--out", dir.path().to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let e = &v["sessions"][0];
+    assert_eq!(e["format"], "codex");
+    assert_eq!(e["model"], "gpt-5");
+    // Two token_count events with usage (a repeated one is the same request): input includes
+    // the cached part.
+    assert_eq!(
+        (e["requests"].as_u64(), e["tool_calls"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(e["billed_input_tokens"], 5210 + 5380);
+    let sc = scenario(dir.path(), "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b");
+    let ts = turns(&sc.conversation);
+    assert_eq!(ts.len(), 1);
+    assert_eq!(
+        ts[0].tokens,
+        Some(
+            c("<environment_context>\n  <cwd>/home/dev/shop</cwd>\n</environment_context>")
+                + c("How many tests are there?")
+        )
+    );
+    assert_eq!(
+        calls(ts[0]),
+        vec![(
+            "shell".into(),
+            c("**Counting tests**")
+                + call(
+                    "shell",
+                    r#"{"command":["bash","-lc","grep -c 'def test_' tests/*.py"]}"#
+                ),
+            c(
+                r#"{"output":"tests/test_cart.py:7\ntests/test_api.py:4\n","metadata":{"exit_code":0,"duration_seconds":0.1}}"#
+            ),
+            false
+        )]
+    );
+    assert_eq!(
+        ts[0].reply_tokens,
+        Some(c("11 tests: 7 in test_cart.py and 4 in test_api.py."))
+    );
+}
+
+#[test]
+fn the_json_summary_has_the_contract_fields_and_is_byte_identical_across_runs() {
+    let all = [fixture("claude")];
+    let (v, d1, _) = import(&all, &[]);
+    let (v2, d2, _) = import(&all, &[]);
+    for e in v["sessions"].as_array().unwrap() {
+        for k in [
+            "file",
+            "scenario",
+            "requests",
+            "tool_calls",
+            "billed_input_tokens",
+            "modeled_input_tokens",
+        ] {
+            assert!(!e[k].is_null(), "{k} missing in {e}");
+        }
+        assert!(e["modeled_input_tokens"].as_u64().unwrap() > 0);
+    }
+    // 6 sessions from 7 files: the subagent file folds into its parent.
+    assert_eq!(v["sessions"].as_array().unwrap().len(), 6);
+    let strip = |v: &Value| {
+        let mut v = v.clone();
+        for e in v["sessions"].as_array_mut().unwrap() {
+            e["scenario"] = Value::Null;
+        }
+        v
+    };
+    assert_eq!(strip(&v), strip(&v2));
+    let files = |d: &Path| -> Vec<(PathBuf, Vec<u8>)> {
+        let mut f: Vec<_> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| {
+                let p = e.unwrap().path();
+                (
+                    PathBuf::from(p.file_name().unwrap()),
+                    std::fs::read(&p).unwrap(),
+                )
+            })
+            .collect();
+        f.sort();
+        f
+    };
+    assert_eq!(files(d1.path()), files(d2.path()));
+}
+
+fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::cargo_bin("toolbudget")
+        .unwrap()
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn tools_in_no_catalog_fail_the_import_unless_allowed() {
+    let builtins = catalog("builtins.yaml");
+    let deferred = fixture("claude/deferred");
+    let (code, _, stderr) = run(&["session", "import", &deferred, "--catalog", &builtins]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert!(
+        stderr.contains("mcp__tracker__create_issue (1 calls)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("mcp__tracker__search_issues (1 calls)"),
+        "{stderr}"
+    );
+    let (code, stdout, stderr) = run(&[
+        "session",
+        "import",
+        &deferred,
+        "--catalog",
+        &builtins,
+        "--allow-unknown-tools",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let e = &v["sessions"][0];
+    assert_eq!(e["unknown_tools"]["mcp__tracker__create_issue"], 1);
+    // Two of three calls left out; their share of the call tokens is reported too.
+    assert_eq!(e["unknown_calls_pct"], 66.67);
+    assert!(e["unknown_tokens_pct"].as_f64().unwrap() > 0.0);
+    assert!(stderr.contains("tools in no catalog left out"), "{stderr}");
+    // Without --catalog the shipped built-ins are the catalog: only the MCP tools are unknown.
+    let (code, _, stderr) = run(&["session", "import", &deferred]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("2 tools named in the sessions are in no catalog"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("ToolSearch ("), "{stderr}");
+}
+
+#[test]
+fn a_malformed_line_is_an_error_at_its_line_unless_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(fixture(&format!("claude/plain/{PLAIN}.jsonl"))).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.insert(4, "{\"type\": \"user\", \"message\": {\"content\": [1, }");
+    let path = dir.path().join("bad.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let p = path.to_str().unwrap();
+    let builtins = catalog("builtins.yaml");
+    let (code, _, stderr) = run(&["session", "import", p, "--catalog", &builtins]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.starts_with(&format!("error: {p}:5:")), "{stderr}");
+    assert!(stderr.contains("--skip-bad-lines"), "{stderr}");
+    let (code, stdout, stderr) = run(&[
+        "session",
+        "import",
+        p,
+        "--catalog",
+        &builtins,
+        "--skip-bad-lines",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["sessions"][0]["bad_lines"], 1);
+    assert_eq!(v["sessions"][0]["requests"], 5);
+    assert!(stderr.contains("1 malformed lines skipped"), "{stderr}");
+    // A record whose message has the wrong shape is malformed too, located inside the line.
+    std::fs::write(
+        &path,
+        "{\"type\":\"assistant\",\"message\":{\"content\":7}}\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = run(&["session", "import", p, "--catalog", &builtins]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.starts_with(&format!("error: {p}:1:")), "{stderr}");
+    // Not UTF-8.
+    std::fs::write(&path, b"{\"type\":\"user\"}\n\xff\xfe\n").unwrap();
+    let (code, _, stderr) = run(&["session", "import", p, "--catalog", &builtins]);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains(&format!("{p}:2:1: line is not UTF-8")),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn simulate_applies_the_fitted_calibration() {
+    let (v, dir, _) = import(
+        &[common::repo("fixtures/sessions/known")
+            .display()
+            .to_string()],
+        &[],
+    );
+    let name = "5a1e7c3b-2d4f-4e6a-8b9c-0d1e2f3a4b5c";
+    let usage: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join(format!("{name}.usage.json"))).unwrap(),
+    )
+    .unwrap();
+    let u = &usage["billed"][0]["usage"];
+    let first_billed = u["input"].as_u64().unwrap()
+        + u["cache_creation"].as_u64().unwrap()
+        + u["cache_read"].as_u64().unwrap();
+    let scenario_path = dir.path().join(format!("{name}.yaml"));
+    let cal = dir.path().join("calibration.json");
+    let (code, stdout, stderr) = run(&[
+        "simulate",
+        scenario_path.to_str().unwrap(),
+        "--calibration",
+        cal.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let s: Value = serde_json::from_str(&stdout).unwrap();
+    let first = s["scenarios"][0]["eager"]["first_request_tokens"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        first.abs_diff(first_billed) <= 1,
+        "{first} vs {first_billed}"
+    );
+    assert_eq!(
+        s["scenarios"][0]["eager"]["total_input_tokens"],
+        entry(&v, name)["modeled_input_tokens"]
+    );
+}
+
+#[test]
+fn an_import_folder_replays_as_it_ran_and_under_other_settings() {
+    use toolbudget::search::ScorerKind;
+    use toolbudget::session::counterfactual::{Variant, replay_dir};
+    use toolbudget::simulate::scenario::Listing;
+    let (v, dir, _) = import(
+        &[
+            fixture("claude"),
+            common::repo("fixtures/sessions/known")
+                .display()
+                .to_string(),
+        ],
+        &[],
+    );
+    let variants = [
+        Variant::CLAUDE_CODE,
+        Variant {
+            scorer: ScorerKind::Bm25,
+            listing: Listing::Descriptions,
+        },
+    ];
+    let r = replay_dir(dir.path(), &variants, None).unwrap();
+    assert_eq!(r.sessions.len(), 8);
+    assert_eq!(r.variants, ["keyword / names", "bm25 / descriptions"]);
+    for s in &r.sessions {
+        let e = entry(&v, &s.name);
+        // Read back from the folder, the sessions replay to what the import printed.
+        assert_eq!(
+            s.billed_input_tokens,
+            e["billed_input_tokens"].as_u64().unwrap(),
+            "{}",
+            s.name
+        );
+        assert_eq!(
+            s.modeled_input_tokens,
+            e["modeled_input_tokens"].as_u64().unwrap(),
+            "{}",
+            s.name
+        );
+        assert_eq!(
+            s.eager.input_tokens as u64,
+            e["eager"]["input_tokens"].as_u64().unwrap()
+        );
+        assert_eq!(s.deferred.len(), 2);
+    }
+    // The deferred session without its recorded search: the replay searches on its own.
+    let d = r
+        .sessions
+        .iter()
+        .find(|s| s.name.starts_with("2b9d4f60"))
+        .unwrap();
+    assert!(d.deferred[0].deferred.searches >= 1, "{d:?}");
+    // Descriptions in the list cost more per request than names alone.
+    assert!(r.deferred[1].deferred.input_tokens > r.deferred[0].deferred.input_tokens);
+    let total: usize = r.sessions.iter().map(|s| s.eager.input_tokens).sum();
+    assert_eq!(r.eager.input_tokens, total);
+}
+
+#[test]
+fn report_sessions_renders_the_section_with_its_charts() {
+    let (_, dir, _) = import(
+        &[
+            fixture("claude"),
+            common::repo("fixtures/sessions/known")
+                .display()
+                .to_string(),
+        ],
+        &[],
+    );
+    let out = tempfile::tempdir().unwrap();
+    let report = out.path().join("report");
+    let (code, _, stderr) = run(&[
+        "--quiet",
+        "report",
+        "--sessions",
+        dir.path().to_str().unwrap(),
+        "--session-scorer",
+        "keyword",
+        "--session-scorer",
+        "bm25",
+        "--out",
+        report.to_str().unwrap(),
+        "--scenarios",
+        common::repo("scenarios").to_str().unwrap(),
+        "--fixtures",
+        common::repo("fixtures").to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let index = std::fs::read_to_string(report.join("index.md")).unwrap();
+    let section = &index[index.find("## Your sessions").expect("the section")..];
+    assert!(section.contains("8 sessions imported"), "{section}");
+    assert!(
+        section.contains("| deferred keyword / names: input |"),
+        "{section}"
+    );
+    assert!(
+        section.contains("| deferred bm25 / names: input |"),
+        "{section}"
+    );
+    for chart in [
+        "sessions-billed-vs-modeled",
+        "sessions-input",
+        "sessions-cost",
+    ] {
+        assert!(
+            section.contains(&format!("(charts/{chart}.svg)")),
+            "{chart}"
+        );
+        let svg = std::fs::read_to_string(report.join(format!("charts/{chart}.svg"))).unwrap();
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        assert_eq!(doc.root_element().tag_name().name(), "svg");
+    }
+    let csv = std::fs::read_to_string(report.join("data/sessions.csv")).unwrap();
+    // One row per session and mode: eager and two deferred variants, plus the header.
+    assert_eq!(csv.lines().count(), 1 + 8 * 3, "{csv}");
+    assert!(csv.lines().any(|l| l.contains("deferred bm25 / names")));
+}
+
+#[test]
+fn an_agent_file_beside_its_session_folds_in_even_without_sidechain_marks() {
+    let name = "c4e8a1d2-3f4b-4a5c-8d6e-7f8091a2b3c4";
+    let src = common::repo("fixtures/sessions/claude/subagents");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        src.join(format!("{name}.jsonl")),
+        dir.path().join(format!("{name}.jsonl")),
+    )
+    .unwrap();
+    let agent =
+        std::fs::read_to_string(src.join(name).join("subagents/agent-a91f0c2.jsonl")).unwrap();
+    std::fs::write(
+        dir.path().join("agent-a91f0c2.jsonl"),
+        agent.replace("\"isSidechain\":true", "\"isSidechain\":false"),
+    )
+    .unwrap();
+    let (v, _, _) = import(&[dir.path().display().to_string()], &[]);
+    assert_eq!(v["sessions"].as_array().unwrap().len(), 1, "{v}");
+    let e = &v["sessions"][0];
+    assert_eq!(
+        (e["requests"].as_u64(), e["files"].as_u64()),
+        (Some(4), Some(2))
+    );
+    assert_eq!(e["unlinked_subagents"], 0);
+    assert_eq!(e["unpaired_requests"], 0);
+}
+
+mod damaged {
+    use proptest::prelude::*;
+    use toolbudget::catalog::CatalogSource;
+    use toolbudget::session::import::{ImportOptions, catalogs, import};
+    use toolbudget::session::{ReadOptions, read_file};
+    use toolbudget::tokenize::Tokenizer;
+
+    fn fixture_bytes() -> Vec<u8> {
+        let mut all = Vec::new();
+        for rel in [
+            "claude/plain/7f3c1e2a-5b6d-4c8e-9f01-a1b2c3d4e5f6.jsonl",
+            "claude/deferred/2b9d4f60-1a2b-4c3d-8e4f-5a6b7c8d9e0f.jsonl",
+            "claude/compaction/e6a0c3f4-5b6d-4c7e-8f90-a1b2c3d4e5f7.jsonl",
+            "codex/2025/11/03/rollout-2025-11-03T09-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl",
+        ] {
+            all.extend(std::fs::read(super::common::repo("fixtures/sessions").join(rel)).unwrap());
+        }
+        all
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Bytes cut, overwritten or lines dropped anywhere: reading and importing end in a
+        /// result or a located error, never a panic.
+        #[test]
+        fn damaged_logs_never_panic(
+            edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..12),
+            cut in any::<prop::sample::Index>(),
+            skip in any::<bool>(),
+        ) {
+            let mut bytes = fixture_bytes();
+            for (at, b) in &edits {
+                let i = at.index(bytes.len());
+                bytes[i] = *b;
+            }
+            bytes.truncate(cut.index(bytes.len() + 1));
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("s.jsonl");
+            std::fs::write(&path, &bytes).unwrap();
+            let opts = ReadOptions { counter: Tokenizer::O200kBase, keep_text: false, skip_bad_lines: skip };
+            if let Ok(log) = read_file(&path, opts) {
+                let sources = [CatalogSource {
+                    path: super::common::repo("fixtures/catalogs/builtins.yaml"),
+                    server: None,
+                }];
+                let ctx = catalogs(&sources, Tokenizer::O200kBase, dir.path()).unwrap();
+                let opts = ImportOptions {
+                    counter: Tokenizer::O200kBase,
+                    keep_text: false,
+                    skip_bad_lines: skip,
+                    allow_unknown_tools: true,
+                };
+                let _ = import(vec![log], &ctx, &opts, dir.path(), false);
+            }
+        }
+    }
+}
