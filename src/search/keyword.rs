@@ -1190,6 +1190,11 @@ mod tests {
                     score += 2;
                 }
             }
+            // The query is this MCP tool's bare name (ours): the tool goes first.
+            let named = mcp && tool.name.eq_ignore_ascii_case(query.trim());
+            if named {
+                score += EXACT_ID_BONUS as u32;
+            }
             if score > 0 {
                 out.push((i, score));
             }
