@@ -6,6 +6,8 @@ import random
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 WORK = os.environ.get("FUSION_WORK", os.path.join(ROOT, "target", "fusion-stress"))
 SETS = ["bfcl", "stabletoolbench", "mcp-devops", "mcp-desktop"]
+# Kept out of every design decision and of the cross-validation: the held-out check set.
+HELD_OUT = ["mcp-mixed"]
 DEPTH = 100
 
 

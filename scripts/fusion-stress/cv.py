@@ -2,7 +2,7 @@
 1 − w): leave one dev set out, fit w on the other three (mean recall@5, pooled), score the
 held-out set. Also shows what tuning on a single set would have chosen."""
 import fusions as F
-from common import SETS, load, metrics
+from common import HELD_OUT, SETS, load, metrics
 
 W = [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
 data = {n: load(n, "pooled") for n in SETS}
@@ -20,3 +20,12 @@ print("tuned on one set alone")
 for tune in SETS:
     w = max(W, key=lambda w: (res[w][tune], -abs(w - 0.5)))
     print(f"  tuned on {tune}: w={w}: " + "  ".join(f"{n}={res[w][n]:.3f}" for n in SETS))
+print("the held-out check set (never used in a design decision), with the weight fitted on all four")
+w_all = max(W, key=lambda w: (sum(res[w][n] for n in SETS), -abs(w - 0.5)))
+for held in HELD_OUT:
+    for setting in ("own", "pooled"):
+        rows = [(q, q["bm25"], q["sem"]) for q in load(held, setting)]
+        rivals = {"bm25": F.only_bm25, "semantic": F.only_sem, "rrf": F.rrf()}
+        got = metrics(rows, F.spread_blend(w_all, 1 - w_all))[0]
+        best = max(((n, metrics(rows, f)[0]) for n, f in rivals.items()), key=lambda x: x[1])
+        print(f"  {held} {setting}: w={w_all} blend {got:.3f}; best of bm25/semantic/rrf {best[0]} {best[1]:.3f}")

@@ -12,7 +12,7 @@ mkdir -p "$work"
 DATA="${DATA:-../shared/data}"
 source scripts/devsets/sets.sh
 cargo build --release --quiet
-for name in bfcl stabletoolbench mcp-devops mcp-desktop; do
+for name in bfcl stabletoolbench mcp-devops mcp-desktop mcp-mixed; do
     devset "$name" || { echo "no dev set $name under $DATA: skipped" >&2; continue; }
     for setting in own pooled; do
         out="$work/$name.$setting.json"
