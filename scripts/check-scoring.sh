@@ -11,7 +11,8 @@
 #     data is present (skipped with a message otherwise).
 #
 # Scorers: keyword and bm25; hybrid too when the embedding model is present (models/ or
-# TOOLBUDGET_MODEL_DIR), as in CI.
+# TOOLBUDGET_MODEL_DIR), as in CI With the model, each MCP set in each setting must also keep
+# hybrid's recall@5 at least that of bm25, semantic and RRF (scripts/fusion-gate.py).
 #
 #   bash scripts/check-scoring.sh            # the check (CI, `just check-scoring`)
 #   bash scripts/check-scoring.sh --refresh  # accept the current scoring as the new baselines:
@@ -56,6 +57,19 @@ check() {
     fi
 }
 
+# fusion_gate NAME ARGS...: the fusion requirement on a dev set, after check NAME ARGS...:
+# hybrid's recall@5 at least that of bm25, semantic and RRF of the same two lists (exit 1
+# otherwise). Needs the model.
+fusion_gate() {
+    local name="$1"
+    shift
+    [[ " ${scorers[*]} " == *" hybrid "* ]] || return 0
+    "$bin" --quiet eval "$@" -s semantic --format json --out "$work/$name.semantic.json"
+    "$bin" --quiet eval "$@" -s hybrid --fusion rrf --format json --out "$work/$name.rrf.json"
+    python3 scripts/fusion-gate.py "$name" "$work/$name.json" "$work/$name.semantic.json" \
+        "$work/$name.rrf.json" || failed=1
+}
+
 fixtures=(-c fixtures/catalogs/builtins.yaml)
 for f in fixtures/catalogs/mcp/*.json; do fixtures+=(-c "$f"); done
 fixtures+=(--queries fixtures/queries/fixtures.jsonl)
@@ -68,10 +82,24 @@ if [[ -d "$data/catalogs" ]]; then
     for name in mcp-devops mcp-desktop mcp-mixed; do
         devset "$name"
         check "$name" "${DEVSET[@]}"
+        fusion_gate "$name" "${DEVSET[@]}"
         check "$name-pooled" "${DEVSET[@]}" --pool "$data/catalogs"
+        fusion_gate "$name-pooled" "${DEVSET[@]}" --pool "$data/catalogs"
+    done
+    # The public dev sets: the fusion requirement only (no baseline; a few minutes).
+    for name in bfcl stabletoolbench; do
+        [[ " ${scorers[*]} " == *" hybrid "* ]] || break
+        devset "$name"
+        for setting in own pooled; do
+            pool=()
+            [[ $setting == pooled ]] && pool=(--pool "$data/catalogs")
+            "$bin" --quiet eval "${DEVSET[@]}" "${pool[@]}" -s bm25 -s hybrid --format json \
+                --out "$work/$name-$setting.json"
+            fusion_gate "$name-$setting" "${DEVSET[@]}" "${pool[@]}"
+        done
     done
 else
-    echo "check-scoring: no shared data at $data: the MCP query sets are not checked" >&2
+    echo "check-scoring: no shared data at $data: the dev sets are not checked" >&2
 fi
 
 if $refresh; then
