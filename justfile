@@ -59,9 +59,10 @@ bench-save NAME="main":
 bench-compare NAME="main":
     cargo bench --bench toolbudget -- --baseline {{NAME}}
 
-# Scoring regression check (CI): evaluates the shipped query set with keyword and bm25 and
-# compares with the committed baseline; exit 1 when any scorer's recall@5 drops by more than
-# 0.01. After a deliberate change in scoring, run `just refresh-scoring-baseline`, review the
+# Scoring regression check (CI): evaluates the shipped query set (and, with ../shared/data, the
+# MCP query sets) with keyword, bm25 and hybrid, each against its own catalog and pooled among
+# distractors, and compares with the committed baselines/; exit 1 when any scorer's recall@5
+# drops by more than 0.01. After a deliberate change in scoring, run `just refresh-scoring-baseline`, review the
 # diff of baselines/scoring.json and commit it with the change.
 check-scoring:
     bash scripts/check-scoring.sh
@@ -80,18 +81,16 @@ snapshot:
 model:
     bash scripts/fetch-model.sh
 
-# Evaluate every scorer on the public dev sets (../shared/data, or DATA=...) and print the table.
+# Evaluate every scorer on every dev set (../shared/data's BFCL and StableToolBench, the MCP
+# sets of fixtures/queries/mcp) in both settings, own catalog and pooled among every catalog of
+# DATA, and print the README's dev tables (scripts/devsets/run.sh; about 10 minutes).
 eval-devsets DATA="../shared/data":
-    #!/usr/bin/env bash
-    set -euo pipefail
-    test -d "{{DATA}}/queries" || { echo "no dev sets at {{DATA}}: skipped"; exit 0; }
-    cargo build --release --quiet
-    for q in "{{DATA}}"/queries/*.jsonl; do
-        name=$(basename "$q" .jsonl)
-        echo "== $name"
-        ./target/release/toolbudget --quiet eval --catalog "{{DATA}}/catalogs/$name.json" --queries "$q" \
-            -s keyword -s regex -s bm25 -s semantic -s hybrid --k 1,5,10
-    done
+    DATA="{{DATA}}" bash scripts/devsets/run.sh
+
+# The fusion tables: fusions scored on real bm25/semantic rankings, intact and with one list
+# replaced by noise, and the cross-validated weight (scripts/fusion-stress/run.sh).
+fusion-stress DATA="../shared/data":
+    DATA="{{DATA}}" bash scripts/fusion-stress/run.sh
 
 # Fuzz each target for FUZZ_SECONDS (default 300), one after another, growing the committed
 # corpus (fuzz/corpus/<target>/). Crashes land in fuzz/artifacts/<target>/. Stable toolchain;

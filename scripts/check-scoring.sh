@@ -1,29 +1,108 @@
 #!/usr/bin/env bash
-# Scoring regression check: evaluates the shipped query set (fixtures/queries/fixtures.jsonl over
-# the fixture catalogs) with keyword and bm25, then compares with the committed baseline
-# baselines/scoring.json: exit 1 when any scorer's recall@5 drops by more than 0.01.
+# Scoring regression check: evaluates labeled query sets in two settings — each against its own
+# catalog, and pooled (its expected tools ranked among distractors) — then compares each result
+# with its committed baseline in baselines/: exit 1 when any scorer's recall@5 drops by more
+# than 0.01.
+#
+#   - the shipped set, fixtures/queries/fixtures.jsonl over the fixture catalogs; pooled with
+#     fixtures/live and fixtures/catalogs/generated (both committed): always;
+#   - the held-out MCP sets fixtures/queries/mcp/*.jsonl over the real catalogs of
+#     ../shared/data (or TOOLBUDGET_SHARED_DATA), pooled with every catalog there: when that
+#     data is present (skipped with a message otherwise).
+#
+# Scorers: keyword and bm25; hybrid too when the embedding model is present (models/ or
+# TOOLBUDGET_MODEL_DIR), as in CI With the model, each MCP set in each setting must also keep
+# hybrid's recall@5 at least that of bm25, semantic and RRF (scripts/fusion-gate.py).
 #
 #   bash scripts/check-scoring.sh            # the check (CI, `just check-scoring`)
-#   bash scripts/check-scoring.sh --refresh  # accept the current scoring as the new baseline:
+#   bash scripts/check-scoring.sh --refresh  # accept the current scoring as the new baselines:
 #                                            # review `git diff baselines/` and commit it with
 #                                            # the change that moved the numbers
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-eval_fixtures() {
-    local catalogs=(-c fixtures/catalogs/builtins.yaml)
-    for f in fixtures/catalogs/mcp/*.json; do catalogs+=(-c "$f"); done
-    cargo run --quiet -- --quiet eval "${catalogs[@]}" --queries fixtures/queries/fixtures.jsonl \
-        -s keyword -s bm25 --per-query --format json --out "$1"
-}
+refresh=false
+[[ "${1:-}" == "--refresh" ]] && refresh=true
+cargo build --release --quiet
+bin=target/release/toolbudget
+data="${TOOLBUDGET_SHARED_DATA:-../shared/data}"
 
-if [[ "${1:-}" == "--refresh" ]]; then
-    eval_fixtures baselines/scoring.json
-    echo "baselines/scoring.json refreshed; review the diff and commit it" >&2
-    exit 0
+scorers=(-s keyword -s bm25)
+model="${TOOLBUDGET_MODEL_DIR:-models/all-MiniLM-L6-v2}"
+if [[ -f "$model/model.safetensors" ]]; then
+    scorers+=(-s hybrid)
+else
+    echo "check-scoring: no embedding model at $model: hybrid not checked" >&2
 fi
 
-out=$(mktemp --suffix .json)
-trap 'rm -f "$out"' EXIT
-eval_fixtures "$out"
-cargo run --quiet -- compare baselines/scoring.json "$out" --metric recall@5 --max-drop 0.01
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failed=0
+
+# check NAME ARGS...: evaluates into $work/NAME.json and compares with baselines/NAME.json.
+check() {
+    local name="$1"
+    shift
+    "$bin" --quiet eval "$@" "${scorers[@]}" --per-query --format json --out "$work/$name.json"
+    if $refresh; then
+        cp "$work/$name.json" "baselines/$name.json"
+        echo "baselines/$name.json refreshed" >&2
+    elif [[ ! -f "baselines/$name.json" ]]; then
+        echo "error: baselines/$name.json is missing; run with --refresh and commit it" >&2
+        failed=1
+    else
+        echo "== $name"
+        "$bin" compare "baselines/$name.json" "$work/$name.json" --metric recall@5 \
+            --max-drop 0.01 || failed=1
+    fi
+}
+
+# fusion_gate NAME ARGS...: the fusion requirement on a dev set, after check NAME ARGS...:
+# hybrid's recall@5 at least that of bm25, semantic and RRF of the same two lists (exit 1
+# otherwise). Needs the model.
+fusion_gate() {
+    local name="$1"
+    shift
+    [[ " ${scorers[*]} " == *" hybrid "* ]] || return 0
+    "$bin" --quiet eval "$@" -s semantic --format json --out "$work/$name.semantic.json"
+    "$bin" --quiet eval "$@" -s hybrid --fusion rrf --format json --out "$work/$name.rrf.json"
+    python3 scripts/fusion-gate.py "$name" "$work/$name.json" "$work/$name.semantic.json" \
+        "$work/$name.rrf.json" || failed=1
+}
+
+fixtures=(-c fixtures/catalogs/builtins.yaml)
+for f in fixtures/catalogs/mcp/*.json; do fixtures+=(-c "$f"); done
+fixtures+=(--queries fixtures/queries/fixtures.jsonl)
+check scoring "${fixtures[@]}"
+check scoring-pooled "${fixtures[@]}" --pool fixtures/live --pool fixtures/catalogs/generated
+
+DATA="$data"
+source scripts/devsets/sets.sh
+if [[ -d "$data/catalogs" ]]; then
+    for name in mcp-devops mcp-desktop mcp-mixed; do
+        devset "$name"
+        check "$name" "${DEVSET[@]}"
+        fusion_gate "$name" "${DEVSET[@]}"
+        check "$name-pooled" "${DEVSET[@]}" --pool "$data/catalogs"
+        fusion_gate "$name-pooled" "${DEVSET[@]}" --pool "$data/catalogs"
+    done
+    # The public dev sets: the fusion requirement only (no baseline; a few minutes).
+    for name in bfcl stabletoolbench; do
+        [[ " ${scorers[*]} " == *" hybrid "* ]] || break
+        devset "$name"
+        for setting in own pooled; do
+            pool=()
+            [[ $setting == pooled ]] && pool=(--pool "$data/catalogs")
+            "$bin" --quiet eval "${DEVSET[@]}" "${pool[@]}" -s bm25 -s hybrid --format json \
+                --out "$work/$name-$setting.json"
+            fusion_gate "$name-$setting" "${DEVSET[@]}" "${pool[@]}"
+        done
+    done
+else
+    echo "check-scoring: no shared data at $data: the dev sets are not checked" >&2
+fi
+
+if $refresh; then
+    echo "review the diff of baselines/ and commit it" >&2
+fi
+exit "$failed"

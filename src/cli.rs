@@ -272,6 +272,15 @@ pub struct EvalArgs {
     /// Add a row per query: expected ids, their ranks, the top results, the metrics.
     #[arg(long)]
     pub per_query: bool,
+    /// Rank the expected tools among distractors too: a catalog file, or a folder whose .json,
+    /// .yaml and .yml files are all read. Repeatable. On an id clash the first definition wins
+    /// (the --catalog tools, then the pool in path order); files given as --catalog are skipped.
+    #[arg(long, value_name = "DIR|FILE")]
+    pub pool: Vec<PathBuf>,
+    /// Print the refusal curve: score thresholds against false positives on no-match queries
+    /// and recall on the others.
+    #[arg(long)]
+    pub thresholds: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -408,8 +417,9 @@ pub struct EmbeddingArgs {
     /// Embed the catalog without reading or writing the cache.
     #[arg(long)]
     pub no_cache: bool,
-    /// How hybrid fuses bm25 and semantic: blend (default: 0.4·bm25 lead/top + 0.6·cosine lead,
-    /// each lead over the list's 20th score) or rrf (k 60, weights 1,1).
+    /// How hybrid fuses bm25 and semantic: blend (default: each list's lead over its 20th score
+    /// in units of its spread, weights 0.5,0.5), rrf (k 60, weights 1,1) or minmax (a reference:
+    /// each list scaled to [0, 1], weights 0.5,0.5).
     #[arg(long, value_name = "METHOD", value_enum)]
     pub fusion: Option<crate::search::hybrid::FusionMethod>,
     /// Hybrid weights as BM25,SEMANTIC (e.g. 0.5,0.5).

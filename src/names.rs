@@ -231,7 +231,7 @@ mod tests {
         round_trip::<Tokenizer>(2);
         round_trip::<Render>(1);
         round_trip::<Format>(4);
-        round_trip::<FusionMethod>(2);
+        round_trip::<FusionMethod>(3);
         round_trip::<Discovery>(3);
         round_trip::<Listing>(5);
         round_trip::<crate::simulate::published::Quantity>(10);

@@ -506,6 +506,11 @@ fn into_text(w: ::csv::Writer<Vec<u8>>) -> String {
     String::from_utf8(bytes).expect("cells are UTF-8 strings")
 }
 
+/// `one` for 1, else `many`: "1 call", "2 calls".
+pub fn noun<'a>(n: impl Into<u64>, one: &'a str, many: &'a str) -> &'a str {
+    if n.into() == 1 { one } else { many }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

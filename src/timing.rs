@@ -98,6 +98,23 @@ pub fn ticking_clock(step: Duration) -> impl Fn() -> Duration {
     }
 }
 
+/// The machine latencies were measured on, for the report beside them: the CPU model (Linux's
+/// `/proc/cpuinfo`; the architecture elsewhere) and the logical CPUs this process may use.
+pub fn machine() -> String {
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines().find_map(|l| {
+                l.strip_prefix("model name")?
+                    .split_once(':')
+                    .map(|(_, v)| v.trim().to_string())
+            })
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    format!("{model}, {cpus} logical CPUs")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

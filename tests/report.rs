@@ -557,12 +557,15 @@ fn commands_and_report_write_the_same_csv() {
         eval.push(s.into());
     }
     let eval: Vec<&str> = eval.iter().map(String::as_str).collect();
-    // key: set, tool_count, ranked_tools, query_count, scorer, refused_queries, metric
-    let key = [0, 1, 2, 3, 4, 5, 6];
+    // key: set, setting, tool_count, ranked_tools, query_count, scorer, refused_queries,
+    // class, metric
+    let key = [0, 1, 2, 3, 4, 5, 6, 7, 8];
     let (h1, r1) = csv_table(&run_ok(&eval), &key);
     let (h2, r2) = csv_table(&read("eval.csv"), &key);
     assert_eq!(h1, h2, "eval.csv: columns");
-    assert_eq!(r1.len(), 3 * 14);
+    // Per scorer: 14 metrics over all queries, the wrong-sibling rate, 14 per class (the
+    // shipped set's queries are partial-name or paraphrase).
+    assert_eq!(r1.len(), 3 * (14 + 1 + 2 * 14));
     for (k, row) in &r1 {
         assert_eq!(Some(row), r2.get(k), "eval.csv: {k:?}");
     }

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use toolbudget::catalog::{Catalog, Tool, load_catalogs, parse_catalog_arg};
-use toolbudget::search::hybrid::{FusionConfig, Normalise, rrf, weighted_blend};
+use toolbudget::search::hybrid::{FusionConfig, Missing, rrf, weighted_blend};
 use toolbudget::search::semantic::SemanticScorer;
 use toolbudget::search::{Hit, Scorer, SearchRequest};
 
@@ -363,15 +363,16 @@ fn dev_set_table() {
             ));
         }
         for floor in [10, 20, 30] {
-            for (wl, ws) in [(0.5, 0.5), (0.4, 0.6), (0.3, 0.7)] {
+            for (wl, ws) in [(0.6, 0.4), (0.5, 0.5), (0.4, 0.6)] {
                 variants.push((
-                    format!("lead blend floor={floor} w={wl}/{ws}"),
+                    format!("lead/spread blend floor={floor} w={wl}/{ws}"),
                     Box::new(move |l, s| {
                         weighted_blend(
                             &[l, s],
                             &[wl, ws],
-                            &[Normalise::LeadOverTop, Normalise::Lead],
+                            &[Missing::Zero, Missing::Lowest],
                             floor,
+                            depth,
                         )
                     }),
                 ));

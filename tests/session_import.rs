@@ -555,11 +555,11 @@ fn tools_in_no_catalog_fail_the_import_unless_allowed() {
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.starts_with("error: "), "{stderr}");
     assert!(
-        stderr.contains("mcp__tracker__create_issue (1 calls)"),
+        stderr.contains("mcp__tracker__create_issue (1 call)"),
         "{stderr}"
     );
     assert!(
-        stderr.contains("mcp__tracker__search_issues (1 calls)"),
+        stderr.contains("mcp__tracker__search_issues (1 call)"),
         "{stderr}"
     );
     let (code, stdout, stderr) = run(&[

@@ -1,24 +1,18 @@
-"""Fusion candidates. Each takes (bm25, sem) lists of (tool, score) best first, depth <= 100,
-and returns tool ids best first (ties by id)."""
-import math
-from common import order
+"""Fusion candidates, written apart from the Rust code they mirror (src/search/hybrid.rs).
+Each takes (bm25, sem) lists of (tool, score) best first, depth <= 100, and returns tool ids
+best first (ties by id)."""
+import statistics
+
+from common import DEPTH, order
+
 
 def only_bm25(b, s):
-    return [t for t, _ in sorted(b, key=lambda x: (-x[1], x[0]))] if b else only_sem(b, s) if False else [t for t, _ in b]
+    return [t for t, _ in b]
+
 
 def only_sem(b, s):
     return [t for t, _ in s]
 
-def blend(wb=0.3, ws=0.7):
-    """Current default: wb*bm25/max + ws*cosine (missing cosine -> lowest cosine of the list)."""
-    def f(b, s):
-        top = max((x for _, x in b), default=0.0)
-        lo = min((x for _, x in s), default=0.0)
-        bm = {t: (x / top if top > 0 else 0.0) for t, x in b}
-        se = dict(s)
-        tools = set(bm) | set(se)
-        return order({t: wb * bm.get(t, 0.0) + ws * se.get(t, lo) for t in tools})
-    return f
 
 def rrf(k=60, wb=1.0, ws=1.0):
     def f(b, s):
@@ -29,33 +23,55 @@ def rrf(k=60, wb=1.0, ws=1.0):
         return order(sc)
     return f
 
-def _floor(lst, r):
-    """The list's r-th best score (0 if the list is shorter than r, i.e. the rest scored 0 or
-    were cut); r=None -> no floor."""
-    if r is None or len(lst) < r:
-        return None
-    return lst[r - 1][1]
 
-def excess(wb=0.3, ws=0.7, rb=None, rs=100, bm_div="top"):
-    """Generalised blend: each list counts only by how much a tool's score exceeds that list's
-    rb-th / rs-th best score (clipped at 0; a missing tool gets 0). bm25's excess is divided by
-    its top score; the cosine excess is used as it is. rb=None, rs=100 is the current blend.
-    For a list shorter than r the floor is 0 for bm25 (cosine: its lowest score)."""
+def minmax(wb=0.5, ws=0.5):
     def f(b, s):
-        top = b[0][1] if b else 0.0
-        fb = _floor(b, rb) or 0.0
-        fs = _floor(s, rs)
-        if fs is None:
-            fs = s[-1][1] if s else 0.0
         sc = {}
-        if top > 0:
+        for w, lst in ((wb, b), (ws, s)):
+            if not lst:
+                continue
+            hi, lo = lst[0][1], min(x for _, x in lst)
+            for t, x in lst:
+                sc[t] = sc.get(t, 0.0) + w * ((x - lo) / (hi - lo) if hi > lo else 1.0)
+        return order(sc)
+    return f
+
+
+def previous_blend(wb=0.4, ws=0.6, floor=20):
+    """The previous default: wb · (bm25 − bm25_floor)/bm25_top + ws · (cos − cos_floor)."""
+    def f(b, s):
+        sc = {}
+        if b and b[0][1] > 0:
+            fb = b[floor - 1][1] if len(b) >= floor else 0.0
             for t, x in b:
-                v = max(0.0, x - fb) / top
-                if v > 0:
-                    sc[t] = wb * v
-        for t, x in s:
-            sc[t] = sc.get(t, 0.0) + ws * max(0.0, x - fs)
-        for t, _ in b:
-            sc.setdefault(t, 0.0)
+                sc[t] = wb * max(0.0, x - fb) / b[0][1]
+        if s:
+            fs = s[floor - 1][1] if len(s) >= floor else s[-1][1]
+            for t, x in s:
+                sc[t] = sc.get(t, 0.0) + ws * max(0.0, x - fs)
+        return order(sc)
+    return f
+
+
+def _lead_in_spread(lst, floor, missing):
+    """tool -> (score − floor)+ / σ over DEPTH places, places past the list's end filled."""
+    if not lst:
+        return {}
+    values = [x for _, x in lst[:DEPTH]]
+    values += [missing(values)] * (DEPTH - len(values))
+    sd = statistics.pstdev(values)
+    if sd <= 0:
+        return {}
+    fl = values[min(floor, len(values)) - 1]
+    return {t: max(0.0, x - fl) / sd for t, x in lst[:DEPTH]}
+
+
+def spread_blend(wb=0.5, ws=0.5, floor=20):
+    """The default: each list's lead over its 20th score in units of its own spread."""
+    def f(b, s):
+        sc = {}
+        for w, lst, missing in ((wb, b, lambda v: 0.0), (ws, s, lambda v: v[-1])):
+            for t, p in _lead_in_spread(lst, floor, missing).items():
+                sc[t] = sc.get(t, 0.0) + w * p
         return order(sc)
     return f

@@ -61,6 +61,7 @@ pub fn render(c: &Comparison, format: Format) -> String {
         "candidate",
         "difference",
         "95% CI",
+        "p",
         "check",
     ];
     let rows = rows(c, format);
@@ -76,7 +77,7 @@ pub fn render(c: &Comparison, format: Format) -> String {
             let mut out = table(
                 &headers,
                 &rows,
-                &[false, false, true, true, true, true, false],
+                &[false, false, true, true, true, true, true, false],
             );
             out.push('\n');
             out.push_str(&query_lists(c));
@@ -112,6 +113,7 @@ fn rows(c: &Comparison, format: Format) -> Vec<Vec<String>> {
                 format!("{:.4}", m.candidate),
                 signed(m.difference),
                 ci,
+                m.p_value.map_or_else(String::new, |p| format!("{p:.4}")),
                 check,
             ]);
         }

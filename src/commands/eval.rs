@@ -2,12 +2,18 @@
 //! metrics and search latency. Metric definitions: `eval::metrics`.
 
 use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::catalog::{Catalog, CatalogSource, parse_catalog_arg};
 use crate::cli::EvalArgs;
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::eval::pool::PoolInfo;
 use crate::eval::run::{EvalOptions, check_labels, evaluate};
+use crate::eval::siblings::Siblings;
 use crate::eval::{EvalResult, ScorerResult, load_queries};
 use crate::output::{Format, csv, csv_rows, emit, md_table, text_table, to_json};
 use crate::search::{self, ScorerConfig, ScorerKind};
@@ -16,36 +22,52 @@ use crate::search::{self, ScorerConfig, ScorerKind};
 pub const DEFAULT_SCORERS: [ScorerKind; 2] = [ScorerKind::Keyword, ScorerKind::Bm25];
 
 pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
-    let options = EvalOptions::new(&args.k, args.depth, args.per_query)?;
-    let catalog = Arc::new(super::load(&args.catalog)?);
-    let set = load_queries(&args.queries, &catalog)?;
-    check_labels(&set, &catalog)?;
-    let mut kinds: Vec<ScorerKind> = Vec::new();
-    for k in if args.scorers.is_empty() {
-        &DEFAULT_SCORERS[..]
-    } else {
-        &args.scorers[..]
-    } {
-        if !kinds.contains(k) {
-            kinds.push(*k);
-        }
+    let mut options = EvalOptions::new(&args.k, args.depth, args.per_query)?;
+    options.thresholds = args.thresholds;
+    let own = super::load(&args.catalog)?;
+    let set = load_queries(&args.queries, &own)?;
+    check_labels(&set, &own)?;
+    let (catalog, pool) = pooled(own, args)?;
+    if let Some(p) = &pool
+        && p.duplicate_ids > 0
+        && !quiet
+    {
+        eprintln!(
+            "eval: {} pool tools left out: their ids are already taken (the first definition wins)",
+            p.duplicate_ids
+        );
     }
+    let catalog = Arc::new(catalog);
+    let search_tool = catalog.search_tool();
+    let siblings = Siblings::find(&catalog, |t| Some(t) != search_tool);
     let mut config = ScorerConfig::default();
     args.embedding.apply(&mut config);
-    config.progress = super::embed_progress(!quiet && std::io::stderr().is_terminal());
+    let visible = !quiet && std::io::stderr().is_terminal();
+    config.progress = super::embed_progress(visible);
     let origin = Instant::now();
     let clock = || origin.elapsed();
-    let mut results = Vec::with_capacity(kinds.len());
-    for kind in kinds {
+    let mut results = Vec::new();
+    for kind in scorer_kinds(args) {
         let scorer = search::build(kind, Arc::clone(&catalog), &config)?;
-        if !quiet {
+        let bar = progress_bar(kind, set.queries.len(), visible);
+        if !quiet && !visible {
             eprintln!(
                 "eval: {kind} over {} queries, {} tools",
                 set.queries.len(),
                 catalog.len()
             );
         }
-        let r = evaluate(scorer.as_ref(), &catalog, &set.queries, &options, &clock);
+        let tick = |done: usize| bar.set_position(done as u64);
+        let r = evaluate(
+            scorer.as_ref(),
+            &catalog,
+            &siblings,
+            &set.queries,
+            &options,
+            &clock,
+            &tick,
+        );
+        bar.finish();
         if r.refused_queries > 0 && !quiet {
             eprintln!(
                 "warning: {kind} refused {} queries; they score 0 (see `refused` in --per-query rows)",
@@ -54,11 +76,115 @@ pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
         }
         results.push(r);
     }
-    let result = EvalResult::new(&catalog, &set, &options, results);
+    let mut result = EvalResult::new(&catalog, &set, &options, &siblings, results);
+    result.pool = pool;
     emit(
         args.output.out.as_deref(),
         &render(&result, args.output.format),
     )
+}
+
+/// The scorers asked for, each once, in order (the default pair when none).
+fn scorer_kinds(args: &EvalArgs) -> Vec<ScorerKind> {
+    let asked = if args.scorers.is_empty() {
+        &DEFAULT_SCORERS[..]
+    } else {
+        &args.scorers[..]
+    };
+    let mut kinds: Vec<ScorerKind> = Vec::new();
+    for k in asked {
+        if !kinds.contains(k) {
+            kinds.push(*k);
+        }
+    }
+    kinds
+}
+
+/// The own catalog, extended by the pool's tools when `--pool` is given.
+fn pooled(own: Catalog, args: &EvalArgs) -> Result<(Catalog, Option<PoolInfo>)> {
+    if args.pool.is_empty() {
+        return Ok((own, None));
+    }
+    let own_files: Vec<PathBuf> = args
+        .catalog
+        .catalogs
+        .iter()
+        .map(|a| parse_catalog_arg(a).path)
+        .filter_map(|p| p.canonicalize().ok())
+        .collect();
+    let mut files = Vec::new();
+    for source in &args.pool {
+        pool_files(source, &mut files)?;
+    }
+    let found = files.len();
+    files.retain(|f| f.canonicalize().map_or(true, |c| !own_files.contains(&c)));
+    let sources: Vec<CatalogSource> = files
+        .into_iter()
+        .map(|path| CatalogSource { path, server: None })
+        .collect();
+    let (catalog, mut info) = crate::eval::pool::extend(&own, &sources)?;
+    info.sources = args.pool.iter().map(|p| p.display().to_string()).collect();
+    info.skipped_files = found - sources.len();
+    Ok((catalog, Some(info)))
+}
+
+/// A pool argument's catalog files: the file itself, or every `.json`, `.yaml` and `.yml`
+/// file below a folder, in path order.
+fn pool_files(source: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    if !source.is_dir() {
+        if !source.exists() {
+            return Err(Error::usage(format!(
+                "--pool {}: no such file or folder",
+                source.display()
+            )));
+        }
+        out.push(source.to_path_buf());
+        return Ok(());
+    }
+    let mut found = Vec::new();
+    let mut stack = vec![source.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries = std::fs::read_dir(&dir)
+            .map_err(|e| Error::usage(format!("--pool {}: cannot read: {e}", dir.display())))?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| ["json", "yaml", "yml"].contains(&e.to_ascii_lowercase().as_str()))
+            {
+                found.push(path);
+            }
+        }
+    }
+    if found.is_empty() {
+        return Err(Error::usage(format!(
+            "--pool {}: no catalog files (.json, .yaml, .yml) in the folder",
+            source.display()
+        )));
+    }
+    found.sort();
+    out.extend(found);
+    Ok(())
+}
+
+/// One bar per scorer over its queries (hidden when stderr is not a terminal or `--quiet`).
+fn progress_bar(kind: ScorerKind, queries: usize, visible: bool) -> ProgressBar {
+    if !visible {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(queries as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{prefix:>9} [{bar:30}] {pos}/{len} queries {elapsed} (eta {eta})",
+        )
+        .expect("the template is valid")
+        .progress_chars("=> "),
+    );
+    bar.set_prefix(kind.name());
+    bar
 }
 
 fn fixed(x: f64) -> String {
@@ -92,11 +218,21 @@ pub fn render(result: &EvalResult, format: Format) -> String {
             } else {
                 text_table
             };
-            let mut out = metrics_table(result, table);
+            let mut out = setting_text(result);
+            out.push('\n');
+            out.push_str(&metrics_table(result, table));
             out.push('\n');
             out.push_str(&frame_text(result));
             for r in &result.results {
                 out.push_str(&scorer_line(r));
+            }
+            out.push('\n');
+            out.push_str(&class_table(result, table));
+            for r in &result.results {
+                if let Some(points) = &r.thresholds {
+                    out.push('\n');
+                    out.push_str(&thresholds_table(result, &r.scorer, points, table));
+                }
             }
             if per_query {
                 out.push('\n');
@@ -105,6 +241,100 @@ pub fn render(result: &EvalResult, format: Format) -> String {
             out
         }
     }
+}
+
+/// The first line: where the expected tools were ranked.
+fn setting_text(result: &EvalResult) -> String {
+    match &result.pool {
+        Some(p) => {
+            let mut s = format!(
+                "setting: pooled — ranked among {} tools: the catalog's {} and {} distractors from \
+                 {} pool files ({})",
+                result.tool_count,
+                p.own_tools,
+                p.added_tools,
+                p.files,
+                p.sources.join(", ")
+            );
+            if p.duplicate_ids > 0 {
+                s.push_str(&format!(
+                    "; {} pool tools left out (id already taken)",
+                    p.duplicate_ids
+                ));
+            }
+            if p.skipped_files > 0 {
+                s.push_str(&format!(
+                    "; {} pool files skipped (given as --catalog)",
+                    p.skipped_files
+                ));
+            }
+            s.push('\n');
+            s
+        }
+        None => format!(
+            "setting: own catalog — ranked among its {} tools, no distractors\n",
+            result.tool_count
+        ),
+    }
+}
+
+/// Per scorer and class: the recall cutoffs and MRR, or for no-match queries the refusal.
+fn class_table(result: &EvalResult, table: TableFn) -> String {
+    let recalls: Vec<String> = result.ks.iter().map(|k| format!("recall@{k}")).collect();
+    let mut headers: Vec<&str> = vec!["scorer", "class", "queries"];
+    headers.extend(recalls.iter().map(String::as_str));
+    headers.extend(["mrr", "refusal"]);
+    let mut rows = Vec::new();
+    for r in &result.results {
+        for (class, c) in &r.classes {
+            let cell = |m: &str| c.metrics.get(m).map(|v| fixed(*v)).unwrap_or_default();
+            let mut row = vec![r.scorer.clone(), class.clone(), c.queries.to_string()];
+            row.extend(recalls.iter().map(|m| cell(m)));
+            row.push(cell("mrr"));
+            row.push(cell(crate::eval::run::REFUSAL));
+            rows.push(row);
+        }
+    }
+    let right: Vec<bool> = headers
+        .iter()
+        .map(|h| !["scorer", "class"].contains(h))
+        .collect();
+    table(&headers, &rows, &right)
+}
+
+/// One scorer's refusal curve.
+fn thresholds_table(
+    result: &EvalResult,
+    scorer: &str,
+    points: &[crate::eval::thresholds::ThresholdPoint],
+    table: TableFn,
+) -> String {
+    let recalls: Vec<String> = result.ks.iter().map(|k| format!("recall@{k}")).collect();
+    let mut headers: Vec<&str> = vec!["threshold", "false positives", "answered"];
+    headers.extend(recalls.iter().map(String::as_str));
+    let rows: Vec<Vec<String>> = points
+        .iter()
+        .map(|p| {
+            let mut row = vec![
+                p.threshold
+                    .map_or_else(|| "none".to_string(), |t| format!("{t:.6}")),
+                p.false_positive_rate.map_or_else(|| "-".to_string(), fixed),
+                fixed(p.answered),
+            ];
+            row.extend(
+                recalls
+                    .iter()
+                    .map(|m| fixed(p.recall.get(m).copied().unwrap_or(0.0))),
+            );
+            row
+        })
+        .collect();
+    let right = vec![true; headers.len()];
+    format!(
+        "{scorer}: refusal curve (results scoring below the threshold dropped; false positives \
+         = no-match queries still answered)\n{}",
+        table(&headers, &rows, &right)
+    )
 }
 
 fn metrics_table(result: &EvalResult, table: TableFn) -> String {
@@ -136,10 +366,22 @@ fn frame_text(result: &EvalResult) -> String {
         ),
         None => format!("{} tools", result.tool_count),
     };
+    let classes = result
+        .classes
+        .iter()
+        .map(|(c, n)| format!("{c} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ");
     format!(
-        "{} queries ({}) over {tools}; {} results requested per query (MRR@{}); latency is per \
-         search call, measured here.\n",
-        result.query_count, result.queries, result.depth, result.depth
+        "{} queries ({}; {classes}) over {tools}; {} results requested per query (MRR@{}); \
+         metrics average the queries that expect a tool; latency is per search call, measured \
+         here. Near-duplicates: {} tools in {} clusters across servers.\n",
+        result.query_count,
+        result.queries,
+        result.depth,
+        result.depth,
+        result.near_duplicates.tools,
+        result.near_duplicates.clusters
     )
 }
 
@@ -173,6 +415,15 @@ fn scorer_line(r: &ScorerResult) -> String {
             r.refused_queries
         ));
     }
+    let w = &r.wrong_sibling;
+    if w.queries > 0 {
+        out.push_str(&format!(
+            "; wrong sibling first in {} of {} queries whose tool has near-duplicates ({})",
+            w.wrong,
+            w.queries,
+            fixed(w.rate)
+        ));
+    }
     out.push('\n');
     out
 }
@@ -197,6 +448,7 @@ fn per_query_table(result: &EvalResult, table: TableFn) -> String {
             rows.push(vec![
                 r.scorer.clone(),
                 q.id.clone(),
+                q.class.clone(),
                 ranks_text(&q.ranks),
                 fixed(q.metrics.get(&recall).copied().unwrap_or(0.0)),
                 fixed(q.metrics.get("mrr").copied().unwrap_or(0.0)),
@@ -205,16 +457,24 @@ fn per_query_table(result: &EvalResult, table: TableFn) -> String {
         }
     }
     table(
-        &["scorer", "query", "expected ranks", &recall, "mrr", "top 3"],
+        &[
+            "scorer",
+            "query",
+            "class",
+            "expected ranks",
+            &recall,
+            "mrr",
+            "top 3",
+        ],
         &rows,
-        &[false, false, true, true, true, false],
+        &[false, false, false, true, true, true, false],
     )
 }
 
 fn per_query_csv(result: &EvalResult) -> String {
     let metric_names = metric_headers(result);
     let mut headers = vec![
-        "scorer", "id", "query", "expected", "ranks", "top", "refused",
+        "scorer", "id", "query", "class", "expected", "ranks", "top", "refused",
     ];
     headers.extend(metric_names.iter().map(String::as_str));
     let mut rows = Vec::new();
@@ -224,6 +484,7 @@ fn per_query_csv(result: &EvalResult) -> String {
                 r.scorer.clone(),
                 q.id.clone(),
                 q.query.clone(),
+                q.class.clone(),
                 q.expected.join(";"),
                 ranks_text(&q.ranks).replace(',', ";"),
                 q.top.join(";"),
@@ -252,7 +513,11 @@ mod tests {
     #[test]
     fn table_has_a_row_per_scorer_and_names_what_was_measured() {
         let t = render(&result(false), Format::Table);
-        let lines: Vec<&str> = t.lines().collect();
+        assert!(
+            t.starts_with("setting: own catalog — ranked among its 5 tools, no distractors\n"),
+            "{t}"
+        );
+        let lines: Vec<&str> = t.lines().skip(2).collect();
         let cells = |l: &str| l.split_whitespace().map(String::from).collect::<Vec<_>>();
         assert_eq!(
             cells(lines[0]),
@@ -281,10 +546,21 @@ mod tests {
             ]
         );
         assert!(
-            t.contains("4 queries (q.jsonl) over 5 tools; 10 results requested per query (MRR@10)"),
+            t.contains(
+                "4 queries (q.jsonl; paraphrase 4) over 5 tools; 10 results requested per query (MRR@10)"
+            ),
             "{t}"
         );
         assert!(t.contains("keyword: recall@5 0.5000 (95% CI"), "{t}");
+        assert!(t.contains("Near-duplicates: 0 tools in 0 clusters"), "{t}");
+        let class_row = t
+            .lines()
+            .find(|l| l.starts_with("keyword  paraphrase"))
+            .unwrap();
+        assert_eq!(
+            cells(class_row),
+            ["keyword", "paraphrase", "4", "0.3750", "0.5000", "0.5000"]
+        );
         assert!(
             t.contains("settings: fixed=yes; 1 queries refused (scored 0)"),
             "{t}"
@@ -296,20 +572,21 @@ mod tests {
         let c = render(&result(false), Format::Csv);
         assert_eq!(
             c.lines().next().unwrap(),
-            "set,tool_count,ranked_tools,query_count,scorer,refused_queries,metric,value,ci95_low,ci95_high"
+            "set,setting,tool_count,ranked_tools,query_count,scorer,refused_queries,class,metric,value,ci95_low,ci95_high"
         );
-        assert_eq!(c.lines().count(), 1 + 8);
+        // 8 metrics over all queries, the wrong-sibling rate, 8 for the one class.
+        assert_eq!(c.lines().count(), 1 + 8 + 1 + 8);
         let c = render(&result(true), Format::Csv);
         let lines: Vec<&str> = c.lines().collect();
         assert_eq!(lines.len(), 5);
         assert!(
-            lines[2].starts_with("keyword,q2,second,b;c,3;1,c;d;b,,0.5000,1.0000"),
+            lines[2].starts_with("keyword,q2,second,paraphrase,b;c,3;1,c;d;b,,0.5000,1.0000"),
             "{c}"
         );
-        assert!(lines[4].contains(",bad(,a,-,,"), "{c}");
+        assert!(lines[4].contains(",bad(,paraphrase,a,-,,"), "{c}");
         let md = render(&result(true), Format::Md);
         assert!(
-            md.contains("| keyword | q3 | - | 0.0000 | 0.0000 |  |"),
+            md.contains("| keyword | q3 | paraphrase | - | 0.0000 | 0.0000 |  |"),
             "{md}"
         );
     }

@@ -28,6 +28,9 @@ pub struct SearchReport {
     pub max_limit: Option<usize>,
     /// `select:` names that matched no tool.
     pub not_found: Vec<String>,
+    /// `select:` names that fit several tools (none selected), with the candidates' ids.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ambiguous: Vec<crate::search::Ambiguous>,
     pub settings: IndexMap<String, String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explanations: Option<Vec<ExplainedMatch>>,
@@ -98,6 +101,7 @@ pub fn search(
         limit,
         max_limit: kind.max_limit(),
         not_found: outcome.not_found,
+        ambiguous: outcome.ambiguous,
         settings: scorer.settings().into_iter().collect(),
         explanations,
     })
@@ -170,6 +174,13 @@ pub fn render(report: &SearchReport, format: Format) -> String {
             out.push('\n');
             if !report.not_found.is_empty() {
                 out.push_str(&format!("not found: {}\n", report.not_found.join(", ")));
+            }
+            for a in &report.ambiguous {
+                out.push_str(&format!(
+                    "ambiguous: {} fits {}; select one by its id\n",
+                    a.name,
+                    a.candidates.join(", ")
+                ));
             }
             let settings: Vec<String> = report
                 .settings

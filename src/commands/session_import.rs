@@ -242,13 +242,15 @@ fn footer(s: &ImportSummary) -> String {
         ));
     }
     out.push_str(&format!(
-        "Replayed eager vs deferred: {} vs {} input tokens, ${:.4} vs ${:.4} with caching, {} searches, {} misses.\n",
+        "Replayed eager vs deferred: {} vs {} input tokens, ${:.4} vs ${:.4} with caching, {} {}, {} {}.\n",
         t.eager.input_tokens,
         t.deferred.input_tokens,
         t.eager.cost_cached_usd,
         t.deferred.cost_cached_usd,
         t.deferred.searches,
-        t.deferred.misses
+        crate::output::noun(t.deferred.searches as u64, "search", "searches"),
+        t.deferred.misses,
+        crate::output::noun(t.deferred.misses as u64, "miss", "misses"),
     ));
     out
 }

@@ -3,8 +3,10 @@
 //!
 //! When both files carry `per_query` rows for a scorer (`eval --per-query`), queries are paired
 //! by id and each difference gets a 95% paired bootstrap interval of the mean per-query
-//! difference (10,000 resamples, fixed seed), and the queries that got worse or better on the
-//! checked metric are listed. Without rows only the aggregates are compared, and the result
+//! difference and the p-value of a paired randomization (sign-flip) test (10,000 resamples
+//! each, fixed seeds), and the queries that got worse or better on the checked metric are
+//! listed. Queries without the metric (no-match queries have only `refusal`) are left out of
+//! its interval and test. Without rows only the aggregates are compared, and the result
 //! says so (`paired: false`).
 //!
 //! A regression is a difference below −max_drop on the checked metric (rounded to 6 decimals
@@ -21,7 +23,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::bootstrap::{self, mean_intervals};
+use super::bootstrap::{self, mean_intervals, sign_flip_p_values};
 use super::metrics::round_metric;
 use super::result::{EvalResult, QueryResult, ScorerResult, read_eval_result};
 use crate::error::{Error, Result};
@@ -121,6 +123,10 @@ pub struct MetricDiff {
     pub difference: f64,
     /// 95% paired bootstrap interval of the mean per-query difference.
     pub ci95: Option<[f64; 2]>,
+    /// Two-sided p-value of the paired randomization test: how often randomly swapping each
+    /// query's two results gives a mean difference at least this far from 0.
+    #[serde(default)]
+    pub p_value: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -248,6 +254,7 @@ fn compare_scorer(
                 candidate: y,
                 difference: round_metric(y - x),
                 ci95: None,
+                p_value: None,
             })
         })
         .collect();
@@ -368,36 +375,22 @@ fn pair(
 ) {
     out.paired = true;
     out.paired_queries = pairs.len();
-    let column = |m: &str, side: usize| -> Option<Vec<f64>> {
-        pairs
-            .iter()
-            .map(|(x, y)| [x, y][side].metrics.get(m).copied())
-            .collect()
-    };
-    // Means over the pairs (equal to the files' averages when the query sets are the same);
-    // a metric some row lacks keeps the files' averages and gets no interval.
-    let mut present = Vec::new();
-    let mut has_column = Vec::with_capacity(diffs.len());
+    // Means over the pairs (equal to the files' averages when the query sets are the same).
+    // Rows without the metric — no-match queries carry only `refusal` — stay out of its means,
+    // interval and test.
     for d in diffs.iter_mut() {
-        match (column(&d.metric, 0), column(&d.metric, 1)) {
-            (Some(xs), Some(ys)) => {
-                d.base = round_metric(mean(&xs));
-                d.candidate = round_metric(mean(&ys));
-                d.difference = round_metric(d.candidate - d.base);
-                present.push(ys.iter().zip(&xs).map(|(y, x)| y - x).collect::<Vec<f64>>());
-                has_column.push(true);
-            }
-            _ => has_column.push(false),
+        let (xs, ys): (Vec<f64>, Vec<f64>) = pairs
+            .iter()
+            .filter_map(|(x, y)| Some((*x.metrics.get(&d.metric)?, *y.metrics.get(&d.metric)?)))
+            .unzip();
+        if xs.is_empty() {
+            continue;
         }
-    }
-    let mut intervals = mean_intervals(&present, bootstrap::RESAMPLES, bootstrap::SEED).into_iter();
-    for (d, has) in diffs.iter_mut().zip(has_column) {
-        if has {
-            d.ci95 = intervals
-                .next()
-                .flatten()
-                .map(|i| [round_metric(i.low), round_metric(i.high)]);
-        }
+        d.base = round_metric(mean(&xs));
+        d.candidate = round_metric(mean(&ys));
+        d.difference = round_metric(d.candidate - d.base);
+        let column: Vec<f64> = ys.iter().zip(&xs).map(|(y, x)| y - x).collect();
+        (d.ci95, d.p_value) = paired_statistics(&column);
     }
     for (x, y) in pairs {
         let (Some(&a), Some(&b)) = (x.metrics.get(metric), y.metrics.get(metric)) else {
@@ -420,6 +413,18 @@ fn pair(
     };
     out.worse.sort_by(by_change);
     out.better.sort_by(by_change);
+}
+
+/// The bootstrap interval and the randomization p-value of one column of differences. Each
+/// metric draws with the same seeds, so metrics over the same queries resample the same
+/// queries.
+fn paired_statistics(column: &[f64]) -> (Option<[f64; 2]>, Option<f64>) {
+    let columns = [column.to_vec()];
+    let ci = mean_intervals(&columns, bootstrap::RESAMPLES, bootstrap::SEED)[0]
+        .map(|i| [round_metric(i.low), round_metric(i.high)]);
+    let p =
+        sign_flip_p_values(&columns, bootstrap::RESAMPLES, bootstrap::SEED)[0].map(round_metric);
+    (ci, p)
 }
 
 fn mean(xs: &[f64]) -> f64 {

@@ -1,6 +1,8 @@
-//! Labeled query files: JSONL (one `{"id", "query", "expected"}` object a line), or a JSON or
-//! YAML list of the same objects. Loading validates against the catalog, so evaluation never
-//! meets an unknown tool: every problem is an input error with `file:line:column`.
+//! Labeled query files: JSONL (one `{"id", "query", "expected", "class"?}` object a line), or a
+//! JSON or YAML list of the same objects. Loading validates against the catalog, so evaluation
+//! never meets an unknown tool: every problem is an input error with `file:line:column`.
+//! `expected: []` is a query no tool answers (class `no-match`); a query without `class` gets
+//! the one `classes::derive` finds.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -8,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::classes;
 use crate::catalog::Catalog;
 use crate::document::{Document, Seg, json_error};
 use crate::error::{Error, Position, Result};
@@ -22,6 +25,8 @@ pub struct LabeledQuery {
     pub expected: Vec<String>,
     /// Catalog indices of `expected`, same order.
     pub expected_tools: Vec<usize>,
+    /// The query's class, as given in the file or derived (`eval::classes`).
+    pub class: String,
     /// Where the query object starts in its file.
     pub position: Position,
 }
@@ -36,12 +41,14 @@ pub struct QuerySet {
 #[derive(Debug, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a query (a mapping with id, query and expected)"
+    expecting = "a query (a mapping with id, query, expected and an optional class)"
 )]
 struct RawQuery {
     id: String,
     query: String,
     expected: Vec<String>,
+    #[serde(default)]
+    class: Option<String>,
 }
 
 /// Where a raw query came from, for errors found after parsing.
@@ -249,16 +256,7 @@ impl<'a> Checker<'a> {
                 format!("query {:?} has empty query text", raw.id),
             ));
         }
-        if raw.expected.is_empty() {
-            return Err(place.error(
-                path,
-                &path!["expected"],
-                format!(
-                    "query {:?} expects no tool, expected one or more tool ids",
-                    raw.id
-                ),
-            ));
-        }
+        self.check_class(&raw, &place)?;
         let mut expected_tools = Vec::with_capacity(raw.expected.len());
         for (j, tool) in raw.expected.iter().enumerate() {
             let Some(index) = self.catalog.index_of(tool) else {
@@ -281,14 +279,56 @@ impl<'a> Checker<'a> {
             expected_tools.push(index);
         }
         self.seen.insert(raw.id.clone(), start);
+        let class = match raw.class {
+            Some(c) => c,
+            None => classes::derive(&raw.query, &expected_tools, self.catalog).to_string(),
+        };
         self.queries.push(LabeledQuery {
             id: raw.id,
             query: raw.query,
             expected: raw.expected,
             expected_tools,
+            class,
             position: start,
         });
         Ok(())
+    }
+
+    /// A given class is a lowercase name, and `no-match` goes with `expected: []` and only
+    /// with it (a query no tool answers has nothing else to be).
+    fn check_class(&self, raw: &RawQuery, place: &Place<'_>) -> Result<()> {
+        let path = self.path;
+        let no_match = classes::NO_MATCH;
+        match raw.class.as_deref() {
+            Some(c) if !classes::is_valid_name(c) => Err(place.error(
+                path,
+                &path!["class"],
+                format!(
+                    "query {:?} has class {c:?}: expected lowercase letters, digits and '-' \
+                     (exact-name, partial-name, paraphrase, no-match or a name of your own)",
+                    raw.id
+                ),
+            )),
+            Some(c) if c == no_match && !raw.expected.is_empty() => Err(place.error(
+                path,
+                &path!["class"],
+                format!(
+                    "query {:?} is {no_match} but expects tools; a {no_match} query has \
+                     `expected: []`",
+                    raw.id
+                ),
+            )),
+            Some(c) if c != no_match && raw.expected.is_empty() => Err(place.error(
+                path,
+                &path!["expected"],
+                format!(
+                    "query {:?} expects no tool but has class {c:?}; give it class {no_match} \
+                     or the tools that answer it",
+                    raw.id
+                ),
+            )),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -410,7 +450,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn duplicate_ids_empty_text_and_empty_expected_are_errors() {
+    fn duplicate_ids_and_empty_text_are_errors() {
         let e = err(
             "q.jsonl",
             "{\"id\": \"q1\", \"query\": \"a\", \"expected\": [\"Read\"]}\n\
@@ -427,14 +467,6 @@ pub(crate) mod tests {
         assert_eq!(e, "q.jsonl:1:23: query \"q1\" has empty query text");
         let e = err(
             "q.jsonl",
-            "{\"id\": \"q1\", \"query\": \"a\", \"expected\": []}",
-        );
-        assert!(
-            e.starts_with("q.jsonl:1:40: query \"q1\" expects no tool"),
-            "{e}"
-        );
-        let e = err(
-            "q.jsonl",
             "{\"id\": \"q1\", \"query\": \"a\", \"expected\": [\"Read\", \"Read\"]}",
         );
         assert!(e.contains("lists tool \"Read\" twice"), "{e}");
@@ -444,6 +476,44 @@ pub(crate) mod tests {
         assert!(e.contains("expected a list"), "{e}");
         let e = err("q.jsonl", "\n\n");
         assert!(e.contains("no queries"), "{e}");
+    }
+
+    #[test]
+    fn classes_are_given_or_derived_and_no_match_has_no_tools() {
+        let set = parse(
+            "q.jsonl",
+            "{\"id\": \"q1\", \"query\": \"call mcp__gh__create_issue now\", \"expected\": [\"mcp__gh__create_issue\"]}\n\
+             {\"id\": \"q2\", \"query\": \"run it\", \"expected\": [\"Bash\"], \"class\": \"typo\"}\n\
+             {\"id\": \"q3\", \"query\": \"order a pizza\", \"expected\": []}\n\
+             {\"id\": \"q4\", \"query\": \"book a flight\", \"expected\": [], \"class\": \"no-match\"}\n",
+        )
+        .unwrap();
+        let classes: Vec<&str> = set.queries.iter().map(|q| q.class.as_str()).collect();
+        assert_eq!(classes, ["exact-name", "typo", "no-match", "no-match"]);
+        assert!(set.queries[2].expected_tools.is_empty());
+        let e = err(
+            "q.jsonl",
+            "{\"id\": \"q1\", \"query\": \"a\", \"expected\": [], \"class\": \"paraphrase\"}",
+        );
+        assert!(
+            e.starts_with(
+                "q.jsonl:1:40: query \"q1\" expects no tool but has class \"paraphrase\""
+            ),
+            "{e}"
+        );
+        let e = err(
+            "q.jsonl",
+            "{\"id\": \"q1\", \"query\": \"a\", \"expected\": [\"Read\"], \"class\": \"no-match\"}",
+        );
+        assert!(
+            e.starts_with("q.jsonl:1:59: query \"q1\" is no-match"),
+            "{e}"
+        );
+        let e = err(
+            "q.yaml",
+            "- id: q1\n  query: a\n  expected: [Read]\n  class: Exact Name\n",
+        );
+        assert!(e.starts_with("q.yaml:4:10: query \"q1\" has class"), "{e}");
     }
 
     /// The shared data directory, when this checkout has one (see COMMON.md).

@@ -9,8 +9,12 @@ use std::path::Path;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
+use super::classes;
+use super::pool::PoolInfo;
 use super::queries::QuerySet;
 use super::run::EvalOptions;
+use super::siblings::{Siblings, WrongSibling};
+use super::thresholds::ThresholdPoint;
 use crate::catalog::Catalog;
 use crate::document::Document;
 use crate::error::{Error, Position, Result};
@@ -39,7 +43,31 @@ pub struct EvalResult {
     /// Results requested per query; MRR is MRR@depth.
     #[serde(default)]
     pub depth: usize,
+    /// Queries per class (`eval::classes`), in output order.
+    #[serde(default)]
+    pub classes: IndexMap<String, usize>,
+    /// Set when the queries were ranked inside a pool of distractors (`--pool`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<PoolInfo>,
+    /// Near-duplicate clusters among the ranked tools (`eval::siblings`).
+    #[serde(default)]
+    pub near_duplicates: NearDuplicates,
     pub results: Vec<ScorerResult>,
+}
+
+/// How many ranked tools have a near-duplicate on another server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct NearDuplicates {
+    pub clusters: usize,
+    pub tools: usize,
+}
+
+/// One class's share of a scorer's result: means over the class's queries. A `no-match`
+/// class has one metric, `refusal`: the share of its queries answered with no result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassResult {
+    pub queries: usize,
+    pub metrics: IndexMap<String, f64>,
 }
 
 /// One scorer over every query of the set.
@@ -61,6 +89,16 @@ pub struct ScorerResult {
     /// Queries the scorer refused (each scored 0, like a query with no results).
     #[serde(default)]
     pub refused_queries: usize,
+    /// The metrics per query class, classes in `EvalResult::classes` order. `metrics` above
+    /// average the queries that expect a tool; no-match queries count only here.
+    #[serde(default)]
+    pub classes: IndexMap<String, ClassResult>,
+    /// How often the first result is a near-duplicate of the expected tool instead.
+    #[serde(default)]
+    pub wrong_sibling: WrongSibling,
+    /// The refusal curve (`--thresholds`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thresholds: Option<Vec<ThresholdPoint>>,
     /// One row per query, in query order (`--per-query`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_query: Option<Vec<QueryResult>>,
@@ -72,6 +110,9 @@ pub struct QueryResult {
     pub id: String,
     #[serde(default)]
     pub query: String,
+    /// The query's class, given or derived.
+    #[serde(default)]
+    pub class: String,
     #[serde(default)]
     pub expected: Vec<String>,
     /// 1-based rank of each expected tool, `null` when not in the ranking.
@@ -80,6 +121,10 @@ pub struct QueryResult {
     /// Ids of the first max(k) results.
     #[serde(default)]
     pub top: Vec<String>,
+    /// The scores of `top`, on the scorer's own scale, rounded to 6 decimals (so the json
+    /// reads back into the same numbers).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scores: Vec<f64>,
     pub metrics: IndexMap<String, f64>,
     /// Why the scorer refused the query.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -98,10 +143,25 @@ impl EvalResult {
         catalog: &Catalog,
         set: &QuerySet,
         options: &EvalOptions,
+        siblings: &Siblings,
         results: Vec<ScorerResult>,
     ) -> EvalResult {
         let search_tool = catalog.search_tool();
+        let names = classes::ordered(set.queries.iter().map(|q| q.class.as_str()));
+        let classes = names
+            .into_iter()
+            .map(|c| {
+                let n = set.queries.iter().filter(|q| q.class == c).count();
+                (c, n)
+            })
+            .collect();
         EvalResult {
+            classes,
+            pool: None,
+            near_duplicates: NearDuplicates {
+                clusters: siblings.clusters().len(),
+                tools: siblings.tools_in_clusters(),
+            },
             tool_count: catalog.len(),
             query_count: set.queries.len(),
             set: set_name(&set.path),
@@ -114,29 +174,56 @@ impl EvalResult {
         }
     }
 
-    /// The rows of the eval CSV (`eval --format csv`, the report's `data/eval.csv`).
+    /// The rows of the eval CSV (`eval --format csv`, the report's `data/eval.csv`): per
+    /// scorer, the metrics over all answerable queries (class `all`, with intervals), the
+    /// wrong-sibling rate, then each class's metrics.
     pub fn csv_rows(&self) -> Vec<EvalCsvRow> {
         let mut rows = Vec::new();
         for r in &self.results {
+            let row = |class: &str, metric: &str, value: f64| EvalCsvRow {
+                set: self.set.clone(),
+                setting: self.setting().to_string(),
+                tool_count: self.tool_count,
+                ranked_tools: self.ranked_tools,
+                query_count: self.query_count,
+                scorer: r.scorer.clone(),
+                refused_queries: r.refused_queries,
+                class: class.to_string(),
+                metric: metric.to_string(),
+                value,
+                ci95_low: None,
+                ci95_high: None,
+            };
             for (metric, &value) in &r.metrics {
                 let ci = r.ci95.get(metric);
                 rows.push(EvalCsvRow {
-                    set: self.set.clone(),
-                    tool_count: self.tool_count,
-                    ranked_tools: self.ranked_tools,
-                    query_count: self.query_count,
-                    scorer: r.scorer.clone(),
-                    refused_queries: r.refused_queries,
-                    metric: metric.clone(),
-                    value,
                     ci95_low: ci.map(|c| c[0]),
                     ci95_high: ci.map(|c| c[1]),
+                    ..row(ALL_CLASSES, metric, value)
                 });
+            }
+            rows.push(row(ALL_CLASSES, WRONG_SIBLING_RATE, r.wrong_sibling.rate));
+            for (class, c) in &r.classes {
+                for (metric, &value) in &c.metrics {
+                    rows.push(row(class, metric, value));
+                }
             }
         }
         rows
     }
 }
+
+impl EvalResult {
+    /// `own` or `pooled`: where the expected tools were ranked.
+    pub fn setting(&self) -> &'static str {
+        if self.pool.is_some() { "pooled" } else { "own" }
+    }
+}
+
+/// The `class` of CSV rows over every answerable query.
+pub const ALL_CLASSES: &str = "all";
+/// The CSV metric name of [`WrongSibling::rate`].
+pub const WRONG_SIBLING_RATE: &str = "wrong_sibling_rate";
 
 /// A query set's name: the stem of its file (`fixtures.jsonl` → `fixtures`).
 pub fn set_name(path: &Path) -> String {
@@ -150,11 +237,15 @@ pub fn set_name(path: &Path) -> String {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct EvalCsvRow {
     pub set: String,
+    /// `own` (the query set's catalog alone) or `pooled` (among the pool's distractors).
+    pub setting: String,
     pub tool_count: usize,
     pub ranked_tools: usize,
     pub query_count: usize,
     pub scorer: String,
     pub refused_queries: usize,
+    /// `all`, or the query class the metric is averaged over.
+    pub class: String,
     pub metric: String,
     pub value: f64,
     /// Empty when no interval is computed for the metric.
@@ -288,7 +379,8 @@ mod tests {
     fn csv_rows_are_one_per_scorer_and_metric() {
         let r = result(false);
         let rows = r.csv_rows();
-        assert_eq!(rows.len(), 14);
+        // 14 metrics over all queries, the wrong-sibling rate, 14 for the one class.
+        assert_eq!(rows.len(), 14 + 1 + 14);
         let recall5 = rows.iter().find(|r| r.metric == "recall@5").unwrap();
         assert_eq!(recall5.set, "q");
         assert_eq!(recall5.refused_queries, 1);
@@ -302,9 +394,20 @@ mod tests {
         );
         let text = crate::output::csv_rows(&rows);
         assert!(text.starts_with(
-            "set,tool_count,ranked_tools,query_count,scorer,refused_queries,metric,value,ci95_low,ci95_high\n"
+            "set,setting,tool_count,ranked_tools,query_count,scorer,refused_queries,class,metric,value,ci95_low,ci95_high\n"
         ));
-        assert!(text.contains("\nq,5,5,4,keyword,1,hit@1,0.5,,\n"), "{text}");
+        assert!(
+            text.contains("\nq,own,5,5,4,keyword,1,all,hit@1,0.5,,\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\nq,own,5,5,4,keyword,1,paraphrase,hit@1,0.5,,\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\nq,own,5,5,4,keyword,1,all,wrong_sibling_rate,0.0,,\n"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -10,14 +10,15 @@
 
 use indexmap::IndexMap;
 
-use super::bootstrap;
 use super::metrics::{all_metrics, expected_ranks, mean, metric_names, round_metric};
 use super::queries::{LabeledQuery, QuerySet};
-use super::result::{QueryResult, ScorerResult};
+use super::result::{ClassResult, QueryResult, ScorerResult};
+use super::siblings::{Siblings, WrongSibling};
+use super::{bootstrap, classes, thresholds};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::search::{Scorer, SearchRequest};
-use crate::timing::{Clock, LatencyUs, Timed, time_searches};
+use crate::timing::{Clock, LatencyUs, Timed, time_search};
 
 /// Cutoffs of `--k` when none are given.
 pub const DEFAULT_KS: [usize; 4] = [1, 3, 5, 10];
@@ -37,6 +38,8 @@ pub struct EvalOptions {
     pub per_query: bool,
     /// Bootstrap resamples for the 95% intervals (0 disables them).
     pub resamples: usize,
+    /// Compute the refusal curve (`--thresholds`).
+    pub thresholds: bool,
 }
 
 impl EvalOptions {
@@ -68,6 +71,7 @@ impl EvalOptions {
             depth,
             per_query,
             resamples: bootstrap::RESAMPLES,
+            thresholds: false,
         })
     }
 
@@ -77,70 +81,155 @@ impl EvalOptions {
 }
 
 /// Ranks every query with `scorer` and computes the metrics; latency comes from the one
-/// harness (`timing`) with the caller's clock. The search tool is never ranked.
+/// harness (`timing`) with the caller's clock. The search tool is never ranked. `progress`
+/// hears the number of queries done after each one.
+///
+/// The overall metrics average the queries that expect a tool; no-match queries (`expected:
+/// []`) count in their class only, where the metric is `refusal`: nothing returned.
 pub fn evaluate(
     scorer: &dyn Scorer,
     catalog: &Catalog,
+    siblings: &Siblings,
     queries: &[LabeledQuery],
     options: &EvalOptions,
     clock: Clock<'_>,
+    progress: &dyn Fn(usize),
 ) -> ScorerResult {
     let names = options.metric_names();
     let candidates = catalog.search_candidates();
-    let requests: Vec<SearchRequest<'_>> = queries
-        .iter()
-        .map(|q| SearchRequest {
+    let mut timed = Vec::with_capacity(queries.len());
+    for (i, q) in queries.iter().enumerate() {
+        let request = SearchRequest {
             query: &q.query,
             limit: options.depth,
             candidates: candidates.as_deref(),
+        };
+        timed.push(time_search(scorer, &request, clock));
+        progress(i + 1);
+    }
+    let mut firsts = Vec::with_capacity(queries.len());
+    let mut rows: Vec<QueryResult> = queries
+        .iter()
+        .zip(&timed)
+        .map(|(q, t)| {
+            let (row, first) = query_result(q, t, catalog, options, &names);
+            firsts.push(first);
+            row
         })
         .collect();
-    let timed = time_searches(scorer, &requests, clock);
-    let mut columns: Vec<Vec<f64>> = vec![Vec::with_capacity(queries.len()); names.len()];
-    let mut rows = Vec::with_capacity(queries.len());
-    for (q, t) in queries.iter().zip(&timed) {
-        let mut row = query_result(q, t, catalog, options, &names);
-        for (column, v) in columns.iter_mut().zip(row.metrics.values_mut()) {
-            column.push(*v);
+    let answerable: Vec<usize> = (0..queries.len())
+        .filter(|&i| !queries[i].expected_tools.is_empty())
+        .collect();
+    let columns = metric_columns(&rows, &answerable, &names);
+    let wrong_sibling = WrongSibling::count(
+        siblings,
+        answerable
+            .iter()
+            .map(|&i| (queries[i].expected_tools.as_slice(), firsts[i])),
+    );
+    let thresholds = options
+        .thresholds
+        .then(|| thresholds::curve(&rows, &options.ks));
+    let classes = class_results(queries, &rows, &names);
+    for row in &mut rows {
+        for v in row.metrics.values_mut() {
             *v = round_metric(*v);
         }
-        rows.push(row);
     }
-    let means = columns.iter().map(|c| mean(c));
     ScorerResult {
         scorer: scorer.kind().name().to_string(),
         settings: scorer.settings().into_iter().collect(),
-        metrics: names.iter().cloned().zip(means.map(round_metric)).collect(),
+        metrics: names
+            .iter()
+            .cloned()
+            .zip(columns.iter().map(|c| round_metric(mean(c))))
+            .collect(),
         ci95: intervals(&names, &columns, options.resamples),
         latency_us: Some(LatencyUs::of_timed(&timed)),
         refused_queries: rows.iter().filter(|r| r.refused.is_some()).count(),
+        classes,
+        wrong_sibling,
+        thresholds,
         per_query: options.per_query.then_some(rows),
     }
 }
 
-/// One query's ranks, top results and metrics (unrounded: means are taken from them).
+/// Each metric's per-query values over the chosen rows (unrounded).
+fn metric_columns(rows: &[QueryResult], chosen: &[usize], names: &[String]) -> Vec<Vec<f64>> {
+    names
+        .iter()
+        .map(|n| chosen.iter().map(|&i| rows[i].metrics[n]).collect())
+        .collect()
+}
+
+/// Means per class, classes in output order; a no-match class reports `refusal`.
+fn class_results(
+    queries: &[LabeledQuery],
+    rows: &[QueryResult],
+    names: &[String],
+) -> IndexMap<String, ClassResult> {
+    classes::ordered(queries.iter().map(|q| q.class.as_str()))
+        .into_iter()
+        .map(|class| {
+            let members: Vec<usize> = (0..queries.len())
+                .filter(|&i| queries[i].class == class)
+                .collect();
+            let metrics = if class == classes::NO_MATCH {
+                let refused = members.iter().map(|&i| rows[i].metrics[REFUSAL]);
+                let values: Vec<f64> = refused.collect();
+                IndexMap::from([(REFUSAL.to_string(), round_metric(mean(&values)))])
+            } else {
+                let columns = metric_columns(rows, &members, names);
+                names
+                    .iter()
+                    .cloned()
+                    .zip(columns.iter().map(|c| round_metric(mean(c))))
+                    .collect()
+            };
+            let result = ClassResult {
+                queries: members.len(),
+                metrics,
+            };
+            (class, result)
+        })
+        .collect()
+}
+
+/// The metric of a no-match query: 1 when the scorer returned nothing, else 0.
+pub const REFUSAL: &str = "refusal";
+
+/// One query's ranks, top results, their scores and metrics (unrounded: means are taken from
+/// them), and the first result.
 fn query_result(
     q: &LabeledQuery,
     timed: &Timed,
     catalog: &Catalog,
     options: &EvalOptions,
     names: &[String],
-) -> QueryResult {
+) -> (QueryResult, Option<usize>) {
     let top_n = options.ks.last().copied().unwrap_or(MIN_DEPTH);
-    let (ranking, refused) = match &timed.outcome {
-        Ok(outcome) => {
-            let mut tools: Vec<usize> = outcome.hits.iter().map(|h| h.tool).collect();
-            // A scorer that ignores the limit must not score deeper than asked.
-            tools.truncate(options.depth);
-            (tools, None)
-        }
+    let (mut hits, refused) = match &timed.outcome {
+        Ok(outcome) => (outcome.hits.clone(), None),
         Err(e) => (Vec::new(), Some(e.to_string())),
     };
+    // A scorer that ignores the limit must not score deeper than asked.
+    hits.truncate(options.depth);
+    let ranking: Vec<usize> = hits.iter().map(|h| h.tool).collect();
     let ranks = expected_ranks(&q.expected_tools, &ranking);
-    let values = all_metrics(&ranks, &options.ks);
-    QueryResult {
+    let metrics = if q.expected_tools.is_empty() {
+        let refusal = if ranking.is_empty() { 1.0 } else { 0.0 };
+        IndexMap::from([(REFUSAL.to_string(), refusal)])
+    } else {
+        names
+            .iter()
+            .cloned()
+            .zip(all_metrics(&ranks, &options.ks))
+            .collect()
+    };
+    let row = QueryResult {
         id: q.id.clone(),
         query: q.query.clone(),
+        class: q.class.clone(),
         expected: q.expected.clone(),
         ranks,
         top: ranking
@@ -148,9 +237,15 @@ fn query_result(
             .take(top_n)
             .map(|&t| catalog.get(t).id.clone())
             .collect(),
-        metrics: names.iter().cloned().zip(values).collect(),
+        scores: hits
+            .iter()
+            .take(top_n)
+            .map(|h| round_metric(h.score))
+            .collect(),
+        metrics,
         refused,
-    }
+    };
+    (row, ranking.first().copied())
 }
 
 /// Intervals for the graded metrics only: hit@k and complete@k are proportions whose
@@ -249,6 +344,7 @@ pub(crate) mod tests {
             Ok(SearchOutcome {
                 hits,
                 not_found: vec![],
+                ambiguous: Vec::new(),
                 total_tools: self.catalog.len(),
             })
         }
@@ -272,6 +368,11 @@ pub(crate) mod tests {
             query: text.into(),
             expected: expected.iter().map(|s| s.to_string()).collect(),
             expected_tools: expected.iter().map(|e| cat.index_of(e).unwrap()).collect(),
+            class: if expected.is_empty() {
+                "no-match".into()
+            } else {
+                "paraphrase".into()
+            },
             position: crate::error::Position { line: 1, column: 1 },
         }
     }
@@ -326,11 +427,19 @@ pub(crate) mod tests {
         let e = evaluate(
             &scorer,
             &scorer.catalog,
+            &Siblings::default(),
             &set.queries,
             &options,
             &fake_clock(),
+            &|_| {},
         );
-        crate::eval::EvalResult::new(&scorer.catalog, &set, &options, vec![e])
+        crate::eval::EvalResult::new(
+            &scorer.catalog,
+            &set,
+            &options,
+            &Siblings::default(),
+            vec![e],
+        )
     }
 
     #[test]
@@ -339,7 +448,15 @@ pub(crate) mod tests {
         let options = EvalOptions::new(&[3, 1], None, true).unwrap();
         assert_eq!(options.ks, vec![1, 3]);
         assert_eq!(options.depth, 10);
-        let e = evaluate(&scorer, &scorer.catalog, &queries, &options, &fake_clock());
+        let e = evaluate(
+            &scorer,
+            &scorer.catalog,
+            &Siblings::default(),
+            &queries,
+            &options,
+            &fake_clock(),
+            &|_| {},
+        );
         let get = |name: &str| e.metric(name).unwrap();
         // q1: a@1; q2: c@1, b@3; q3: nothing; q4: refused → 0.
         assert_eq!(get("recall@1"), (1.0 + 0.5) / 4.0);
@@ -370,8 +487,24 @@ pub(crate) mod tests {
     fn same_input_same_result_apart_from_latency() {
         let (scorer, queries) = fixture();
         let options = EvalOptions::new(&DEFAULT_KS, Some(20), true).unwrap();
-        let a = evaluate(&scorer, &scorer.catalog, &queries, &options, &fake_clock());
-        let b = evaluate(&scorer, &scorer.catalog, &queries, &options, &fake_clock());
+        let a = evaluate(
+            &scorer,
+            &scorer.catalog,
+            &Siblings::default(),
+            &queries,
+            &options,
+            &fake_clock(),
+            &|_| {},
+        );
+        let b = evaluate(
+            &scorer,
+            &scorer.catalog,
+            &Siblings::default(),
+            &queries,
+            &options,
+            &fake_clock(),
+            &|_| {},
+        );
         assert_eq!(a, b);
     }
 
@@ -385,7 +518,15 @@ pub(crate) mod tests {
         };
         let queries = vec![query("q1", "find", &["b"], &cat)];
         let options = EvalOptions::new(&[1, 3], None, true).unwrap();
-        let e = evaluate(&scorer, &cat, &queries, &options, &fake_clock());
+        let e = evaluate(
+            &scorer,
+            &cat,
+            &Siblings::default(),
+            &queries,
+            &options,
+            &fake_clock(),
+            &|_| {},
+        );
         // Without the search tool in the way, `b` ranks second.
         assert_eq!(e.per_query.as_ref().unwrap()[0].top, vec!["a", "b"]);
         assert_eq!(e.metric("mrr"), Some(0.5));
@@ -398,7 +539,13 @@ pub(crate) mod tests {
             err.starts_with("q.jsonl:1:1: query \"q2\" expects ToolSearch, the search tool"),
             "{err}"
         );
-        let r = crate::eval::result::EvalResult::new(&cat, &set, &options, vec![e]);
+        let r = crate::eval::result::EvalResult::new(
+            &cat,
+            &set,
+            &options,
+            &Siblings::default(),
+            vec![e],
+        );
         assert_eq!((r.tool_count, r.ranked_tools), (3, 2));
         assert_eq!(r.search_tool.as_deref(), Some("ToolSearch"));
     }
@@ -431,6 +578,7 @@ pub(crate) mod tests {
             Ok(SearchOutcome {
                 hits,
                 not_found: vec![],
+                ambiguous: Vec::new(),
                 total_tools: self.tool_count,
             })
         }
@@ -469,7 +617,15 @@ pub(crate) mod tests {
             let options = EvalOptions::new(&DEFAULT_KS, None, true).unwrap();
             assert_eq!(options.resamples, 10_000);
             let started = std::time::Instant::now();
-            let e = evaluate(&oracle, catalog, &set.queries, &options, &fake_clock());
+            let e = evaluate(
+                &oracle,
+                catalog,
+                &Siblings::default(),
+                &set.queries,
+                &options,
+                &fake_clock(),
+                &|_| {},
+            );
             eprintln!(
                 "{name}: {} queries evaluated with 95% intervals in {:?}",
                 set.queries.len(),

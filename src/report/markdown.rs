@@ -670,7 +670,8 @@ fn latency(out: &mut String, data: &ReportData, charts: &[Figure]) {
     out.push_str(
         "## Search latency (measured)\n\nWall-clock time of the scorers on this machine: the \
          only numbers in this report that change between runs (`data/latency.csv`, \
-         `data/latency.json`).\n\n",
+         `data/latency.json`); the machine and build they come from are in the settings \
+         table.\n\n",
     );
     if !lat.sweep.is_empty() {
         let rows: Vec<Vec<String>> = lat

@@ -16,6 +16,7 @@ use crate::catalog::{Catalog, CatalogSource, load_catalogs};
 use crate::counter::{CounterKind, ToolChoice, ToolTokens};
 use crate::error::Result;
 use crate::eval::run::{EvalOptions, check_labels, evaluate};
+use crate::eval::siblings::Siblings;
 use crate::eval::{EvalResult, load_queries};
 use crate::generate;
 use crate::search::{self, Scorer, ScorerConfig, ScorerKind, SearchRequest};
@@ -157,6 +158,9 @@ pub fn build(
             "release".into()
         },
     ));
+    data.settings
+        .other
+        .push(("machine".into(), crate::timing::machine()));
     Ok(data)
 }
 
@@ -282,6 +286,7 @@ fn run_eval(
     let set = load_queries(&input.queries, &catalog)?;
     check_labels(&set, &catalog)?;
     let options = EvalOptions::new(&EVAL_KS, None, true)?;
+    let siblings = Siblings::find(&catalog, |t| Some(t) != catalog.search_tool());
     let mut results = Vec::new();
     let mut skipped = Vec::new();
     progress.phase("eval", ScorerKind::ALL.len());
@@ -291,16 +296,18 @@ fn run_eval(
             Ok(scorer) => results.push(evaluate(
                 scorer.as_ref(),
                 &catalog,
+                &siblings,
                 &set.queries,
                 &options,
                 clock,
+                &|_| {},
             )),
             Err(e) => skipped.push((kind.name().to_string(), e.to_string())),
         }
         progress.advance();
     }
     progress.finish();
-    let mut result = EvalResult::new(&catalog, &set, &options, results);
+    let mut result = EvalResult::new(&catalog, &set, &options, &siblings, results);
     let misses = misses(&result);
     let mut latency = Vec::new();
     for r in &mut result.results {

@@ -6,7 +6,7 @@ use super::charts::{
     thousands,
 };
 use super::figures::{Figure, Section};
-use crate::output::{csv, md_table};
+use crate::output::{csv, md_table, noun};
 use crate::session::counterfactual::SessionsReport;
 use crate::session::import::{ModeTotals, mode_name};
 use crate::simulate::result::savings_pct;
@@ -82,11 +82,13 @@ fn input_per_session(s: &SessionsReport) -> Result<Figure, ChartError> {
     for (k, v) in s.deferred.iter().enumerate() {
         panels.push(BarPanel {
             title: format!(
-                "deferred, {}: {} input tokens, {} searches, {} misses",
+                "deferred, {}: {} input tokens, {} {}, {} {}",
                 v.variant,
                 thousands(v.deferred.input_tokens as f64, 0),
                 v.deferred.searches,
-                v.deferred.misses
+                noun(v.deferred.searches as u64, "search", "searches"),
+                v.deferred.misses,
+                noun(v.deferred.misses as u64, "miss", "misses"),
             ),
             bars: bars(&|i| s.sessions[i].deferred[k].deferred),
         });

@@ -1,29 +1,31 @@
 //! The `hybrid` scorer: fuses a lexical ranking (bm25) with the semantic one.
 //!
-//! Two methods, both over the top `depth` (100) results of each scorer:
+//! Three methods, each over the top `depth` (100) results of each scorer:
 //! - `blend` (default) — each list scores a tool by its *lead* over the list's 20th score
-//!   (`floor_rank`), nothing below it: `0.4 · (bm25 − bm25₂₀)/bm25₁ + 0.6 · (cos − cos₂₀)`.
-//!   bm25 is divided by the query's top score, the cosine is used on its own scale. A list
-//!   shorter than 20 is floored at what a tool outside it scores (bm25 0, semantic its lowest
-//!   cosine).
+//!   (`floor_rank`), measured in the list's own spread: `(score − score₂₀) / σ`, σ the standard
+//!   deviation of the list's top 100 scores (a tool outside the list counts as scoring what a
+//!   missing tool scores: bm25 0, semantic its lowest cosine). Nothing below the floor. The two
+//!   lists' leads are summed with weights 0.5 / 0.5.
 //! - `rrf` — reciprocal rank fusion: a tool scores `Σ wᵢ / (k + rankᵢ)`, k = 60, weights 1 / 1.
+//! - `minmax` — a reference: each list min-max scaled to [0, 1], summed with weights 0.5 / 0.5.
 //!
-//! Why this default: fusion must not lose to the stronger signal when the other is weak, and
-//! the acceptance data is exactly where naive fusion loses to plain bm25. Rank fusion and
-//! min-max scaling give a useless list's top results the same pull as a good list's (every list
-//! has a rank 1; min-max stretches any list to [0, 1]). Measuring each score from the list's
-//! own 20th score keeps the pull proportional to how clearly the list separates its top tools:
-//! a flat list (noise) has leads near zero and barely moves the other's order, whichever of
-//! the two is flat. Tuned on the dev sets and stress-tested by replacing one list with flat
-//! random scores (recall@5, `README.md` has the table): with a flat semantic list this blend
-//! stays within 0.003 of bm25, with a flat bm25 list within 0.006 of semantic, where the old
-//! `0.3·bm25/top + 0.7·cosine` fell from 0.85 to 0.25 (bfcl) and RRF(k=60) to 0.15. On the
-//! intact lists it beats both parts and the references (bfcl 0.879, stabletoolbench 0.735),
-//! and it keeps bm25's 1.00 on a generated 10,000-tool catalog where the old blend fell to 0.98
-//! because MiniLM confidently prefers `copy_plate_set` for "create plate set".
+//! Why this default. Fusion has to hold on catalogs it was not tuned on, inside large pools of
+//! near-duplicates, for long and short queries. The previous blend (`0.4 · bm25 lead / top +
+//! 0.6 · cosine lead`) assumed that a cosine lead on its raw scale weighs the same against a
+//! bm25 lead over its top on every catalog: tuned on BFCL and StableToolBench, it lost to plain
+//! semantic on a pooled MCP set, where bm25 matches common words of a long RapidAPI list (a
+//! "best player" endpoint for "best team comp") with leads as large as a real match's, while
+//! the cosine's clear lead stays a few hundredths. Rank fusion and min-max have no scale
+//! assumption but give a useless list's top results as much pull as a good list's (every list
+//! has a rank 1; min-max stretches any list to [0, 1]). Measuring each lead in its own list's
+//! spread needs no assumption about either scale and keeps the pull proportional to how clearly
+//! a list separates its top tools *for this query*: a flat list (noise) has leads under one σ,
+//! a list that knows has leads of several. README "Search quality" has the pooled numbers,
+//! the stress table (one list replaced by noise) and the cross-validation of the one fitted
+//! setting, the weight (leave one dev set out: 0.5 in every fold).
 //!
-//! The fusion functions are pure ([`rrf`], [`weighted_blend`]) so they are tested on hand-made
-//! rankings; the scorer takes its two inputs as `Box<dyn Scorer>`.
+//! The fusion functions are pure ([`rrf`], [`weighted_blend`], [`minmax`]) so they are tested
+//! on hand-made rankings; the scorer takes its two inputs as `Box<dyn Scorer>`.
 
 use std::sync::Arc;
 
@@ -37,6 +39,9 @@ use crate::error::InputError;
 pub enum FusionMethod {
     Rrf,
     Blend,
+    /// Reference: each list min-max scaled to [0, 1] over its top `depth`, then summed with
+    /// the weights (CombSUM of min-max scores).
+    Minmax,
 }
 
 crate::named_enum!(FusionMethod, "fusion");
@@ -64,11 +69,11 @@ impl Default for FusionConfig {
 }
 
 impl FusionConfig {
-    /// The defaults of a method: blend 0.4 / 0.6 with floor rank 20; rrf k = 60, 1 / 1;
-    /// depth 100.
+    /// The defaults of a method: blend 0.5 / 0.5 with floor rank 20; rrf k = 60, 1 / 1;
+    /// minmax 0.5 / 0.5; depth 100.
     pub fn for_method(method: FusionMethod) -> FusionConfig {
         let (lexical_weight, semantic_weight) = match method {
-            FusionMethod::Blend => (0.4, 0.6),
+            FusionMethod::Blend | FusionMethod::Minmax => (0.5, 0.5),
             FusionMethod::Rrf => (1.0, 1.0),
         };
         FusionConfig {
@@ -111,15 +116,47 @@ impl FusionConfig {
         );
         match self.method {
             FusionMethod::Rrf => rrf(&[lexical, semantic], self.k, &weights),
-            FusionMethod::Blend => {
-                weighted_blend(&[lexical, semantic], &weights, &BLEND, self.floor_rank)
-            }
+            FusionMethod::Blend => weighted_blend(
+                &[lexical, semantic],
+                &weights,
+                &BLEND,
+                self.floor_rank,
+                self.depth,
+            ),
+            FusionMethod::Minmax => minmax(&[lexical, semantic], &weights),
         }
     }
 }
 
-/// `blend` divides bm25's lead by its top score and keeps the cosine's lead as it is.
-const BLEND: [Normalise; 2] = [Normalise::LeadOverTop, Normalise::Lead];
+/// CombSUM of min-max scaled scores: tool score `Σᵢ weights[i] · (score − minᵢ) / (maxᵢ −
+/// minᵢ)` over each list's scores (a list whose scores are all equal gives each of its tools
+/// its full weight). A reference: it stretches any list, a flat one included, to [0, 1].
+pub fn minmax(rankings: &[&[Hit]], weights: &[f64]) -> Vec<Hit> {
+    let bounds: Vec<(f64, f64)> = rankings
+        .iter()
+        .map(|list| {
+            let lo = list.iter().map(|h| h.score).fold(f64::INFINITY, f64::min);
+            let hi = list
+                .iter()
+                .map(|h| h.score)
+                .fold(f64::NEG_INFINITY, f64::max);
+            (lo, hi)
+        })
+        .collect();
+    fuse_by(rankings, |list, _, score| {
+        let (lo, hi) = bounds[list];
+        let scaled = if hi > lo {
+            (score - lo) / (hi - lo)
+        } else {
+            1.0
+        };
+        weights[list] * scaled
+    })
+}
+
+/// What a tool outside each list scores in `blend`: bm25 ranks only tools that match (0 for the
+/// others), semantic ranks every tool (a list cut short scores the rest at its lowest).
+const BLEND: [Missing; 2] = [Missing::Zero, Missing::Lowest];
 
 /// Reciprocal rank fusion: tool score `Σᵢ weights[i] / (k + rank in list i)`, ranks from 1.
 /// Result sorted best first, ties by tool index (callers re-break ties by id).
@@ -129,61 +166,66 @@ pub fn rrf(rankings: &[&[Hit]], k: f64, weights: &[f64]) -> Vec<Hit> {
     })
 }
 
-/// How a list's scores enter a blend. Both measure a tool by its lead over the list's floor,
-/// the score at `floor_rank` (nothing for a tool at or below it, or outside the list).
+/// What a tool a list does not hold scores, for the floor and spread of a blend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Normalise {
-    /// Lead divided by the list's top score, for scores without a fixed scale (bm25). A list
-    /// shorter than `floor_rank` is floored at 0: a tool it does not hold matched nothing.
-    LeadOverTop,
-    /// Lead on the score's own scale, for scores with a fixed one (cosine), where stretching
-    /// a flat list would turn noise into a full-range signal. A list shorter than
-    /// `floor_rank` is floored at its lowest score (the semantic list ranks every tool; a
-    /// short one is a small catalog).
-    Lead,
+pub enum Missing {
+    /// 0: the list holds every tool that matched (bm25).
+    Zero,
+    /// The list's lowest score: the list ranks every tool, and a short list is a small catalog
+    /// (semantic).
+    Lowest,
 }
 
-impl Normalise {
-    /// The list's floor and the divisor of a lead (`None`: the list adds nothing).
-    fn floor_and_scale(self, list: &[Hit], floor_rank: usize) -> Option<(f64, f64)> {
-        let top = list.first()?.score;
-        let floor = match (list.get(floor_rank - 1), self) {
-            (Some(h), _) => h.score,
-            (None, Normalise::LeadOverTop) => 0.0,
-            (None, Normalise::Lead) => list.last()?.score,
+impl Missing {
+    /// The list's floor (its score at `floor_rank`) and spread (the standard deviation of its
+    /// scores), both over `depth` places with the places past the list's end filled with what a
+    /// missing tool scores. `None`: the list is empty or flat and adds nothing.
+    pub fn floor_and_spread(
+        self,
+        list: &[Hit],
+        floor_rank: usize,
+        depth: usize,
+    ) -> Option<(f64, f64)> {
+        let list = &list[..list.len().min(depth)];
+        let missing = match self {
+            Missing::Zero => 0.0,
+            Missing::Lowest => list.last()?.score,
         };
-        match self {
-            Normalise::LeadOverTop if top > 0.0 => Some((floor, top)),
-            Normalise::LeadOverTop => None,
-            Normalise::Lead => Some((floor, 1.0)),
-        }
+        let places = depth.max(list.len()).max(1);
+        let value = |i: usize| list.get(i).map_or(missing, |h| h.score);
+        let floor = value(floor_rank.clamp(1, places) - 1);
+        let mean = (0..places).map(value).sum::<f64>() / places as f64;
+        let variance = (0..places).map(|i| (value(i) - mean).powi(2)).sum::<f64>() / places as f64;
+        let spread = variance.sqrt();
+        (!list.is_empty() && spread > 0.0 && spread.is_finite()).then_some((floor, spread))
     }
 }
 
-/// Weighted blend of leads: tool score `Σᵢ weights[i] · max(0, score − floorᵢ) / scaleᵢ`, the
-/// floor being list i's score at `floor_rank` (see [`Normalise`]). Every tool of any list is
-/// returned; result sorted best first, ties by tool index.
+/// Weighted blend of leads: tool score `Σᵢ weights[i] · max(0, score − floorᵢ) / spreadᵢ` (see
+/// [`Missing::floor_and_spread`]). Every tool of any list is returned; result sorted best
+/// first, ties by tool index.
 pub fn weighted_blend(
     rankings: &[&[Hit]],
     weights: &[f64],
-    normalise: &[Normalise],
+    missing: &[Missing],
     floor_rank: usize,
+    depth: usize,
 ) -> Vec<Hit> {
     let bounds: Vec<Option<(f64, f64)>> = rankings
         .iter()
-        .zip(normalise)
-        .map(|(list, n)| n.floor_and_scale(list, floor_rank.max(1)))
+        .zip(missing)
+        .map(|(list, m)| m.floor_and_spread(list, floor_rank, depth))
         .collect();
     fuse_by(rankings, |list, _, score| {
         lead_points(bounds[list], score, weights[list])
     })
 }
 
-/// What a score adds to a blend: its weighted lead over the floor (`bounds` from
-/// [`Normalise::floor_and_scale`]; `None` adds nothing).
+/// What a score adds to a blend: its weighted lead over the floor in units of the spread
+/// (`bounds` from [`Missing::floor_and_spread`]; `None` adds nothing).
 fn lead_points(bounds: Option<(f64, f64)>, score: f64, weight: f64) -> f64 {
-    bounds.map_or(0.0, |(floor, scale)| {
-        weight * (score - floor).max(0.0) / scale
+    bounds.map_or(0.0, |(floor, spread)| {
+        weight * (score - floor).max(0.0) / spread
     })
 }
 
@@ -257,6 +299,7 @@ impl Scorer for HybridScorer {
         Ok(SearchOutcome {
             hits: crate::search::rank_hits(&self.catalog, fused, request.limit),
             not_found: Vec::new(),
+            ambiguous: Vec::new(),
             total_tools: request.searchable(self.catalog.len()),
         })
     }
@@ -297,16 +340,17 @@ impl Scorer for HybridScorer {
                         "score"
                     };
                     let mut detail = format!("rank {} ({label} {:.4}", p + 1, list[p].score);
-                    if self.fusion.method == FusionMethod::Blend {
-                        let top = &list[..list.len().min(self.fusion.depth)];
-                        if let Some((floor, _)) =
-                            BLEND[i].floor_and_scale(top, self.fusion.floor_rank)
-                        {
-                            detail.push_str(&format!(
-                                ", lead {:.4} over floor {floor:.4}",
-                                (list[p].score - floor).max(0.0),
-                            ));
-                        }
+                    if self.fusion.method == FusionMethod::Blend
+                        && let Some((floor, spread)) = BLEND[i].floor_and_spread(
+                            list,
+                            self.fusion.floor_rank,
+                            self.fusion.depth,
+                        )
+                    {
+                        detail.push_str(&format!(
+                            ", lead {:.4} over floor {floor:.4}, spread {spread:.4}",
+                            (list[p].score - floor).max(0.0),
+                        ));
                     }
                     detail.push(')');
                     (detail, points)
@@ -366,6 +410,9 @@ impl Scorer for HybridScorer {
         ];
         match f.method {
             FusionMethod::Rrf => {}
+            FusionMethod::Minmax => {
+                out.remove(1);
+            }
             FusionMethod::Blend => {
                 out.remove(1);
                 out.push(("floor_rank".to_string(), f.floor_rank.to_string()));
@@ -386,9 +433,16 @@ impl FusionConfig {
     fn fuse_single(&self, list: usize, hits: &[Hit], position: usize, weight: f64) -> f64 {
         match self.method {
             FusionMethod::Rrf => weight / (self.k + position as f64 + 1.0),
-            FusionMethod::Blend => {
+            FusionMethod::Minmax => {
                 let top = &hits[..hits.len().min(self.depth)];
-                let bounds = BLEND[list].floor_and_scale(top, self.floor_rank);
+                let fused = minmax(&[top], &[weight]);
+                fused
+                    .iter()
+                    .find(|h| h.tool == hits[position].tool)
+                    .map_or(0.0, |h| h.score)
+            }
+            FusionMethod::Blend => {
+                let bounds = BLEND[list].floor_and_spread(hits, self.floor_rank, self.depth);
                 lead_points(bounds, hits[position].score, weight)
             }
         }
@@ -447,52 +501,88 @@ pub(crate) mod tests {
         fused.iter().map(|h| h.tool).collect()
     }
 
-    #[test]
-    fn blend_measures_each_list_from_its_floor_rank() {
-        // Floor rank 2: bm25's floor is 6 (lead 4 over top 10), the cosine's 0.6.
-        let bm25 = hits(&[(1, 10.0), (2, 6.0), (3, 4.0)]);
-        let cosine = hits(&[(3, 0.7), (2, 0.6), (1, 0.5)]);
-        let fused = weighted_blend(&[&bm25, &cosine], &[1.0, 1.0], &BLEND, 2);
-        let want = [(1, 0.4), (3, 0.1), (2, 0.0)];
-        assert_eq!(fused.len(), want.len());
-        for (got, (tool, score)) in fused.iter().zip(want) {
+    /// Population standard deviation, written apart from the code under test.
+    fn sd(values: &[f64]) -> f64 {
+        let n = values.len() as f64;
+        let mean = values.iter().sum::<f64>() / n;
+        (values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n).sqrt()
+    }
+
+    fn assert_scores(fused: &[Hit], want: &[(usize, f64)]) {
+        assert_eq!(fused.len(), want.len(), "{fused:?}");
+        for (got, &(tool, score)) in fused.iter().zip(want) {
             assert_eq!(got.tool, tool, "{fused:?}");
-            assert!((got.score - score).abs() < 1e-12, "{fused:?}");
+            assert!((got.score - score).abs() < 1e-9, "{fused:?} {want:?}");
         }
     }
 
     #[test]
-    fn short_lists_floor_at_what_a_missing_tool_scores() {
-        // Shorter than the floor rank: bm25 floors at 0 (t1 1, t2 0.5 of its top), the cosine
-        // at its lowest (0.4): t3 lead 0.2, t2 0.1, t4 0.
+    fn blend_measures_each_lead_over_the_floor_in_the_list_spread() {
+        // Depth 3, floor rank 2: bm25's floor is 6, the cosine's 0.6.
+        let bm25 = hits(&[(1, 10.0), (2, 6.0), (3, 2.0)]);
+        let cosine = hits(&[(3, 0.9), (2, 0.6), (1, 0.5)]);
+        let fused = weighted_blend(&[&bm25, &cosine], &[1.0, 1.0], &BLEND, 2, 3);
+        let (sb, sc) = (sd(&[10.0, 6.0, 2.0]), sd(&[0.9, 0.6, 0.5]));
+        assert_scores(&fused, &[(3, 0.3 / sc), (1, 4.0 / sb), (2, 0.0)]);
+    }
+
+    #[test]
+    fn short_lists_are_filled_with_what_a_missing_tool_scores() {
+        // Depth 4: bm25 is filled with 0 (a tool it lacks matched nothing), the cosine with
+        // its lowest; the floor rank past the depth is the last place.
         let bm25 = hits(&[(1, 20.0), (2, 10.0)]);
-        let cosine = hits(&[(3, 0.6), (2, 0.5), (4, 0.4)]);
-        let fused = weighted_blend(&[&bm25, &cosine], &[0.5, 0.5], &BLEND, 20);
-        let want = [(1, 0.5), (2, 0.3), (3, 0.1), (4, 0.0)];
-        for (got, (tool, score)) in fused.iter().zip(want) {
-            assert_eq!(got.tool, tool, "{fused:?}");
-            assert!((got.score - score).abs() < 1e-12, "{fused:?}");
-        }
+        let cosine = hits(&[(3, 0.7), (2, 0.5), (4, 0.4)]);
+        let fused = weighted_blend(&[&bm25, &cosine], &[0.5, 0.5], &BLEND, 20, 4);
+        let sb = sd(&[20.0, 10.0, 0.0, 0.0]);
+        let sc = sd(&[0.7, 0.5, 0.4, 0.4]);
+        assert_scores(
+            &fused,
+            &[
+                (3, 0.5 * 0.3 / sc),
+                (1, 0.5 * 20.0 / sb),
+                (2, 0.5 * 10.0 / sb + 0.5 * 0.1 / sc),
+                (4, 0.0),
+            ],
+        );
+        // A list with one score, or all equal, has no spread and adds nothing.
+        let one = hits(&[(5, 0.3)]);
+        assert_eq!(
+            weighted_blend(&[&[], &one], &[0.5, 0.5], &BLEND, 20, 100)[0].score,
+            0.0
+        );
+    }
+
+    /// 100 tools, `first` at the top, scores falling by `step` from `top`.
+    fn falling(first: &[usize], top: f64, step: f64) -> Vec<Hit> {
+        let rest = (10..).filter(|t| !first.contains(t));
+        first
+            .iter()
+            .copied()
+            .chain(rest)
+            .take(100)
+            .enumerate()
+            .map(|(i, tool)| Hit {
+                tool,
+                score: top - step * i as f64,
+            })
+            .collect()
     }
 
     #[test]
     fn a_flat_list_barely_moves_the_other_whichever_it_is() {
-        let weights = [0.4, 0.6];
-        // Flat cosines (noise within 0.01) under a clear bm25 order: bm25 decides.
+        let weights = [0.5, 0.5];
+        // Flat cosines (noise: 100 tools within 0.02) under a clear bm25 order: bm25 decides.
         let bm25 = hits(&[(1, 20.0), (2, 10.0)]);
-        let flat = hits(&[(2, 0.31), (1, 0.30)]);
-        assert_eq!(
-            order(&weighted_blend(&[&bm25, &flat], &weights, &BLEND, 20)),
-            [1, 2]
-        );
-        // Flat bm25 (every tool within 2% of the top) under a clear cosine order: the
-        // cosine decides, although bm25 ranks its favourite last.
-        let flat = hits(&[(1, 5.0), (2, 4.95), (3, 4.9)]);
-        let cosine = hits(&[(3, 0.8), (2, 0.5), (1, 0.45)]);
-        assert_eq!(
-            order(&weighted_blend(&[&flat, &cosine], &weights, &BLEND, 3)),
-            [3, 2, 1]
-        );
+        let flat = falling(&[2, 1], 0.31, 0.0002);
+        let fused = weighted_blend(&[&bm25, &flat], &weights, &BLEND, 20, 100);
+        assert_eq!(order(&fused)[..2], [1, 2]);
+        // Flat bm25 (100 tools within 20% of the top, its favourite first) under a clear
+        // cosine order: the cosine decides.
+        let flat = falling(&[1, 2, 3], 5.0, 0.01);
+        let mut cosine = hits(&[(3, 0.8), (2, 0.5), (1, 0.45)]);
+        cosine.extend(falling(&[], 0.2, 0.001).into_iter().take(97));
+        let fused = weighted_blend(&[&flat, &cosine], &weights, &BLEND, 20, 100);
+        assert_eq!(order(&fused)[..3], [3, 2, 1]);
     }
 
     /// A scorer that returns a fixed ranking for every query (respecting candidates and limit).
@@ -516,6 +606,7 @@ pub(crate) mod tests {
             Ok(SearchOutcome {
                 hits,
                 not_found: Vec::new(),
+                ambiguous: Vec::new(),
                 total_tools: 0,
             })
         }
@@ -674,33 +765,65 @@ pub(crate) mod tests {
         assert!(settings.iter().all(|(k, _)| k != "rrf_k"));
         assert_eq!(settings[0], ("fusion".to_string(), "blend".to_string()));
         assert!(settings.contains(&("floor_rank".to_string(), "20".to_string())));
-        // Both lists are shorter than the floor rank: bm25 floors at 0, the cosine at its
-        // lowest (0.1). t2: 0.4 · 7/9 + 0.6 · (0.9 − 0.1).
+        // Both lists are shorter than the depth (100): bm25 is filled with 0, the cosine with
+        // its lowest (0.1), and the 20th place is such a filler.
+        let mut bm25 = vec![9.0, 8.0, 7.0];
+        bm25.resize(100, 0.0);
+        let mut cos = vec![0.9, 0.8, 0.1];
+        cos.resize(100, 0.1);
+        let (sb, sc) = (sd(&bm25), sd(&cos));
         let e = blend.explain_tool(&q, 2).unwrap();
-        assert!(
-            (e.value - (0.4 * 7.0 / 9.0 + 0.6 * 0.8)).abs() < 1e-12,
-            "{e:?}"
-        );
-        assert!((e.children[0].value - 0.4 * 7.0 / 9.0).abs() < 1e-12);
-        assert!((e.children[1].value - 0.48).abs() < 1e-12);
+        let want = 0.5 * 7.0 / sb + 0.5 * 0.8 / sc;
+        assert!((e.value - want).abs() < 1e-9, "{e:?}");
+        assert!((e.children[0].value - 0.5 * 7.0 / sb).abs() < 1e-9);
+        assert!((e.children[1].value - 0.5 * 0.8 / sc).abs() < 1e-9);
         assert_eq!(
             e.children[0].label,
-            "bm25 rank 3 (score 7.0000, lead 7.0000 over floor 0.0000)"
+            format!("bm25 rank 3 (score 7.0000, lead 7.0000 over floor 0.0000, spread {sb:.4})")
         );
         assert_eq!(
             e.children[1].label,
-            "semantic rank 1 (cosine 0.9000, lead 0.8000 over floor 0.1000)"
+            format!(
+                "semantic rank 1 (cosine 0.9000, lead 0.8000 over floor 0.1000, spread {sc:.4})"
+            )
         );
         let out = blend.search(&SearchRequest::new("q", 10)).unwrap();
-        // t2 0.791, t3 0.6 · 0.7 = 0.42, t0 0.4 + 0, t1 0.4 · 8/9 = 0.356.
+        // t2 both, t3 0.5 · 0.7/σc, t0 0.5 · 9/σb, t1 0.5 · 8/σb.
         let order: Vec<usize> = out.hits.iter().map(|h| h.tool).collect();
         assert_eq!(order, vec![2, 3, 0, 1]);
     }
 
     #[test]
+    fn minmax_stretches_each_list_to_the_unit_range() {
+        let bm25 = hits(&[(1, 10.0), (2, 6.0), (3, 2.0)]);
+        let cosine = hits(&[(3, 0.31), (2, 0.30), (4, 0.29)]);
+        let fused = minmax(&[&bm25, &cosine], &[0.5, 0.5]);
+        let want = [(3, 0.5), (1, 0.5), (2, 0.25 + 0.25), (4, 0.0)];
+        let score = |t: usize| fused.iter().find(|h| h.tool == t).unwrap().score;
+        for (tool, s) in want {
+            assert!((score(tool) - s).abs() < 1e-9, "{fused:?}");
+        }
+        // The flat cosine list (0.29..0.31) weighs as much as bm25's clear order.
+        assert_eq!(order(&fused)[..2], [1, 2]);
+        let one = hits(&[(7, 3.0)]);
+        assert_eq!(minmax(&[&one], &[0.5])[0].score, 0.5);
+        let scorer = hybrid(FusionConfig::for_method(FusionMethod::Minmax));
+        let settings = scorer.settings();
+        assert_eq!(settings[0], ("fusion".to_string(), "minmax".to_string()));
+        assert!(settings.iter().all(|(k, _)| k != "rrf_k"));
+        let q = SearchRequest::new("q", 10);
+        for h in scorer.search(&q).unwrap().hits {
+            let e = scorer.explain_tool(&q, h.tool).unwrap();
+            assert!((e.value - h.score).abs() < 1e-12, "{e:?}");
+            let parts: f64 = e.children.iter().map(|c| c.value).sum();
+            assert!((parts - h.score).abs() < 1e-12, "{e:?}");
+        }
+    }
+
+    #[test]
     fn empty_lists_fuse_to_nothing() {
         assert!(rrf(&[&[], &[]], 60.0, &[1.0, 1.0]).is_empty());
-        assert!(weighted_blend(&[&[], &[]], &[1.0, 1.0], &BLEND, 20).is_empty());
+        assert!(weighted_blend(&[&[], &[]], &[1.0, 1.0], &BLEND, 20, 100).is_empty());
     }
 
     #[test]

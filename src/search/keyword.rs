@@ -3,11 +3,20 @@
 //! Query forms, tried in this order:
 //! 1. `select:A,B` returns exactly the named tools in the given order (not cut by `limit`).
 //!    A name matches a tool id case-insensitively (an exact-case id wins; several ids equal up
-//!    to case all match, by id), else (ours) the bare name of an MCP tool when exactly one
-//!    searchable tool has it. Unknown names go to `not_found`. The i-th of k selected tools
-//!    scores `k - i`, so scores follow the given order.
+//!    to case all match, by id), else (ours) the bare name of an MCP tool, else (ours) the end
+//!    of an id after a `_` or `.` (`github__create_issue`, `ride` for `uber.ride`): models
+//!    shorten names, and a shortened name that stands for one tool should not read as "no such
+//!    tool". Each of the last two steps resolves only when exactly one searchable tool fits;
+//!    when several do, the name goes to `ambiguous` with every candidate id, and none of them
+//!    is selected (`select:` returns what was named, never a guess). Unknown names go to
+//!    `not_found`. The i-th of k selected tools scores `k - i`, so scores follow the given
+//!    order.
 //! 2. A query equal to a tool id (case-insensitive) puts that tool first: it gets its keyword
-//!    score plus [`EXACT_ID_BONUS`]; the keyword ranking of the other tools follows.
+//!    score plus [`EXACT_ID_BONUS`]; the keyword ranking of the other tools follows. Else (ours)
+//!    a query equal to the bare name of MCP tools (`fetch`, `create_issue`) puts every tool of
+//!    that name first the same way: a one-word name shares its score with every tool whose
+//!    name merely contains the word (`fetch-businesses`), and the tie-break by id would
+//!    otherwise push the exactly named tools out of the first results of a large catalog.
 //! 3. A query starting with `mcp__` (no whitespace) lists the tools whose id starts with it,
 //!    each scoring [`PREFIX_SCORE`], by id. When no id has that prefix, keywords are used.
 //! 4. Keywords: terms split on whitespace, lowercased, `+term` required, and (ours) split on
@@ -36,7 +45,8 @@ use memchr::memmem::Finder;
 
 use super::text::{self, ascii_word_runs, is_all_word, name_parts, occurrences_with_boundaries};
 use super::{
-    Contribution, Explanation, Hit, Scorer, ScorerKind, SearchOutcome, SearchRequest, rank_hits,
+    Ambiguous, Contribution, Explanation, Hit, Scorer, ScorerKind, SearchOutcome, SearchRequest,
+    rank_hits,
 };
 use crate::catalog::Catalog;
 use crate::error::InputError;
@@ -226,14 +236,27 @@ fn parse_terms(query: &str) -> Vec<Term> {
     terms
 }
 
+/// What a `select:` name stands for.
+enum Resolved {
+    Tools(Vec<u32>),
+    /// Several tools fit a shortened name: none is selected.
+    Ambiguous(Vec<u32>),
+    NotFound,
+}
+
 /// A keyword query read once against a request: the rule that ranks it. `search` and
 /// `explain_tool` both match on it, so the order of the rules is written once.
 enum Route<'q> {
     /// `select:a,b`: the named tools, in order.
     Select(&'q str),
-    /// The query is a tool's id: that tool first (its keyword score plus a bonus), then the
-    /// keyword ranking of the others.
-    ExactId { tool: usize, terms: Vec<Term> },
+    /// The query is a tool's id, or (ours) the bare name of MCP tools: those tools first
+    /// (their keyword score plus a bonus, ascending by id on ties), then the keyword ranking
+    /// of the others. `by_id` says which of the two matched.
+    ExactId {
+        tools: Vec<usize>,
+        terms: Vec<Term>,
+        by_id: bool,
+    },
     /// One `mcp__…` word that some ids start with: those tools, listed by prefix.
     Prefix(Vec<Hit>),
     /// Words scored by the keyword rules; `+word` is required.
@@ -333,7 +356,19 @@ impl KeywordScorer {
         }
         let terms = parse_terms(query);
         if let Some(tool) = self.exact_id(query, request) {
-            return Route::ExactId { tool, terms };
+            return Route::ExactId {
+                tools: vec![tool],
+                terms,
+                by_id: true,
+            };
+        }
+        let named = self.exact_bare_name(query, request);
+        if !named.is_empty() {
+            return Route::ExactId {
+                tools: named,
+                terms,
+                by_id: false,
+            };
         }
         if text::strip_prefix_ignore_case(query, MCP_PREFIX).is_some()
             && !query.contains(char::is_whitespace)
@@ -355,38 +390,84 @@ impl KeywordScorer {
         }
     }
 
-    /// The tools a `select:` name stands for (searchable ones only).
-    fn resolve_name(&self, name: &str, request: &SearchRequest<'_>) -> Vec<u32> {
+    /// The tools a `select:` name stands for (searchable ones only): the id, else the bare
+    /// MCP name, else the end of an id after `_` or `.`; the last two only when unique.
+    fn resolve_name(&self, name: &str, request: &SearchRequest<'_>) -> Resolved {
         let ok = |t: &&u32| request.is_candidate(**t as usize);
         if let Some(i) = self.catalog.index_of(name)
             && request.is_candidate(i)
         {
-            return vec![i as u32];
+            return Resolved::Tools(vec![i as u32]);
         }
         let lower = name.to_lowercase();
         if let Some(list) = self.lower_ids.get(&lower) {
             let found: Vec<u32> = list.iter().filter(ok).copied().collect();
             if !found.is_empty() {
-                return found;
+                return Resolved::Tools(found);
             }
         }
-        if let Some(list) = self.bare_names.get(&lower) {
-            let found: Vec<u32> = list.iter().filter(ok).copied().collect();
-            if found.len() == 1 {
-                return found;
-            }
+        let bare: Vec<u32> = self
+            .bare_names
+            .get(&lower)
+            .map(|list| list.iter().filter(ok).copied().collect())
+            .unwrap_or_default();
+        let found = if bare.is_empty() {
+            self.suffix_matches(&lower, request)
+        } else {
+            bare
+        };
+        match found.len() {
+            0 => Resolved::NotFound,
+            1 => Resolved::Tools(found),
+            _ => Resolved::Ambiguous(found),
         }
-        Vec::new()
+    }
+
+    /// Searchable tools whose lowercase id ends with `lower` right after a `_` or `.`.
+    fn suffix_matches(&self, lower: &str, request: &SearchRequest<'_>) -> Vec<u32> {
+        if lower.is_empty() {
+            return Vec::new();
+        }
+        let mut found: Vec<u32> = self
+            .lower_ids
+            .iter()
+            .filter(|(id, _)| {
+                id.len() > lower.len()
+                    && id.ends_with(lower)
+                    && matches!(id.as_bytes()[id.len() - lower.len() - 1], b'_' | b'.')
+            })
+            .flat_map(|(_, tools)| tools.iter().copied())
+            .filter(|&t| request.is_candidate(t as usize))
+            .collect();
+        let tools = self.catalog.tools();
+        found.sort_by(|&a, &b| tools[a as usize].id.cmp(&tools[b as usize].id));
+        found
     }
 
     fn select(&self, names: &str, request: &SearchRequest<'_>) -> SearchOutcome {
         let mut chosen: Vec<u32> = Vec::new();
         let mut not_found = Vec::new();
+        let mut ambiguous = Vec::new();
         for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-            let found = self.resolve_name(name, request);
-            if found.is_empty() {
-                not_found.push(name.to_string());
-            }
+            let found = match self.resolve_name(name, request) {
+                Resolved::Tools(found) => found,
+                Resolved::NotFound => {
+                    not_found.push(name.to_string());
+                    continue;
+                }
+                Resolved::Ambiguous(candidates) => {
+                    let mut candidates: Vec<String> = candidates
+                        .iter()
+                        .map(|&t| self.catalog.get(t as usize).id.clone())
+                        .collect();
+                    candidates.sort();
+                    ambiguous.push(Ambiguous {
+                        name: name.to_string(),
+                        candidates,
+                    });
+                    continue;
+                }
+            };
             for t in found {
                 if !chosen.contains(&t) {
                     chosen.push(t);
@@ -404,6 +485,7 @@ impl KeywordScorer {
                 })
                 .collect(),
             not_found,
+            ambiguous,
             total_tools: request.searchable(self.catalog.len()),
         }
     }
@@ -420,6 +502,45 @@ impl KeywordScorer {
             .iter()
             .map(|&t| t as usize)
             .find(|&t| request.is_candidate(t))
+    }
+
+    /// The searchable MCP tools whose bare name equals the query (case-insensitive).
+    fn exact_bare_name(&self, query: &str, request: &SearchRequest<'_>) -> Vec<usize> {
+        self.bare_names
+            .get(&query.to_lowercase())
+            .map(|list| {
+                list.iter()
+                    .map(|&t| t as usize)
+                    .filter(|&t| request.is_candidate(t))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The exactly named tools first (keyword score plus the bonus), then the others.
+    fn exact_first(
+        &self,
+        tools: &[usize],
+        terms: &[Term],
+        request: &SearchRequest<'_>,
+        limit: usize,
+    ) -> Vec<Hit> {
+        let mut hits = self.keyword_hits(terms, request);
+        hits.retain(|h| !tools.contains(&h.tool));
+        let named: Vec<Hit> = tools
+            .iter()
+            .map(|&tool| Hit {
+                tool,
+                score: f64::from(self.score_one(terms, tool, &mut Vec::new())) + EXACT_ID_BONUS,
+            })
+            .collect();
+        let mut ranked = rank_hits(&self.catalog, named, limit);
+        ranked.extend(rank_hits(
+            &self.catalog,
+            hits,
+            limit.saturating_sub(ranked.len()),
+        ));
+        ranked
     }
 
     fn prefix(&self, query: &str, request: &SearchRequest<'_>) -> Vec<Hit> {
@@ -643,18 +764,7 @@ impl Scorer for KeywordScorer {
                 outcome.hits.truncate(limit);
                 return Ok(outcome);
             }
-            Route::ExactId { tool, terms } => {
-                let mut hits = self.keyword_hits(&terms, request);
-                hits.retain(|h| h.tool != tool);
-                let own = self.score_one(&terms, tool, &mut Vec::new());
-                let mut ranked = vec![Hit {
-                    tool,
-                    score: f64::from(own) + EXACT_ID_BONUS,
-                }];
-                ranked.extend(rank_hits(&self.catalog, hits, limit.saturating_sub(1)));
-                ranked.truncate(limit);
-                ranked
-            }
+            Route::ExactId { tools, terms, .. } => self.exact_first(&tools, &terms, request, limit),
             Route::Prefix(listed) => rank_hits(&self.catalog, listed, limit),
             Route::Terms(terms) => {
                 rank_hits(&self.catalog, self.keyword_hits(&terms, request), limit)
@@ -663,6 +773,7 @@ impl Scorer for KeywordScorer {
         Ok(SearchOutcome {
             hits,
             not_found: Vec::new(),
+            ambiguous: Vec::new(),
             total_tools: request.searchable(self.catalog.len()),
         })
     }
@@ -671,9 +782,9 @@ impl Scorer for KeywordScorer {
     fn count_matches(&self, request: &SearchRequest<'_>) -> Result<usize, InputError> {
         Ok(match self.route(request.query.trim(), request) {
             Route::Select(names) => self.select(names, request).hits.len(),
-            Route::ExactId { tool, terms } => {
+            Route::ExactId { tools, terms, .. } => {
                 let others = self.keyword_hits(&terms, request);
-                1 + others.iter().filter(|h| h.tool != tool).count()
+                tools.len() + others.iter().filter(|h| !tools.contains(&h.tool)).count()
             }
             Route::Prefix(listed) => listed.len(),
             Route::Terms(terms) => self.keyword_hits(&terms, request).len(),
@@ -717,12 +828,21 @@ impl Scorer for KeywordScorer {
                 let note = "mcp__ prefix query: lists ids by prefix".to_string();
                 (if listed { PREFIX_SCORE } else { 0.0 }, Some(note))
             }
-            Route::ExactId { tool: exact, terms } if exact == tool => {
+            Route::ExactId {
+                tools,
+                terms,
+                by_id,
+            } if tools.contains(&tool) => {
                 let score = f64::from(self.score_one(&terms, tool, &mut why)) + EXACT_ID_BONUS;
                 why.push(Contribution {
                     term: query.to_string(),
-                    field: "id".into(),
-                    detail: "the query equals the tool id".into(),
+                    field: if by_id { "id" } else { "name" }.into(),
+                    detail: if by_id {
+                        "the query equals the tool id"
+                    } else {
+                        "the query equals the tool's name"
+                    }
+                    .into(),
                     points: EXACT_ID_BONUS,
                 });
                 (score, None)
@@ -828,7 +948,10 @@ mod tests {
         // ask 12 + description word 2, codex 12 (parts `codex`, `ask`, `codex`).
         let want = pairs(&[("mcp__codex__ask_codex", 26.0)]);
         assert_eq!(ids(&s, "ask codex", 5), want);
-        assert_eq!(ids(&s, "ask_codex", 5), want);
+        // Written as the tool's name, it is also that name exactly (ours): the same points
+        // plus the bonus.
+        let named = pairs(&[("mcp__codex__ask_codex", 26.0 + EXACT_ID_BONUS)]);
+        assert_eq!(ids(&s, "ask_codex", 5), named);
         // The id itself: terms `mcp` (id fallback 3, score still 0), `codex` 12, `ask` 14,
         // `codex` 12, plus the exact-id bonus.
         assert_eq!(
@@ -876,6 +999,89 @@ mod tests {
         assert_eq!(one.not_found, ["nope"]);
         let tree = s.explain(&SearchRequest::new(query, 2)).unwrap();
         assert_eq!(tree.children.len(), 2);
+    }
+
+    #[test]
+    fn select_resolves_shortened_names_when_one_tool_fits() {
+        let catalog = catalog(vec![
+            mcp("github", "create_issue", "Open an issue"),
+            mcp("server-github", "create_issue", "Open an issue"),
+            mcp("github", "list_pull_requests", "List PRs"),
+            builtin("uber.ride", "Book a ride"),
+            mcp("tracker", "close_ticket", "Close a ticket"),
+        ]);
+        let s = KeywordScorer::new(catalog.clone());
+        let select = |q: &str| s.search(&SearchRequest::new(q, 20)).unwrap();
+        let ids = |o: &SearchOutcome| -> Vec<String> {
+            o.hits
+                .iter()
+                .map(|h| catalog.get(h.tool).id.clone())
+                .collect()
+        };
+        // Without `mcp__`, or without the server, or the end after `_` / `.`.
+        let out = select("select:github__create_issue,pull_requests,ride,ticket");
+        assert_eq!(
+            ids(&out),
+            [
+                "mcp__github__create_issue",
+                "mcp__github__list_pull_requests",
+                "uber.ride",
+                "mcp__tracker__close_ticket"
+            ]
+        );
+        assert!(out.not_found.is_empty() && out.ambiguous.is_empty());
+        // Two servers have create_issue: the name is ambiguous, both candidates named.
+        let out = select("select:create_issue,quests,nope");
+        assert!(out.hits.is_empty());
+        assert_eq!(out.not_found, ["quests", "nope"]);
+        assert_eq!(
+            out.ambiguous,
+            [Ambiguous {
+                name: "create_issue".into(),
+                candidates: vec![
+                    "mcp__github__create_issue".into(),
+                    "mcp__server-github__create_issue".into()
+                ],
+            }]
+        );
+        // A suffix must start after a separator: `ide` is not the end of a part.
+        assert!(select("select:ide").hits.is_empty());
+        // Only searchable tools count: with one twin out, the bare name is unique again.
+        let mask = [true, false, true, true, true];
+        let req = SearchRequest {
+            query: "select:create_issue",
+            limit: 5,
+            candidates: Some(&mask),
+        };
+        assert_eq!(ids(&s.search(&req).unwrap()), ["mcp__github__create_issue"]);
+    }
+
+    #[test]
+    fn a_query_equal_to_a_bare_name_puts_those_tools_first() {
+        let mut tools = vec![
+            mcp("explorium", "fetch-businesses", "Fetch businesses"),
+            mcp("biomcp", "fetch_record", "Fetch a record"),
+            mcp("aardvark", "fetcher", "Fetch anything"),
+        ];
+        tools.extend(["fetch", "web"].map(|s| mcp(s, "fetch", "Fetch a URL")));
+        let s = KeywordScorer::new(catalog(tools));
+        // Without the rule every tool scores 12 + 2 and the ids decide.
+        let got = ids(&s, "Fetch", 3);
+        assert_eq!(got[0].0, "mcp__fetch__fetch");
+        assert_eq!(got[1].0, "mcp__web__fetch");
+        assert_eq!(got[0].1, 14.0 + EXACT_ID_BONUS);
+        assert_eq!(got[2].1, 14.0);
+        let req = SearchRequest::new("fetch", 20);
+        assert_eq!(s.count_matches(&req).unwrap(), 5);
+        let e = s.explain_tool(&req, 3).unwrap();
+        assert_eq!(e.value, 14.0 + EXACT_ID_BONUS);
+        assert!(
+            e.children
+                .iter()
+                .any(|c| c.label.contains("the query equals the tool's name"))
+        );
+        // Only the whole query: a longer query scores by the keyword rules alone.
+        assert_eq!(ids(&s, "fetch page", 1)[0].1, 14.0);
     }
 
     #[test]
@@ -983,6 +1189,11 @@ mod tests {
                 if word(&tool.description, &t.text) {
                     score += 2;
                 }
+            }
+            // The query is this MCP tool's bare name (ours): the tool goes first.
+            let named = mcp && tool.name.eq_ignore_ascii_case(query.trim());
+            if named {
+                score += EXACT_ID_BONUS as u32;
             }
             if score > 0 {
                 out.push((i, score));

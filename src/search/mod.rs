@@ -67,8 +67,17 @@ pub struct SearchOutcome {
     pub hits: Vec<Hit>,
     /// `select:` names that matched no tool (keyword scorer only).
     pub not_found: Vec<String>,
+    /// `select:` names that stand for several tools, none selected (keyword scorer only).
+    pub ambiguous: Vec<Ambiguous>,
     /// How many tools were searchable.
     pub total_tools: usize,
+}
+
+/// A shortened `select:` name that fits several tools, and their ids.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Ambiguous {
+    pub name: String,
+    pub candidates: Vec<String>,
 }
 
 /// One reason for points, as a scorer finds it: a (term, field) pair and what matched. It

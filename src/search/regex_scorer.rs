@@ -312,6 +312,7 @@ impl Scorer for RegexScorer {
         Ok(SearchOutcome {
             hits: rank_hits(&self.catalog, hits, request.limit),
             not_found: Vec::new(),
+            ambiguous: Vec::new(),
             total_tools: request.searchable(self.catalog.len()),
         })
     }

@@ -159,6 +159,7 @@ impl Scorer for SemanticScorer {
             total_tools: hits.len(),
             hits: crate::search::rank_hits(&self.catalog, hits, request.limit),
             not_found: Vec::new(),
+            ambiguous: Vec::new(),
         })
     }
 

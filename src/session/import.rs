@@ -333,7 +333,12 @@ fn check_unknown(converted: &[Converted], allow: bool) -> Result<BTreeMap<String
     if !all.is_empty() && !allow {
         let list: Vec<String> = all
             .iter()
-            .map(|(k, v)| format!("{k} ({v} calls)"))
+            .map(|(k, v)| {
+                format!(
+                    "{k} ({v} {})",
+                    crate::output::noun(*v as u64, "call", "calls")
+                )
+            })
             .collect();
         return Err(Error::usage(format!(
             "{} tools named in the sessions are in no catalog: {}; add their catalogs with --catalog, or --allow-unknown-tools to leave them out",

@@ -68,11 +68,19 @@ impl CalibrationFile {
         Ok(file)
     }
 
-    /// The entry for this scenario's profile and counter.
+    /// The entry for this scenario's profile and counter. `session import` names the counter
+    /// by its tokenizer (`o200k_base`), `simulate` by the counter (`o200k-json`): a tokenizer
+    /// name stands for the counter a scenario's `tokenizer:` key selects.
     pub fn for_scenario(&self, scenario: &Scenario, counter: &str) -> Option<&Calibration> {
+        let same = |named: &str| {
+            named == counter
+                || named.parse::<crate::tokenize::Tokenizer>().is_ok_and(|t| {
+                    crate::counter::CounterKind::from_legacy(t, scenario.render).name() == counter
+                })
+        };
         self.calibrations
             .iter()
-            .find(|c| c.model == scenario.profile.name && c.counter == counter)
+            .find(|c| c.model == scenario.profile.name && same(&c.counter))
     }
 }
 

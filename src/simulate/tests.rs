@@ -56,6 +56,7 @@ impl Scorer for WordScorer {
         Ok(SearchOutcome {
             hits,
             not_found: Vec::new(),
+            ambiguous: Vec::new(),
             total_tools: r.searchable(self.catalog.len()),
         })
     }
