@@ -234,7 +234,7 @@ mod tests {
         round_trip::<FusionMethod>(3);
         round_trip::<Discovery>(3);
         round_trip::<Listing>(5);
-        round_trip::<crate::simulate::published::Quantity>(10);
+        round_trip::<crate::simulate::published::Quantity>(11);
         round_trip::<crate::simulate::published::WholeGap>(2);
         round_trip::<ListStyle>(2);
         round_trip::<Reveal>(2);

@@ -47,6 +47,9 @@ use crate::search::ScorerKind;
 pub enum Quantity {
     /// The main agent's first request, whole.
     FirstRequestTokens,
+    /// The context before the first message: the first request without the user's text
+    /// (an agent that has started and loaded its tools).
+    StartTokens,
     /// The tools list and the deferred list of the first request ("the tool schemas"); of
     /// turn `turn`'s first request when a turn is given.
     FirstRequestToolTokens,
@@ -554,6 +557,10 @@ fn measure(
     let in_turn: Vec<&RequestRow> = rows.iter().copied().filter(|q| q.turn == turn).collect();
     match p.metric {
         Quantity::FirstRequestTokens => single(rows.first().map(|q| of(q))),
+        Quantity::StartTokens => single(rows.first().map(|q| Categories {
+            conversation: 0.0,
+            ..of(q)
+        })),
         Quantity::FirstRequestToolTokens => {
             let first = if p.turn.is_some() {
                 in_turn.first()
