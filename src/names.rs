@@ -233,7 +233,9 @@ mod tests {
         round_trip::<Format>(4);
         round_trip::<FusionMethod>(3);
         round_trip::<Discovery>(3);
-        round_trip::<Listing>(3);
+        round_trip::<Listing>(5);
+        round_trip::<crate::simulate::published::Quantity>(11);
+        round_trip::<crate::simulate::published::WholeGap>(2);
         round_trip::<ListStyle>(2);
         round_trip::<Reveal>(2);
         round_trip::<RetryStep>(2);

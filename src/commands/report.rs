@@ -137,6 +137,11 @@ fn gather(scenarios: &Path, fixtures: &Path, data: Option<&Path>) -> Result<Repo
         inputs.catalogs.extend(real_catalogs(dir)?);
     }
     inputs.scenarios = sorted_files(scenarios, &["yaml", "yml"])?;
+    // Scenarios reproducing published figures (`scenarios/published/`), after the others.
+    inputs.scenarios.extend(sorted_files(
+        &scenarios.join("published"),
+        &["yaml", "yml"],
+    )?);
     if inputs.scenarios.is_empty() {
         inputs.notes.push(format!(
             "no scenarios under {}: the scenario sections are empty",

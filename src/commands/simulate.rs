@@ -13,7 +13,7 @@ use crate::output::{Format, csv_rows, emit, md_table, serde_table, text_table, t
 use crate::report::markdown::mode_rows;
 
 use crate::simulate::result::{
-    ScenarioResult, SearchLatencySource, SimulationResult, request_rows, scenario_rows,
+    Gap, ScenarioResult, SearchLatencySource, SimulationResult, request_rows, round, scenario_rows,
 };
 use crate::simulate::{self, Scenario, SearchTiming};
 
@@ -88,6 +88,8 @@ pub fn run(args: &SimulateArgs, quiet: bool) -> Result<()> {
             c.apply(&mut prepared);
         }
         let mut result = simulate::run_timed(&scenario, &prepared, timing)?;
+        result.published =
+            simulate::published::compare(&scenario, &prepared, &simulate::build_scorer)?;
         if !args.per_request {
             result.requests.clear();
         }
@@ -215,20 +217,65 @@ fn settings_line(s: &ScenarioResult) -> String {
 
 fn published_text(s: &ScenarioResult, md: bool) -> String {
     let mut out = String::new();
+    let br = if md { "\\\n" } else { "\n" };
     for p in &s.published {
-        let f = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v}"));
+        let side = |name: &str,
+                    published: Option<f64>,
+                    measured: f64,
+                    [o200k, cl100k]: [f64; 2],
+                    gap: Option<Gap>| {
+            let published = published.map_or("-".to_string(), |v| format!("{v}"));
+            let gap = gap.map_or(String::new(), |g| {
+                format!(
+                    "; gap {:+}: counting {:+}, catalog {:+}, system {:+}, conversation {:+}, other {:+}",
+                    round(g.total(), 2),
+                    g.counting,
+                    g.catalog,
+                    g.system,
+                    g.conversation,
+                    g.other
+                )
+            });
+            format!(
+                "  {name}: published {published}, measured {measured} (o200k-json {o200k}, cl100k-json {cl100k}{gap}){br}"
+            )
+        };
         out.push_str(&format!(
-            "published: {} [{}]{}  {}: eager {} (measured {}), deferred {} (measured {})\n{}",
+            "published: {} [{}]{br}  {} in {}, counter {}{}{br}",
             p.claim,
             p.source,
-            if md { "\\\n" } else { "\n" },
             p.metric,
-            f(p.eager_tokens),
-            p.measured_eager_tokens,
-            f(p.deferred_tokens),
-            p.measured_deferred_tokens,
-            if md { "\n" } else { "" },
+            p.unit,
+            p.counter,
+            if p.variant.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", p.variant)
+            },
         ));
+        out.push_str(&side(
+            "eager",
+            p.eager_tokens,
+            p.measured_eager_tokens,
+            [p.measured_eager_o200k_json, p.measured_eager_cl100k_json],
+            p.eager_gap,
+        ));
+        out.push_str(&side(
+            "deferred",
+            p.deferred_tokens,
+            p.measured_deferred_tokens,
+            [
+                p.measured_deferred_o200k_json,
+                p.measured_deferred_cl100k_json,
+            ],
+            p.deferred_gap,
+        ));
+        if !p.not_reproduced.is_empty() {
+            out.push_str(&format!("  not reproduced: {}{br}", p.not_reproduced));
+        }
+        if md {
+            out.push('\n');
+        }
     }
     out
 }

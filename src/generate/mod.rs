@@ -18,6 +18,7 @@
 //! [`ten_servers`] is the other generator: the fixed, hand-shaped "10 servers × 50 tools"
 //! fixture behind the shipped `ten-servers` scenarios.
 
+pub mod five_servers;
 pub mod ten_servers;
 
 use serde_json::{Map, Value, json};

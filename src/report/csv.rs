@@ -6,12 +6,17 @@ use serde::{Deserialize, Serialize};
 
 use super::ReportData;
 use crate::output::csv_rows;
-use crate::simulate::result::{request_rows, scenario_rows};
+use crate::simulate::result::{Gap, PublishedComparison, request_rows, scenario_rows};
 
-/// A published figure beside the measured one: a row of `data/published.csv`.
+/// A published figure beside the same quantity measured: a row of `data/published.csv`.
+/// `measured_*` are counted by `counter` (the provider's the figure was measured on), with
+/// the `o200k-json` and `cl100k-json` counts beside; on each side the `*_gap_*` parts add up to measured −
+/// published (`simulate::published`). For a figure in seconds (`unit`), the token columns
+/// hold seconds and the gap is all `other`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PublishedCsvRow {
     pub scenario: String,
+    /// The article or repository, by name and location.
     pub source: String,
     pub claim: String,
     pub metric: String,
@@ -21,6 +26,81 @@ pub struct PublishedCsvRow {
     pub measured_eager_tokens: f64,
     pub measured_deferred_tokens: f64,
     pub measured_saved_pct: f64,
+    pub counter: String,
+    pub unit: String,
+    pub variant: String,
+    pub measured_eager_tokens_o200k_json: f64,
+    pub measured_deferred_tokens_o200k_json: f64,
+    pub measured_eager_tokens_cl100k_json: f64,
+    pub measured_deferred_tokens_cl100k_json: f64,
+    pub eager_gap_counting: Option<f64>,
+    pub eager_gap_catalog: Option<f64>,
+    pub eager_gap_system: Option<f64>,
+    pub eager_gap_conversation: Option<f64>,
+    pub eager_gap_other: Option<f64>,
+    pub deferred_gap_counting: Option<f64>,
+    pub deferred_gap_catalog: Option<f64>,
+    pub deferred_gap_system: Option<f64>,
+    pub deferred_gap_conversation: Option<f64>,
+    pub deferred_gap_other: Option<f64>,
+    pub published_eager_low: Option<f64>,
+    pub published_eager_high: Option<f64>,
+    pub published_deferred_low: Option<f64>,
+    pub published_deferred_high: Option<f64>,
+    pub published_eager_usd: Option<f64>,
+    pub published_deferred_usd: Option<f64>,
+    pub measured_eager_usd: Option<f64>,
+    pub measured_deferred_usd: Option<f64>,
+    /// False when the harness cannot measure what the source measured (`not_reproduced`
+    /// says why and what was measured instead).
+    pub reproduced: bool,
+    pub not_reproduced: String,
+}
+
+impl PublishedCsvRow {
+    pub fn of(scenario: &str, p: &PublishedComparison) -> PublishedCsvRow {
+        let part = |g: Option<Gap>, f: fn(&Gap) -> f64| g.map(|g| f(&g));
+        let (e, d) = (p.eager_gap, p.deferred_gap);
+        PublishedCsvRow {
+            scenario: scenario.to_string(),
+            source: p.source.clone(),
+            claim: p.claim.clone(),
+            metric: p.metric.clone(),
+            published_eager_tokens: p.eager_tokens,
+            published_deferred_tokens: p.deferred_tokens,
+            published_saved_pct: p.saved_pct,
+            measured_eager_tokens: p.measured_eager_tokens,
+            measured_deferred_tokens: p.measured_deferred_tokens,
+            measured_saved_pct: p.measured_saved_pct,
+            counter: p.counter.clone(),
+            unit: p.unit.clone(),
+            variant: p.variant.clone(),
+            measured_eager_tokens_o200k_json: p.measured_eager_o200k_json,
+            measured_deferred_tokens_o200k_json: p.measured_deferred_o200k_json,
+            measured_eager_tokens_cl100k_json: p.measured_eager_cl100k_json,
+            measured_deferred_tokens_cl100k_json: p.measured_deferred_cl100k_json,
+            eager_gap_counting: part(e, |g| g.counting),
+            eager_gap_catalog: part(e, |g| g.catalog),
+            eager_gap_system: part(e, |g| g.system),
+            eager_gap_conversation: part(e, |g| g.conversation),
+            eager_gap_other: part(e, |g| g.other),
+            deferred_gap_counting: part(d, |g| g.counting),
+            deferred_gap_catalog: part(d, |g| g.catalog),
+            deferred_gap_system: part(d, |g| g.system),
+            deferred_gap_conversation: part(d, |g| g.conversation),
+            deferred_gap_other: part(d, |g| g.other),
+            published_eager_low: p.eager_range.map(|r| r[0]),
+            published_eager_high: p.eager_range.map(|r| r[1]),
+            published_deferred_low: p.deferred_range.map(|r| r[0]),
+            published_deferred_high: p.deferred_range.map(|r| r[1]),
+            published_eager_usd: p.eager_usd,
+            published_deferred_usd: p.deferred_usd,
+            measured_eager_usd: p.measured_eager_usd,
+            measured_deferred_usd: p.measured_deferred_usd,
+            reproduced: p.reproduced,
+            not_reproduced: p.not_reproduced.clone(),
+        }
+    }
 }
 
 /// One catalog size and listing mode of the sweep: a row of `data/sweep.csv`.
@@ -90,6 +170,7 @@ pub fn files(data: &ReportData) -> Vec<(String, String)> {
     if data.sweep.is_some() {
         out.push(("data/sweep.csv".to_string(), csv_rows(&sweep(data))));
     }
+    out.extend(super::deferral_view::csv_files(data));
     if !data.catalogs.is_empty() {
         out.push(("data/catalogs.csv".to_string(), csv_rows(&data.catalogs)));
     }
@@ -103,20 +184,7 @@ pub fn files(data: &ReportData) -> Vec<(String, String)> {
 fn published(data: &ReportData) -> Vec<PublishedCsvRow> {
     data.scenarios
         .iter()
-        .flat_map(|s| {
-            s.published.iter().map(|p| PublishedCsvRow {
-                scenario: s.name.clone(),
-                source: p.source.clone(),
-                claim: p.claim.clone(),
-                metric: p.metric.clone(),
-                published_eager_tokens: p.eager_tokens,
-                published_deferred_tokens: p.deferred_tokens,
-                published_saved_pct: p.saved_pct,
-                measured_eager_tokens: p.measured_eager_tokens,
-                measured_deferred_tokens: p.measured_deferred_tokens,
-                measured_saved_pct: p.measured_saved_pct,
-            })
-        })
+        .flat_map(|s| s.published.iter().map(|p| PublishedCsvRow::of(&s.name, p)))
         .collect()
 }
 

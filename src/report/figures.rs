@@ -31,6 +31,9 @@ pub enum Section {
     Sweep,
     /// Measured; differs between runs.
     Latency,
+    BreakEven,
+    Threshold,
+    Invalidations,
     /// The imported sessions (`report --sessions`).
     Sessions,
 }
@@ -58,6 +61,7 @@ pub fn all(data: &ReportData) -> Result<Vec<Figure>, ChartError> {
         out.push(sweep_first_request(sweep)?);
         out.push(sweep_savings(sweep)?);
     }
+    out.extend(super::deferral_view::figures(data)?);
     if !data.latency.sweep.is_empty() {
         out.push(sweep_latency(data)?);
     }

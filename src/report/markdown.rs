@@ -130,9 +130,10 @@ pub fn index(data: &ReportData, charts: &[Figure]) -> String {
         out.push_str(&super::sessions::markdown(s, charts));
     }
     scenarios(&mut out, data, charts);
-    published(&mut out, data);
+    super::published::section(&mut out, data);
     evals(&mut out, data, charts);
     sweep(&mut out, data, charts);
+    super::deferral_view::sections(&mut out, data, charts);
     latency(&mut out, data, charts);
     catalogs(&mut out, data);
     failures(&mut out, data);
@@ -175,6 +176,9 @@ fn summary(out: &mut String, data: &ReportData, charts: &[Figure]) {
         }
     }
     sweep_summary(out, data);
+    for line in super::deferral_view::summary_lines(data) {
+        let _ = writeln!(out, "- {line}");
+    }
     out.push('\n');
     for f in figures_in(charts, &Section::Occupancy) {
         figure(out, f);
@@ -230,7 +234,8 @@ fn scenario_summary(out: &mut String, data: &ReportData) {
          and loads definitions when a search returns them. *Saved* is `(eager − deferred) / \
          eager`; a negative value means deferral cost more; `*` marks a saving to read with \
          the note under the table, `n/a` a conversation that cannot be sent. Cost is for \
-         1,000 runs of the conversation.\n\n",
+         1,000 runs of the conversation. *Cache invalidations*: requests whose cached prefix \
+         broke (see [Cache invalidations](#cache-invalidations)).\n\n",
     );
     let arrow = |a: String, b: String| format!("{a} → {b}");
     let rows: Vec<Vec<String>> = data
@@ -257,6 +262,10 @@ fn scenario_summary(out: &mut String, data: &ReportData) {
                     usd(d.cost_usd.with_caching * 1000.0),
                 ),
                 arrow(window_use(e), window_use(d)),
+                arrow(
+                    int(e.cache_invalidations.requests),
+                    int(d.cache_invalidations.requests),
+                ),
             ]
         })
         .collect();
@@ -274,10 +283,11 @@ fn scenario_summary(out: &mut String, data: &ReportData) {
             "per 1,000 conversations, no caching",
             "with prompt caching",
             "peak window use",
+            "cache invalidations",
         ],
         &rows,
         &[
-            false, true, true, true, true, true, true, true, true, true, true, true,
+            false, true, true, true, true, true, true, true, true, true, true, true, true,
         ],
     ));
     out.push('\n');
@@ -323,6 +333,26 @@ fn sweep_summary(out: &mut String, data: &ReportData) {
 
 /// The eager-vs-deferred table of one scenario, as rows of (figure, eager, deferred, saved):
 /// the report's scenario tables and `simulate`'s table and Markdown are this one view.
+/// `3 (12,400, $0.0419): tools 3`, or `0`.
+pub fn invalidations(i: &crate::simulate::result::Invalidations) -> String {
+    use crate::simulate::cost::CacheBreak;
+    if i.requests == 0 {
+        return "0".into();
+    }
+    let causes: Vec<String> = CacheBreak::ALL
+        .iter()
+        .filter(|c| i.by(**c) > 0)
+        .map(|c| format!("{} {}", c.name(), int(i.by(*c))))
+        .collect();
+    format!(
+        "{} ({}, ${:.4}): {}",
+        int(i.requests),
+        int(i.tokens),
+        i.cost_usd,
+        causes.join(", ")
+    )
+}
+
 pub fn mode_rows(s: &ScenarioResult) -> Vec<Vec<String>> {
     let (e, d, sv) = (&s.eager, &s.deferred, &s.savings);
     let row = |name: &str, a: String, b: String, c: String| vec![name.to_string(), a, b, c];
@@ -382,6 +412,9 @@ pub fn mode_rows(s: &ScenarioResult) -> Vec<Vec<String>> {
             cost(d.cost_usd.with_caching),
             saved(s, sv.cost_with_caching_pct),
         ),
+        both("cache invalidations (tokens re-written, cost)", &|m| {
+            invalidations(&m.cache_invalidations)
+        }),
         both("first time to first token, ms", &|m| {
             fixed1(m.latency_ms.first_ttft)
         }),
@@ -459,70 +492,6 @@ fn scenarios(out: &mut String, data: &ReportData, charts: &[Figure]) {
         for f in figures_in(charts, &Section::Scenario(s.name.clone())) {
             figure(out, f);
         }
-    }
-}
-
-fn published(out: &mut String, data: &ReportData) {
-    let rows: Vec<Vec<String>> = data
-        .scenarios
-        .iter()
-        .flat_map(|s| {
-            s.published.iter().map(|p| {
-                let tokens = |x: Option<f64>| x.map(|v| thousands(v, 0)).unwrap_or("–".into());
-                vec![
-                    format!("`{}`", s.name),
-                    p.claim.clone(),
-                    source_link(&p.source),
-                    format!("`{}`", p.metric),
-                    format!("{} → {}", tokens(p.eager_tokens), tokens(p.deferred_tokens)),
-                    p.saved_pct.map(pct).unwrap_or("–".into()),
-                    format!(
-                        "{} → {}",
-                        thousands(p.measured_eager_tokens, 0),
-                        thousands(p.measured_deferred_tokens, 0)
-                    ),
-                    pct(p.measured_saved_pct),
-                ]
-            })
-        })
-        .collect();
-    if rows.is_empty() {
-        return;
-    }
-    out.push_str(
-        "## Published figures beside measured\n\nWhat vendors and papers report, next to what \
-         this run measured for the scenario built to mirror the claim. They differ in \
-         tokenizer and catalog, so agreement in direction and rough size is what to look for. \
-         Data: `data/published.csv`.\n\n",
-    );
-    out.push_str(&md_table(
-        &[
-            "scenario",
-            "claim",
-            "source",
-            "compared figure",
-            "published, eager → deferred",
-            "saved",
-            "measured, eager → deferred",
-            "saved",
-        ],
-        &rows,
-        &[false, false, false, false, true, true, true, true],
-    ));
-    out.push('\n');
-}
-
-/// A URL becomes a short link (its host), anything else is shown as written.
-fn source_link(source: &str) -> String {
-    match source
-        .strip_prefix("https://")
-        .or_else(|| source.strip_prefix("http://"))
-    {
-        Some(rest) => {
-            let host = rest.split('/').next().unwrap_or(rest);
-            format!("[{host}]({source})")
-        }
-        None => source.to_string(),
     }
 }
 

@@ -14,10 +14,13 @@
 
 pub mod charts;
 pub mod csv;
+pub mod deferral;
+pub mod deferral_view;
 pub mod figures;
 pub mod json;
 pub mod markdown;
 pub mod pipeline;
+pub mod published;
 pub mod sessions;
 pub mod sweep;
 
@@ -40,6 +43,8 @@ pub struct ReportData {
     pub scenarios: Vec<ScenarioResult>,
     pub evals: Vec<EvalSet>,
     pub sweep: Option<Sweep>,
+    /// Break-even, `auto:N` threshold and reveal views (`deferral`).
+    pub deferral: Option<deferral::Deferral>,
     /// Imported sessions replayed (`--sessions DIR`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sessions: Option<crate::session::counterfactual::SessionsReport>,

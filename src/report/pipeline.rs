@@ -139,6 +139,17 @@ pub fn build(
         ),
     ));
     run_sweep(&mut data, counter, &profile, clock, progress)?;
+    progress.phase("deferral", super::deferral::SIZES.len());
+    data.deferral = Some(super::deferral::compute(
+        counter,
+        &profile,
+        &simulate::build_scorer,
+        |size| {
+            progress.step(&format!("{size} tools"));
+            progress.advance();
+        },
+    )?);
+    progress.finish();
     data.settings.other.push((
         "build".into(),
         if cfg!(debug_assertions) {
@@ -228,6 +239,16 @@ fn run_scenarios(
                 .file_name()
                 .map_or(String::new(), |n| n.to_string_lossy().into()),
         );
+        if let Some(missing) = &scenario.unavailable {
+            data.notes.push(format!(
+                "scenario `{}` left out: {} (third-party data outside the repository) is not \
+                 there",
+                scenario.name,
+                missing.display()
+            ));
+            progress.advance();
+            continue;
+        }
         let counter = simulate::counter_for(&scenario, None);
         let mut prepared = simulate::prepare(&scenario, counter, &simulate::build_scorer)?;
         if let Some(c) = calibration.and_then(|f| f.for_scenario(&scenario, counter.name())) {
@@ -237,7 +258,10 @@ fn run_scenarios(
                 scenario.name, c.model, c.system_prompt_tokens, c.scale
             ));
         }
-        let result = simulate::run(&scenario, &prepared)?;
+        let mut result = simulate::run(&scenario, &prepared)?;
+        // Published figures are measured uncalibrated: each under its provider's counter.
+        result.published =
+            simulate::published::compare(&scenario, &prepared, &simulate::build_scorer)?;
         if counter.name() != data.settings.counter {
             data.notes.push(format!(
                 "scenario `{}` counts with its own counter `{counter}`",

@@ -6,6 +6,13 @@
 //! listed deferred tools re-writes everything from that part on. Not modeled: the provider's
 //! minimum cacheable length (1,024 tokens on most Claude models) and cache expiry between
 //! turns (the 5-minute TTL is assumed to hold, except after a `resume` event).
+//!
+//! A request whose cached prefix is shorter than what the previous request left (a part before
+//! the history changed, the history was replaced, or the cache expired) is a cache
+//! invalidation: [`prefix_break`] names the part, and the tokens that had to be written again
+//! instead of read are its cost (`Invalidations`).
+
+use serde::{Deserialize, Serialize};
 
 use super::profile::Profile;
 use super::request::Parts;
@@ -31,6 +38,63 @@ pub struct PrefixKey {
 pub struct CacheState {
     pub key: PrefixKey,
     pub input: usize,
+}
+
+/// The part whose change broke a request's cached prefix (prefix order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheBreak {
+    /// The system prompt changed.
+    System,
+    /// The tools list changed: a definition revealed into it (`reveal: tools-list`), a turn's
+    /// auto-retrieved tools, a server connecting or leaving while its tools are sent.
+    Tools,
+    /// The deferred list in the prompt changed (`list_style: list`): a server connecting or
+    /// leaving, a tool no longer deferred.
+    DeferredList,
+    /// The history was replaced: `/clear` or a compaction.
+    History,
+    /// The cache expired: the session was resumed in a new process.
+    Resume,
+}
+
+impl CacheBreak {
+    pub const ALL: [CacheBreak; 5] = [
+        CacheBreak::System,
+        CacheBreak::Tools,
+        CacheBreak::DeferredList,
+        CacheBreak::History,
+        CacheBreak::Resume,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CacheBreak::System => "system",
+            CacheBreak::Tools => "tools",
+            CacheBreak::DeferredList => "deferred_list",
+            CacheBreak::History => "history",
+            CacheBreak::Resume => "resume",
+        }
+    }
+}
+
+/// Which part broke the prefix `prev` left, or `None` when the whole previous static prefix
+/// and history are still a prefix of this request (only appended to).
+pub fn prefix_break(prev: &CacheState, key: &PrefixKey) -> Option<CacheBreak> {
+    let p = &prev.key;
+    if p.system != key.system {
+        Some(CacheBreak::System)
+    } else if p.tool_overhead != key.tool_overhead
+        || (p.tools_sig, p.tools) != (key.tools_sig, key.tools)
+    {
+        Some(CacheBreak::Tools)
+    } else if (p.list_sig, p.list) != (key.list_sig, key.list) {
+        Some(CacheBreak::DeferredList)
+    } else if p.history_epoch != key.history_epoch {
+        Some(CacheBreak::History)
+    } else {
+        None
+    }
 }
 
 /// Tokens of `parts` (keyed by `key`) found in the cache left by `prev`.
@@ -111,6 +175,25 @@ mod tests {
         assert_eq!(cached_prefix(Some(&prev), &key(2, 0)), 1300);
         // A replaced history keeps the static prefix only.
         assert_eq!(cached_prefix(Some(&prev), &key(1, 1)), 1500);
+    }
+
+    #[test]
+    fn a_break_names_the_first_changed_part() {
+        let prev = CacheState {
+            key: key(1, 0),
+            input: 1510,
+        };
+        assert_eq!(prefix_break(&prev, &key(1, 0)), None);
+        assert_eq!(prefix_break(&prev, &key(2, 0)), Some(CacheBreak::Tools));
+        assert_eq!(prefix_break(&prev, &key(1, 1)), Some(CacheBreak::History));
+        // A changed tools list is named before a replaced history: it comes first in the prefix.
+        assert_eq!(prefix_break(&prev, &key(2, 1)), Some(CacheBreak::Tools));
+        let mut listed = key(1, 0);
+        listed.list = 25;
+        assert_eq!(prefix_break(&prev, &listed), Some(CacheBreak::DeferredList));
+        let mut system = key(2, 1);
+        system.system = 999;
+        assert_eq!(prefix_break(&prev, &system), Some(CacheBreak::System));
     }
 
     #[test]

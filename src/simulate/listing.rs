@@ -5,6 +5,9 @@
 //! - `descriptions` ("metadata layer"): `id: first line of the description` cut at 100 chars.
 //! - `servers` (namespaces): one line per server, its description or a generated summary
 //!   `N tools: a, b, c…`; deferred built-ins keep one line each.
+//! - `none`: no text (the provider's search tool stands for the deferred tools).
+//! - `stubs`: OpenAI's flat `defer_loading`, a stub per function counted as a definition
+//!   (`CounterKind::stub`), not as text.
 
 use std::fmt::Write as _;
 
@@ -40,7 +43,11 @@ pub fn one_line(description: &str) -> String {
 /// The lines for `tools` (catalog indices, in catalog order) in `mode`.
 pub fn lines(catalog: &Catalog, tools: &[usize], mode: Listing) -> Vec<String> {
     match mode {
-        Listing::Names => tools.iter().map(|&t| catalog.get(t).id.clone()).collect(),
+        Listing::None => Vec::new(),
+        // Stubs are counted as tool definitions (`CounterKind::stub`); as text, their names.
+        Listing::Names | Listing::Stubs => {
+            tools.iter().map(|&t| catalog.get(t).id.clone()).collect()
+        }
         Listing::Descriptions => tools
             .iter()
             .map(|&t| {
@@ -90,7 +97,7 @@ pub fn lines(catalog: &Catalog, tools: &[usize], mode: Listing) -> Vec<String> {
 /// The full block sent in `list` style, or as the first announcement in `delta` style.
 /// Empty when nothing is deferred.
 pub fn full_text(catalog: &Catalog, tools: &[usize], mode: Listing) -> String {
-    if tools.is_empty() {
+    if tools.is_empty() || mode == Listing::None {
         return String::new();
     }
     let mut s = String::from(OPEN);
@@ -105,7 +112,7 @@ pub fn full_text(catalog: &Catalog, tools: &[usize], mode: Listing) -> String {
 
 /// A `delta` style announcement of tools that appeared or went away.
 pub fn delta_text(catalog: &Catalog, added: &[usize], removed: &[usize], mode: Listing) -> String {
-    if added.is_empty() && removed.is_empty() {
+    if (added.is_empty() && removed.is_empty()) || mode == Listing::None {
         return String::new();
     }
     let mut s = String::from("<deferred-tools-delta>");

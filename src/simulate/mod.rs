@@ -10,10 +10,11 @@
 //!   also times the searches it sends on the real scorer.
 
 pub mod calibration;
-mod cost;
+pub mod cost;
 mod latency;
 pub mod listing;
 pub mod profile;
+pub mod published;
 mod replay;
 pub mod request;
 pub mod result;
@@ -135,6 +136,17 @@ pub fn tokenizer_for(scenario: &Scenario, flag: Option<Tokenizer>) -> Tokenizer 
 
 /// Loads the scenario's catalogs (checking each exists where the scenario names it).
 pub fn load_scenario_catalogs(scenario: &Scenario) -> Result<Catalog> {
+    if let Some(path) = &scenario.unavailable {
+        return Err(Error::input(
+            &scenario.path,
+            scenario.unavailable_at,
+            format!(
+                "{} does not exist: this scenario needs third-party data kept outside the \
+                 repository (see its `optional` inputs)",
+                path.display()
+            ),
+        ));
+    }
     // A catalog that is not there is the scenario's mistake: point at the line naming it.
     if let Some(c) = scenario.catalogs.iter().find(|c| !c.path.is_file()) {
         return Err(Error::input(
@@ -347,6 +359,19 @@ fn search_tool(
         return (tokens.get(i), "catalog".into());
     }
     let provider = !matches!(counter, CounterKind::O200kJson | CounterKind::Cl100kJson);
+    if provider
+        && scenario.deferred.listing == scenario::Listing::Stubs
+        && let Some(o) = scenario.profile.flat_search_overhead()
+    {
+        // Measured beyond the stubs and the tools block's framing (which the stubs' block
+        // carries): only the model's preamble is already counted.
+        let preamble =
+            overhead.saturating_sub(counter.tools_fixed(scenario.system_prompt.as_deref()));
+        return (
+            o.tokens.saturating_sub(preamble),
+            format!("{} ({} measured)", o.variant, o.tokens),
+        );
+    }
     if provider && let Some(o) = scenario.profile.search_overhead(scenario.deferred.scorer) {
         return (
             o.tokens.saturating_sub(overhead),

@@ -169,12 +169,15 @@ fn openai_search() -> Vec<SearchOverhead> {
         // Listed second, so scorers map to the namespace variant; counted by
         // `CounterKind::deferred_request` with `Deferral::Flat`.
         SearchOverhead {
-            variant: "openai tool_search (flat defer_loading)".into(),
+            variant: format!("openai tool_search ({FLAT_VARIANT})"),
             scorer: None,
             tokens: FLAT_DEFER_OVERHEAD,
         },
     ]
 }
+
+/// How the flat OpenAI variant is named (`listing: stubs` picks it).
+const FLAT_VARIANT: &str = "flat defer_loading";
 
 /// Flat `defer_loading` beyond the stubs and the tools block: fitted, the mean of
 /// (billed − messages − tools block framing − Σ stubs) over the harness's two static points
@@ -442,6 +445,13 @@ impl Profile {
         self.search_overheads
             .iter()
             .find(|o| o.scorer.as_deref().is_none_or(|s| s == scorer.name()))
+    }
+
+    /// The provider's flat `defer_loading` overhead (stubs listed), when it has one.
+    pub fn flat_search_overhead(&self) -> Option<&SearchOverhead> {
+        self.search_overheads
+            .iter()
+            .find(|o| o.variant.contains(FLAT_VARIANT))
     }
 
     /// Applies one override; `Err` says what was expected. Numbers must be ≥ 0, token counts

@@ -5,12 +5,14 @@
 
 use super::Prepared;
 use super::SearchTiming;
-use super::cost::{CacheState, PrefixKey, cached_prefix, cost_cached, cost_uncached};
+use super::cost::{
+    CacheBreak, CacheState, PrefixKey, cached_prefix, cost_cached, cost_uncached, prefix_break,
+};
 use super::latency::{FetchCache, duration_ms, ttft_ms};
 use super::listing;
 use super::profile::Profile;
 use super::request::{Parts, RequestKind, RequestRow};
-use super::result::Counts;
+use super::result::{Counts, Invalidations};
 use super::scenario::{
     Call, Discovery, Event, Item, ListStyle, Listing, RetryStep, Reveal, Scenario, Subagent, Turn,
 };
@@ -39,6 +41,8 @@ pub struct Run<'a> {
     pub mode: Mode,
     pub rows: Vec<RequestRow>,
     pub counts: Counts,
+    /// Requests whose cached prefix was broken, by cause.
+    pub invalidations: Invalidations,
     /// Per main-agent turn: ttft of its first request and its whole duration (ms).
     pub turn_ttft_ms: Vec<f64>,
     pub turn_ms: Vec<f64>,
@@ -65,6 +69,8 @@ struct Agent {
     turn_tools: Vec<usize>,
     system: usize,
     history: usize,
+    /// Tool definitions inside `history` (search results expanded with `reveal: append`).
+    history_definitions: usize,
     epoch: u64,
     tools_tokens: usize,
     /// Definitions in the tools list (the search tool included).
@@ -85,6 +91,8 @@ struct Agent {
 struct Next {
     kind: RequestKind,
     new: usize,
+    /// Tool definitions inside `new` (a search result expanded with `reveal: append`).
+    definitions: usize,
     tool: Option<usize>,
     client_ms: f64,
 }
@@ -96,6 +104,8 @@ struct Group<'s> {
     tool: Option<usize>,
     out: usize,
     result: usize,
+    /// Tool definitions inside `result` (searches expanded with `reveal: append`).
+    definitions: usize,
     client_ms: f64,
     subagents: Vec<&'s Subagent>,
 }
@@ -107,6 +117,7 @@ impl<'s> Group<'s> {
             tool,
             out: 0,
             result: 0,
+            definitions: 0,
             client_ms: 0.0,
             subagents: Vec::new(),
         }
@@ -132,6 +143,7 @@ impl<'a> Run<'a> {
             mode,
             rows: Vec::new(),
             counts: Counts::default(),
+            invalidations: Invalidations::default(),
             turn_ttft_ms: Vec::new(),
             turn_ms: Vec::new(),
             clock_s: 0.0,
@@ -184,6 +196,7 @@ impl<'a> Run<'a> {
             turn_tools: Vec::new(),
             system,
             history: 0,
+            history_definitions: 0,
             epoch: 0,
             tools_tokens: 0,
             tools_sent: 0,
@@ -284,9 +297,9 @@ impl<'a> Run<'a> {
                 a.list_sig = sig;
                 a.list_tokens = match self.sc.sizes.deferred_list {
                     Some(n) => n,
-                    None => self.prep.list_tokens(sig, listing, || {
-                        self.count(&listing::full_text(&self.prep.catalog, &now, listing))
-                    }),
+                    None => self
+                        .prep
+                        .list_tokens(sig, listing, || self.listed_tokens(&now)),
                 };
             }
             ListStyle::Delta => {
@@ -297,9 +310,11 @@ impl<'a> Run<'a> {
                         a.announced[i] = true;
                     }
                     if !now.is_empty() {
-                        a.pending_delta += self.sc.sizes.deferred_list.unwrap_or_else(|| {
-                            self.count(&listing::full_text(&self.prep.catalog, &now, listing))
-                        });
+                        a.pending_delta += self
+                            .sc
+                            .sizes
+                            .deferred_list
+                            .unwrap_or_else(|| self.listed_tokens(&now));
                     }
                 } else {
                     let mut is_now = vec![false; self.prep.catalog.len()];
@@ -312,12 +327,30 @@ impl<'a> Run<'a> {
                         .filter(|&i| a.announced[i] && !is_now[i])
                         .collect();
                     a.announced = is_now;
-                    let text = listing::delta_text(&self.prep.catalog, &added, &removed, listing);
-                    if !text.is_empty() {
-                        a.pending_delta += self.count(&text);
+                    if listing == Listing::Stubs {
+                        // Stubs of the added functions join the tools block's stubs.
+                        a.pending_delta += self.listed_tokens(&added);
+                    } else {
+                        let text =
+                            listing::delta_text(&self.prep.catalog, &added, &removed, listing);
+                        if !text.is_empty() {
+                            a.pending_delta += self.count(&text);
+                        }
                     }
                 }
             }
+        }
+    }
+
+    /// Tokens of the deferred list of `tools`: the listing's text counted, or for `stubs`
+    /// each function's stub as the counter renders it.
+    fn listed_tokens(&self, tools: &[usize]) -> usize {
+        match self.sc.deferred.listing {
+            Listing::Stubs => tools
+                .iter()
+                .map(|&i| self.prep.counter.stub(self.prep.catalog.get(i)))
+                .sum(),
+            listing => self.count(&listing::full_text(&self.prep.catalog, tools, listing)),
         }
     }
 
@@ -360,9 +393,12 @@ impl<'a> Run<'a> {
         } else {
             cached_prefix(a.prev.as_ref(), &key).min(input)
         };
+        let cache_break = self.invalidation(a, &key, input, cached);
         a.cold = false;
         a.prev = Some(CacheState { key, input });
+        let message_definitions = scaled(a.history_definitions + next.definitions);
         a.history += if list_style { 0 } else { list } + next.new + output;
+        a.history_definitions += next.definitions;
         let output = self.prep.scaled(output);
         let profile = &self.sc.profile;
         let ttft = ttft_ms(profile, input, cached, next.client_ms);
@@ -386,6 +422,8 @@ impl<'a> Run<'a> {
             parts,
             input_tokens: input,
             cached_tokens: cached,
+            cache_break,
+            message_definitions,
             output_tokens: output,
             cost_usd: cost_uncached(profile, &parts, output),
             cost_cached_usd: cost_cached(profile, input, cached, output),
@@ -395,6 +433,28 @@ impl<'a> Run<'a> {
             headroom_tokens: window as i64 - input as i64 - output as i64,
             fits_window: input + output <= window,
         });
+    }
+
+    /// Whether this request finds less of the previous request in the cache than an
+    /// appended-to history would (an agent's first request has nothing to lose); counts it.
+    fn invalidation(
+        &mut self,
+        a: &Agent,
+        key: &PrefixKey,
+        input: usize,
+        cached: usize,
+    ) -> Option<CacheBreak> {
+        let prev = a.prev.as_ref()?;
+        let cause = if a.cold {
+            CacheBreak::Resume
+        } else {
+            prefix_break(prev, key)?
+        };
+        let lost = prev.input.min(input).saturating_sub(cached);
+        let p = self.profile();
+        let usd = lost as f64 * (p.cache_write_per_mtok - p.cache_read_per_mtok) / 1e6;
+        self.invalidations.add(cause, lost, usd);
+        Some(cause)
     }
 
     fn items(&mut self, a: &mut Agent, items: &[Item]) -> Result<()> {
@@ -430,6 +490,7 @@ impl<'a> Run<'a> {
             }
             Event::Clear => {
                 a.history = 0;
+                a.history_definitions = 0;
                 a.epoch += 1;
                 a.discovered.iter_mut().for_each(|d| *d = false);
                 a.needs_announce = true;
@@ -439,6 +500,7 @@ impl<'a> Run<'a> {
                 keep_discovered,
             } => {
                 a.history = *summary_tokens;
+                a.history_definitions = 0;
                 a.epoch += 1;
                 a.needs_announce = true;
                 if *keep_discovered {
@@ -449,6 +511,7 @@ impl<'a> Run<'a> {
                             .map(|i| self.prep.tokens.get(i))
                             .sum();
                         a.history += kept;
+                        a.history_definitions = kept;
                     }
                 } else {
                     a.discovered.iter_mut().for_each(|d| *d = false);
@@ -546,6 +609,7 @@ impl<'a> Run<'a> {
         }
         let first_row = self.rows.len();
         let mut next = Next {
+            definitions: 0,
             kind: RequestKind::User,
             new: self.user_tokens(t),
             tool: None,
@@ -572,6 +636,7 @@ impl<'a> Run<'a> {
             self.send(a, &next, out);
             let result = self.subagent(a, sub)?;
             next = Next {
+                definitions: 0,
                 kind: RequestKind::ToolResult,
                 new: result,
                 tool: None,
@@ -635,6 +700,7 @@ impl<'a> Run<'a> {
                 let out = self.call_tokens(idx, Some(call));
                 self.send(a, next, out);
                 *next = Next {
+                    definitions: 0,
                     kind: RequestKind::ErrorResult,
                     new: self.error_tokens(idx),
                     tool: Some(idx),
@@ -677,6 +743,7 @@ impl<'a> Run<'a> {
             self.subagent(a, sub)?;
         }
         *next = Next {
+            definitions: g.definitions,
             kind: g.kind,
             new: g.result,
             tool: g.tool,
@@ -708,7 +775,7 @@ impl<'a> Run<'a> {
             .map(|r| self.prep.index(&r.id))
             .filter(|&i| self.available(a, i))
             .collect();
-        let (with_framing, loaded) = self.load_hits(a, &hits);
+        let (with_framing, definitions, loaded) = self.load_hits(a, &hits);
         let result = match call.result_tokens {
             Some(n) => with_framing - self.search_framing(&hits) + n,
             None => with_framing,
@@ -719,6 +786,7 @@ impl<'a> Run<'a> {
             .unwrap_or_else(|| self.search_call_tokens(call.query.as_deref().unwrap_or("")));
         let g = group.get_or_insert_with(|| Group::new(RequestKind::Search, None));
         g.add(out, result, None);
+        g.definitions += definitions;
         g.client_ms += self.profile().search_latency_ms + fetched;
         Ok(())
     }
@@ -779,9 +847,10 @@ impl<'a> Run<'a> {
                 call.at
             };
             let (hits, search_ms) = self.search(a, q, at, scope, is_select)?;
-            let (result, loaded) = self.load_hits(a, &hits);
+            let (result, definitions, loaded) = self.load_hits(a, &hits);
             let fetched = self.fetch.fetch(&self.sc.profile, self.clock_s, &loaded);
             *next = Next {
+                definitions,
                 kind: if n == 0 {
                     RequestKind::Search
                 } else {
@@ -800,8 +869,8 @@ impl<'a> Run<'a> {
     }
 
     /// Loads every returned tool (its reference is expanded) with its dependencies; returns the
-    /// search result's tokens and the tools loaded.
-    fn load_hits(&self, a: &mut Agent, hits: &[usize]) -> (usize, Vec<usize>) {
+    /// search result's tokens, the definitions among them and the tools loaded.
+    fn load_hits(&self, a: &mut Agent, hits: &[usize]) -> (usize, usize, Vec<usize>) {
         let mut loaded: Vec<usize> = Vec::new();
         for &h in hits {
             if !a.discovered[h] && self.is_deferred(a, h) {
@@ -819,17 +888,15 @@ impl<'a> Run<'a> {
             }
             k += 1;
         }
-        let mut result = self.search_framing(hits);
-        match self.sc.deferred.reveal {
-            Reveal::Append => {
-                result += loaded
-                    .iter()
-                    .map(|&i| self.prep.tokens.get(i))
-                    .sum::<usize>();
+        let framing = self.search_framing(hits);
+        let definitions = match self.sc.deferred.reveal {
+            Reveal::Append => loaded.iter().map(|&i| self.prep.tokens.get(i)).sum(),
+            Reveal::ToolsList => {
+                self.refresh_tools(a);
+                0
             }
-            Reveal::ToolsList => self.refresh_tools(a),
-        }
-        (result, loaded)
+        };
+        (framing + definitions, definitions, loaded)
     }
 
     /// Runs the search core over the agent's deferred tools (optionally one server's); returns

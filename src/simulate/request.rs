@@ -118,6 +118,14 @@ pub struct RequestRow {
     pub input_tokens: usize,
     /// Prefix shared with the previous request of the same agent (billed as a cache read).
     pub cached_tokens: usize,
+    /// The part whose change broke the prefix the previous request left in the cache (`null`
+    /// when the cache held, and for an agent's first request).
+    #[serde(default)]
+    pub cache_break: Option<super::cost::CacheBreak>,
+    /// Tool definitions inside `history` and `new`: search results expanded with
+    /// `reveal: append` (what a figure counting "definitions" counts beside `tools`).
+    #[serde(default)]
+    pub message_definitions: usize,
     /// What the model wrote: a tool call, a search call or the reply.
     pub output_tokens: usize,
     /// USD without prompt caching.

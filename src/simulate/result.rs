@@ -44,6 +44,9 @@ pub struct ModeResult {
     pub fits_window: bool,
     /// Requests whose input and output exceed the context window.
     pub overflow_requests: usize,
+    /// Requests whose cached prefix was broken, by cause, and what re-writing it cost.
+    #[serde(default)]
+    pub cache_invalidations: Invalidations,
     /// The real scorer's time for exactly the searches this mode sent (`select:` and retries
     /// included), when measured; it is then the search latency of `latency_ms`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -72,6 +75,57 @@ pub struct Counts {
     pub turns: usize,
     /// Requests sent by subagents (included in `requests`).
     pub subagent_requests: usize,
+}
+
+/// Cache invalidations of one mode: requests (after an agent's first) whose cached prefix is
+/// shorter than the input the previous request left in the cache, because a part before the
+/// history changed, the history was replaced or the cache expired (`cost::CacheBreak`).
+/// `tokens` is what those requests wrote to the cache again instead of reading it; `cost_usd`
+/// is that at the cache-write price minus the cache-read price.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Invalidations {
+    pub requests: usize,
+    pub tokens: usize,
+    pub cost_usd: f64,
+    /// The tools list changed (a definition revealed into it, a server connecting).
+    pub tools: usize,
+    /// The deferred list in the prompt changed (a server connecting or leaving).
+    pub deferred_list: usize,
+    /// `/clear` or a compaction replaced the history.
+    pub history: usize,
+    /// The system prompt changed.
+    pub system: usize,
+    /// The cache expired (`resume`).
+    pub resume: usize,
+}
+
+impl Invalidations {
+    /// Counts one broken request.
+    pub fn add(&mut self, cause: super::cost::CacheBreak, tokens: usize, cost_usd: f64) {
+        use super::cost::CacheBreak;
+        self.requests += 1;
+        self.tokens += tokens;
+        self.cost_usd += cost_usd;
+        *match cause {
+            CacheBreak::Tools => &mut self.tools,
+            CacheBreak::DeferredList => &mut self.deferred_list,
+            CacheBreak::History => &mut self.history,
+            CacheBreak::System => &mut self.system,
+            CacheBreak::Resume => &mut self.resume,
+        } += 1;
+    }
+
+    /// The number broken by `cause`.
+    pub fn by(&self, cause: super::cost::CacheBreak) -> usize {
+        use super::cost::CacheBreak;
+        match cause {
+            CacheBreak::Tools => self.tools,
+            CacheBreak::DeferredList => self.deferred_list,
+            CacheBreak::History => self.history,
+            CacheBreak::System => self.system,
+            CacheBreak::Resume => self.resume,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -161,16 +215,50 @@ pub struct Settings {
     pub scorer_settings: BTreeMap<String, String>,
 }
 
-/// A published figure beside the measured one.
+/// A request's input (or a sum of requests) by what a published figure may attribute it to:
+/// the system prompt, tool definitions, messages, and the rest (tool-use preamble, search
+/// tool, deferred list). Tokens; fractional when averaged or scaled.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Categories {
+    pub system: f64,
+    pub catalog: f64,
+    pub conversation: f64,
+    pub other: f64,
+}
+
+impl Categories {
+    pub fn total(&self) -> f64 {
+        self.system + self.catalog + self.conversation + self.other
+    }
+}
+
+/// measured − published on one side, in parts that add up to it (`simulate::published`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Gap {
+    pub counting: f64,
+    pub catalog: f64,
+    pub system: f64,
+    pub conversation: f64,
+    pub other: f64,
+}
+
+impl Gap {
+    pub fn total(&self) -> f64 {
+        self.counting + self.catalog + self.system + self.conversation + self.other
+    }
+}
+
+/// A published figure beside the same quantity measured (`simulate::published::compare`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PublishedComparison {
     pub claim: String,
+    /// The article or repository the figure comes from, by name and location.
     pub source: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub eager_tokens: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deferred_tokens: Option<f64>,
-    /// Which measured figure the numbers compare with.
+    /// The quantity measured (`simulate::published::Quantity`).
     pub metric: String,
     /// The published saving, when both figures are published.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -178,6 +266,67 @@ pub struct PublishedComparison {
     pub measured_eager_tokens: f64,
     pub measured_deferred_tokens: f64,
     pub measured_saved_pct: f64,
+    /// The counter of the provider the figure was measured on, which `measured_*` uses.
+    #[serde(default)]
+    pub counter: String,
+    /// `tokens` or `seconds` (the `*_tokens` fields hold seconds for a latency figure).
+    #[serde(default)]
+    pub unit: String,
+    /// The settings measured beyond the scenario's (`model gpt-5.4, listing stubs`).
+    #[serde(default)]
+    pub variant: String,
+    /// The same quantity counted by `o200k-json`.
+    #[serde(default)]
+    pub measured_eager_o200k_json: f64,
+    #[serde(default)]
+    pub measured_deferred_o200k_json: f64,
+    /// The same quantity counted by `cl100k-json`.
+    #[serde(default)]
+    pub measured_eager_cl100k_json: f64,
+    #[serde(default)]
+    pub measured_deferred_cl100k_json: f64,
+    #[serde(default)]
+    pub eager_gap: Option<Gap>,
+    #[serde(default)]
+    pub deferred_gap: Option<Gap>,
+    #[serde(default)]
+    pub eager_measured_parts: Categories,
+    #[serde(default)]
+    pub deferred_measured_parts: Categories,
+    #[serde(default)]
+    pub eager_stated: super::published::Stated,
+    #[serde(default)]
+    pub deferred_stated: super::published::Stated,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eager_range: Option<[f64; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deferred_range: Option<[f64; 2]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eager_within_range: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deferred_within_range: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eager_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deferred_usd: Option<f64>,
+    /// The measured tokens at the model's input price (a conversations figure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_eager_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_deferred_usd: Option<f64>,
+    /// False when the harness cannot measure what the source measured; `not_reproduced`
+    /// says why and what the measured value is instead.
+    #[serde(default = "yes")]
+    pub reproduced: bool,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub not_reproduced: String,
+    /// How the scenario matches the source's setup, and what it assumes.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub note: String,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// What `simulate --format json` writes: every scenario's result.
@@ -262,6 +411,14 @@ pub struct ScenarioCsvRow {
     pub eager_cost_cached_usd: f64,
     pub deferred_cost_cached_usd: f64,
     pub cost_cached_savings_pct: Option<f64>,
+    #[serde(default)]
+    pub eager_cache_invalidations: usize,
+    #[serde(default)]
+    pub deferred_cache_invalidations: usize,
+    #[serde(default)]
+    pub eager_invalidation_cost_usd: f64,
+    #[serde(default)]
+    pub deferred_invalidation_cost_usd: f64,
     pub eager_peak_occupancy_pct: f64,
     pub deferred_peak_occupancy_pct: f64,
     pub eager_fits_window: bool,
@@ -303,6 +460,10 @@ impl ScenarioCsvRow {
             eager_cost_cached_usd: e.cost_usd.with_caching,
             deferred_cost_cached_usd: d.cost_usd.with_caching,
             cost_cached_savings_pct: s.savings.cost_with_caching_pct,
+            eager_cache_invalidations: e.cache_invalidations.requests,
+            deferred_cache_invalidations: d.cache_invalidations.requests,
+            eager_invalidation_cost_usd: e.cache_invalidations.cost_usd,
+            deferred_invalidation_cost_usd: d.cache_invalidations.cost_usd,
             eager_peak_occupancy_pct: e.peak_occupancy_pct,
             deferred_peak_occupancy_pct: d.peak_occupancy_pct,
             eager_fits_window: e.fits_window,

@@ -36,6 +36,9 @@ pub struct CatalogEntry {
     pub server: Option<String>,
     /// False: the servers of this file start disconnected (a `connect` event brings them in).
     pub connected: bool,
+    /// Third-party data kept outside the repository (`../shared/data`): when the file is
+    /// absent, `report` leaves the scenario out with a note (`simulate` still refuses it).
+    pub optional: bool,
     /// Where the scenario names this file, for "catalog file not found" errors.
     pub at: Option<Position>,
 }
@@ -63,7 +66,7 @@ pub enum Discovery {
 
 crate::named_enum!(Discovery, "discovery");
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Listing {
     /// Claude Code: `<available-deferred-tools>` with one name a line.
@@ -73,6 +76,14 @@ pub enum Listing {
     /// One line per server (its description, or "N tools: a, b, c…"); searches are scoped to
     /// the needed tool's server, as a model that picked the namespace from the list would do.
     Servers,
+    /// Nothing listed: the provider's search tool alone stands for the deferred tools
+    /// (Anthropic's tool search with `defer_loading`, an OpenAI namespace with `tool_search`;
+    /// the public harness measured a cost that does not grow with the catalog).
+    None,
+    /// A compact stub of every deferred function in the tools block (OpenAI's flat
+    /// `defer_loading` on each function), counted by the counter's stub form; with the
+    /// provider's flat search overhead.
+    Stubs,
 }
 
 crate::named_enum!(Listing, "listing");
@@ -266,33 +277,7 @@ pub enum Item {
     Event(Event),
 }
 
-/// A published figure quoted next to the measured one.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, Deserialize)]
-#[serde(
-    deny_unknown_fields,
-    expecting = "a published figure (a mapping with claim: and source:)"
-)]
-pub struct Published {
-    pub claim: String,
-    pub source: String,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "opt_nonneg"
-    )]
-    pub eager_tokens: Option<f64>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "opt_nonneg"
-    )]
-    pub deferred_tokens: Option<f64>,
-    /// Which measured figure the numbers compare with: `first_request_tokens` (default),
-    /// `first_request_tool_tokens` (tools + deferred list of the first request) or
-    /// `mean_request_tokens`.
-    #[serde(default = "default_metric", deserialize_with = "published_metric")]
-    pub metric: String,
-}
+pub use super::published::Published;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scenario {
@@ -314,13 +299,12 @@ pub struct Scenario {
     pub failures: Failures,
     pub conversation: Vec<Item>,
     pub published: Vec<Published>,
+    /// An `optional` input (a catalog or the `texts` file) that is not there: `report` leaves
+    /// the scenario out with a note, `simulate` refuses it.
+    pub unavailable: Option<PathBuf>,
+    /// Where the scenario names that input.
+    pub unavailable_at: Option<Position>,
 }
-
-pub const PUBLISHED_METRICS: &[&str] = &[
-    "first_request_tokens",
-    "first_request_tool_tokens",
-    "mean_request_tokens",
-];
 
 /// Most turns a scenario may expand to (after `repeat`).
 pub const MAX_TURNS: usize = 100_000;
@@ -434,6 +418,18 @@ pub(crate) struct RawScenario {
     conversation: Option<Vec<Value>>,
     #[serde(default)]
     published: Vec<Published>,
+    texts: Option<RawTexts>,
+}
+
+/// A JSON file of named texts (`{"system_prompt": "…", "user_prompt": "…"}`) that fill the
+/// `{{name}}` placeholders of `system_prompt` and the turns' `user:` texts, so a scenario can
+/// use a third-party prompt kept outside the repository without copying it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a texts file (a mapping with path:)")]
+pub(crate) struct RawTexts {
+    path: String,
+    #[serde(default)]
+    optional: bool,
 }
 
 #[derive(Deserialize)]
@@ -445,6 +441,7 @@ pub(crate) struct RawCatalogEntry {
     path: String,
     server: Option<String>,
     connected: Option<bool>,
+    optional: Option<bool>,
 }
 
 #[derive(Deserialize, Default)]
@@ -677,7 +674,7 @@ fn nonneg<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<f64, D:
     }
 }
 
-fn opt_nonneg<'de, D: serde::Deserializer<'de>>(
+pub(crate) fn opt_nonneg<'de, D: serde::Deserializer<'de>>(
     d: D,
 ) -> std::result::Result<Option<f64>, D::Error> {
     #[derive(Deserialize)]
@@ -702,25 +699,6 @@ fn probability<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<f6
         ));
     }
     Ok(v)
-}
-
-fn default_metric() -> String {
-    PUBLISHED_METRICS[0].to_string()
-}
-
-fn published_metric<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> std::result::Result<String, D::Error> {
-    let s = String::deserialize(d)?;
-    if PUBLISHED_METRICS.contains(&s.as_str()) {
-        Ok(s)
-    } else {
-        let expected = format!("one of {}", PUBLISHED_METRICS.join(", "));
-        Err(serde::de::Error::invalid_value(
-            serde::de::Unexpected::Str(&s),
-            &expected.as_str(),
-        ))
-    }
 }
 
 impl std::str::FromStr for When {
@@ -815,6 +793,10 @@ impl Reader<'_> {
             ));
         };
         let catalogs = self.catalogs(&catalogs)?;
+        let catalogs_unavailable = catalogs
+            .iter()
+            .find(|c| c.optional && !c.path.is_file())
+            .map(|c| (c.path.clone(), c.at));
         let deferred = self.deferred(raw.deferred)?;
         let conversation =
             self.conversation(&path!["conversation"], &conversation, &mut 0, &mut 0)?;
@@ -823,6 +805,22 @@ impl Reader<'_> {
                 &path!["conversation"],
                 "no turn (a turn is a mapping with `user:`)",
             ));
+        }
+        let mut system_prompt = raw.system_prompt;
+        let mut conversation = conversation;
+        let unavailable = match &raw.texts {
+            Some(t) => self
+                .texts(t, &mut system_prompt, &mut conversation)?
+                .map(|p| (p, self.doc.locate(&child(&path!["texts"], "path")))),
+            None => None,
+        };
+        let (unavailable, unavailable_at) = catalogs_unavailable
+            .or(unavailable)
+            .map_or((None, None), |(p, at)| (Some(p), at));
+        for (i, p) in raw.published.iter().enumerate() {
+            if let Err((key, message)) = p.check() {
+                return Err(self.err(&child(&child(&path!["published"], i), key), message));
+            }
         }
         Ok(Scenario {
             name,
@@ -833,7 +831,7 @@ impl Reader<'_> {
             counter: raw.counter,
             tool_choice: raw.tool_choice,
             profile,
-            system_prompt: raw.system_prompt,
+            system_prompt,
             system_prompt_tokens: raw.system_prompt_tokens,
             catalogs,
             deferred,
@@ -841,7 +839,47 @@ impl Reader<'_> {
             failures: raw.failures,
             conversation,
             published: raw.published,
+            unavailable,
+            unavailable_at,
         })
+    }
+
+    /// Fills `{{name}}` placeholders from the texts file; `Some(path)` when the file is
+    /// optional and absent (placeholders stay, and the scenario is unavailable).
+    fn texts(
+        &self,
+        t: &RawTexts,
+        system: &mut Option<String>,
+        items: &mut [Item],
+    ) -> Result<Option<PathBuf>> {
+        let base = self.doc.path.parent().unwrap_or_else(|| Path::new(""));
+        let path = base.join(&t.path);
+        if t.optional && !path.is_file() {
+            return Ok(Some(path));
+        }
+        let doc = Document::read(&path)?;
+        let Value::Object(map) = &doc.value else {
+            return Err(doc.error_at(&[], "expected an object of named texts"));
+        };
+        let fill = |text: &mut String| {
+            for (k, v) in map {
+                if let Value::String(v) = v {
+                    let key = format!("{{{{{k}}}}}");
+                    if text.contains(&key) {
+                        *text = text.replace(&key, v);
+                    }
+                }
+            }
+        };
+        if let Some(s) = system {
+            fill(s);
+        }
+        for item in items.iter_mut() {
+            if let Item::Turn(t) = item {
+                fill(&mut t.user);
+            }
+        }
+        Ok(None)
     }
 
     fn profile(&self, model: Option<String>, overrides: IndexMap<String, f64>) -> Result<Profile> {
@@ -882,6 +920,7 @@ impl Reader<'_> {
                     path: base.join(s),
                     server: None,
                     connected: true,
+                    optional: false,
                     at: self.doc.locate(&ip),
                 });
             }
@@ -890,6 +929,7 @@ impl Reader<'_> {
                 path: base.join(raw.path),
                 server: raw.server,
                 connected: raw.connected.unwrap_or(true),
+                optional: raw.optional.unwrap_or(false),
                 at: self.doc.locate(&child(&ip, "path")),
             })
         };

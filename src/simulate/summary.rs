@@ -4,10 +4,10 @@ use super::Prepared;
 use super::replay::Run;
 use super::request::Parts;
 use super::result::{
-    Cost, Latency, ModeResult, PublishedComparison, Savings, ScenarioResult, SearchLatencySource,
-    Settings, round, savings_pct,
+    Cost, Latency, ModeResult, Savings, ScenarioResult, SearchLatencySource, Settings, round,
+    savings_pct,
 };
-use super::scenario::{Discovery, ListStyle, Listing, RetryStep, Reveal, Scenario, When};
+use super::scenario::{Discovery, ListStyle, RetryStep, Reveal, Scenario, When};
 use crate::timing::LatencyUs;
 
 fn mean(xs: &[f64]) -> f64 {
@@ -68,6 +68,10 @@ pub(crate) fn mode_result(run: &Run<'_>) -> ModeResult {
         min_headroom_tokens: if rows.is_empty() { 0 } else { headroom },
         fits_window: overflow_requests == 0,
         overflow_requests,
+        cache_invalidations: super::result::Invalidations {
+            cost_usd: round(run.invalidations.cost_usd, 6),
+            ..run.invalidations.clone()
+        },
         // Only searches sent are measured: eager sends none.
         measured_search_us: (!run.search_times.is_empty())
             .then(|| LatencyUs::of(&run.search_times)),
@@ -154,12 +158,7 @@ fn settings(
             Discovery::AutoRetrieve => "auto-retrieve",
         }
         .into(),
-        listing: match d.listing {
-            Listing::Names => "names",
-            Listing::Descriptions => "descriptions",
-            Listing::Servers => "servers",
-        }
-        .into(),
+        listing: d.listing.name().into(),
         list_style: match d.list_style {
             ListStyle::List => "list",
             ListStyle::Delta => "delta",
@@ -226,7 +225,8 @@ pub(crate) fn summarize(
         tool_count: prep.catalog.len(),
         deferred_count,
         savings: savings(&e, &d, sc.profile.context_window),
-        published: published(sc, &e, &d),
+        // Filled by `published::compare`, which needs to build scorers for its variants.
+        published: Vec::new(),
         eager: e,
         deferred: d,
         description: sc.description.clone(),
@@ -234,35 +234,6 @@ pub(crate) fn summarize(
         model: sc.profile.clone(),
         requests,
     }
-}
-
-/// Each published figure beside the measured figure it compares with.
-fn published(sc: &Scenario, e: &ModeResult, d: &ModeResult) -> Vec<PublishedComparison> {
-    sc.published
-        .iter()
-        .map(|p| {
-            let pick = |m: &ModeResult| match p.metric.as_str() {
-                "mean_request_tokens" => m.mean_request_tokens,
-                "first_request_tool_tokens" => m.first_request_tool_tokens as f64,
-                _ => m.first_request_tokens as f64,
-            };
-            let (measured_eager, measured_deferred) = (pick(e), pick(d));
-            PublishedComparison {
-                claim: p.claim.clone(),
-                source: p.source.clone(),
-                eager_tokens: p.eager_tokens,
-                deferred_tokens: p.deferred_tokens,
-                metric: p.metric.clone(),
-                saved_pct: match (p.eager_tokens, p.deferred_tokens) {
-                    (Some(a), Some(b)) => Some(savings_pct(a, b)),
-                    _ => None,
-                },
-                measured_eager_tokens: measured_eager,
-                measured_deferred_tokens: measured_deferred,
-                measured_saved_pct: savings_pct(measured_eager, measured_deferred),
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]

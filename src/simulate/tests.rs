@@ -269,6 +269,23 @@ fn revealing_into_the_tools_list_rewrites_the_cache() {
     assert_eq!(d[2].cached_tokens, 1300);
     // The next request appends again: fully cached.
     assert_eq!(d[3].cached_tokens, d[2].input_tokens);
+    // One invalidation, named and costed: what the previous request had cached beyond the
+    // 1,300 still shared is written again (at $3.75 − $0.30 per million).
+    assert_eq!(
+        d[2].cache_break,
+        Some(crate::simulate::cost::CacheBreak::Tools)
+    );
+    let i = &r.deferred.cache_invalidations;
+    assert_eq!(
+        (i.requests, i.tools, i.tokens),
+        (1, 1, d[1].input_tokens - 1300)
+    );
+    assert_eq!((i.tokens, i.cost_usd), (280, 0.000966));
+    // Appending the definitions to the history keeps the prefix: none.
+    let (c, t) = worked_catalog();
+    let appended = run_yaml(WORKED, c, t);
+    assert_eq!(appended.deferred.cache_invalidations.requests, 0);
+    assert_eq!(appended.eager.cache_invalidations.requests, 0);
 }
 
 #[test]
@@ -720,7 +737,19 @@ fn scenario_errors_say_what_where_and_what_is_allowed() {
         ),
         (
             "catalogs: [a.json]\npublished: [{claim: c, source: s, metric: total}]\nconversation: [{user: hi}]\n",
-            "test.yaml:2:43: published[0].metric: invalid value: string \"total\", expected one of first_request_tokens",
+            "test.yaml:2:43: published[0].metric: unknown value `total`, expected one of `first_request_tokens`",
+        ),
+        (
+            "catalogs: [a.json]\npublished: [{claim: c, source: s, metric: turn_seconds}]\nconversation: [{user: hi}]\n",
+            "test.yaml:2:13: published[0].turn: metric turn_seconds needs `turn:` (1 or more)",
+        ),
+        (
+            "catalogs: [a.json]\npublished: [{claim: c, source: s, deferred_range: [9, 1]}]\nconversation: [{user: hi}]\n",
+            "test.yaml:2:51: published[0].deferred_range: [9, 1] is not a range [low, high]",
+        ),
+        (
+            "catalogs: [a.json]\npublished: [{claim: c, source: s, eager_parts: {catalog: -5}}]\nconversation: [{user: hi}]\n",
+            "test.yaml:2:58: published[0].eager_parts.catalog: invalid value: floating point `-5.0`, expected a number ≥ 0",
         ),
         (
             "catalogs: {a: 1}\nconversation: [{user: hi}]\n",
@@ -954,7 +983,8 @@ fn schema_lists_exactly_the_keys_the_loader_accepts() {
     let p = &schema["properties"];
     let d = &schema["$defs"];
     let dp = &p["deferred"]["properties"];
-    let objects: [(&str, &Value, Option<&[&str]>); 11] = [
+    let objects: [(&str, &Value, Option<&[&str]>); 12] = [
+        ("texts", &p["texts"], of::<super::scenario::RawTexts>()),
         ("scenario", &schema, of::<RawScenario>()),
         ("deferred", &p["deferred"], of::<RawDeferred>()),
         ("sizes", &p["sizes"], of::<Sizes>()),
@@ -1016,10 +1046,22 @@ fn schema_lists_exactly_the_keys_the_loader_accepts() {
             "{what}: schema.json vs the reader"
         );
     }
+    let pp = &p["published"]["items"]["properties"];
     assert_eq!(
-        values(&p["published"]["items"]["properties"]["metric"]),
-        sorted(scenario::PUBLISHED_METRICS)
+        values(&pp["metric"]),
+        sorted(of::<super::published::Quantity>().unwrap())
     );
+    assert_eq!(
+        keys(&pp["variant"]),
+        sorted(of::<super::published::Variant>().unwrap())
+    );
+    for side in ["eager_parts", "deferred_parts"] {
+        assert_eq!(
+            keys(&d[side.split('_').next_back().unwrap()]),
+            sorted(of::<super::published::Stated>().unwrap()),
+            "{side}"
+        );
+    }
     let models: Vec<String> = p["model"]["enum"]
         .as_array()
         .unwrap()
