@@ -511,6 +511,18 @@ pub fn noun<'a>(n: impl Into<u64>, one: &'a str, many: &'a str) -> &'a str {
     if n.into() == 1 { one } else { many }
 }
 
+/// `text_table` or `md_table`, one signature.
+pub type TableFn = fn(&[&str], &[Vec<String>], &[bool]) -> String;
+
+/// The table renderer of a human format: Markdown for `md`, aligned text otherwise.
+pub fn table_for(format: Format) -> TableFn {
+    if format == Format::Md {
+        md_table
+    } else {
+        text_table
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

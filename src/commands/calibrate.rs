@@ -7,7 +7,7 @@ use super::Outcome;
 use crate::cli::CalibrateArgs;
 use crate::counter::anthropic::{Calibration, Fit};
 use crate::error::{Error, Result};
-use crate::output::{Format, csv, emit, md_table, text_table, to_json, write_atomic};
+use crate::output::{Format, csv, emit, to_json, write_atomic};
 
 #[derive(Debug, Serialize)]
 pub struct CalibrationReport {
@@ -83,11 +83,7 @@ pub fn render(r: &CalibrationReport, format: Format) -> String {
         Format::Json => to_json(r),
         Format::Csv => csv(&headers, &rows),
         Format::Table | Format::Md => {
-            let table = if format == Format::Md {
-                md_table
-            } else {
-                text_table
-            };
+            let table = crate::output::table_for(format);
             let f = &r.fit;
             format!(
                 "{}\ntext_ratio {:.6}, tools_fixed {:.3}, per_tool_ratio {:.6}; residuals: max {:.2}%, rms {:.2}%; stated error ± {}%\nstored fit in {} {}\n",

@@ -20,7 +20,7 @@ use crate::mcp::{
     ConfigEntry, EntryKind, ImportError, ServerCommand, Timeouts, catalog_json, list_tools,
     read_config, to_catalog,
 };
-use crate::output::{Format, emit, md_table, text_table, to_json, write_atomic};
+use crate::output::{Format, emit, to_json, write_atomic};
 use crate::tokenize::{Render, Tokenizer, ToolTokens};
 
 /// Default folder for `--config` snapshots.
@@ -393,11 +393,7 @@ pub fn render(report: &ImportReport, format: Format) -> String {
         Format::Json => to_json(report),
         Format::Csv => crate::output::csv(&headers, &rows),
         Format::Table | Format::Md => {
-            let table = if format == Format::Md {
-                md_table
-            } else {
-                text_table
-            };
+            let table = crate::output::table_for(format);
             let ok = report.servers.iter().filter(|s| s.status == "ok").count();
             format!(
                 "{}\n{} tools, {} tokens in total ({}, {} rendering) from {} of {} server{}\n",

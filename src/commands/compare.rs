@@ -5,7 +5,7 @@
 use crate::cli::CompareArgs;
 use crate::error::Result;
 use crate::eval::compare::{CompareOptions, Comparison, EvalFile, compare};
-use crate::output::{Format, csv, emit, md_table, text_table, to_json};
+use crate::output::{Format, csv, emit, to_json};
 
 use super::Outcome;
 
@@ -69,11 +69,7 @@ pub fn render(c: &Comparison, format: Format) -> String {
         Format::Json => to_json(c),
         Format::Csv => csv(&headers, &rows),
         Format::Table | Format::Md => {
-            let table = if format == Format::Md {
-                md_table
-            } else {
-                text_table
-            };
+            let table = crate::output::table_for(format);
             let mut out = table(
                 &headers,
                 &rows,

@@ -8,7 +8,7 @@ use crate::cli::{ApiArgs, CountArgs};
 use crate::counter::api::{self, ApiToolCounts, Client, Settings};
 use crate::counter::{CounterKind, ToolChoice, ToolTokens};
 use crate::error::{Error, Result};
-use crate::output::{Format, csv, emit, md_table, text_table, to_json, write_atomic};
+use crate::output::{Format, csv, emit, to_json, write_atomic};
 use crate::simulate::profile::{self, Profile};
 use crate::tokenize::{Render, Tokenizer};
 
@@ -162,11 +162,7 @@ pub fn render(report: &CountReport, format: Format) -> String {
         Format::Json => to_json(report),
         Format::Csv => csv(&["id", "tokens"], &tool_rows),
         Format::Table | Format::Md => {
-            let table = if format == Format::Md {
-                md_table
-            } else {
-                text_table
-            };
+            let table = crate::output::table_for(format);
             let mut out = String::new();
             out.push_str(&table(&["tool", "tokens"], &tool_rows, &[false, true]));
             out.push('\n');

@@ -8,7 +8,7 @@ use crate::catalog::Catalog;
 use crate::cli::CountArgs;
 use crate::counter::{CounterKind, count_all};
 use crate::error::Result;
-use crate::output::{Format, csv, md_table, text_table, to_json};
+use crate::output::{Format, csv, to_json};
 
 #[derive(Debug, Serialize)]
 pub struct CompareReport {
@@ -176,11 +176,7 @@ pub fn render(r: &CompareReport, format: Format) -> String {
         Format::Json => to_json(r),
         Format::Csv => csv(&th, &tool_rows),
         Format::Table | Format::Md => {
-            let table = if format == Format::Md {
-                md_table
-            } else {
-                text_table
-            };
+            let table = crate::output::table_for(format);
             let mut right = vec![false];
             right.extend(r.counters.iter().map(|_| true));
             let mut out = table(&th, &tool_rows, &right);

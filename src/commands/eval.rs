@@ -15,7 +15,8 @@ use crate::eval::pool::PoolInfo;
 use crate::eval::run::{EvalOptions, check_labels, evaluate};
 use crate::eval::siblings::Siblings;
 use crate::eval::{EvalResult, ScorerResult, load_queries};
-use crate::output::{Format, csv, csv_rows, emit, md_table, text_table, to_json};
+use crate::output::TableFn;
+use crate::output::{Format, csv, csv_rows, emit, to_json};
 use crate::search::{self, ScorerConfig, ScorerKind};
 
 /// Scorers evaluated when no `--scorer` is given.
@@ -213,11 +214,7 @@ pub fn render(result: &EvalResult, format: Format) -> String {
         Format::Csv if per_query => per_query_csv(result),
         Format::Csv => csv_rows(&result.csv_rows()),
         Format::Table | Format::Md => {
-            let table = if format == Format::Md {
-                md_table
-            } else {
-                text_table
-            };
+            let table = crate::output::table_for(format);
             let mut out = setting_text(result);
             out.push('\n');
             out.push_str(&metrics_table(result, table));
@@ -435,9 +432,6 @@ fn ranks_text(ranks: &[Option<usize>]) -> String {
         .collect::<Vec<_>>()
         .join(",")
 }
-
-/// `text_table` or `md_table`.
-type TableFn = fn(&[&str], &[Vec<String>], &[bool]) -> String;
 
 fn per_query_table(result: &EvalResult, table: TableFn) -> String {
     let last_k = result.ks.last().copied().unwrap_or(10);

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::catalog::Catalog;
 use crate::cli::SearchArgs;
 use crate::error::{Error, Result};
-use crate::output::{Format, csv, emit, md_table, text_table, to_json};
+use crate::output::{Format, csv, emit, to_json};
 use crate::search::{Explanation, ScorerConfig, ScorerKind, SearchRequest, build};
 
 /// The contract's keys first (`query`, `scorer`, `matches`, `total_tools`), then ours.
@@ -137,11 +137,7 @@ pub fn render(report: &SearchReport, format: Format) -> String {
         Format::Json => to_json(report),
         Format::Csv => csv(&["rank", "id", "score"], &rows),
         Format::Table | Format::Md => {
-            let table = if format == Format::Md {
-                md_table
-            } else {
-                text_table
-            };
+            let table = crate::output::table_for(format);
             let rows: Vec<Vec<String>> = rows
                 .into_iter()
                 .zip(&report.matches)

@@ -9,7 +9,8 @@ use std::time::Instant;
 use crate::cli::{ApiArgs, SimulateArgs};
 use crate::counter::{CounterKind, ToolTokens};
 use crate::error::{Error, Result};
-use crate::output::{Format, csv_rows, emit, md_table, serde_table, text_table, to_json};
+use crate::output::table_for;
+use crate::output::{Format, csv_rows, emit, serde_table, to_json};
 use crate::report::markdown::mode_rows;
 
 use crate::simulate::result::{
@@ -129,13 +130,6 @@ pub fn render(result: &SimulationResult, format: Format, per_request: bool) -> S
     }
 }
 
-/// `text_table` or `md_table`.
-type TableFn = fn(&[&str], &[Vec<String>], &[bool]) -> String;
-
-fn table_fn(md: bool) -> TableFn {
-    if md { md_table } else { text_table }
-}
-
 /// The per-request table: the request CSV's columns after `scenario`.
 fn requests_table(s: &ScenarioResult, md: bool) -> String {
     let (header, rows) = serde_table(&request_rows(std::slice::from_ref(s)));
@@ -145,7 +139,7 @@ fn requests_table(s: &ScenarioResult, md: bool) -> String {
         .iter()
         .map(|c| !matches!(*c, "mode" | "kind" | "tool" | "fits_window"))
         .collect();
-    table_fn(md)(&names, &rows, &right)
+    table_for(if md { Format::Md } else { Format::Table })(&names, &rows, &right)
 }
 
 fn scenario_text(s: &ScenarioResult, md: bool) -> String {
@@ -162,7 +156,7 @@ fn scenario_text(s: &ScenarioResult, md: bool) -> String {
     if md {
         out.push('\n');
     }
-    out.push_str(&table_fn(md)(
+    out.push_str(&table_for(if md { Format::Md } else { Format::Table })(
         &["", "eager", "deferred", "saved"],
         &mode_rows(s),
         &[false, true, true, true],

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 pub struct Calibration {
     /// Model profile the values belong to.
     pub model: String,
-    /// Counter the fitted scale converts from (e.g. `o200k_base`).
+    /// Counter the fitted scale converts from (e.g. `o200k-json`).
     pub counter: String,
     /// Non-tool system prompt of the main agent, in the provider's tokens.
     pub system_prompt_tokens: f64,
@@ -68,19 +68,12 @@ impl CalibrationFile {
         Ok(file)
     }
 
-    /// The entry for this scenario's profile and counter. `session import` names the counter
-    /// by its tokenizer (`o200k_base`), `simulate` by the counter (`o200k-json`): a tokenizer
-    /// name stands for the counter a scenario's `tokenizer:` key selects.
+    /// The entry for this scenario's profile and counter (`session import` keys them by the
+    /// counter the simulator selects for the scenario, `session::counter_name`).
     pub fn for_scenario(&self, scenario: &Scenario, counter: &str) -> Option<&Calibration> {
-        let same = |named: &str| {
-            named == counter
-                || named.parse::<crate::tokenize::Tokenizer>().is_ok_and(|t| {
-                    crate::counter::CounterKind::from_legacy(t, scenario.render).name() == counter
-                })
-        };
         self.calibrations
             .iter()
-            .find(|c| c.model == scenario.profile.name && same(&c.counter))
+            .find(|c| c.model == scenario.profile.name && c.counter == counter)
     }
 }
 
