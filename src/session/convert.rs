@@ -6,7 +6,8 @@
 //! same request, the request's own text counted into the first call's `call_tokens`); the
 //! request that wrote no call is the turn's reply. A search-tool call becomes a recorded search
 //! (`loads:` the tools its `tool_reference` blocks named). A `Task`/`Agent` call carries the
-//! subagent it started. Compaction and `/clear` become events. Sizes only, no text.
+//! subagent it started. Compaction and `/clear` become events. Sizes only, no text, in the
+//! tokens of the main profile's counter (the scenario's `counter:`).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
