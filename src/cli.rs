@@ -84,9 +84,6 @@ pub struct SessionImportArgs {
     /// Folder for the scenarios, their bills (NAME.usage.json) and calibration.json.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Tokenizer the sizes are counted with: o200k_base or cl100k_base.
-    #[arg(long, default_value = "o200k_base", value_enum)]
-    pub tokenizer: Tokenizer,
     /// Summary format on stdout.
     #[arg(long, default_value = "table", value_enum)]
     pub format: Format,

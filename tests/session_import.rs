@@ -8,18 +8,29 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use serde_json::Value;
+use toolbudget::counter::CounterKind;
 use toolbudget::session::claude::{render_call, render_reference};
-use toolbudget::session::count_text;
 use toolbudget::simulate::scenario::{Event, Item, Turn};
 use toolbudget::simulate::{Scenario, load_scenario};
 use toolbudget::tokenize::Tokenizer;
 
+/// Claude sessions run on claude-* profiles: their sizes are anthropic-estimate counts.
+const CLAUDE: CounterKind = CounterKind::AnthropicEstimate;
+/// Codex sessions run on gpt-5: openai-responses.
+const CODEX: CounterKind = CounterKind::OpenaiResponses;
+
 fn c(s: &str) -> usize {
-    count_text(Tokenizer::O200kBase, s)
+    CLAUDE.text(s)
 }
 
 fn call(name: &str, input: &str) -> usize {
     c(&render_call(name, input))
+}
+
+/// A size recorded for several texts together (a request's text with its first call, the
+/// references of one search result): the counter's count of their o200k counts summed.
+fn joined(counter: CounterKind, texts: &[&str]) -> usize {
+    counter.text_from_count(texts.iter().map(|t| Tokenizer::O200kBase.count(t)).sum())
 }
 
 fn fixture(rel: &str) -> String {
@@ -99,6 +110,11 @@ fn entry<'a>(v: &'a Value, stem: &str) -> &'a Value {
 
 const PLAIN: &str = "7f3c1e2a-5b6d-4c8e-9f01-a1b2c3d4e5f6";
 
+/// The Read result of the plain session's first turn.
+fn read_result() -> &'static str {
+    "    30\tdef total(items, coupon):\n    31\t    t = sum(i.price * i.qty for i in items)\n    42\t    total -= coupon.amount\n    57\t    if coupon.percent:\n    58\t        t *= 1 - coupon.percent / 100\n"
+}
+
 #[test]
 fn a_plain_session_becomes_its_turns_calls_and_sizes() {
     let (v, dir, stderr) = import(&[fixture("claude/plain")], &[]);
@@ -111,6 +127,7 @@ fn a_plain_session_becomes_its_turns_calls_and_sizes() {
     );
     assert_eq!(e["ran_as"], "eager");
     assert_eq!(e["model"], "claude-sonnet-4.5");
+    assert_eq!(e["counter"], "anthropic-estimate");
     assert_eq!(e["unpaired_requests"], 0);
     assert_eq!(e["ignored_records"]["file-history-snapshot"], 1);
     assert!(
@@ -118,6 +135,16 @@ fn a_plain_session_becomes_its_turns_calls_and_sizes() {
         "{stderr}"
     );
     let sc = scenario(dir.path(), PLAIN);
+    assert_eq!(
+        sc.counter,
+        Some(CLAUDE),
+        "simulate counts it as it was imported"
+    );
+    // Counted with the Claude estimate, not raw o200k: the sizes differ.
+    assert_ne!(
+        CLAUDE.text(read_result()),
+        Tokenizer::O200kBase.count(read_result())
+    );
     let ts = turns(&sc.conversation);
     assert_eq!(ts.len(), 2);
     assert_eq!(ts[0].user, "", "no text without --keep-text");
@@ -127,14 +154,18 @@ fn a_plain_session_becomes_its_turns_calls_and_sizes() {
             "The cart total is wrong when a coupon is applied. Find where it is computed."
         ))
     );
-    let read_result = "    30\tdef total(items, coupon):\n    31\t    t = sum(i.price * i.qty for i in items)\n    42\t    total -= coupon.amount\n    57\t    if coupon.percent:\n    58\t        t *= 1 - coupon.percent / 100\n";
     assert_eq!(
         calls(ts[0]),
         vec![
             (
                 "Grep".into(),
-                c("I'll look at the cart code.")
-                    + call("Grep", r#"{"pattern":"coupon","path":"src"}"#),
+                joined(
+                    CLAUDE,
+                    &[
+                        "I'll look at the cart code.",
+                        &render_call("Grep", r#"{"pattern":"coupon","path":"src"}"#)
+                    ]
+                ),
                 c("src/cart.py:42: total -= coupon.amount\nsrc/cart.py:57: if coupon.percent:"),
                 false
             ),
@@ -144,7 +175,7 @@ fn a_plain_session_becomes_its_turns_calls_and_sizes() {
                     "Read",
                     r#"{"file_path":"/home/dev/shop/src/cart.py","offset":30,"limit":40}"#
                 ),
-                c(read_result),
+                c(read_result()),
                 false
             ),
         ]
@@ -232,10 +263,13 @@ fn a_deferred_session_keeps_its_searches_and_what_they_loaded() {
     );
     assert_eq!(
         search.result_tokens,
-        Some(
-            c(&render_reference("mcp__tracker__create_issue"))
-                + c(&render_reference("mcp__tracker__search_issues"))
-        )
+        Some(joined(
+            CLAUDE,
+            &[
+                &render_reference("mcp__tracker__create_issue"),
+                &render_reference("mcp__tracker__search_issues")
+            ]
+        ))
     );
     assert_eq!(
         search.call_tokens,
@@ -451,6 +485,8 @@ fn a_codex_rollout_gives_turns_from_its_items_and_requests_from_token_counts() {
     let e = &v["sessions"][0];
     assert_eq!(e["format"], "codex");
     assert_eq!(e["model"], "gpt-5");
+    assert_eq!(e["counter"], "openai-responses");
+    assert_eq!(v["counter"], "openai-responses");
     // Two token_count events with usage (a repeated one is the same request): input includes
     // the cached part.
     assert_eq!(
@@ -459,25 +495,34 @@ fn a_codex_rollout_gives_turns_from_its_items_and_requests_from_token_counts() {
     );
     assert_eq!(e["billed_input_tokens"], 5210 + 5380);
     let sc = scenario(dir.path(), "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b");
+    assert_eq!(sc.counter, Some(CODEX));
     let ts = turns(&sc.conversation);
     assert_eq!(ts.len(), 1);
     assert_eq!(
         ts[0].tokens,
-        Some(
-            c("<environment_context>\n  <cwd>/home/dev/shop</cwd>\n</environment_context>")
-                + c("How many tests are there?")
-        )
+        Some(joined(
+            CODEX,
+            &[
+                "<environment_context>\n  <cwd>/home/dev/shop</cwd>\n</environment_context>",
+                "How many tests are there?"
+            ]
+        ))
     );
     assert_eq!(
         calls(ts[0]),
         vec![(
             "shell".into(),
-            c("**Counting tests**")
-                + call(
-                    "shell",
-                    r#"{"command":["bash","-lc","grep -c 'def test_' tests/*.py"]}"#
-                ),
-            c(
+            joined(
+                CODEX,
+                &[
+                    "**Counting tests**",
+                    &render_call(
+                        "shell",
+                        r#"{"command":["bash","-lc","grep -c 'def test_' tests/*.py"]}"#
+                    )
+                ]
+            ),
+            CODEX.text(
                 r#"{"output":"tests/test_cart.py:7\ntests/test_api.py:4\n","metadata":{"exit_code":0,"duration_seconds":0.1}}"#
             ),
             false
@@ -485,7 +530,7 @@ fn a_codex_rollout_gives_turns_from_its_items_and_requests_from_token_counts() {
     );
     assert_eq!(
         ts[0].reply_tokens,
-        Some(c("11 tests: 7 in test_cart.py and 4 in test_api.py."))
+        Some(CODEX.text("11 tests: 7 in test_cart.py and 4 in test_api.py."))
     );
 }
 
@@ -831,7 +876,6 @@ mod damaged {
     use toolbudget::catalog::CatalogSource;
     use toolbudget::session::import::{ImportOptions, catalogs, import};
     use toolbudget::session::{ReadOptions, read_file};
-    use toolbudget::tokenize::Tokenizer;
 
     fn fixture_bytes() -> Vec<u8> {
         let mut all = Vec::new();
@@ -865,15 +909,14 @@ mod damaged {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("s.jsonl");
             std::fs::write(&path, &bytes).unwrap();
-            let opts = ReadOptions { counter: Tokenizer::O200kBase, keep_text: false, skip_bad_lines: skip };
+            let opts = ReadOptions { keep_text: false, skip_bad_lines: skip };
             if let Ok(log) = read_file(&path, opts) {
                 let sources = [CatalogSource {
                     path: super::common::repo("fixtures/catalogs/builtins.yaml"),
                     server: None,
                 }];
-                let ctx = catalogs(&sources, Tokenizer::O200kBase, dir.path()).unwrap();
+                let ctx = catalogs(&sources, dir.path()).unwrap();
                 let opts = ImportOptions {
-                    counter: Tokenizer::O200kBase,
                     keep_text: false,
                     skip_bad_lines: skip,
                     allow_unknown_tools: true,

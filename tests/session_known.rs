@@ -1,9 +1,11 @@
 //! The fixture whose bill was generated from known parameters (`fixtures/sessions/known/`):
 //! this file is its generator. Every request's billed prompt is
 //! `round(S + O + k · (T + H + N))` with S = 9,871 (system prompt), k = 1.137 (provider tokens
-//! per o200k token), O = 346 (the profile's tool-use preamble), T the built-in tools' tokens,
-//! H the history and N the new message as the accounting model counts them. Importing it must
-//! recover S and k within 1% and price every request within rounding.
+//! per anthropic-estimate token, the counter of the session's profile), O = 346 (the profile's
+//! tool-use preamble) + the counter's fixed cost of sending tools, T the built-in tools' tokens,
+//! H the history and N the new message as the accounting model counts them, each size counted
+//! as the import records it (the counter's text count of the o200k count of what it holds).
+//! Importing it must recover S and k within 1% and price every request within rounding.
 //!
 //! `TOOLBUDGET_REGENERATE_FIXTURES=1 cargo test --test session_known` rewrites the files.
 
@@ -11,16 +13,21 @@ mod common;
 
 use serde_json::{Value, json};
 use toolbudget::catalog::{CatalogSource, load_catalogs};
+use toolbudget::counter::{CounterKind, anthropic};
 use toolbudget::rng::SplitMix64;
 use toolbudget::session::claude::render_call;
 use toolbudget::session::import::{ImportOptions, catalogs, import, read_all};
 use toolbudget::session::{ReadOptions, count_text, discover};
-use toolbudget::tokenize::{Render, Tokenizer, ToolTokens};
 
 const SYSTEM: f64 = 9_871.0;
 const SCALE: f64 = 1.137;
-const OVERHEAD: f64 = 346.0;
-const COUNTER: Tokenizer = Tokenizer::O200kBase;
+const PREAMBLE: usize = 346;
+const COUNTER: CounterKind = CounterKind::AnthropicEstimate;
+
+/// What every request with tools carries besides the system prompt, in provider tokens.
+fn overhead() -> usize {
+    PREAMBLE + anthropic::tools_fixed()
+}
 
 const WORDS: &[&str] = &[
     "cart", "coupon", "total", "price", "order", "invoice", "tax", "line", "item", "customer",
@@ -116,7 +123,7 @@ impl Gen {
     /// The bill of the next request, whose new message counts `new` tokens.
     fn bill(&mut self, new: usize) -> Value {
         let counted = self.tools + (self.history + new) as f64;
-        let prompt = (SYSTEM + OVERHEAD + SCALE * counted).round() as u64;
+        let prompt = (SYSTEM + overhead() as f64 + SCALE * counted).round() as u64;
         let read = self.prev_prompt.min(prompt - 3);
         self.prev_prompt = prompt;
         self.requests += 1;
@@ -144,19 +151,22 @@ impl Gen {
 
     fn turn(&mut self, user: &str, steps: Vec<Step>, reply: &str) {
         self.user(json!(user));
-        let mut new = count_text(COUNTER, user);
+        let mut new = COUNTER.text(user);
         for (si, step) in steps.into_iter().enumerate() {
             let mut blocks = Vec::new();
             let mut out = 0;
+            // The request's own text is recorded in its first call's size.
+            let mut text_o200k = 0;
             if let Some(t) = &step.text {
-                out += count_text(COUNTER, t);
+                text_o200k = count_text(t);
                 blocks.push(json!({"type": "text", "text": t}));
             }
             let mut results = Vec::new();
             for (ci, c) in step.calls.iter().enumerate() {
                 let id = format!("toolu_{}{si}{ci}{}", &self.sid[..6], self.requests);
                 let input = serde_json::to_string(&c.input).unwrap();
-                out += count_text(COUNTER, &render_call(c.tool, &input));
+                let call_o200k = count_text(&render_call(c.tool, &input));
+                out += COUNTER.text_from_count(call_o200k + std::mem::take(&mut text_o200k));
                 blocks
                     .push(json!({"type": "tool_use", "id": id, "name": c.tool, "input": c.input}));
                 results.push((id, c.result.clone()));
@@ -164,11 +174,11 @@ impl Gen {
             self.request(new, blocks, out);
             new = 0;
             for (id, r) in results {
-                new += count_text(COUNTER, &r);
+                new += COUNTER.text(&r);
                 self.user(json!([{"type": "tool_result", "tool_use_id": id, "content": r}]));
             }
         }
-        let out = count_text(COUNTER, reply);
+        let out = COUNTER.text(reply);
         self.request(new, vec![json!({"type": "text", "text": reply})], out);
     }
 
@@ -184,7 +194,7 @@ impl Gen {
         );
         m.insert("isCompactSummary".into(), json!(true));
         self.record("user", m);
-        self.history = count_text(COUNTER, summary);
+        self.history = COUNTER.text(summary);
     }
 
     fn text(&self) -> String {
@@ -209,7 +219,7 @@ fn builtin_tools_tokens() -> f64 {
         server: None,
     }])
     .unwrap();
-    let tokens = ToolTokens::compute(&catalog, COUNTER, Render::Json);
+    let tokens = COUNTER.tools(&catalog);
     (0..catalog.len())
         .filter(|&i| catalog.get(i).id != "ToolSearch")
         .map(|i| tokens.get(i))
@@ -384,7 +394,6 @@ fn the_fit_recovers_the_known_parameters_and_prices_every_request() {
     let files = discover(&[common::repo("fixtures/sessions/known")]).unwrap();
     assert_eq!(files.len(), 2);
     let read = ReadOptions {
-        counter: COUNTER,
         keep_text: false,
         skip_bad_lines: false,
     };
@@ -393,9 +402,8 @@ fn the_fit_recovers_the_known_parameters_and_prices_every_request() {
         path: common::repo("fixtures/catalogs/builtins.yaml"),
         server: None,
     }];
-    let ctx = catalogs(&sources, COUNTER, dir.path()).unwrap();
+    let ctx = catalogs(&sources, dir.path()).unwrap();
     let opts = ImportOptions {
-        counter: COUNTER,
         keep_text: false,
         skip_bad_lines: false,
         allow_unknown_tools: false,
@@ -405,7 +413,9 @@ fn the_fit_recovers_the_known_parameters_and_prices_every_request() {
     assert_eq!(s.calibrations.len(), 1);
     let c = &s.calibrations[0];
     assert_eq!(c.model, "claude-sonnet-4.5");
-    assert_eq!(c.tool_overhead_tokens, OVERHEAD as usize);
+    assert_eq!(c.counter, "anthropic-estimate");
+    assert_eq!(s.counter, "anthropic-estimate");
+    assert_eq!(c.tool_overhead_tokens, overhead());
     let rel = |got: f64, want: f64| (got - want).abs() / want;
     assert!(rel(c.system_prompt_tokens, SYSTEM) < 0.01, "{c:?}");
     assert!(rel(c.scale, SCALE) < 0.01, "{c:?}");
@@ -425,6 +435,7 @@ fn the_fit_recovers_the_known_parameters_and_prices_every_request() {
     );
     for e in &s.sessions {
         assert_eq!(e.unpaired_requests, 0, "{}", e.file);
+        assert_eq!(e.counter, "anthropic-estimate");
         let diff = e.modeled_input_tokens.abs_diff(e.billed_input_tokens);
         assert!(diff * 10_000 < e.billed_input_tokens, "{e:?}");
     }

@@ -47,7 +47,7 @@ fn catalog_context(args: &SessionImportArgs, dir: &Path, quiet: bool) -> Result<
         }
         sources.push(CatalogSource { path, server: None });
     }
-    catalogs(&sources, args.tokenizer, dir)
+    catalogs(&sources, dir)
 }
 fn bar(len: usize, visible: bool) -> ProgressBar {
     if !visible {
@@ -82,7 +82,6 @@ pub fn run(args: &SessionImportArgs, quiet: bool) -> Result<()> {
     };
     let ctx = catalog_context(args, &dir, quiet)?;
     let read = ReadOptions {
-        counter: args.tokenizer,
         keep_text: args.keep_text,
         skip_bad_lines: args.skip_bad_lines,
     };
@@ -90,7 +89,6 @@ pub fn run(args: &SessionImportArgs, quiet: bool) -> Result<()> {
     let logs = read_all(&files, &read, &|| progress.inc(1))?;
     progress.finish_and_clear();
     let opts = ImportOptions {
-        counter: args.tokenizer,
         keep_text: args.keep_text,
         skip_bad_lines: args.skip_bad_lines,
         allow_unknown_tools: args.allow_unknown_tools,
@@ -144,6 +142,7 @@ const COLUMNS: &[&str] = &[
     "session",
     "ran",
     "model",
+    "counter",
     "requests",
     "tool_calls",
     "billed_input_tokens",
@@ -167,6 +166,7 @@ fn rows(s: &ImportSummary) -> Vec<Vec<String>> {
                 name,
                 crate::session::import::mode_name(e.ran_as).to_string(),
                 e.model.clone(),
+                e.counter.to_string(),
                 e.requests.to_string(),
                 e.tool_calls.to_string(),
                 e.billed_input_tokens.to_string(),
@@ -189,7 +189,7 @@ fn render(s: &ImportSummary, format: Format) -> String {
         Format::Table | Format::Md => {
             let right: Vec<bool> = COLUMNS
                 .iter()
-                .map(|c| !matches!(*c, "session" | "ran" | "model"))
+                .map(|c| !matches!(*c, "session" | "ran" | "model" | "counter"))
                 .collect();
             let mut out = if format == Format::Md {
                 md_table(COLUMNS, &rows(s), &right)

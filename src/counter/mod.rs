@@ -184,7 +184,12 @@ impl CounterKind {
 
     /// Raw text (a message's content, a tool call) without framing.
     pub fn text(self, text: &str) -> usize {
-        let n = self.tokenizer().count(text);
+        self.text_from_count(self.tokenizer().count(text))
+    }
+
+    /// As [`CounterKind::text`] for text already counted with [`CounterKind::tokenizer`]: a
+    /// caller with a faster BPE of the same vocabulary (session import) counts, this maps.
+    pub fn text_from_count(self, n: usize) -> usize {
         match self {
             CounterKind::AnthropicEstimate | CounterKind::AnthropicApi => anthropic::text_tokens(n),
             _ => n,

@@ -12,11 +12,18 @@ use serde::de::{Deserializer, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::transcript::{Call, Step, ToolResult, Transcript, Usage};
-use super::{Counter, SEARCH_TOOL, count_text};
+use super::{SEARCH_TOOL, count_text};
 
-/// Tokens counted for one image block (Claude's ~1,600-token ceiling for a full-size image:
-/// the log keeps only the base64 bytes, so the real size is not known).
+/// Claude tokens of one image block (the ~1,600-token ceiling for a full-size image: the log
+/// keeps only the base64 bytes, so the real size is not known).
 pub const IMAGE_TOKENS: usize = 1_600;
+
+/// [`IMAGE_TOKENS`] as the o200k count session sizes are kept in: the anthropic-estimate
+/// counter maps it back to 1,600 (Codex sessions, counted with openai-responses, keep the
+/// o200k figure: OpenAI bills images by tiles, also unknown from the log).
+pub fn image_tokens() -> usize {
+    (IMAGE_TOKENS as f64 / crate::counter::anthropic::fit().text_ratio).round() as usize
+}
 
 /// Record types this reader uses; every other type is ignored and counted.
 pub const KNOWN_TYPES: &[&str] = &["user", "assistant", "system", "summary"];
@@ -178,7 +185,6 @@ fn is_clear(text: &str) -> bool {
 /// Applies one parsed record to its transcript. `message` is the record's parsed message.
 pub(super) struct Apply<'t> {
     pub tx: &'t mut Transcript,
-    pub counter: Counter,
     pub keep_text: bool,
     /// Call id → tool name, to recognise a `Task` result and a search result.
     pub call_names: &'t mut HashMap<String, String>,
@@ -218,7 +224,7 @@ impl Apply<'_> {
         let mut calls = Vec::new();
         if let Some(content) = &m.content {
             match content {
-                Content::Text(t) => text_tokens += count_text(self.counter, t),
+                Content::Text(t) => text_tokens += count_text(t),
                 Content::Blocks(blocks) => {
                     for b in blocks {
                         text_tokens += self.assistant_block(b, &mut calls);
@@ -242,11 +248,8 @@ impl Apply<'_> {
     /// Counts one assistant block; a `tool_use` becomes a call. Returns the text tokens.
     fn assistant_block(&mut self, b: &Block<'_>, calls: &mut Vec<Call>) -> usize {
         match b.kind.as_deref() {
-            Some("text") => b.text.as_deref().map_or(0, |t| count_text(self.counter, t)),
-            Some("thinking") => b
-                .thinking
-                .as_deref()
-                .map_or(0, |t| count_text(self.counter, t)),
+            Some("text") => b.text.as_deref().map_or(0, count_text),
+            Some("thinking") => b.thinking.as_deref().map_or(0, count_text),
             Some("tool_use") => {
                 let name = b.name.as_deref().unwrap_or("").to_string();
                 let id = b.id.as_deref().unwrap_or("").to_string();
@@ -258,7 +261,7 @@ impl Apply<'_> {
                 } else {
                     None
                 };
-                let tokens = count_text(self.counter, &render_call(&name, input));
+                let tokens = count_text(&render_call(&name, input));
                 self.call_names.insert(id.clone(), name.clone());
                 calls.push(Call {
                     id,
@@ -281,7 +284,7 @@ impl Apply<'_> {
         match &content {
             Content::Text(t) => {
                 clear |= is_clear(t);
-                user_tokens += count_text(self.counter, t);
+                user_tokens += count_text(t);
                 user_text = self.keep_text.then(|| t.to_string());
             }
             Content::Blocks(blocks) => {
@@ -291,12 +294,12 @@ impl Apply<'_> {
                         Some("text") => {
                             let t = b.text.as_deref().unwrap_or("");
                             clear |= is_clear(t);
-                            user_tokens += count_text(self.counter, t);
+                            user_tokens += count_text(t);
                             if self.keep_text {
                                 user_text.get_or_insert_with(String::new).push_str(t);
                             }
                         }
-                        Some("image") => user_tokens += IMAGE_TOKENS,
+                        Some("image") => user_tokens += image_tokens(),
                         _ => {}
                     }
                 }
@@ -335,7 +338,7 @@ impl Apply<'_> {
         let mut texts: Vec<&str> = Vec::new();
         match &b.content {
             Some(Content::Text(t)) => {
-                tokens += count_text(self.counter, t);
+                tokens += count_text(t);
                 texts.push(t);
             }
             Some(Content::Blocks(inner)) => {
@@ -343,15 +346,15 @@ impl Apply<'_> {
                     match ib.kind.as_deref() {
                         Some("text") => {
                             let t = ib.text.as_deref().unwrap_or("");
-                            tokens += count_text(self.counter, t);
+                            tokens += count_text(t);
                             texts.push(t);
                         }
                         Some("tool_reference") => {
                             let tool = ib.tool_name.as_deref().unwrap_or("");
-                            tokens += count_text(self.counter, &render_reference(tool));
+                            tokens += count_text(&render_reference(tool));
                             references.push(tool.to_string());
                         }
-                        Some("image") => tokens += IMAGE_TOKENS,
+                        Some("image") => tokens += image_tokens(),
                         _ => {}
                     }
                 }

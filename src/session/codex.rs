@@ -11,9 +11,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::claude::render_call;
+use super::count_text;
 use super::read::{BadLine, ignore};
 use super::transcript::{Call, Request, Step, ToolResult, Transcript, Usage};
-use super::{Counter, count_text};
 
 /// Top-level line types of a rollout file.
 pub const TOP_TYPES: &[&str] = &[
@@ -98,21 +98,21 @@ struct OutputObject<'a> {
 }
 
 /// Tokens of every text in a string, an object's `content`, or a list of content parts.
-fn texts_tokens(raw: &RawValue, counter: Counter, keep: Option<&mut String>) -> usize {
+fn texts_tokens(raw: &RawValue, keep: Option<&mut String>) -> usize {
     if let Ok(s) = serde_json::from_str::<Cow<'_, str>>(raw.get()) {
         if let Some(k) = keep {
             k.push_str(&s);
         }
-        return count_text(counter, &s);
+        return count_text(&s);
     }
     if let Ok(parts) = serde_json::from_str::<Vec<Part<'_>>>(raw.get()) {
         let mut n = 0;
         let mut keep = keep;
         for p in &parts {
             if p.kind.as_deref().is_some_and(|k| k.ends_with("image")) {
-                n += super::claude::IMAGE_TOKENS;
+                n += super::claude::image_tokens();
             } else if let Some(t) = &p.text {
-                n += count_text(counter, t);
+                n += count_text(t);
                 if let Some(k) = keep.as_deref_mut() {
                     k.push_str(t);
                 }
@@ -121,7 +121,7 @@ fn texts_tokens(raw: &RawValue, counter: Counter, keep: Option<&mut String>) -> 
         return n;
     }
     match serde_json::from_str::<OutputObject<'_>>(raw.get()) {
-        Ok(OutputObject { content: Some(c) }) => texts_tokens(c, counter, keep),
+        Ok(OutputObject { content: Some(c) }) => texts_tokens(c, keep),
         _ => 0,
     }
 }
@@ -172,7 +172,7 @@ impl State {
             }
             "compacted" => {
                 self.close(None);
-                let summary_tokens = p.message.map_or(0, |m| texts_tokens(m, opts.counter, None));
+                let summary_tokens = p.message.map_or(0, |m| texts_tokens(m, None));
                 self.tx.steps.push(Step::Compact { summary_tokens });
             }
             other => ignore(ignored, other),
@@ -186,32 +186,29 @@ impl State {
         opts: super::read::ReadOptions,
         ignored: &mut BTreeMap<String, usize>,
     ) {
-        let counter = opts.counter;
         let kind = p.kind.as_deref().unwrap_or("");
         match kind {
             "message" if p.role.as_deref() == Some("assistant") => {
-                let n = p.content.map_or(0, |c| texts_tokens(c, counter, None));
+                let n = p.content.map_or(0, |c| texts_tokens(c, None));
                 self.out().text_tokens += n;
             }
             "message" => {
                 self.close(None);
                 let mut kept = opts.keep_text.then(String::new);
-                let n = p
-                    .content
-                    .map_or(0, |c| texts_tokens(c, counter, kept.as_mut()));
+                let n = p.content.map_or(0, |c| texts_tokens(c, kept.as_mut()));
                 self.tx.user(n, kept.as_deref());
             }
             "reasoning" => {
-                let n = p.summary.map_or(0, |c| texts_tokens(c, counter, None));
+                let n = p.summary.map_or(0, |c| texts_tokens(c, None));
                 self.out().text_tokens += n;
             }
             "function_call" | "custom_tool_call" | "local_shell_call" | "web_search_call" => {
-                let call = Self::call(kind, p, counter);
+                let call = Self::call(kind, p);
                 self.out().calls.push(call);
             }
             "function_call_output" | "custom_tool_call_output" => {
                 self.close(None);
-                let tokens = p.output.map_or(0, |o| texts_tokens(o, counter, None));
+                let tokens = p.output.map_or(0, |o| texts_tokens(o, None));
                 let result = ToolResult {
                     call_id: p.call_id.as_deref().unwrap_or("").to_string(),
                     tokens,
@@ -227,7 +224,7 @@ impl State {
         }
     }
 
-    fn call(kind: &str, p: &Payload<'_>, counter: Counter) -> Call {
+    fn call(kind: &str, p: &Payload<'_>) -> Call {
         let name = match kind {
             "local_shell_call" => "local_shell".to_string(),
             "web_search_call" => "web_search".to_string(),
@@ -244,7 +241,7 @@ impl State {
         };
         Call {
             id: p.call_id.as_deref().unwrap_or("").to_string(),
-            tokens: count_text(counter, &render_call(&name, &input)),
+            tokens: count_text(&render_call(&name, &input)),
             name,
             query: None,
         }

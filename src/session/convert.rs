@@ -6,7 +6,8 @@
 //! same request, the request's own text counted into the first call's `call_tokens`); the
 //! request that wrote no call is the turn's reply. A search-tool call becomes a recorded search
 //! (`loads:` the tools its `tool_reference` blocks named). A `Task`/`Agent` call carries the
-//! subagent it started. Compaction and `/clear` become events. Sizes only, no text.
+//! subagent it started. Compaction and `/clear` become events. Sizes only, no text, in the
+//! tokens of the main profile's counter (the scenario's `counter:`).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -15,8 +16,9 @@ use serde::{Deserialize, Serialize};
 use super::group::Session;
 use super::read::LogFormat;
 use super::transcript::{Request, Step, ToolResult, Transcript, Usage};
-use super::{SEARCH_TOOL, profile_for_model};
+use super::{SEARCH_TOOL, profile_for_model, session_counter};
 use crate::catalog::Catalog;
+use crate::counter::CounterKind;
 use crate::simulate::split_words;
 
 /// A catalog as the scenario names it.
@@ -40,7 +42,9 @@ pub struct ScenarioFile {
     pub name: String,
     pub description: String,
     pub model: String,
-    pub tokenizer: String,
+    /// The profile's counter (local): what every size here is counted with, and what the
+    /// simulator counts the catalogs with.
+    pub counter: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub system_prompt_tokens: Option<usize>,
     pub catalogs: Vec<CatalogOut>,
@@ -143,6 +147,10 @@ pub struct Converted {
     pub unlinked_agents: usize,
     /// Logged model ids and the profile each is priced as.
     pub models: BTreeMap<String, String>,
+    /// What the sizes are counted with ([`super::session_counter`] of the main profile).
+    pub counter: CounterKind,
+    /// The profile's own counter when it needs the network and its estimate stood in.
+    pub replaced_counter: Option<CounterKind>,
 }
 
 /// What the conversion needs besides the session.
@@ -150,7 +158,6 @@ pub struct ConvertInput<'a> {
     pub catalog: &'a Catalog,
     pub catalogs: Vec<CatalogOut>,
     pub name: String,
-    pub tokenizer: String,
     pub keep_text: bool,
 }
 
@@ -211,6 +218,33 @@ struct Converter<'a> {
     unknown: UnknownTools,
     searched: bool,
     models: BTreeMap<String, String>,
+    counter: CounterKind,
+}
+
+/// Every size of a conversation built from o200k counts, in `counter`'s tokens: each size
+/// the scenario records is mapped once, from the o200k count of everything it holds.
+fn count_sizes(items: &mut [ItemOut], counter: CounterKind) {
+    let k = |n: &mut usize| *n = counter.text_from_count(*n);
+    for item in items {
+        match item {
+            ItemOut::Turn(t) => {
+                k(&mut t.tokens);
+                k(&mut t.reply_tokens);
+                for c in &mut t.calls {
+                    k(&mut c.call_tokens);
+                    k(&mut c.result_tokens);
+                    if let Some(sub) = &mut c.subagent {
+                        count_sizes(&mut sub.conversation, counter);
+                    }
+                }
+            }
+            ItemOut::Event(e) => {
+                if let Some(n) = &mut e.summary_tokens {
+                    k(n);
+                }
+            }
+        }
+    }
 }
 
 /// Converts one session.
@@ -230,8 +264,13 @@ pub fn convert(session: &Session, input: &ConvertInput<'_>) -> Converted {
         unknown: UnknownTools::default(),
         searched: false,
         models: BTreeMap::new(),
+        counter: CounterKind::O200kJson,
     };
-    let conversation = c.agent(&session.main, 0);
+    let profile = c.main_profile();
+    let (counter, replaced_counter) = session_counter(&profile);
+    c.counter = counter;
+    let mut conversation = c.agent(&session.main, 0);
+    count_sizes(&mut conversation, counter);
     let mut unlinked = 0;
     for (i, a) in session.agents.iter().enumerate() {
         if c.linked.contains(&i) {
@@ -256,7 +295,7 @@ pub fn convert(session: &Session, input: &ConvertInput<'_>) -> Converted {
     } else {
         RanAs::Eager
     };
-    let scenario = c.scenario(conversation, ran_as, tool_calls);
+    let scenario = c.scenario(profile, conversation, ran_as, tool_calls);
     Converted {
         scenario,
         ran_as,
@@ -265,6 +304,8 @@ pub fn convert(session: &Session, input: &ConvertInput<'_>) -> Converted {
         unknown: c.unknown,
         unlinked_agents: unlinked,
         models: c.models,
+        counter,
+        replaced_counter,
     }
 }
 
@@ -303,6 +344,7 @@ impl<'a> Converter<'a> {
 
     fn scenario(
         &self,
+        model: String,
         conversation: Vec<ItemOut>,
         ran_as: RanAs,
         tool_calls: usize,
@@ -320,8 +362,8 @@ impl<'a> Converter<'a> {
                     RanAs::Deferred => "deferred, with tool search",
                 }
             ),
-            model: self.main_profile(),
-            tokenizer: self.input.tokenizer.clone(),
+            model,
+            counter: self.counter.name(),
             system_prompt_tokens: None,
             catalogs: self.input.catalogs.clone(),
             deferred: DeferredOut {
@@ -472,7 +514,8 @@ impl<'a> Converter<'a> {
         queries: &mut HashMap<String, String>,
     ) -> Option<CallOut> {
         let result_tokens = result.map_or(0, |r| r.tokens);
-        self.unknown.all_call_tokens += call.tokens + result_tokens;
+        let tokens = self.counter.text_from_count(call.tokens + result_tokens);
+        self.unknown.all_call_tokens += tokens;
         if call.name == SEARCH_TOOL {
             self.searched = true;
             let mut loads = Vec::new();
@@ -502,7 +545,7 @@ impl<'a> Converter<'a> {
         let Some(id) = resolve(self.input.catalog, &call.name) else {
             *self.unknown.calls.entry(call.name.clone()).or_insert(0) += 1;
             self.unknown.left_out_calls += 1;
-            self.unknown.left_out_tokens += call.tokens + result_tokens;
+            self.unknown.left_out_tokens += tokens;
             return None;
         };
         let subagent = self.subagent(&call.name, result);

@@ -13,7 +13,9 @@ use serde::Serialize;
 use super::compare::align;
 use super::convert::RanAs;
 use super::fit::{ErrorStats, error_stats};
-use super::import::{CatalogContext, ModeTotals, UsageFile, mode_name, replay};
+use super::import::{
+    CatalogContext, ModeTotals, UsageFile, calibration_for, counter_of, mode_name, replay,
+};
 use crate::catalog::{CatalogSource, load_catalogs};
 use crate::error::{Error, Result};
 use crate::input;
@@ -21,7 +23,6 @@ use crate::search::ScorerKind;
 use crate::simulate::calibration::{Calibration, CalibrationFile};
 use crate::simulate::scenario::{Item, Listing};
 use crate::simulate::{Scenario, load_scenario};
-use crate::tokenize::{Render, ToolTokens};
 
 /// Deferred settings a counterfactual replay uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,7 +99,7 @@ pub fn load_dir(dir: &Path) -> Result<(Vec<Imported>, CalibrationFile)> {
     Ok((out, cal))
 }
 
-/// The catalogs of each distinct catalog list, loaded and counted once.
+/// The catalogs of each distinct catalog list, loaded once (and counted once per counter).
 fn contexts(sessions: &[Imported]) -> Result<Vec<Arc<CatalogContext>>> {
     let mut by_list: BTreeMap<Vec<(PathBuf, Option<String>)>, Arc<CatalogContext>> =
         BTreeMap::new();
@@ -118,14 +119,7 @@ fn contexts(sessions: &[Imported]) -> Result<Vec<Arc<CatalogContext>>> {
                     server: server.clone(),
                 })
                 .collect();
-            let catalog = load_catalogs(&sources)?;
-            let tokenizer = s.scenario.tokenizer.unwrap_or_default();
-            let tokens = ToolTokens::compute(&catalog, tokenizer, Render::Json);
-            let ctx = CatalogContext {
-                catalog: Arc::new(catalog),
-                tokens,
-                refs: Vec::new(),
-            };
+            let ctx = CatalogContext::new(load_catalogs(&sources)?, Vec::new());
             by_list.insert(key.clone(), Arc::new(ctx));
         }
         out.push(by_list[&key].clone());
@@ -170,6 +164,8 @@ pub struct SessionReplay {
     pub file: String,
     pub ran_as: RanAs,
     pub model: String,
+    /// What the scenario's sizes and its catalogs are counted with.
+    pub counter: &'static str,
     pub requests: usize,
     pub billed_input_tokens: u64,
     /// The calibrated model in the mode the session ran (recorded searches replayed).
@@ -248,8 +244,7 @@ fn replay_session(
     cal: &CalibrationFile,
     variants: &[Variant],
 ) -> Result<SessionReplay> {
-    let counter = super::counter_name(s.scenario.tokenizer.unwrap_or_default());
-    let k = cal.for_scenario(&s.scenario, counter);
+    let k = calibration_for(cal, &s.scenario);
     let actual = replay(&s.scenario, ctx, k)?;
     let mode = mode_name(s.usage.ran_as);
     let alignment = align(&s.usage.billed, &actual.requests, mode);
@@ -282,6 +277,7 @@ fn replay_session(
         file: s.usage.session.clone(),
         ran_as: s.usage.ran_as,
         model: s.scenario.profile.name.clone(),
+        counter: counter_of(&s.scenario).name(),
         requests: s.usage.billed.len(),
         billed_input_tokens: s.usage.billed.iter().map(|b| b.usage.prompt()).sum(),
         modeled_input_tokens: ran.total_input_tokens as u64,

@@ -4,40 +4,68 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::Counter;
 use super::compare::{Alignment, Pair, align, calibrate};
 use super::convert::{BilledRequest, CatalogOut, ConvertInput, Converted, RanAs, convert};
 use super::fit::{ErrorStats, error_stats};
 use super::group::{Session, group};
 use super::read::{FileLog, ReadOptions, read_file};
 use crate::catalog::{Catalog, CatalogSource, load_catalogs};
+use crate::counter::CounterKind;
 use crate::document::Document;
 use crate::error::{Error, Result};
 
 use crate::simulate::calibration::{Calibration, CalibrationFile};
 use crate::simulate::{self, ModeResult, Scenario, ScenarioResult};
-use crate::tokenize::{Render, ToolTokens};
+use crate::tokenize::ToolTokens;
 
-/// How to import.
+/// How to import. Sizes are counted with each session's profile's counter
+/// ([`super::session_counter`]).
 #[derive(Debug, Clone, Copy)]
 pub struct ImportOptions {
-    pub counter: Counter,
     pub keep_text: bool,
     pub skip_bad_lines: bool,
     pub allow_unknown_tools: bool,
 }
 
-/// The catalogs every imported scenario uses, loaded and counted once.
+/// The catalogs every imported scenario uses, loaded once and counted once under each
+/// counter a scenario asks for.
 pub struct CatalogContext {
     pub catalog: Arc<Catalog>,
-    pub tokens: ToolTokens,
+    /// Per counter, in [`CounterKind::ALL`] order.
+    tokens: [OnceLock<ToolTokens>; CounterKind::ALL.len()],
     /// The catalogs as a scenario in the output folder names them.
     pub refs: Vec<CatalogOut>,
+}
+
+impl CatalogContext {
+    pub fn new(catalog: Catalog, refs: Vec<CatalogOut>) -> CatalogContext {
+        CatalogContext {
+            catalog: Arc::new(catalog),
+            tokens: Default::default(),
+            refs,
+        }
+    }
+
+    /// Every tool's tokens under `counter`, counted on first use. Replays count locally: a
+    /// scenario naming `anthropic-api` is refused rather than sent over the network.
+    pub fn tokens(&self, counter: CounterKind) -> Result<&ToolTokens> {
+        if !counter.is_local() {
+            return Err(Error::usage(format!(
+                "session replays count locally: counter {counter} needs the network; use its estimate {}",
+                CounterKind::AnthropicEstimate
+            )));
+        }
+        let i = CounterKind::ALL
+            .iter()
+            .position(|&k| k == counter)
+            .expect("ALL holds every counter");
+        Ok(self.tokens[i].get_or_init(|| counter.tools(&self.catalog)))
+    }
 }
 
 /// `path` as a scenario in folder `base` names it: relative when they share more than the
@@ -61,10 +89,9 @@ pub fn relative_to(path: &Path, base: &Path) -> String {
     rel.display().to_string()
 }
 
-/// Loads and counts the catalogs once; scenarios written to `dir` name them relative to it.
-pub fn catalogs(sources: &[CatalogSource], counter: Counter, dir: &Path) -> Result<CatalogContext> {
+/// Loads the catalogs once; scenarios written to `dir` name them relative to it.
+pub fn catalogs(sources: &[CatalogSource], dir: &Path) -> Result<CatalogContext> {
     let catalog = load_catalogs(sources)?;
-    let tokens = ToolTokens::compute(&catalog, counter, Render::Json);
     let refs = sources
         .iter()
         .map(|s| CatalogOut {
@@ -72,11 +99,7 @@ pub fn catalogs(sources: &[CatalogSource], counter: Counter, dir: &Path) -> Resu
             server: s.server.clone(),
         })
         .collect();
-    Ok(CatalogContext {
-        catalog: Arc::new(catalog),
-        tokens,
-        refs,
-    })
+    Ok(CatalogContext::new(catalog, refs))
 }
 
 /// Reads every file (in parallel); `tick` is called once per file read. The first error in
@@ -180,6 +203,8 @@ pub struct SessionSummary {
     pub billed_input_tokens: u64,
     /// Σ input the calibrated simulator models for the session in the mode it ran in.
     pub modeled_input_tokens: u64,
+    /// What the session's sizes and the catalogs are counted with: its profile's counter.
+    pub counter: &'static str,
     pub format: &'static str,
     pub ran_as: RanAs,
     pub model: String,
@@ -228,6 +253,8 @@ pub struct ImportSummary {
     pub error: ErrorStats,
     /// The same before calibration (system prompt 0, scale 1): what the fit corrected.
     pub error_uncalibrated: ErrorStats,
+    /// The counters the sessions were counted with (each session's is in its entry), in
+    /// name order, joined by ", ".
     pub counter: String,
     pub calibrations: Vec<Calibration>,
     pub unknown_tools: BTreeMap<String, usize>,
@@ -258,7 +285,22 @@ struct Loaded {
     scenario: Option<Scenario>,
 }
 
-/// Replays a scenario with a calibration, or raw (system prompt 0, scale 1) without one.
+/// The counter `simulate` counts a scenario with (no flag), by whose name calibrations are
+/// looked up.
+pub fn counter_of(scenario: &Scenario) -> CounterKind {
+    simulate::counter_for(scenario, None)
+}
+
+/// The calibration `simulate --calibration` would apply to a scenario.
+pub fn calibration_for<'c>(
+    cal: &'c CalibrationFile,
+    scenario: &Scenario,
+) -> Option<&'c Calibration> {
+    cal.for_scenario(scenario, counter_of(scenario).name())
+}
+
+/// Replays a scenario, its catalogs counted with its counter, with a calibration, or raw
+/// (system prompt 0, scale 1) without one.
 pub fn replay(
     scenario: &Scenario,
     ctx: &CatalogContext,
@@ -267,7 +309,7 @@ pub fn replay(
     let mut prepared = simulate::prepare_shared(
         scenario,
         ctx.catalog.clone(),
-        ctx.tokens.clone(),
+        ctx.tokens(counter_of(scenario))?.clone(),
         None,
         &simulate::build_scorer,
     )?;
@@ -375,7 +417,6 @@ pub fn import(
 ) -> Result<ImportResult> {
     let sessions = group(logs);
     let names = unique_names(&sessions);
-    let tokenizer = opts.counter.name().to_string();
     let converted: Vec<Converted> = sessions
         .par_iter()
         .zip(names)
@@ -386,7 +427,6 @@ pub fn import(
                     catalog: &ctx.catalog,
                     catalogs: ctx.refs.clone(),
                     name,
-                    tokenizer: tokenizer.clone(),
                     keep_text: opts.keep_text,
                 },
             )
@@ -404,16 +444,15 @@ pub fn import(
         })
         .collect::<Result<_>>()?;
     let raw = raw_pairs(&loaded, ctx)?;
-    let calibrations = fit_all(&loaded, &raw, super::counter_name(opts.counter));
+    let calibrations = fit_all(&loaded, &raw);
     let cal_file = CalibrationFile { calibrations };
-    let mut notes = Vec::new();
+    let mut notes = counter_notes(&loaded);
     let rows = calibrated(&sessions, &loaded, ctx, &cal_file, dir, written)?;
     let summary = summarize(
         rows,
         &raw,
         cal_file.calibrations.clone(),
         unknown,
-        super::counter_name(opts.counter).to_string(),
         &mut notes,
     );
     let mut files = Vec::new();
@@ -450,19 +489,55 @@ fn raw_pairs(loaded: &[Loaded], ctx: &CatalogContext) -> Result<Vec<Alignment>> 
         .collect()
 }
 
-/// One calibration per model profile, from the raw pairs of its sessions.
-fn fit_all(loaded: &[Loaded], raw: &[Alignment], counter: &str) -> Vec<Calibration> {
-    let mut by_model: BTreeMap<String, (Vec<Pair>, usize)> = BTreeMap::new();
+/// One calibration per model profile and counter, from the raw pairs of its sessions.
+fn fit_all(loaded: &[Loaded], raw: &[Alignment]) -> Vec<Calibration> {
+    let mut by_model: BTreeMap<(String, &str), (Vec<Pair>, usize)> = BTreeMap::new();
     for (l, a) in loaded.iter().zip(raw) {
         let Some(s) = &l.scenario else { continue };
         let e = by_model
-            .entry(s.profile.name.clone())
+            .entry((s.profile.name.clone(), counter_of(s).name()))
             .or_insert_with(|| (Vec::new(), s.profile.tool_overhead_tokens));
         e.0.extend(a.pairs.iter().copied());
     }
     by_model
         .iter()
-        .filter_map(|(m, (pairs, overhead))| calibrate(m, counter, pairs, *overhead))
+        .filter_map(|((m, counter), (pairs, preamble))| {
+            // The fixed cost of tools the counter adds (anthropic-estimate's fitted block)
+            // is in every request beside the preamble: the system prompt is what is left.
+            let overhead = pairs
+                .iter()
+                .filter(|p| p.agent == 0)
+                .map(|p| p.overhead)
+                .max()
+                .unwrap_or(*preamble);
+            calibrate(m, counter, pairs, overhead)
+        })
+        .collect()
+}
+
+/// Sessions whose profile's counter needs the network, counted with its estimate instead.
+fn counter_notes(loaded: &[Loaded]) -> Vec<String> {
+    let mut seen = BTreeMap::new();
+    for l in loaded {
+        let c = &l.converted;
+        if let Some(own) = c.replaced_counter {
+            *seen
+                .entry((c.scenario.model.clone(), own, c.counter))
+                .or_insert(0usize) += 1;
+        }
+    }
+    seen.into_iter()
+        .map(|((model, own, used), n)| {
+            let why = if own.is_local() {
+                "cannot be mapped from the o200k counts sizes are read as"
+            } else {
+                "needs the network"
+            };
+            format!(
+                "{n} {} on {model}, whose counter {own} {why}: sizes counted with {used}",
+                crate::output::noun(n as u64, "session", "sessions")
+            )
+        })
         .collect()
 }
 
@@ -496,8 +571,7 @@ fn calibrated(
             let c = &l.converted;
             let (result, alignment) = match &l.scenario {
                 Some(sc) => {
-                    let counter = super::counter_name(sc.tokenizer.unwrap_or_default());
-                    let r = replay(sc, ctx, cal.for_scenario(sc, counter))?;
+                    let r = replay(sc, ctx, calibration_for(cal, sc))?;
                     let a = align(&c.billed, &r.requests, mode_name(c.ran_as));
                     (Some(r), a)
                 }
@@ -547,6 +621,7 @@ fn session_summary(
         tool_calls: c.tool_calls,
         billed_input_tokens: c.billed.iter().map(|b| b.usage.prompt()).sum(),
         modeled_input_tokens: ran.map_or(0, |m| m.total_input_tokens as u64),
+        counter: c.counter.name(),
         format: s.format.name(),
         ran_as: c.ran_as,
         model: c.scenario.model.clone(),
@@ -577,7 +652,6 @@ fn summarize(
     raw: &[Alignment],
     calibrations: Vec<Calibration>,
     unknown: BTreeMap<String, usize>,
-    counter: String,
     notes: &mut Vec<String>,
 ) -> ImportSummary {
     let mut totals = ImportTotals {
@@ -591,8 +665,10 @@ fn summarize(
     };
     let mut pairs: Vec<(u64, u64)> = Vec::new();
     let mut sessions = Vec::with_capacity(rows.len());
+    let mut counters = BTreeSet::new();
     for row in rows {
         let s = &row.summary;
+        counters.insert(s.counter);
         totals.requests += s.requests;
         totals.tool_calls += s.tool_calls;
         totals.billed_input_tokens += s.billed_input_tokens;
@@ -619,7 +695,7 @@ fn summarize(
         totals,
         error: error_stats(&pairs),
         error_uncalibrated: error_stats(&raw_pairs),
-        counter,
+        counter: counters.into_iter().collect::<Vec<_>>().join(", "),
         calibrations,
         unknown_tools: unknown,
         notes: std::mem::take(notes),
@@ -631,7 +707,7 @@ fn session_files(l: &Loaded, s: &Session, cal: &CalibrationFile) -> Result<Vec<(
     let c = &l.converted;
     let mut scenario = c.scenario.clone();
     if let Some(sc) = &l.scenario
-        && let Some(k) = cal.for_scenario(sc, super::counter_name(sc.tokenizer.unwrap_or_default()))
+        && let Some(k) = calibration_for(cal, sc)
     {
         scenario.system_prompt_tokens = Some(k.system_prompt_tokens.round().max(0.0) as usize);
     }

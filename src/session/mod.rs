@@ -20,6 +20,7 @@ pub mod transcript;
 
 use std::path::{Path, PathBuf};
 
+use crate::counter::CounterKind;
 use crate::error::{Error, Result};
 use crate::tokenize::Tokenizer;
 
@@ -30,45 +31,40 @@ pub use transcript::{Call, Request, Step, ToolResult, Transcript, Usage};
 /// The search tool's name in Claude Code logs and in scenarios.
 pub const SEARCH_TOOL: &str = crate::simulate::SEARCH_TOOL;
 
-/// What session sizes are counted with.
-pub type Counter = Tokenizer;
+/// The tokenizer session text is counted with while reading: the basis of every counter a
+/// session can be counted with (see [`session_counter`]), so one pass serves them all.
+pub const BASIS: Tokenizer = Tokenizer::O200kBase;
 
-/// The counter the simulator counts an imported scenario with (its `tokenizer:` rendered as
-/// JSON), by which calibrations are keyed: the fitted scale turns its counts into the bill's.
-pub fn counter_name(counter: Counter) -> &'static str {
-    crate::counter::CounterKind::from_legacy(counter, crate::tokenize::Render::Json).name()
+/// The counter sizes of a session whose main conversation ran on model profile `profile`
+/// are counted with: the profile's counter, or its local estimate when that needs the
+/// network. The second value is the profile's own counter when it was replaced.
+pub fn session_counter(profile: &str) -> (CounterKind, Option<CounterKind>) {
+    let own = crate::simulate::profile::find(profile).map_or(CounterKind::O200kJson, |p| p.counter);
+    let local = match own {
+        CounterKind::AnthropicApi => CounterKind::AnthropicEstimate,
+        // Sizes are read as o200k counts: a cl100k counter cannot be mapped from them.
+        CounterKind::Cl100kJson => CounterKind::O200kJson,
+        k => k,
+    };
+    debug_assert_eq!(local.tokenizer(), BASIS);
+    (local, (local != own).then_some(own))
 }
 
-/// Tokens of one piece of session text. Every size the import records goes through here, so
-/// switching to the profile's counter is this one line.
-pub fn count_text(counter: Counter, text: &str) -> usize {
-    local_count(counter, text)
+/// o200k tokens of one piece of session text: every size the import records is counted here
+/// and mapped to the session's counter ([`CounterKind::text_from_count`]) when converted.
+pub fn count_text(text: &str) -> usize {
+    LOCAL_BPE.with(|cell| {
+        cell.get_or_init(|| tiktoken_rs::o200k_base().expect("the vocabulary is compiled in"))
+            .encode_ordinary(text)
+            .len()
+    })
 }
 
 thread_local! {
-    static LOCAL_BPE: std::cell::RefCell<[Option<tiktoken_rs::CoreBPE>; 2]> =
-        const { std::cell::RefCell::new([None, None]) };
-}
-
-/// `Tokenizer::count` with a tokenizer of this thread's own: a regex takes its fast path only
-/// on the thread that first used it, and a shared one cost a third of the import's time
-/// (measured with perf on 100 synthetic sessions). Same vocabulary, same counts.
-fn local_count(counter: Counter, text: &str) -> usize {
-    let slot = match counter {
-        Tokenizer::O200kBase => 0,
-        Tokenizer::Cl100kBase => 1,
-    };
-    LOCAL_BPE.with(|cell| {
-        let mut bpes = cell.borrow_mut();
-        let bpe = bpes[slot].get_or_insert_with(|| {
-            match counter {
-                Tokenizer::O200kBase => tiktoken_rs::o200k_base(),
-                Tokenizer::Cl100kBase => tiktoken_rs::cl100k_base(),
-            }
-            .expect("the vocabularies are compiled in")
-        });
-        bpe.encode_ordinary(text).len()
-    })
+    /// A tokenizer of this thread's own: a regex takes its fast path only on the thread that
+    /// first used it, and a shared one cost a third of the import's time (measured with perf
+    /// on 100 synthetic sessions). Same vocabulary, same counts as [`BASIS`].
+    static LOCAL_BPE: std::cell::OnceCell<tiktoken_rs::CoreBPE> = const { std::cell::OnceCell::new() };
 }
 
 /// The session files under `paths`: a file as given, a folder searched recursively for
@@ -143,9 +139,30 @@ mod tests {
             "fn main() {\n    println!(\"héllo\");\n}",
             "  \t\n\n x",
         ] {
-            for k in Tokenizer::ALL {
-                assert_eq!(count_text(k, t), k.count(t), "{k} {t:?}");
+            assert_eq!(count_text(t), BASIS.count(t), "{t:?}");
+            for k in [CounterKind::AnthropicEstimate, CounterKind::OpenaiResponses] {
+                assert_eq!(k.text_from_count(count_text(t)), k.text(t), "{k} {t:?}");
             }
+        }
+    }
+
+    #[test]
+    fn a_session_is_counted_with_its_profiles_local_counter() {
+        for p in ["claude-sonnet-4.5", "claude-opus-4.5", "claude-haiku-4.5"] {
+            assert_eq!(
+                session_counter(p),
+                (CounterKind::AnthropicEstimate, None),
+                "{p}"
+            );
+        }
+        assert_eq!(
+            session_counter("gpt-5"),
+            (CounterKind::OpenaiResponses, None)
+        );
+        for p in crate::simulate::profile::shipped() {
+            let (k, replaced) = session_counter(&p.name);
+            assert!(k.is_local() && k.tokenizer() == BASIS, "{}", p.name);
+            assert_eq!(replaced.is_some(), k != p.counter, "{}", p.name);
         }
     }
 

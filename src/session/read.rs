@@ -10,7 +10,6 @@ use serde::Deserialize;
 use serde::Serialize;
 use serde::de::IgnoredAny;
 
-use super::Counter;
 use super::claude::{self, Apply, Message, Record};
 use super::codex;
 use super::lines::{Line, for_each_line};
@@ -37,7 +36,6 @@ impl LogFormat {
 /// How to read.
 #[derive(Debug, Clone, Copy)]
 pub struct ReadOptions {
-    pub counter: Counter,
     pub keep_text: bool,
     pub skip_bad_lines: bool,
 }
@@ -247,7 +245,6 @@ impl ClaudeState {
         };
         Apply {
             tx,
-            counter: opts.counter,
             keep_text: opts.keep_text,
             call_names: &mut self.call_names,
         }

@@ -1,6 +1,7 @@
 //! The format-neutral shape both readers produce: per agent, the steps of its conversation in
 //! file order (user text, API requests with what the model wrote, tool results, compaction and
-//! `/clear`), sizes already counted, no text kept unless asked.
+//! `/clear`), sizes already counted (o200k_base tokens: [`super::convert`] maps each size the
+//! scenario records to the session's counter), no text kept unless asked.
 
 use std::collections::HashMap;
 

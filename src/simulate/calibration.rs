@@ -69,7 +69,7 @@ impl CalibrationFile {
     }
 
     /// The entry for this scenario's profile and counter (`session import` keys them by the
-    /// counter the simulator selects for the scenario, `session::counter_name`).
+    /// counter the simulator selects for the scenario, `session::import::counter_of`).
     pub fn for_scenario(&self, scenario: &Scenario, counter: &str) -> Option<&Calibration> {
         self.calibrations
             .iter()
