@@ -111,7 +111,7 @@ pub const TREE_MARKER: &str = ".toolbudget-output";
 /// versions). Anything else is refused before any work is done: replacing a folder deletes
 /// what is in it.
 pub fn check_out_dir(path: &Path) -> Result<()> {
-    const ALLOWED: &str = "to a new folder, an empty one, or a report folder written before";
+    const ALLOWED: &str = "to a new folder, an empty one, or a folder toolbudget wrote before";
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(source) => Err(Error::Write {

@@ -72,6 +72,12 @@ thread_local! {
 pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for p in paths {
+        // Each session becomes a scenario named after its file: standard input has no name.
+        if p.as_os_str() == "-" {
+            return Err(Error::usage(
+                "session import reads session files or folders, not standard input (`-`)",
+            ));
+        }
         let meta = std::fs::metadata(p)
             .map_err(|e| Error::usage(format!("session path {}: {e}", p.display())))?;
         if meta.is_dir() {
@@ -130,6 +136,12 @@ pub fn profile_for_model(model: &str, format: LogFormat) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn standard_input_is_refused_by_name() {
+        let e = discover(&[PathBuf::from("-")]).unwrap_err().to_string();
+        assert!(e.contains("not standard input"), "{e}");
+    }
 
     #[test]
     fn the_thread_local_counter_counts_as_the_shared_one() {
