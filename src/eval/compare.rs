@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use super::bootstrap::{self, mean_intervals, sign_flip_p_values};
 use super::metrics::round_metric;
+use super::pool::PoolInfo;
 use super::result::{EvalResult, QueryResult, ScorerResult, read_eval_result};
 use crate::error::{Error, Result};
 
@@ -211,9 +212,30 @@ pub fn compare(
 fn frame_notes(b: &EvalResult, c: &EvalResult) -> Vec<String> {
     let mut notes = Vec::new();
     if b.tool_count != c.tool_count {
+        // A bigger catalog alone lowers recall: say so beside any drop the gate reports.
         notes.push(format!(
-            "the files rank different numbers of tools ({} vs {})",
+            "the files rank different numbers of tools ({} vs {}): a change of catalog moves \
+             the metrics by itself",
             b.tool_count, c.tool_count
+        ));
+    }
+    let pool = |p: &Option<PoolInfo>| match p {
+        None => "no pool".to_string(),
+        Some(p) => format!(
+            "pool {} ({} tools added)",
+            p.sources.join(", "),
+            p.added_tools
+        ),
+    };
+    let same_pool = match (&b.pool, &c.pool) {
+        (Some(x), Some(y)) => x.sources == y.sources && x.added_tools == y.added_tools,
+        (x, y) => x.is_none() && y.is_none(),
+    };
+    if !same_pool {
+        notes.push(format!(
+            "the files rank different pools: baseline {}, candidate {}",
+            pool(&b.pool),
+            pool(&c.pool)
         ));
     }
     notes
@@ -477,6 +499,27 @@ mod tests {
         assert!(r.metrics.iter().all(|m| m.ci95 == Some([0.0, 0.0])));
         assert!(r.worse.is_empty() && r.better.is_empty());
         assert!(c.notes.is_empty(), "{:?}", c.notes);
+    }
+
+    #[test]
+    fn a_different_catalog_or_pool_is_named_beside_the_figures() {
+        let base = file("a.json", &eval_json(0.80, None));
+        let mut bigger: EvalResult = serde_json::from_str(&eval_json(0.70, None)).unwrap();
+        bigger.tool_count = 7;
+        bigger.pool = Some(PoolInfo {
+            sources: vec!["more".into()],
+            own_tools: 5,
+            added_tools: 2,
+            ..PoolInfo::default()
+        });
+        let c = frame_notes(&base.result, &bigger);
+        assert_eq!(c.len(), 2, "{c:?}");
+        assert!(c[0].starts_with("the files rank different numbers of tools (5 vs 7)"));
+        assert_eq!(
+            c[1],
+            "the files rank different pools: baseline no pool, candidate pool more (2 tools added)"
+        );
+        assert!(frame_notes(&bigger, &bigger).is_empty());
     }
 
     #[test]
