@@ -516,12 +516,24 @@ pub(crate) mod tests {
         assert!(e.starts_with("q.yaml:4:10: query \"q1\" has class"), "{e}");
     }
 
-    /// The shared data directory, when this checkout has one (see COMMON.md).
+    /// The shared data directory, when this checkout has one (`TOOLBUDGET_SHARED_DATA`, else
+    /// `../shared/data`); under `TOOLBUDGET_REQUIRE_SHARED=1` (CI) its absence fails the test.
     pub(crate) fn shared_data() -> Option<PathBuf> {
-        if let Ok(p) = std::env::var("TOOLBUDGET_SHARED_DATA") {
-            return Some(PathBuf::from(p)).filter(|p| p.is_dir());
+        let p = std::env::var("TOOLBUDGET_SHARED_DATA").map_or_else(
+            |_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data"),
+            PathBuf::from,
+        );
+        if p.is_dir() {
+            return Some(p);
         }
-        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data")).filter(|p| p.is_dir())
+        let required =
+            std::env::var("TOOLBUDGET_REQUIRE_SHARED").is_ok_and(|v| !v.is_empty() && v != "0");
+        assert!(
+            !required,
+            "TOOLBUDGET_REQUIRE_SHARED is set but {} is missing",
+            p.display()
+        );
+        None
     }
 
     /// The shared labeled sets with their catalogs, loaded once per test binary (a debug

@@ -9,8 +9,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-mod common;
-
 const TRIALS: u64 = 20;
 
 fn report(out: &Path) -> Command {
@@ -18,9 +16,9 @@ fn report(out: &Path) -> Command {
     cmd.args(["--quiet", "report", "--out"])
         .arg(out)
         .arg("--scenarios")
-        .arg(common::repo("scenarios"))
+        .arg(crate::support::repo("scenarios"))
         .arg("--fixtures")
-        .arg(common::repo("fixtures"))
+        .arg(crate::support::repo("fixtures"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());

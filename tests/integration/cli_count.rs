@@ -1,14 +1,9 @@
 //! `toolbudget count` end to end: every catalog form, the json shape, and each bad-input path
 //! (exit 2, one `error:` line naming file and line:column, never a panic).
 
-mod common;
-
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn toolbudget() -> Command {
-    Command::cargo_bin("toolbudget").unwrap()
-}
+use crate::support::toolbudget;
 
 fn write(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> String {
     let p = dir.path().join(name);

@@ -2,8 +2,6 @@
 //! OpenAI's billed input tokens for gpt-5.4 (Responses and Chat Completions), Anthropic's
 //! `count_tokens` for claude-sonnet-4-6, and the OpenAI Cookbook's tool example.
 
-mod common;
-
 use serde::Deserialize;
 use toolbudget::catalog::{CatalogSource, Tool, load_catalogs};
 use toolbudget::counter::openai::{Api, Framing};
@@ -45,8 +43,8 @@ struct Data {
 }
 
 fn data(test: &str) -> Option<Data> {
-    let Some(dir) = common::shared_data() else {
-        common::skip(test, "../shared/data not found");
+    let Some(dir) = crate::support::shared_data() else {
+        crate::support::skip(test, "../shared/data not found");
         return None;
     };
     let dir = dir.join("provider-counts");
@@ -233,8 +231,8 @@ struct Message {
 
 #[test]
 fn openai_chat_reproduces_the_cookbook_example_exactly() {
-    let Some(dir) = common::shared_data() else {
-        return common::skip("cookbook", "../shared/data not found");
+    let Some(dir) = crate::support::shared_data() else {
+        return crate::support::skip("cookbook", "../shared/data not found");
     };
     let path = dir.join("provider-counts/openai-cookbook-weather.json");
     let c: Cookbook = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
@@ -280,7 +278,7 @@ fn simulated_first_requests_are_what_the_providers_billed() {
     let Some(d) = data("simulated_first_requests") else {
         return;
     };
-    let Some(dir) = common::shared_data() else {
+    let Some(dir) = crate::support::shared_data() else {
         return;
     };
     let all: Vec<serde_json::Value> = serde_json::from_slice(

@@ -1,16 +1,8 @@
 //! The `search` command end to end on the shared GitHub catalog (skips when it is absent).
 
-use std::path::PathBuf;
-
 use assert_cmd::Command;
 
-fn shared_data() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("TOOLBUDGET_SHARED_DATA").map(PathBuf::from),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data")),
-    ];
-    candidates.into_iter().flatten().find(|p| p.is_dir())
-}
+use crate::support::shared_data;
 
 fn search(args: &[&str]) -> Option<(i32, serde_json::Value, String)> {
     let Some(data) = shared_data() else {

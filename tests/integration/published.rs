@@ -2,12 +2,10 @@
 //! pinned (under the figure's provider counter and under `o200k-json`), and on each side the
 //! gap's parts adding up to measured − published.
 
-mod common;
-
 use toolbudget::simulate::{self, build_scorer as build, result::PublishedComparison};
 
 fn figures(file: &str) -> Vec<PublishedComparison> {
-    let path = common::repo(&format!("scenarios/published/{file}"));
+    let path = crate::support::repo(&format!("scenarios/published/{file}"));
     let scenario = simulate::load_scenarios(&[path])
         .expect("the scenario loads")
         .remove(0);
@@ -198,15 +196,16 @@ fn anthropic_advanced_tool_use() {
 /// The harness's catalog and prompts, where `tool-search-testing.yaml` reads them (third-party
 /// data kept outside the repository).
 fn harness_data() -> bool {
-    ["acme-21-tools.anthropic.json", "acme-series.json"]
-        .iter()
-        .all(|f| common::repo(&format!("../shared/data/provider-counts/{f}")).is_file())
+    crate::support::shared_beside_repo(&[
+        "provider-counts/acme-21-tools.anthropic.json",
+        "provider-counts/acme-series.json",
+    ])
 }
 
 #[test]
 fn tool_search_testing() {
     if !harness_data() {
-        common::skip(
+        crate::support::skip(
             "tool_search_testing",
             "../shared/data absent (the harness's catalog and prompts)",
         );

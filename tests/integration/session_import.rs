@@ -2,8 +2,6 @@
 //! fixture's scenario checked turn by turn after a round trip through the scenario loader,
 //! the summary's interface, and damaged or incomplete input.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -34,14 +32,14 @@ fn joined(counter: CounterKind, texts: &[&str]) -> usize {
 }
 
 fn fixture(rel: &str) -> String {
-    common::repo("fixtures/sessions")
+    crate::support::repo("fixtures/sessions")
         .join(rel)
         .display()
         .to_string()
 }
 
 fn catalog(rel: &str) -> String {
-    common::repo("fixtures/catalogs")
+    crate::support::repo("fixtures/catalogs")
         .join(rel)
         .display()
         .to_string()
@@ -686,7 +684,7 @@ fn a_malformed_line_is_an_error_at_its_line_unless_skipped() {
 #[test]
 fn simulate_applies_the_fitted_calibration() {
     let (v, dir, _) = import(
-        &[common::repo("fixtures/sessions/known")
+        &[crate::support::repo("fixtures/sessions/known")
             .display()
             .to_string()],
         &[],
@@ -733,7 +731,7 @@ fn an_import_folder_replays_as_it_ran_and_under_other_settings() {
     let (v, dir, _) = import(
         &[
             fixture("claude"),
-            common::repo("fixtures/sessions/known")
+            crate::support::repo("fixtures/sessions/known")
                 .display()
                 .to_string(),
         ],
@@ -788,7 +786,7 @@ fn report_sessions_renders_the_section_with_its_charts() {
     let (_, dir, _) = import(
         &[
             fixture("claude"),
-            common::repo("fixtures/sessions/known")
+            crate::support::repo("fixtures/sessions/known")
                 .display()
                 .to_string(),
         ],
@@ -808,9 +806,9 @@ fn report_sessions_renders_the_section_with_its_charts() {
         "--out",
         report.to_str().unwrap(),
         "--scenarios",
-        common::repo("scenarios").to_str().unwrap(),
+        crate::support::repo("scenarios").to_str().unwrap(),
         "--fixtures",
-        common::repo("fixtures").to_str().unwrap(),
+        crate::support::repo("fixtures").to_str().unwrap(),
     ]);
     assert_eq!(code, Some(0), "{stderr}");
     let index = std::fs::read_to_string(report.join("index.md")).unwrap();
@@ -846,7 +844,7 @@ fn report_sessions_renders_the_section_with_its_charts() {
 #[test]
 fn an_agent_file_beside_its_session_folds_in_even_without_sidechain_marks() {
     let name = "c4e8a1d2-3f4b-4a5c-8d6e-7f8091a2b3c4";
-    let src = common::repo("fixtures/sessions/claude/subagents");
+    let src = crate::support::repo("fixtures/sessions/claude/subagents");
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(
         src.join(format!("{name}.jsonl")),
@@ -885,7 +883,7 @@ mod damaged {
             "claude/compaction/e6a0c3f4-5b6d-4c7e-8f90-a1b2c3d4e5f7.jsonl",
             "codex/2025/11/03/rollout-2025-11-03T09-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl",
         ] {
-            all.extend(std::fs::read(super::common::repo("fixtures/sessions").join(rel)).unwrap());
+            all.extend(std::fs::read(crate::support::repo("fixtures/sessions").join(rel)).unwrap());
         }
         all
     }
@@ -912,7 +910,7 @@ mod damaged {
             let opts = ReadOptions { keep_text: false, skip_bad_lines: skip };
             if let Ok(log) = read_file(&path, opts) {
                 let sources = [CatalogSource {
-                    path: super::common::repo("fixtures/catalogs/builtins.yaml"),
+                    path: crate::support::repo("fixtures/catalogs/builtins.yaml"),
                     server: None,
                 }];
                 let ctx = catalogs(&sources, dir.path()).unwrap();

@@ -1,7 +1,5 @@
 //! Loads and counts every public catalog under `../shared/data/catalogs` when it exists.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
 use toolbudget::catalog::{CatalogSource, load_catalogs};
@@ -26,8 +24,8 @@ fn catalog_files(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn every_public_catalog_loads_and_counts() {
-    let Some(data) = common::shared_data() else {
-        return common::skip(
+    let Some(data) = crate::support::shared_data() else {
+        return crate::support::skip(
             "every_public_catalog_loads_and_counts",
             "../shared/data not found",
         );
@@ -62,8 +60,8 @@ fn every_public_catalog_loads_and_counts() {
 
 #[test]
 fn totals_match_the_reference_tiktoken() {
-    let Some(data) = common::shared_data() else {
-        return common::skip(
+    let Some(data) = crate::support::shared_data() else {
+        return crate::support::skip(
             "totals_match_the_reference_tiktoken",
             "../shared/data not found",
         );

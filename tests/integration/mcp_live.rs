@@ -102,7 +102,7 @@ fn root() -> &'static Path {
 }
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_toolbudget"))
+    Command::new(crate::support::bin())
 }
 
 fn run(cmd: &mut Command) -> Output {

@@ -9,8 +9,6 @@
 //!
 //! `TOOLBUDGET_REGENERATE_FIXTURES=1 cargo test --test session_known` rewrites the files.
 
-mod common;
-
 use serde_json::{Value, json};
 use toolbudget::catalog::{CatalogSource, load_catalogs};
 use toolbudget::counter::{CounterKind, anthropic};
@@ -215,7 +213,7 @@ fn call(g: &mut Gen, tool: &'static str, input: Value, result_words: usize) -> C
 /// eagerly).
 fn builtin_tools_tokens() -> f64 {
     let catalog = load_catalogs(&[CatalogSource {
-        path: common::repo("fixtures/catalogs/builtins.yaml"),
+        path: crate::support::repo("fixtures/catalogs/builtins.yaml"),
         server: None,
     }])
     .unwrap();
@@ -373,7 +371,7 @@ fn fixtures() -> Vec<(&'static str, String)> {
 
 #[test]
 fn the_committed_fixture_is_what_the_generator_writes() {
-    let dir = common::repo("fixtures/sessions/known");
+    let dir = crate::support::repo("fixtures/sessions/known");
     for (name, text) in fixtures() {
         let path = dir.join(name);
         if std::env::var_os("TOOLBUDGET_REGENERATE_FIXTURES").is_some() {
@@ -391,7 +389,7 @@ fn the_committed_fixture_is_what_the_generator_writes() {
 #[test]
 fn the_fit_recovers_the_known_parameters_and_prices_every_request() {
     let dir = tempfile::tempdir().unwrap();
-    let files = discover(&[common::repo("fixtures/sessions/known")]).unwrap();
+    let files = discover(&[crate::support::repo("fixtures/sessions/known")]).unwrap();
     assert_eq!(files.len(), 2);
     let read = ReadOptions {
         keep_text: false,
@@ -399,7 +397,7 @@ fn the_fit_recovers_the_known_parameters_and_prices_every_request() {
     };
     let logs = read_all(&files, &read, &|| {}).unwrap();
     let sources = [CatalogSource {
-        path: common::repo("fixtures/catalogs/builtins.yaml"),
+        path: crate::support::repo("fixtures/catalogs/builtins.yaml"),
         server: None,
     }];
     let ctx = catalogs(&sources, dir.path()).unwrap();

@@ -2,16 +2,11 @@
 //! rate, through the command line on small hand-made catalogs; then the held-out MCP query
 //! sets against the real catalogs of the shared data (skipped without it).
 
-mod common;
-
 use std::path::Path;
 
-use assert_cmd::Command;
 use serde_json::{Value, json};
 
-fn toolbudget() -> Command {
-    Command::cargo_bin("toolbudget").unwrap()
-}
+use crate::support::toolbudget;
 
 /// An MCP `tools/list` file of (name, description) tools.
 fn catalog(dir: &Path, name: &str, tools: &[(&str, &str)]) -> String {
@@ -322,8 +317,8 @@ fn select_resolves_a_shortened_name_and_reports_an_ambiguous_one() {
 /// classes they declare.
 #[test]
 fn held_out_mcp_sets_load_in_both_settings() {
-    let Some(data) = common::shared_data() else {
-        common::skip("held_out_mcp_sets_load_in_both_settings", "no shared data");
+    let Some(data) = crate::support::shared_data() else {
+        crate::support::skip("held_out_mcp_sets_load_in_both_settings", "no shared data");
         return;
     };
     let c = data.join("catalogs");
@@ -341,7 +336,7 @@ fn held_out_mcp_sets_load_in_both_settings() {
     for f in &devops {
         args.extend(["-c".into(), f.clone()]);
     }
-    let queries = common::repo("fixtures/queries/mcp/mcp-devops.jsonl");
+    let queries = crate::support::repo("fixtures/queries/mcp/mcp-devops.jsonl");
     args.extend(["--queries".into(), queries.display().to_string()]);
     args.extend(["-s".into(), "bm25".into()]);
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();

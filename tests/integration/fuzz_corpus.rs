@@ -2,7 +2,7 @@
 //! own bodies under plain `cargo test`, so every input fuzzing found interesting stays a
 //! regression test on stable Rust, in CI, without libFuzzer.
 
-#[path = "../fuzz/fuzz_targets/common.rs"]
+#[path = "../../fuzz/fuzz_targets/common.rs"]
 mod common;
 
 use std::path::PathBuf;

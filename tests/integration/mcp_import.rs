@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_toolbudget"))
+    Command::new(crate::support::bin())
 }
 
 fn fake(name: &str) -> PathBuf {

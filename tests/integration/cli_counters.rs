@@ -1,8 +1,6 @@
 //! `count --counter`, `count --compare-counters`, `calibrate`, and the counter named by
 //! `simulate`: the interface of the counters end to end, on the project's own fixtures.
 
-mod common;
-
 use assert_cmd::Command;
 use serde_json::Value;
 
@@ -24,7 +22,7 @@ fn json(c: &mut Command) -> Value {
 }
 
 fn fixture(rel: &str) -> String {
-    common::repo(rel).to_string_lossy().into_owned()
+    crate::support::repo(rel).to_string_lossy().into_owned()
 }
 
 #[test]

@@ -2,11 +2,7 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
-
-fn toolbudget() -> Command {
-    Command::cargo_bin("toolbudget").unwrap()
-}
+use crate::support::toolbudget;
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
     let p = dir.join(name);

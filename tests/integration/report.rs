@@ -2,8 +2,6 @@
 //! snapshot-tested, every SVG must parse as XML and name each of its series, and the same data
 //! must give the same bytes. Then the `report` command end to end.
 
-mod common;
-
 use std::collections::BTreeMap;
 
 use serde_json::json;
@@ -510,8 +508,10 @@ fn commands_and_report_write_the_same_csv() {
     let mut scenarios = sorted_paths("scenarios", "yaml");
     // The report also runs the published figures' scenarios; one of them reads third-party
     // data the report leaves out (and `simulate` refuses) when it is absent.
-    let shared = common::repo("../shared/data/provider-counts/acme-series.json").is_file()
-        && common::repo("../shared/data/provider-counts/acme-21-tools.anthropic.json").is_file();
+    let shared = crate::support::shared_beside_repo(&[
+        "provider-counts/acme-series.json",
+        "provider-counts/acme-21-tools.anthropic.json",
+    ]);
     scenarios.extend(
         sorted_paths("scenarios/published", "yaml")
             .into_iter()

@@ -6,20 +6,16 @@
 
 use std::io::Write;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-mod common;
-
 const TIMEOUT: Duration = Duration::from_secs(60);
 
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_toolbudget"))
-}
+use crate::support::bin;
 
 fn builtins() -> String {
-    common::repo("fixtures/catalogs/builtins.yaml")
+    crate::support::repo("fixtures/catalogs/builtins.yaml")
         .display()
         .to_string()
 }

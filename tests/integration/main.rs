@@ -1,0 +1,28 @@
+//! The one integration-test binary: each module was a test binary of its own (each linked the
+//! whole dependency graph); `support` is what they share.
+
+mod support;
+
+mod anthropic_api;
+mod atomic_write;
+mod bad_input;
+mod catalog_roundtrip;
+mod cli_count;
+mod cli_counters;
+mod eval_compare;
+mod eval_pool;
+mod fixtures;
+mod fuzz_corpus;
+mod hostile;
+mod mcp_import;
+mod mcp_live;
+mod provider_counts;
+mod published;
+mod real_data;
+mod report;
+mod report_interrupt;
+mod roundtrip_any_form;
+mod search_cli;
+mod session_import;
+mod session_known;
+mod simulate_cli;

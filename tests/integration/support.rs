@@ -1,0 +1,65 @@
+//! What every integration test shares: the binary, the repository's files, and the public data
+//! folder with the switch that makes its absence a failure.
+
+use std::path::PathBuf;
+
+/// The binary under test, built by `cargo test` for this test target.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_toolbudget"))
+}
+
+/// The binary as an `assert_cmd` command.
+pub fn toolbudget() -> assert_cmd::Command {
+    assert_cmd::Command::new(bin())
+}
+
+/// A path inside the repository.
+pub fn repo(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// Whether the environment variable is set to something other than empty or `0`.
+pub fn env_flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// The public data folder (`../shared/data` beside the crate, or `TOOLBUDGET_SHARED_DATA`).
+/// `None` on a user's fresh clone: the test that asked prints why it skipped. With
+/// `TOOLBUDGET_REQUIRE_SHARED=1` (CI sets it) a missing folder fails the test instead.
+pub fn shared_data() -> Option<PathBuf> {
+    let p = match std::env::var("TOOLBUDGET_SHARED_DATA") {
+        Ok(p) => PathBuf::from(p),
+        Err(_) => repo("../shared/data"),
+    };
+    if p.is_dir() {
+        return Some(p);
+    }
+    assert!(
+        !env_flag("TOOLBUDGET_REQUIRE_SHARED"),
+        "TOOLBUDGET_REQUIRE_SHARED is set but the shared data folder {} is missing",
+        p.display()
+    );
+    None
+}
+
+/// Says on stderr that a test skipped and why (the test then returns).
+pub fn skip(test: &str, why: &str) {
+    eprintln!("skipped {test}: {why}");
+}
+
+/// Whether every file exists under `../shared/data` beside the repository, where shipped
+/// scenarios read third-party data by relative path (`TOOLBUDGET_SHARED_DATA` cannot move it).
+/// Fails instead of `false` under `TOOLBUDGET_REQUIRE_SHARED=1`.
+pub fn shared_beside_repo(files: &[&str]) -> bool {
+    let missing: Vec<PathBuf> = files
+        .iter()
+        .map(|f| repo("../shared/data").join(f))
+        .filter(|p| !p.is_file())
+        .collect();
+    assert!(
+        missing.is_empty() || !env_flag("TOOLBUDGET_REQUIRE_SHARED"),
+        "TOOLBUDGET_REQUIRE_SHARED is set but {} is missing",
+        missing[0].display()
+    );
+    missing.is_empty()
+}
