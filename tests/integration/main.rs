@@ -16,6 +16,7 @@ mod fuzz_corpus;
 mod hostile;
 mod mcp_import;
 mod mcp_live;
+mod output_bytes;
 mod provider_counts;
 mod published;
 mod real_data;

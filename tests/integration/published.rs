@@ -301,19 +301,7 @@ fn tool_search_testing() {
 /// parts per side, one row per published number, the parts adding up on each side.
 #[test]
 fn report_writes_published_csv_with_the_gap_parts() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r");
-    let status = assert_cmd::Command::cargo_bin("toolbudget")
-        .unwrap()
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["report", "--quiet", "--out", out.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        status.status.success(),
-        "{}",
-        String::from_utf8_lossy(&status.stderr)
-    );
+    let out = crate::support::report_once();
     let mut r = csv::Reader::from_path(out.join("data/published.csv")).unwrap();
     let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
     let col = |name: &str| {

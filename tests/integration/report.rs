@@ -357,45 +357,29 @@ fn report_json_round_trips_the_numbers() {
     );
 }
 
-/// The command end to end: twice into two folders, every file but the measured latencies
-/// byte-identical.
+/// The command end to end, on the one shared run: every part is there. That every file but the
+/// measured latencies is the same from run to run is pinned byte for byte by
+/// `output_bytes::report_bytes`.
 #[test]
-fn report_command_is_deterministic_except_latency() {
-    let dir = tempfile::tempdir().unwrap();
-    let run = |out: &std::path::Path| {
-        assert_cmd::Command::cargo_bin("toolbudget")
-            .unwrap()
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .args(["report", "--quiet", "--out"])
-            .arg(out)
-            .assert()
-            .success();
-    };
-    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
-    run(&a);
-    run(&b);
-    let list = |root: &std::path::Path| -> BTreeMap<String, Vec<u8>> {
-        let mut out = BTreeMap::new();
-        for sub in ["", "data", "charts"] {
-            for e in std::fs::read_dir(root.join(sub)).unwrap() {
-                let p = e.unwrap().path();
-                if p.is_file() {
-                    let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-                    out.insert(rel, std::fs::read(&p).unwrap());
-                }
-            }
-        }
-        out
-    };
-    let (fa, fb) = (list(&a), list(&b));
-    assert_eq!(fa.keys().collect::<Vec<_>>(), fb.keys().collect::<Vec<_>>());
-    for (path, bytes) in &fa {
-        let measured = path.contains("latency");
-        if (path.ends_with(".csv") || path.ends_with(".json")) && !measured {
-            assert!(bytes == &fb[path], "{path} differs between runs");
-        }
+fn report_command_writes_every_part() {
+    let files = crate::support::report_files(crate::support::report_once());
+    for part in [
+        "index.md",
+        "data/report.json",
+        "data/scenarios.csv",
+        "data/requests.csv",
+        "data/eval.csv",
+        "data/sweep.csv",
+        "data/latency.csv",
+        "data/latency.json",
+        "charts/latency.svg",
+    ] {
+        assert!(
+            files.contains_key(part),
+            "{part} missing: {:?}",
+            files.keys()
+        );
     }
-    assert!(fa.contains_key("index.md") && fa.contains_key("data/sweep.csv"));
 }
 
 #[test]
@@ -501,9 +485,7 @@ fn sorted_paths(dir: &str, ext: &str) -> Vec<String> {
 /// are one table: same columns, same values for every run both make.
 #[test]
 fn commands_and_report_write_the_same_csv() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r");
-    run_ok(&["report", "--quiet", "--out", out.to_str().unwrap()]);
+    let out = crate::support::report_once();
     let read = |name: &str| std::fs::read_to_string(out.join("data").join(name)).unwrap();
     let mut scenarios = sorted_paths("scenarios", "yaml");
     // The report also runs the published figures' scenarios; one of them reads third-party

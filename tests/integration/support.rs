@@ -63,3 +63,43 @@ pub fn shared_beside_repo(files: &[&str]) -> bool {
     );
     missing.is_empty()
 }
+
+/// The folder of one `report` run from the repository root (`--quiet`), made by the first test
+/// that asks and reused by the others: a full report takes minutes in a debug build.
+pub fn report_once() -> &'static std::path::Path {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-once");
+        // An earlier test run's folder (the report would also accept it as its own).
+        let _ = std::fs::remove_dir_all(&dir);
+        toolbudget()
+            .current_dir(repo(""))
+            .args(["report", "--quiet", "--out"])
+            .arg(&dir)
+            .assert()
+            .success();
+        dir
+    })
+}
+
+/// Every file under a report folder, by path relative to it (`/`-separated), sorted.
+pub fn report_files(root: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
