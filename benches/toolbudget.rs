@@ -72,7 +72,8 @@ fn catalog(tools: usize) -> Catalog {
 
 mod tokenizing {
     use super::*;
-    use toolbudget::tokenize::{Render, Tokenizer, ToolTokens, render_json};
+    use toolbudget::counter::ToolTokens;
+    use toolbudget::tokenize::{Render, Tokenizer, render_json};
 
     pub fn bench(c: &mut Criterion) {
         let catalog = catalog(1_000);

@@ -1,7 +1,8 @@
 //! Names written once. The keys of an input struct and the names of an enum's values live in
 //! their `#[derive(Deserialize)]` (`rename_all`, field names); this module reads them back from
 //! the derive, so `name()`, `Display`, the CLI's accepted values and the schema test all agree
-//! with what the readers accept.
+//! with what the readers accept. `slug` is the one file-name form of a scenario or set name
+//! (chart files, and the check that two scenarios do not share one).
 
 use serde::Deserialize;
 use serde::de::{self, Visitor};
@@ -146,6 +147,24 @@ pub fn sorted(names: &[&str]) -> Vec<String> {
     let mut v: Vec<String> = names.iter().map(|s| (*s).to_string()).collect();
     v.sort();
     v
+}
+
+/// A file-name-safe slug of a scenario or set name (`ten-servers`, `bfcl`).
+pub fn slug(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let trimmed = out.trim_matches('-');
+    if trimmed.is_empty() {
+        "unnamed".to_string()
+    } else {
+        trimmed.to_string()
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,5 @@
 //! Tokenizers and the json tool rendering. Which rendering and framing a count uses is a
-//! counter's business (`crate::counter`); `ToolTokens`, every tool's count computed once, lives
-//! there and is re-exported here.
+//! counter's business (`crate::counter`), and so is `ToolTokens`, every tool's count computed once.
 
 use std::fmt::Write as _;
 use std::sync::OnceLock;
@@ -9,7 +8,6 @@ use serde_json::Value;
 use tiktoken_rs::CoreBPE;
 
 use crate::catalog::Tool;
-pub use crate::counter::ToolTokens;
 
 /// A real BPE tokenizer, compiled in (no download).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Deserialize)]

@@ -14,6 +14,7 @@ use serde::Serialize;
 use tokio::runtime::Runtime;
 
 use crate::cli::ImportArgs;
+use crate::counter::ToolTokens;
 use crate::error::{Error, Result};
 use crate::mcp::scenario::starter_scenario;
 use crate::mcp::{
@@ -21,7 +22,7 @@ use crate::mcp::{
     read_config, to_catalog,
 };
 use crate::output::{Format, emit, to_json, write_atomic};
-use crate::tokenize::{Render, Tokenizer, ToolTokens};
+use crate::tokenize::{Render, Tokenizer};
 
 /// Default folder for `--config` snapshots.
 pub const DEFAULT_CONFIG_OUT: &str = "catalogs";

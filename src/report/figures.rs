@@ -5,7 +5,8 @@ use super::charts::{
     Bar, BarPanel, ChartError, LegendAt, LineChart, Scale, Series, StackedBars, line_chart,
     stacked_bars,
 };
-use super::{EvalSet, PARTS, ReportData, Sweep, slug};
+use super::{EvalSet, PARTS, ReportData, Sweep};
+use crate::names::slug;
 use crate::simulate::{RequestRow, ScenarioResult};
 
 #[derive(Debug, Clone, PartialEq)]

@@ -148,24 +148,6 @@ pub struct ReportFile {
     pub bytes: Vec<u8>,
 }
 
-/// A file-name-safe slug of a scenario or set name (`ten-servers`, `bfcl`).
-pub fn slug(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for c in name.chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.ends_with('-') {
-            out.push('-');
-        }
-    }
-    let trimmed = out.trim_matches('-');
-    if trimmed.is_empty() {
-        "unnamed".to_string()
-    } else {
-        trimmed.to_string()
-    }
-}
-
 /// Every file of the report: `index.md`, `data/*.csv`, `data/*.json`, `charts/*.svg`.
 pub fn render(data: &ReportData) -> Result<Vec<ReportFile>, ChartError> {
     let charts = figures::all(data)?;

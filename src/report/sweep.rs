@@ -14,7 +14,7 @@
 use serde::Serialize;
 
 use crate::catalog::Catalog;
-use crate::tokenize::ToolTokens;
+use crate::counter::ToolTokens;
 
 /// The catalog sizes of the sweep.
 pub const SIZES: [usize; 4] = [10, 100, 1_000, 10_000];

@@ -19,9 +19,9 @@ use crate::counter::CounterKind;
 use crate::document::Document;
 use crate::error::{Error, Result};
 
+use crate::counter::ToolTokens;
 use crate::simulate::calibration::{Calibration, CalibrationFile};
 use crate::simulate::{self, ModeResult, Scenario, ScenarioResult};
-use crate::tokenize::ToolTokens;
 
 /// How to import. Sizes are counted with each session's profile's counter
 /// ([`super::session_counter`]).

@@ -27,11 +27,12 @@ use serde_json::json;
 
 use crate::catalog::{Catalog, CatalogSource, Tool, load_catalogs};
 use crate::counter::CounterKind;
+use crate::counter::ToolTokens;
 use crate::error::{Error, Result};
 use crate::search::bm25::Bm25Params;
 use crate::search::{Scorer, ScorerKind};
 use crate::timing::Clock;
-use crate::tokenize::{Tokenizer, ToolTokens};
+use crate::tokenize::Tokenizer;
 
 pub use profile::Profile;
 pub use request::{Mode, Parts, RequestKind, RequestRow};

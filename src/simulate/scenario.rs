@@ -356,10 +356,10 @@ pub fn load_scenarios(paths: &[PathBuf]) -> Result<Vec<Scenario>> {
     let mut out: Vec<Scenario> = Vec::with_capacity(paths.len());
     for path in paths {
         let sc = load_scenario(path)?;
-        let slug = crate::report::slug(&sc.name);
+        let slug = crate::names::slug(&sc.name);
         if let Some(first) = out
             .iter()
-            .find(|o| o.name == sc.name || crate::report::slug(&o.name) == slug)
+            .find(|o| o.name == sc.name || crate::names::slug(&o.name) == slug)
         {
             return Err(Error::input(
                 path,

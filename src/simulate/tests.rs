@@ -7,10 +7,11 @@ use serde_json::json;
 
 use super::*;
 use crate::catalog::{Catalog, Tool};
+use crate::counter::ToolTokens;
 use crate::document::Document;
 use crate::error::InputError;
 use crate::search::{Explanation, Hit, SearchOutcome, SearchRequest};
-use crate::tokenize::{Render, Tokenizer, ToolTokens};
+use crate::tokenize::{Render, Tokenizer};
 
 /// Test scorer: `select:A,B` returns exactly those ids; otherwise every candidate whose id
 /// contains a query word (lowercased), scored by the number of words matched, ties by id.

@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use toolbudget::catalog::{Catalog, CatalogSource, load_catalogs};
-use toolbudget::tokenize::{Render, Tokenizer, ToolTokens};
+use toolbudget::counter::ToolTokens;
+use toolbudget::tokenize::{Render, Tokenizer};
 
 const BUILTIN_NAMES: [&str; 39] = [
     "Task",

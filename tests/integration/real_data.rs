@@ -3,7 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use toolbudget::catalog::{CatalogSource, load_catalogs};
-use toolbudget::tokenize::{Render, Tokenizer, ToolTokens};
+use toolbudget::counter::ToolTokens;
+use toolbudget::tokenize::{Render, Tokenizer};
 
 fn catalog_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
