@@ -21,8 +21,8 @@ use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use toolbudget::catalog::Catalog;
+use toolbudget::experiment::sweep::servers_for;
 use toolbudget::generate::generate;
-use toolbudget::report::sweep::servers_for;
 
 /// Short agent-style queries over the generated catalogs' vocabulary, shared by every search
 /// bench. One iteration of a `query` bench runs all five.

@@ -153,7 +153,7 @@ pub fn compare_parse(data: &[u8]) {
             for (b, c) in [(&baseline, &candidate), (&candidate, &baseline)] {
                 if let Ok(c) = compare(b, c, &options) {
                     for format in Format::all() {
-                        let _ = toolbudget::commands::compare::render(&c, *format);
+                        let _ = toolbudget::view::compare::render(&c, *format);
                     }
                 }
             }

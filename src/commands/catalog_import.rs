@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
 use tokio::runtime::Runtime;
 
 use crate::cli::ImportArgs;
@@ -18,40 +17,14 @@ use crate::counter::ToolTokens;
 use crate::error::{Error, Result};
 use crate::mcp::scenario::starter_scenario;
 use crate::mcp::{
-    ConfigEntry, EntryKind, ImportError, ServerCommand, Timeouts, catalog_json, list_tools,
-    read_config, to_catalog,
+    ConfigEntry, EntryKind, ImportError, ImportReport, ServerCommand, ServerReport, Timeouts,
+    catalog_json, list_tools, read_config, to_catalog,
 };
-use crate::output::{Format, emit, to_json, write_atomic};
+use crate::output::{emit, write_atomic};
 use crate::tokenize::{Render, Tokenizer};
 
 /// Default folder for `--config` snapshots.
 pub const DEFAULT_CONFIG_OUT: &str = "catalogs";
-
-#[derive(Debug, Serialize)]
-pub struct ImportReport {
-    pub tokenizer: String,
-    pub render: String,
-    pub servers: Vec<ServerReport>,
-    pub total_tools: usize,
-    pub total_tokens: usize,
-}
-
-#[derive(Debug, Serialize)]
-pub struct ServerReport {
-    pub server: String,
-    /// `ok`, `failed` or `skipped`.
-    pub status: &'static str,
-    pub tools: Option<usize>,
-    pub tokens: Option<usize>,
-    /// `tools/list` requests made.
-    pub pages: Option<usize>,
-    /// The catalog file written, when one was.
-    pub path: Option<String>,
-    /// What the server called itself in `initialize` (`serverInfo` name and version).
-    pub server_info: Option<String>,
-    /// Why the server failed or was skipped.
-    pub note: Option<String>,
-}
 
 /// A server imported successfully.
 struct Imported {
@@ -142,8 +115,11 @@ fn run_stdio(
                 args.scenario.as_deref(),
                 &[(server.to_string(), path.clone())],
             )?;
-            let report = report(args.tokenizer, vec![ok_row(server, &imported, path)]);
-            emit(None, &render(&report, args.format))?;
+            let report = ImportReport::new(args.tokenizer, vec![ok_row(server, &imported, path)]);
+            emit(
+                None,
+                &crate::view::catalog_import::render(&report, args.format),
+            )?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -172,23 +148,15 @@ fn run_config(
                         "{name}: skipped ({transport} server; only stdio servers can be started)"
                     );
                 }
-                rows.push(ServerReport {
-                    server: name.clone(),
-                    status: "skipped",
-                    tools: None,
-                    tokens: None,
-                    pages: None,
-                    path: None,
-                    server_info: None,
-                    note: Some(format!(
-                        "{transport} server: only stdio servers are imported"
-                    )),
-                });
+                rows.push(ServerReport::skipped(
+                    name,
+                    format!("{transport} server: only stdio servers are imported"),
+                ));
             }
             EntryKind::Invalid(message) => {
                 any_failed = true;
                 eprintln!("error: server {name:?}: {message}");
-                rows.push(failed_row(name, message.clone()));
+                rows.push(ServerReport::failed(name, message.clone()));
             }
             EntryKind::Stdio(command) => {
                 let path = dir.join(format!("{name}.json"));
@@ -206,8 +174,11 @@ fn run_config(
     if !written.is_empty() {
         write_scenario(args.scenario.as_deref(), &written)?;
     }
-    let report = report(args.tokenizer, rows);
-    emit(None, &render(&report, args.format))?;
+    let report = ImportReport::new(args.tokenizer, rows);
+    emit(
+        None,
+        &crate::view::catalog_import::render(&report, args.format),
+    )?;
     Ok(if any_failed {
         ExitCode::from(2)
     } else {
@@ -253,7 +224,7 @@ fn import_to_file(
         }
         Err(f) => {
             print_failure(name, command, &f);
-            (failed_row(name, f.reason), false)
+            (ServerReport::failed(name, f.reason), false)
         }
     }
 }
@@ -289,6 +260,17 @@ fn import_one(
     })
 }
 
+fn ok_row(server: &str, i: &Imported, path: &Path) -> ServerReport {
+    ServerReport::ok(
+        server,
+        i.tools,
+        i.tokens,
+        i.pages,
+        path.display().to_string(),
+        i.server_info.clone(),
+    )
+}
+
 /// Writes the starter scenario when `--scenario` asked for one.
 fn write_scenario(path: Option<&Path>, catalogs: &[(String, PathBuf)]) -> Result<()> {
     let Some(path) = path else { return Ok(()) };
@@ -322,91 +304,6 @@ fn print_failure(server: &str, command: &ServerCommand, f: &Failed) {
         );
         for l in &f.stderr_tail {
             eprintln!("  | {l}");
-        }
-    }
-}
-
-fn ok_row(server: &str, i: &Imported, path: &Path) -> ServerReport {
-    ServerReport {
-        server: server.to_string(),
-        status: "ok",
-        tools: Some(i.tools),
-        tokens: Some(i.tokens),
-        pages: Some(i.pages),
-        path: Some(path.display().to_string()),
-        server_info: i.server_info.clone(),
-        note: None,
-    }
-}
-
-fn failed_row(server: &str, reason: String) -> ServerReport {
-    ServerReport {
-        server: server.to_string(),
-        status: "failed",
-        tools: None,
-        tokens: None,
-        pages: None,
-        path: None,
-        server_info: None,
-        note: Some(reason),
-    }
-}
-
-fn report(tokenizer: Tokenizer, servers: Vec<ServerReport>) -> ImportReport {
-    ImportReport {
-        tokenizer: tokenizer.name().to_string(),
-        render: Render::Json.name().to_string(),
-        total_tools: servers.iter().filter_map(|s| s.tools).sum(),
-        total_tokens: servers.iter().filter_map(|s| s.tokens).sum(),
-        servers,
-    }
-}
-
-pub fn render(report: &ImportReport, format: Format) -> String {
-    let opt = |x: Option<usize>| x.map(|n| n.to_string()).unwrap_or_default();
-    let rows: Vec<Vec<String>> = report
-        .servers
-        .iter()
-        .map(|s| {
-            vec![
-                s.server.clone(),
-                s.status.to_string(),
-                opt(s.tools),
-                opt(s.tokens),
-                opt(s.pages),
-                s.path
-                    .clone()
-                    .or_else(|| s.note.clone())
-                    .unwrap_or_default(),
-            ]
-        })
-        .collect();
-    let headers = [
-        "server",
-        "status",
-        "tools",
-        "tokens",
-        "pages",
-        "file / note",
-    ];
-    let right = [false, false, true, true, true, false];
-    match format {
-        Format::Json => to_json(report),
-        Format::Csv => crate::output::csv(&headers, &rows),
-        Format::Table | Format::Md => {
-            let table = crate::output::table_for(format);
-            let ok = report.servers.iter().filter(|s| s.status == "ok").count();
-            format!(
-                "{}\n{} tools, {} tokens in total ({}, {} rendering) from {} of {} server{}\n",
-                table(&headers, &rows, &right),
-                report.total_tools,
-                report.total_tokens,
-                report.tokenizer,
-                report.render,
-                ok,
-                report.servers.len(),
-                if report.servers.len() == 1 { "" } else { "s" }
-            )
         }
     }
 }

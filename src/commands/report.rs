@@ -12,8 +12,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::catalog::CatalogSource;
 use crate::cli::ReportArgs;
 use crate::error::{Error, Result};
+use crate::experiment::Progress;
+use crate::experiment::eval::EvalInput;
+use crate::experiment::report::{self as pipeline, ReportInputs};
 use crate::output::write_tree;
-use crate::report::pipeline::{self, EvalInput, Progress, ReportInputs};
 use crate::session::counterfactual::Variant;
 use crate::simulate::calibration::CalibrationFile;
 
@@ -82,7 +84,7 @@ pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
     };
     let origin = Instant::now();
     let data = pipeline::build(&inputs, &|| origin.elapsed(), &bars)?;
-    let files = crate::report::render(&data).map_err(|e| Error::Missing(e.to_string()))?;
+    let files = crate::view::report::render(&data).map_err(|e| Error::Missing(e.to_string()))?;
     bars.phase("writing", 1);
     let files: Vec<(String, Vec<u8>)> = files.into_iter().map(|f| (f.path, f.bytes)).collect();
     write_tree(&args.out, &files)?;

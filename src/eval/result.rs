@@ -2,7 +2,7 @@
 //! `compare`, embedded in the report. The first keys are the contract's (`tool_count`,
 //! `query_count`, `results[].scorer/metrics/latency_us`); the rest say what a reader needs to
 //! trust the numbers (settings, cutoffs, depth, intervals, refused queries). Every view (table,
-//! CSV, Markdown) is rendered from these types; nothing converts them field by field.
+//! CSV, Markdown: `view::eval`) is rendered from these types.
 
 use std::path::Path;
 
@@ -173,44 +173,6 @@ impl EvalResult {
             results,
         }
     }
-
-    /// The rows of the eval CSV (`eval --format csv`, the report's `data/eval.csv`): per
-    /// scorer, the metrics over all answerable queries (class `all`, with intervals), the
-    /// wrong-sibling rate, then each class's metrics.
-    pub fn csv_rows(&self) -> Vec<EvalCsvRow> {
-        let mut rows = Vec::new();
-        for r in &self.results {
-            let row = |class: &str, metric: &str, value: f64| EvalCsvRow {
-                set: self.set.clone(),
-                setting: self.setting().to_string(),
-                tool_count: self.tool_count,
-                ranked_tools: self.ranked_tools,
-                query_count: self.query_count,
-                scorer: r.scorer.clone(),
-                refused_queries: r.refused_queries,
-                class: class.to_string(),
-                metric: metric.to_string(),
-                value,
-                ci95_low: None,
-                ci95_high: None,
-            };
-            for (metric, &value) in &r.metrics {
-                let ci = r.ci95.get(metric);
-                rows.push(EvalCsvRow {
-                    ci95_low: ci.map(|c| c[0]),
-                    ci95_high: ci.map(|c| c[1]),
-                    ..row(ALL_CLASSES, metric, value)
-                });
-            }
-            rows.push(row(ALL_CLASSES, WRONG_SIBLING_RATE, r.wrong_sibling.rate));
-            for (class, c) in &r.classes {
-                for (metric, &value) in &c.metrics {
-                    rows.push(row(class, metric, value));
-                }
-            }
-        }
-        rows
-    }
 }
 
 impl EvalResult {
@@ -220,37 +182,11 @@ impl EvalResult {
     }
 }
 
-/// The `class` of CSV rows over every answerable query.
-pub const ALL_CLASSES: &str = "all";
-/// The CSV metric name of [`WrongSibling::rate`].
-pub const WRONG_SIBLING_RATE: &str = "wrong_sibling_rate";
-
 /// A query set's name: the stem of its file (`fixtures.jsonl` → `fixtures`).
 pub fn set_name(path: &Path) -> String {
     path.file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default()
-}
-
-/// One row of the eval CSV: one metric of one scorer on one query set. Measured latency is not
-/// a column, so the file is the same bytes on every run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct EvalCsvRow {
-    pub set: String,
-    /// `own` (the query set's catalog alone) or `pooled` (among the pool's distractors).
-    pub setting: String,
-    pub tool_count: usize,
-    pub ranked_tools: usize,
-    pub query_count: usize,
-    pub scorer: String,
-    pub refused_queries: usize,
-    /// `all`, or the query class the metric is averaged over.
-    pub class: String,
-    pub metric: String,
-    pub value: f64,
-    /// Empty when no interval is computed for the metric.
-    pub ci95_low: Option<f64>,
-    pub ci95_high: Option<f64>,
 }
 
 /// Reads an `eval --format json` file back into the one eval type. Syntax and type errors are
@@ -373,41 +309,6 @@ mod tests {
             assert_eq!(back, r);
             assert_eq!(crate::output::to_json(&back), json);
         }
-    }
-
-    #[test]
-    fn csv_rows_are_one_per_scorer_and_metric() {
-        let r = result(false);
-        let rows = r.csv_rows();
-        // 14 metrics over all queries, the wrong-sibling rate, 14 for the one class.
-        assert_eq!(rows.len(), 14 + 1 + 14);
-        let recall5 = rows.iter().find(|r| r.metric == "recall@5").unwrap();
-        assert_eq!(recall5.set, "q");
-        assert_eq!(recall5.refused_queries, 1);
-        assert!(recall5.ci95_low.is_some());
-        assert!(
-            rows.iter()
-                .find(|r| r.metric == "hit@1")
-                .unwrap()
-                .ci95_low
-                .is_none()
-        );
-        let text = crate::output::csv_rows(&rows);
-        assert!(text.starts_with(
-            "set,setting,tool_count,ranked_tools,query_count,scorer,refused_queries,class,metric,value,ci95_low,ci95_high\n"
-        ));
-        assert!(
-            text.contains("\nq,own,5,5,4,keyword,1,all,hit@1,0.5,,\n"),
-            "{text}"
-        );
-        assert!(
-            text.contains("\nq,own,5,5,4,keyword,1,paraphrase,hit@1,0.5,,\n"),
-            "{text}"
-        );
-        assert!(
-            text.contains("\nq,own,5,5,4,keyword,1,all,wrong_sibling_rate,0.0,,\n"),
-            "{text}"
-        );
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! Live MCP servers: start one over stdio, ask for its tools, and turn the answer into a
 //! catalog file (`catalog import`). `client` speaks the protocol, `config` reads the server
-//! list of a Claude Code / Claude Desktop config, `snapshot` renders and counts the result.
+//! list of a Claude Code / Claude Desktop config, `snapshot` renders and counts the result,
+//! `report` is what the import reports per server.
 
 pub mod client;
 pub mod config;
+pub mod report;
 pub mod scenario;
 pub mod snapshot;
 
@@ -11,6 +13,7 @@ use std::path::PathBuf;
 
 pub use client::{Failure, ImportError, Listing, Timeouts, list_tools};
 pub use config::{ConfigEntry, EntryKind, read_config};
+pub use report::{ImportReport, ServerReport};
 pub use snapshot::{catalog_json, to_catalog};
 
 /// How to start a stdio server.

@@ -36,7 +36,7 @@ use crate::tokenize::Tokenizer;
 
 pub use profile::Profile;
 pub use request::{Mode, Parts, RequestKind, RequestRow};
-pub use result::{ModeResult, RequestCsvRow, ScenarioCsvRow, ScenarioResult};
+pub use result::{ModeResult, ScenarioResult};
 pub use scenario::{Scenario, load_scenario, load_scenarios};
 
 /// Builds a scorer over a catalog with the scenario's bm25 settings (the real one is

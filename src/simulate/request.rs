@@ -22,12 +22,22 @@ pub struct Parts {
     pub new: usize,
 }
 
+/// The parts of one request, in prefix order: [`Parts`]'s fields.
+pub const PARTS: [&str; 6] = [
+    "system",
+    "tool_overhead",
+    "tools",
+    "deferred_list",
+    "history",
+    "new",
+];
+
 impl Parts {
     pub fn total(&self) -> usize {
         self.system + self.tool_overhead + self.tools + self.deferred_list + self.history + self.new
     }
 
-    /// The parts in prefix order (`report::PARTS` names them).
+    /// The parts in prefix order (`PARTS` names them).
     pub fn as_array(&self) -> [usize; 6] {
         [
             self.system,

@@ -570,7 +570,7 @@ fn calls_no_search_finds_are_beside_the_saving() {
              search found the tool; 0 unavailable), so the totals are not the same conversation"
         ]
     );
-    let row = &crate::simulate::result::scenario_rows(std::slice::from_ref(&r))[0];
+    let row = &crate::view::simulate::scenario_rows(std::slice::from_ref(&r))[0];
     assert_eq!(row.deferred_failed_calls, 1);
     assert!(row.savings_caveats.starts_with("unequal work"));
 }

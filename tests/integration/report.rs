@@ -6,8 +6,11 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 use toolbudget::eval::EvalResult;
-use toolbudget::report::sweep::{ListingCost, ListingMode, Sweep, SweepPoint, SweepSettings};
-use toolbudget::report::{CatalogRow, EvalSet, Miss, PARTS, ReportData, ReportSettings, render};
+use toolbudget::experiment::eval::{EvalSet, Miss};
+use toolbudget::experiment::report::{CatalogRow, ReportData, ReportSettings};
+use toolbudget::experiment::sweep::{ListingCost, ListingMode, Sweep, SweepPoint, SweepSettings};
+use toolbudget::simulate::request::PARTS;
+use toolbudget::view::report::render;
 use toolbudget::simulate::ScenarioResult;
 
 fn request(

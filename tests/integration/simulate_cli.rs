@@ -87,7 +87,7 @@ fn json_is_byte_identical_across_runs() {
     // Every request's parts add up to its input.
     for r in s["requests"].as_array().unwrap() {
         let p = &r["parts"];
-        let sum: u64 = toolbudget::report::PARTS
+        let sum: u64 = toolbudget::simulate::request::PARTS
             .iter()
             .map(|k| p[k].as_u64().unwrap())
             .sum();

@@ -6,16 +6,17 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::ReportData;
-use super::charts::{
-    Bar, BarPanel, ChartError, LegendAt, LineChart, Scale, Series, StackedBars, line_chart,
-    stacked_bars, thousands,
-};
-use super::deferral::{self, Curve, Deferral};
-use super::figures::{Figure, Section};
+use crate::experiment::deferral::{self, Curve, Deferral};
+use crate::experiment::report::ReportData;
 use crate::output::md_table;
 use crate::simulate::cost::CacheBreak;
 use crate::simulate::result::Invalidations;
+use crate::view::chart::{
+    Bar, BarPanel, ChartError, LegendAt, LineChart, Scale, Series, StackedBars, line_chart,
+    stacked_bars,
+};
+use crate::view::number::thousands;
+use crate::view::report::figures::{Figure, Section};
 
 fn int(x: usize) -> String {
     thousands(x as f64, 0)

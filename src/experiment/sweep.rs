@@ -7,14 +7,23 @@
 //! saves a roughly constant ~95% of the *definitions*, while the list becomes the dominant
 //! cost at scale; the sweep shows at which size each listing mode stops fitting a budget.
 //!
-//! Pure: the caller generates the catalogs and counts their tools (`crate::generate`,
-//! `ToolTokens`); latencies are measured by the report pipeline with the one harness and kept
-//! apart, so everything here is deterministic.
+//! [`run`] generates the catalogs (`crate::generate`), counts them, and times the lexical
+//! scorers on them with the one harness through the caller's clock; the timings come back apart
+//! ([`SweepRun::latency`]), so the [`Sweep`] itself is deterministic. [`sweep_point`] is the
+//! pure part: one catalog's costs from its counts.
+
+use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::Progress;
 use crate::catalog::Catalog;
-use crate::counter::ToolTokens;
+use crate::counter::{CounterKind, ToolChoice, ToolTokens};
+use crate::generate;
+use crate::search::{self, ScorerConfig, ScorerKind, SearchRequest};
+use crate::simulate::scenario::Listing;
+use crate::simulate::{self, Profile};
+use crate::timing::{Clock, LatencyUs, time_searches};
 
 /// The catalog sizes of the sweep.
 pub const SIZES: [usize; 4] = [10, 100, 1_000, 10_000];
@@ -175,6 +184,129 @@ pub fn sweep_point(
     }
 }
 
+/// Scorers timed in the sweep. Semantic and hybrid embed every tool (≈ 150 tools/s here), so
+/// 10,000 tools would take minutes; they are timed by `eval` on the real sets instead.
+pub const SWEEP_SCORERS: [ScorerKind; 3] =
+    [ScorerKind::Keyword, ScorerKind::Regex, ScorerKind::Bm25];
+/// Queries timed per scorer and catalog size.
+pub const SWEEP_QUERIES: usize = 50;
+/// The non-tool system prompt of the sweep's first request (the contract's example scenario).
+pub const SWEEP_SYSTEM_PROMPT_TOKENS: usize = 3_000;
+
+/// The sweep with what running it measured: the timings and what could not be timed.
+#[derive(Debug, Clone)]
+pub struct SweepRun {
+    pub sweep: Sweep,
+    pub latency: Vec<SweepLatency>,
+    pub notes: Vec<String>,
+}
+
+/// Runs the sweep: every size of [`SIZES`] generated, counted by `counter` under `profile`'s
+/// preamble and window, and timed (build and searches of [`SWEEP_SCORERS`]) with `clock`.
+pub fn run(
+    counter: CounterKind,
+    profile: &Profile,
+    clock: Clock<'_>,
+    progress: &dyn Progress,
+) -> SweepRun {
+    let settings = SweepSettings {
+        counter: counter.name().to_string(),
+        tokenizer: counter.tokenizer_label().to_string(),
+        render: counter.render_name().to_string(),
+        seed: SEED,
+        tools_per_server: TOOLS_PER_SERVER,
+        system_prompt_tokens: SWEEP_SYSTEM_PROMPT_TOKENS,
+        // The model's tool-use preamble and the counter's framing of the tools block.
+        tool_overhead_tokens: profile.preamble(counter, ToolChoice::Auto)
+            + counter.tools_fixed(None),
+        search_tool_tokens: counter.tool(&simulate::default_search_tool()),
+        profile: profile.name.clone(),
+        context_window: profile.context_window,
+    };
+    progress.phase("sweep", SIZES.len());
+    let mut points = Vec::new();
+    let (mut latency, mut notes) = (Vec::new(), Vec::new());
+    for size in SIZES {
+        progress.step(&format!("{size} tools"));
+        let catalog = generate::generate(size, servers_for(size), SEED);
+        let tokens = counter.tools(&catalog);
+        points.push(sweep_point(&catalog, &tokens, &settings, |mode| {
+            counter.text(&deferred_list_text(&catalog, mode))
+        }));
+        let catalog = Arc::new(catalog);
+        time_scorers(&catalog, clock, &mut latency, &mut notes);
+        progress.advance();
+    }
+    progress.finish();
+    SweepRun {
+        sweep: Sweep { settings, points },
+        latency,
+        notes,
+    }
+}
+
+/// Times the sweep's scorers on one generated catalog: build time and the searches of
+/// `sweep_queries`, through the one harness.
+fn time_scorers(
+    catalog: &Arc<Catalog>,
+    clock: Clock<'_>,
+    latency: &mut Vec<SweepLatency>,
+    notes: &mut Vec<String>,
+) {
+    let queries = sweep_queries(catalog, SWEEP_QUERIES);
+    let requests: Vec<SearchRequest<'_>> =
+        queries.iter().map(|q| SearchRequest::new(q, 10)).collect();
+    for kind in SWEEP_SCORERS {
+        let start = clock();
+        let scorer = match search::build(kind, catalog.clone(), &ScorerConfig::default()) {
+            Ok(s) => s,
+            Err(e) => {
+                let why = format!("`{kind}` not timed in the sweep: {e}");
+                if !notes.contains(&why) {
+                    notes.push(why);
+                }
+                continue;
+            }
+        };
+        let build = clock().saturating_sub(start);
+        // A query a scorer refuses is timed all the same: the time to refuse it.
+        let timed = time_searches(scorer.as_ref(), &requests, clock);
+        latency.push(SweepLatency {
+            tools: catalog.len(),
+            scorer: kind.name().to_string(),
+            build_ms: (build.as_secs_f64() * 10_000.0).round() / 10.0,
+            latency_us: LatencyUs::of_timed(&timed),
+        });
+    }
+}
+
+/// The deferred-tools list of every tool of `catalog` in `mode`: the simulator's own text.
+pub fn deferred_list_text(catalog: &Catalog, mode: ListingMode) -> String {
+    let all: Vec<usize> = (0..catalog.len()).collect();
+    let listing = match mode {
+        ListingMode::Names => Listing::Names,
+        ListingMode::Descriptions => Listing::Descriptions,
+        ListingMode::Servers => Listing::Servers,
+    };
+    simulate::listing::full_text(catalog, &all, listing)
+}
+
+/// Deterministic queries for timing: words of every n-th tool's name and description.
+pub fn sweep_queries(catalog: &Catalog, count: usize) -> Vec<String> {
+    let step = (catalog.len() / count.max(1)).max(1);
+    catalog
+        .tools()
+        .iter()
+        .step_by(step)
+        .take(count)
+        .map(|t| {
+            let mut words: Vec<&str> = t.name.split('_').collect();
+            words.extend(t.description.split_whitespace().skip(2).take(3));
+            words.join(" ")
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,5 +354,33 @@ mod tests {
         assert_eq!(servers_for(10), 1);
         assert_eq!(servers_for(100), 9);
         assert_eq!(servers_for(10_000), 834);
+    }
+
+    #[test]
+    fn sweep_lists_are_the_simulators_texts() {
+        let c = generate::generate(30, 3, 1);
+        let names = deferred_list_text(&c, ListingMode::Names);
+        assert_eq!(names.lines().count(), 30 + 2);
+        assert!(names.contains("\nmcp__greenhouse__"));
+        let servers = deferred_list_text(&c, ListingMode::Servers);
+        assert_eq!(servers.lines().count(), 3 + 2);
+        assert!(servers.contains("\ngreenhouse: 10 tools: "));
+        let desc = deferred_list_text(&c, ListingMode::Descriptions);
+        assert!(desc.lines().skip(1).take(30).all(|l| l.contains(": ")));
+    }
+
+    #[test]
+    fn the_sweep_times_its_searches_with_the_injected_clock() {
+        let (mut latency, mut notes) = (Vec::new(), Vec::new());
+        let catalog = Arc::new(generate::generate(30, 3, 1));
+        let clock = crate::timing::ticking_clock(std::time::Duration::from_micros(7));
+        time_scorers(&catalog, &clock, &mut latency, &mut notes);
+        assert_eq!(latency.len(), SWEEP_SCORERS.len());
+        assert!(notes.is_empty());
+        for l in &latency {
+            assert_eq!(l.latency_us.searches, SWEEP_QUERIES.min(30));
+            assert_eq!((l.latency_us.p50, l.latency_us.p95), (7.0, 7.0));
+            assert_eq!(l.build_ms, 0.0);
+        }
     }
 }

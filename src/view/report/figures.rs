@@ -1,13 +1,18 @@
 //! Which charts a report has, and the data each one draws: turns a `ReportData` into chart
 //! specs and renders them. Every figure has a caption that says how to read it.
 
-use super::charts::{
+use std::fmt::Write as _;
+
+use crate::experiment::eval::EvalSet;
+use crate::experiment::report::ReportData;
+use crate::experiment::sweep::Sweep;
+use crate::names::slug;
+use crate::simulate::request::PARTS;
+use crate::simulate::{RequestRow, ScenarioResult};
+use crate::view::chart::{
     Bar, BarPanel, ChartError, LegendAt, LineChart, Scale, Series, StackedBars, line_chart,
     stacked_bars,
 };
-use super::{EvalSet, PARTS, ReportData, Sweep};
-use crate::names::slug;
-use crate::simulate::{RequestRow, ScenarioResult};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figure {
@@ -39,6 +44,17 @@ pub enum Section {
     Sessions,
 }
 
+/// A figure in `index.md`: the image with its relative link, then its caption.
+pub fn embed(out: &mut String, f: &Figure) {
+    let _ = writeln!(out, "![{}]({})\n", f.title, f.path);
+    let _ = writeln!(out, "*{}*\n", f.caption);
+}
+
+/// The figures of one section, in order.
+pub fn of<'a>(charts: &'a [Figure], section: &'a Section) -> impl Iterator<Item = &'a Figure> {
+    charts.iter().filter(move |f| &f.section == section)
+}
+
 /// All figures, in the order `index.md` shows them.
 pub fn all(data: &ReportData) -> Result<Vec<Figure>, ChartError> {
     let mut out = Vec::new();
@@ -62,7 +78,7 @@ pub fn all(data: &ReportData) -> Result<Vec<Figure>, ChartError> {
         out.push(sweep_first_request(sweep)?);
         out.push(sweep_savings(sweep)?);
     }
-    out.extend(super::deferral_view::figures(data)?);
+    out.extend(crate::view::report::deferral::figures(data)?);
     if !data.latency.sweep.is_empty() {
         out.push(sweep_latency(data)?);
     }
@@ -78,7 +94,7 @@ pub fn all(data: &ReportData) -> Result<Vec<Figure>, ChartError> {
     }
     // The sessions' charts name their own counter (the import's, scaled by its calibration).
     if let Some(s) = &data.sessions {
-        out.extend(super::sessions::figures(s)?);
+        out.extend(crate::view::sessions::figures(s)?);
     }
     Ok(out)
 }
@@ -148,7 +164,7 @@ fn sweep_first_request(sweep: &Sweep) -> Result<Figure, ChartError> {
             .map(|p| (p.tools as f64, p.eager_first_request_tokens as f64))
             .collect(),
     )];
-    for mode in super::sweep::ListingMode::ALL {
+    for mode in crate::experiment::sweep::ListingMode::ALL {
         series.push(Series::new(
             format!("deferred, {} list", mode.name()),
             sweep
@@ -166,7 +182,10 @@ fn sweep_first_request(sweep: &Sweep) -> Result<Figure, ChartError> {
     let window = sweep.settings.context_window as f64;
     series.push(
         Series::new(
-            format!("context window ({})", super::charts::thousands(window, 0)),
+            format!(
+                "context window ({})",
+                crate::view::number::thousands(window, 0)
+            ),
             sweep
                 .points
                 .iter()
@@ -190,8 +209,8 @@ fn sweep_first_request(sweep: &Sweep) -> Result<Figure, ChartError> {
              the list of deferred tools, which still grows with the catalog in the `names` \
              and `descriptions` modes. A line above the dashed context window does not fit \
              at all. System prompt {} tokens and tool preamble {} tokens are in every point.",
-            super::charts::thousands(sweep.settings.system_prompt_tokens as f64, 0),
-            super::charts::thousands(sweep.settings.tool_overhead_tokens as f64, 0)
+            crate::view::number::thousands(sweep.settings.system_prompt_tokens as f64, 0),
+            crate::view::number::thousands(sweep.settings.tool_overhead_tokens as f64, 0)
         ),
         svg: line_chart(&chart)?,
         section: Section::Sweep,
@@ -199,7 +218,7 @@ fn sweep_first_request(sweep: &Sweep) -> Result<Figure, ChartError> {
 }
 
 fn sweep_savings(sweep: &Sweep) -> Result<Figure, ChartError> {
-    let series = super::sweep::ListingMode::ALL
+    let series = crate::experiment::sweep::ListingMode::ALL
         .into_iter()
         .enumerate()
         .map(|(i, mode)| {

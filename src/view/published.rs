@@ -1,14 +1,16 @@
-//! The "Published figures reproduced" section of `index.md`: every `published:` figure of the
-//! scenarios beside the same quantity measured (`simulate::published`), under the counter of
-//! the provider it was measured on and under `o200k-json`, and the gap split into parts.
+//! The views of the published figures (`simulate::published`): the "Published figures
+//! reproduced" section of `index.md` (every `published:` figure of the scenarios beside the
+//! same quantity measured, under the counter of the provider it was measured on and under
+//! `o200k-json`, and the gap split into parts), `data/published.csv`, and `simulate`'s lines.
 
 use std::fmt::Write as _;
 
-use super::ReportData;
-use super::charts::thousands;
+use serde::{Deserialize, Serialize};
+
 use crate::output::md_table;
 use crate::simulate::ScenarioResult;
-use crate::simulate::result::{Gap, PublishedComparison};
+use crate::simulate::result::{Gap, PublishedComparison, round};
+use crate::view::number::thousands;
 
 /// A value in the figure's unit: `53,000`, `5.2 s`.
 fn value(p: &PublishedComparison, x: f64) -> String {
@@ -166,9 +168,9 @@ fn notes(n: usize, p: &PublishedComparison) -> Vec<String> {
     out.into_iter().map(|s| format!("{n}. {s}")).collect()
 }
 
-pub fn section(out: &mut String, data: &ReportData) {
-    let figures: Vec<(&ScenarioResult, &PublishedComparison)> = data
-        .scenarios
+/// The report's section of every published figure of the scenarios.
+pub fn section(out: &mut String, scenarios: &[ScenarioResult]) {
+    let figures: Vec<(&ScenarioResult, &PublishedComparison)> = scenarios
         .iter()
         .flat_map(|s| s.published.iter().map(move |p| (s, p)))
         .collect();
@@ -265,4 +267,173 @@ fn gap_table(out: &mut String, figures: &[(&ScenarioResult, &PublishedComparison
         &[true, false, true, true, true, true, true, true, true, true],
     ));
     out.push('\n');
+}
+
+/// `simulate`'s lines for a scenario's published figures (table and Markdown).
+pub fn text(s: &ScenarioResult, md: bool) -> String {
+    let mut out = String::new();
+    let br = if md { "\\\n" } else { "\n" };
+    for p in &s.published {
+        let side = |name: &str,
+                    published: Option<f64>,
+                    measured: f64,
+                    [o200k, cl100k]: [f64; 2],
+                    gap: Option<Gap>| {
+            let published = published.map_or("-".to_string(), |v| format!("{v}"));
+            let gap = gap.map_or(String::new(), |g| {
+                format!(
+                    "; gap {:+}: counting {:+}, catalog {:+}, system {:+}, conversation {:+}, other {:+}",
+                    round(g.total(), 2),
+                    g.counting,
+                    g.catalog,
+                    g.system,
+                    g.conversation,
+                    g.other
+                )
+            });
+            format!(
+                "  {name}: published {published}, measured {measured} (o200k-json {o200k}, cl100k-json {cl100k}{gap}){br}"
+            )
+        };
+        out.push_str(&format!(
+            "published: {} [{}]{br}  {} in {}, counter {}{}{br}",
+            p.claim,
+            p.source,
+            p.metric,
+            p.unit,
+            p.counter,
+            if p.variant.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", p.variant)
+            },
+        ));
+        out.push_str(&side(
+            "eager",
+            p.eager_tokens,
+            p.measured_eager_tokens,
+            [p.measured_eager_o200k_json, p.measured_eager_cl100k_json],
+            p.eager_gap,
+        ));
+        out.push_str(&side(
+            "deferred",
+            p.deferred_tokens,
+            p.measured_deferred_tokens,
+            [
+                p.measured_deferred_o200k_json,
+                p.measured_deferred_cl100k_json,
+            ],
+            p.deferred_gap,
+        ));
+        if !p.not_reproduced.is_empty() {
+            out.push_str(&format!("  not reproduced: {}{br}", p.not_reproduced));
+        }
+        if md {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// A published figure beside the same quantity measured: a row of `data/published.csv`.
+/// `measured_*` are counted by `counter` (the provider's the figure was measured on), with
+/// the `o200k-json` and `cl100k-json` counts beside; on each side the `*_gap_*` parts add up to measured −
+/// published (`simulate::published`). For a figure in seconds (`unit`), the token columns
+/// hold seconds and the gap is all `other`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PublishedCsvRow {
+    pub scenario: String,
+    /// The article or repository, by name and location.
+    pub source: String,
+    pub claim: String,
+    pub metric: String,
+    pub published_eager_tokens: Option<f64>,
+    pub published_deferred_tokens: Option<f64>,
+    pub published_saved_pct: Option<f64>,
+    pub measured_eager_tokens: f64,
+    pub measured_deferred_tokens: f64,
+    pub measured_saved_pct: f64,
+    pub counter: String,
+    pub unit: String,
+    pub variant: String,
+    pub measured_eager_tokens_o200k_json: f64,
+    pub measured_deferred_tokens_o200k_json: f64,
+    pub measured_eager_tokens_cl100k_json: f64,
+    pub measured_deferred_tokens_cl100k_json: f64,
+    pub eager_gap_counting: Option<f64>,
+    pub eager_gap_catalog: Option<f64>,
+    pub eager_gap_system: Option<f64>,
+    pub eager_gap_conversation: Option<f64>,
+    pub eager_gap_other: Option<f64>,
+    pub deferred_gap_counting: Option<f64>,
+    pub deferred_gap_catalog: Option<f64>,
+    pub deferred_gap_system: Option<f64>,
+    pub deferred_gap_conversation: Option<f64>,
+    pub deferred_gap_other: Option<f64>,
+    pub published_eager_low: Option<f64>,
+    pub published_eager_high: Option<f64>,
+    pub published_deferred_low: Option<f64>,
+    pub published_deferred_high: Option<f64>,
+    pub published_eager_usd: Option<f64>,
+    pub published_deferred_usd: Option<f64>,
+    pub measured_eager_usd: Option<f64>,
+    pub measured_deferred_usd: Option<f64>,
+    /// False when the harness cannot measure what the source measured (`not_reproduced`
+    /// says why and what was measured instead).
+    pub reproduced: bool,
+    pub not_reproduced: String,
+}
+
+impl PublishedCsvRow {
+    pub fn of(scenario: &str, p: &PublishedComparison) -> PublishedCsvRow {
+        let part = |g: Option<Gap>, f: fn(&Gap) -> f64| g.map(|g| f(&g));
+        let (e, d) = (p.eager_gap, p.deferred_gap);
+        PublishedCsvRow {
+            scenario: scenario.to_string(),
+            source: p.source.clone(),
+            claim: p.claim.clone(),
+            metric: p.metric.clone(),
+            published_eager_tokens: p.eager_tokens,
+            published_deferred_tokens: p.deferred_tokens,
+            published_saved_pct: p.saved_pct,
+            measured_eager_tokens: p.measured_eager_tokens,
+            measured_deferred_tokens: p.measured_deferred_tokens,
+            measured_saved_pct: p.measured_saved_pct,
+            counter: p.counter.clone(),
+            unit: p.unit.clone(),
+            variant: p.variant.clone(),
+            measured_eager_tokens_o200k_json: p.measured_eager_o200k_json,
+            measured_deferred_tokens_o200k_json: p.measured_deferred_o200k_json,
+            measured_eager_tokens_cl100k_json: p.measured_eager_cl100k_json,
+            measured_deferred_tokens_cl100k_json: p.measured_deferred_cl100k_json,
+            eager_gap_counting: part(e, |g| g.counting),
+            eager_gap_catalog: part(e, |g| g.catalog),
+            eager_gap_system: part(e, |g| g.system),
+            eager_gap_conversation: part(e, |g| g.conversation),
+            eager_gap_other: part(e, |g| g.other),
+            deferred_gap_counting: part(d, |g| g.counting),
+            deferred_gap_catalog: part(d, |g| g.catalog),
+            deferred_gap_system: part(d, |g| g.system),
+            deferred_gap_conversation: part(d, |g| g.conversation),
+            deferred_gap_other: part(d, |g| g.other),
+            published_eager_low: p.eager_range.map(|r| r[0]),
+            published_eager_high: p.eager_range.map(|r| r[1]),
+            published_deferred_low: p.deferred_range.map(|r| r[0]),
+            published_deferred_high: p.deferred_range.map(|r| r[1]),
+            published_eager_usd: p.eager_usd,
+            published_deferred_usd: p.deferred_usd,
+            measured_eager_usd: p.measured_eager_usd,
+            measured_deferred_usd: p.measured_deferred_usd,
+            reproduced: p.reproduced,
+            not_reproduced: p.not_reproduced.clone(),
+        }
+    }
+}
+
+/// The rows of `data/published.csv`: every published figure of every scenario.
+pub fn csv_rows(scenarios: &[ScenarioResult]) -> Vec<PublishedCsvRow> {
+    scenarios
+        .iter()
+        .flat_map(|s| s.published.iter().map(|p| PublishedCsvRow::of(&s.name, p)))
+        .collect()
 }

@@ -1,7 +1,7 @@
 //! JSON data files: `data/report.json` holds every deterministic result; `data/latency.json`
 //! the measured latencies (they differ between runs, so they are kept apart).
 
-use super::ReportData;
+use crate::experiment::report::ReportData;
 use crate::output::to_json;
 
 pub fn files(data: &ReportData) -> Vec<(String, String)> {

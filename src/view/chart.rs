@@ -8,6 +8,8 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::number::thousands;
+
 /// Default canvas. GitHub shows images at ≤ 880 px wide, so text stays ≥ 14 px on screen.
 pub const WIDTH: u32 = 960;
 pub const HEIGHT: u32 = 540;
@@ -168,34 +170,6 @@ pub struct StackedBars {
     /// Names of the stacked parts, bottom first; the legend lists them.
     pub parts: Vec<String>,
     pub panels: Vec<BarPanel>,
-}
-
-/// `1234567.0` → `1,234,567`; fractions keep up to the given decimals (`0.125` → `0.13` at 2).
-pub fn thousands(x: f64, decimals: usize) -> String {
-    if !x.is_finite() {
-        return x.to_string();
-    }
-    let s = format!("{:.*}", decimals, x.abs());
-    let (int, frac) = s.split_once('.').unwrap_or((&s, ""));
-    let mut grouped = String::with_capacity(int.len() + int.len() / 3);
-    for (i, c) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(c);
-    }
-    let frac = frac.trim_end_matches('0');
-    let neg = x < 0.0 && (grouped.chars().any(|c| c != '0' && c != ',') || !frac.is_empty());
-    let mut out = String::new();
-    if neg {
-        out.push('-');
-    }
-    out.push_str(&grouped);
-    if !frac.is_empty() {
-        out.push('.');
-        out.push_str(frac);
-    }
-    out
 }
 
 /// Tick label: enough decimals for the axis span, thousands separators, and a compact form
@@ -596,18 +570,6 @@ fn draw_side_legend(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn thousands_groups_digits() {
-        assert_eq!(thousands(0.0, 0), "0");
-        assert_eq!(thousands(999.0, 0), "999");
-        assert_eq!(thousands(1000.0, 0), "1,000");
-        assert_eq!(thousands(1234567.0, 0), "1,234,567");
-        assert_eq!(thousands(-12345.5, 1), "-12,345.5");
-        assert_eq!(thousands(0.126, 2), "0.13");
-        assert_eq!(thousands(2.0, 2), "2");
-        assert_eq!(thousands(-0.0001, 2), "0");
-    }
 
     #[test]
     fn ticks_stay_short() {

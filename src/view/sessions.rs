@@ -1,15 +1,15 @@
 //! The report's "Your sessions" section (`report --sessions DIR`): pure renderers from a
 //! finished [`SessionsReport`] to Markdown, CSV and SVG. Nothing here replays or fits.
 
-use super::charts::{
-    Bar, BarPanel, ChartError, LegendAt, LineChart, Series, StackedBars, line_chart, stacked_bars,
-    thousands,
-};
-use super::figures::{Figure, Section};
 use crate::output::{csv, md_table, noun};
 use crate::session::counterfactual::SessionsReport;
 use crate::session::import::{ModeTotals, mode_name};
 use crate::simulate::result::savings_pct;
+use crate::view::chart::{
+    Bar, BarPanel, ChartError, LegendAt, LineChart, Series, StackedBars, line_chart, stacked_bars,
+};
+use crate::view::number::thousands;
+use crate::view::report::figures::{Figure, Section};
 
 /// The section's charts: billed vs modeled per request, input per session per mode (cache
 /// reads apart), and cumulative cost per mode with and without caching.

@@ -1,0 +1,288 @@
+//! Counting a catalog: every tool's tokens under one counter, per server and in total, with
+//! the fixed cost of sending any tools ([`CountReport`], `count`), and one catalog under every
+//! counter side by side ([`CounterComparison`], `count --compare-counters`). The counts come
+//! from `counter`; the `anthropic-api` counts, which need the network, are made by the command
+//! and handed in.
+
+use serde::Serialize;
+
+use crate::catalog::Catalog;
+use crate::counter::{CounterKind, ToolChoice, ToolTokens, count_all};
+use crate::error::{Error, Result};
+use crate::simulate::profile::{self, Profile};
+
+#[derive(Debug, Serialize)]
+pub struct CountReport {
+    pub counter: String,
+    pub tokenizer: String,
+    pub render: String,
+    /// The stated error of an estimating counter, percent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_pct: Option<f64>,
+    /// The model profile whose tool-use preamble `fixed_tokens` includes.
+    pub model: String,
+    pub tool_choice: String,
+    /// What sending any tools costs beyond their definitions: the model's tool-use preamble
+    /// and the counter's framing of the tools block.
+    pub fixed_tokens: usize,
+    pub total_tokens: usize,
+    /// Every tool, the search tool included (the count every command uses).
+    pub tool_count: usize,
+    /// The catalog's search tool, when it has one: sent by the deferred mode, never a search
+    /// result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search_tool: Option<String>,
+    pub per_tool: PerToolStats,
+    pub servers: Vec<ServerCount>,
+    pub tools: Vec<ToolCount>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PerToolStats {
+    pub mean: f64,
+    pub median: f64,
+    pub max: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ServerCount {
+    /// The MCP server, or `(built-in)`.
+    pub server: String,
+    pub tools: usize,
+    pub tokens: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ToolCount {
+    pub id: String,
+    pub tokens: usize,
+}
+
+pub const BUILTIN_GROUP: &str = "(built-in)";
+
+/// The counter's fixed cost and the profile it was taken from.
+#[derive(Debug, Clone)]
+pub struct Fixed {
+    pub model: String,
+    pub choice: ToolChoice,
+    pub tokens: usize,
+}
+
+impl Fixed {
+    /// Preamble of `profile` under `counter` plus the counter's tools block framing.
+    pub fn local(counter: CounterKind, profile: &Profile, choice: ToolChoice) -> Fixed {
+        Fixed {
+            model: profile.name.clone(),
+            choice,
+            tokens: profile.preamble(counter, choice) + counter.tools_fixed(None),
+        }
+    }
+}
+
+pub fn summarize(catalog: &Catalog, tokens: &ToolTokens, fixed: &Fixed) -> CountReport {
+    let counts = tokens.counts();
+    let mut sorted = counts.to_vec();
+    sorted.sort_unstable();
+    let n = sorted.len();
+    let median = match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => sorted[n / 2] as f64,
+        _ => (sorted[n / 2 - 1] + sorted[n / 2]) as f64 / 2.0,
+    };
+    let mut servers: Vec<ServerCount> = Vec::new();
+    for (t, &c) in catalog.tools().iter().zip(counts) {
+        let group = t.server.as_deref().unwrap_or(BUILTIN_GROUP);
+        match servers.iter_mut().find(|s| s.server == group) {
+            Some(s) => {
+                s.tools += 1;
+                s.tokens += c;
+            }
+            None => servers.push(ServerCount {
+                server: group.to_string(),
+                tools: 1,
+                tokens: c,
+            }),
+        }
+    }
+    CountReport {
+        counter: tokens.counter.name().to_string(),
+        tokenizer: tokens.counter.tokenizer_label().to_string(),
+        render: tokens.counter.render_name().to_string(),
+        error_pct: tokens.counter.error_pct(),
+        model: fixed.model.clone(),
+        tool_choice: fixed.choice.name().to_string(),
+        fixed_tokens: fixed.tokens,
+        total_tokens: tokens.total(),
+        tool_count: n,
+        search_tool: catalog.search_tool().map(|i| catalog.get(i).id.clone()),
+        per_tool: PerToolStats {
+            mean: if n == 0 {
+                0.0
+            } else {
+                round2(tokens.total() as f64 / n as f64)
+            },
+            median,
+            max: sorted.last().copied().unwrap_or(0),
+        },
+        servers,
+        tools: catalog
+            .tools()
+            .iter()
+            .zip(counts)
+            .map(|(t, &c)| ToolCount {
+                id: t.id.clone(),
+                tokens: c,
+            })
+            .collect(),
+    }
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// The profile a counter's fixed cost is quoted for: `--model`, else the model the counter
+/// was made for.
+pub fn reference_profile(counter: CounterKind, model: Option<&str>) -> Result<Profile> {
+    let name = model.unwrap_or(match counter {
+        CounterKind::OpenaiResponses => "gpt-5.4",
+        CounterKind::OpenaiChat => "gpt-4o",
+        CounterKind::AnthropicEstimate | CounterKind::AnthropicApi => "claude-sonnet-4-6",
+        CounterKind::O200kJson | CounterKind::Cl100kJson => profile::DEFAULT_PROFILE,
+    });
+    profile::find(name).ok_or_else(|| {
+        Error::usage(format!(
+            "unknown model profile {name:?}, expected one of: {}",
+            profile::names().join(", ")
+        ))
+    })
+}
+
+#[derive(Debug, Serialize)]
+pub struct CounterComparison {
+    pub tool_count: usize,
+    pub tool_choice: String,
+    pub counters: Vec<CounterRow>,
+    /// Counters left out, and why (anthropic-api without key or complete cache).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<Skipped>,
+    pub tools: Vec<ToolRow>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CounterRow {
+    pub counter: String,
+    pub tokenizer: String,
+    pub render: String,
+    pub model: String,
+    /// Σ tool definitions.
+    pub tools_tokens: usize,
+    /// Tool-use preamble + the counter's framing of the tools block.
+    pub fixed_tokens: usize,
+    /// What the tools add to a request: tools + fixed.
+    pub request_tokens: usize,
+    pub per_tool_mean: f64,
+    /// `request_tokens` against o200k-json's, percent (+: more).
+    pub vs_o200k_json_pct: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_pct: Option<f64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Skipped {
+    pub counter: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ToolRow {
+    pub id: String,
+    /// One count per entry of `counters`, in that order.
+    pub tokens: Vec<usize>,
+}
+
+/// One counter's counts of a catalog's tools, and its fixed cost.
+#[derive(Debug, Clone)]
+pub struct Counted {
+    pub counter: CounterKind,
+    pub counts: Vec<usize>,
+    pub fixed: Fixed,
+}
+
+/// Every local counter's counts in one pass over the tools (shared renderings counted once),
+/// the fixed cost quoted for `model` or each counter's reference model.
+pub fn local_counts(
+    catalog: &Catalog,
+    model: Option<&str>,
+    choice: ToolChoice,
+) -> Result<Vec<Counted>> {
+    let mut counted = Vec::new();
+    for t in count_all(&CounterKind::LOCAL, catalog) {
+        let profile = reference_profile(t.counter, model)?;
+        counted.push(Counted {
+            counter: t.counter,
+            counts: t.counts().to_vec(),
+            fixed: Fixed::local(t.counter, &profile, choice),
+        });
+    }
+    Ok(counted)
+}
+
+/// The catalog under every counter of `counted`, side by side, against `o200k-json`;
+/// `skipped` lists the counters left out and why.
+pub fn compare_counters(
+    catalog: &Catalog,
+    choice: ToolChoice,
+    counted: &[Counted],
+    skipped: Vec<Skipped>,
+) -> CounterComparison {
+    let reference: usize = counted
+        .iter()
+        .find(|c| c.counter == CounterKind::O200kJson)
+        .map_or(0, |c| c.counts.iter().sum::<usize>() + c.fixed.tokens);
+    let n = catalog.len();
+    let counters = counted
+        .iter()
+        .map(|c| {
+            let (k, f) = (c.counter, &c.fixed);
+            let tools: usize = c.counts.iter().sum();
+            let request = tools + f.tokens;
+            CounterRow {
+                counter: k.name().into(),
+                tokenizer: k.tokenizer_label().into(),
+                render: k.render_name().into(),
+                model: f.model.clone(),
+                tools_tokens: tools,
+                fixed_tokens: f.tokens,
+                request_tokens: request,
+                per_tool_mean: if n == 0 {
+                    0.0
+                } else {
+                    (tools as f64 / n as f64 * 100.0).round() / 100.0
+                },
+                vs_o200k_json_pct: if reference == 0 {
+                    0.0
+                } else {
+                    ((request as f64 / reference as f64 - 1.0) * 1e4).round() / 100.0
+                },
+                error_pct: k.error_pct(),
+            }
+        })
+        .collect();
+    let tools = catalog
+        .tools()
+        .iter()
+        .enumerate()
+        .map(|(i, t)| ToolRow {
+            id: t.id.clone(),
+            tokens: counted.iter().map(|c| c.counts[i]).collect(),
+        })
+        .collect();
+    CounterComparison {
+        tool_count: n,
+        tool_choice: choice.name().into(),
+        counters,
+        skipped,
+        tools,
+    }
+}

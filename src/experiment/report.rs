@@ -1,0 +1,291 @@
+//! The report: runs the shipped scenarios, the evaluations, the scale sweep, the deferral
+//! views and (with `--sessions`) the imported sessions, and gathers their results into a
+//! [`ReportData`]. It reads the input files it is given (through the loaders) but finds none
+//! itself, writes nothing and reads no clock of its own: the command passes the files, a clock
+//! and a progress display. `view::report` renders the result.
+//!
+//! Scenarios run with modeled search latency (deterministic); evaluations and the sweep time
+//! their searches with the one harness (`timing`), and those times go to
+//! `ReportData::latency` only.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::eval::{self, EvalInput, EvalLatency, EvalSet};
+use super::sweep::{self, Sweep, SweepLatency};
+use super::{Progress, deferral, scenario};
+use crate::catalog::{Catalog, CatalogSource, load_catalogs};
+use crate::counter::{CounterKind, ToolTokens};
+use crate::error::Result;
+use crate::session::counterfactual::{Variant, replay_dir};
+use crate::simulate::calibration::CalibrationFile;
+use crate::simulate::{self, ScenarioResult, SearchTiming};
+use crate::timing::Clock;
+
+/// Everything a report shows, already computed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ReportData {
+    pub settings: ReportSettings,
+    /// Token counts of the catalogs used (fixtures, and real data with `--data`).
+    pub catalogs: Vec<CatalogRow>,
+    /// The simulator's results, requests included (modeled search latency: deterministic).
+    pub scenarios: Vec<ScenarioResult>,
+    pub evals: Vec<EvalSet>,
+    pub sweep: Option<Sweep>,
+    /// Break-even, `auto:N` threshold and reveal views (`deferral`).
+    pub deferral: Option<deferral::Deferral>,
+    /// Imported sessions replayed (`--sessions DIR`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<crate::session::counterfactual::SessionsReport>,
+    /// Measured: varies run to run.
+    #[serde(skip)]
+    pub latency: Latencies,
+    /// Things the reader must know (a scorer skipped, a part not run).
+    pub notes: Vec<String>,
+}
+
+/// Settings in force for the whole report.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ReportSettings {
+    /// The counter of the report's token figures (the default profile's).
+    pub counter: String,
+    pub tokenizer: String,
+    pub render: String,
+    /// The model profile (prices, context window), as `key = value` pairs.
+    pub profile: Vec<(String, String)>,
+    /// Any further settings worth printing (sweep seed, eval cutoffs, …).
+    pub other: Vec<(String, String)>,
+}
+
+/// One catalog's size; also a row of `data/catalogs.csv`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CatalogRow {
+    /// `fixtures`, or the real-data file.
+    pub catalog: String,
+    /// Every tool, the search tool included (as `count` counts).
+    pub tool_count: usize,
+    /// The catalog's search tool, when it has one (empty otherwise).
+    pub search_tool: String,
+    pub servers: usize,
+    pub tokens: usize,
+    pub mean_tokens: f64,
+    pub max_tokens: usize,
+}
+
+/// Measured latencies (not deterministic).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Latencies {
+    pub eval: Vec<EvalLatency>,
+    pub sweep: Vec<SweepLatency>,
+}
+
+/// Cutoffs of the evaluations.
+pub const EVAL_KS: [usize; 4] = [1, 3, 5, 10];
+/// A query is listed under failures when not all its expected tools are in this top k
+/// (the simulator's default `max_results`).
+pub const MISS_K: usize = 5;
+/// The files a report runs on, found by the command.
+#[derive(Debug, Clone, Default)]
+pub struct ReportInputs {
+    /// Catalogs counted, by label (`fixtures`, `fixtures/live`, each real-data file or folder).
+    pub catalogs: Vec<(String, Vec<CatalogSource>)>,
+    /// Scenario files, in the order they are shown.
+    pub scenarios: Vec<PathBuf>,
+    /// Labeled query sets with the catalog each is evaluated against.
+    pub evals: Vec<EvalInput>,
+    /// What the command noticed while gathering (a query set without its catalog).
+    pub notes: Vec<String>,
+    /// Fitted values (`--calibration`) applied to the scenarios of their model profile.
+    pub calibration: Option<CalibrationFile>,
+    /// An import folder (`--sessions`) and the deferred settings to replay it under.
+    pub sessions: Option<(PathBuf, Vec<Variant>)>,
+}
+
+/// Runs every part of the report.
+pub fn build(
+    inputs: &ReportInputs,
+    clock: Clock<'_>,
+    progress: &dyn Progress,
+) -> Result<ReportData> {
+    // Token figures are counted the way the default model profile is billed.
+    let profile = simulate::profile::find(simulate::profile::DEFAULT_PROFILE)
+        .expect("the default profile is shipped");
+    let counter = profile.counter;
+    let mut data = ReportData {
+        settings: ReportSettings {
+            counter: counter.name().to_string(),
+            tokenizer: match counter.error_pct() {
+                Some(e) => format!("{} ± {e}%", counter.tokenizer_label()),
+                None => counter.tokenizer_label().to_string(),
+            },
+            render: counter.render_name().to_string(),
+            profile: key_values(&profile),
+            other: Vec::new(),
+        },
+        notes: inputs.notes.clone(),
+        ..ReportData::default()
+    };
+    count_catalogs(&mut data, &inputs.catalogs, counter, progress)?;
+    if let Some((dir, variants)) = &inputs.sessions {
+        progress.phase("sessions", 1);
+        progress.step(&dir.display().to_string());
+        data.sessions = Some(replay_dir(dir, variants, inputs.calibration.as_ref())?);
+        progress.finish();
+    }
+    run_scenarios(
+        &mut data,
+        &inputs.scenarios,
+        inputs.calibration.as_ref(),
+        progress,
+    )?;
+    for input in &inputs.evals {
+        let set = eval::every_scorer(input, &EVAL_KS, MISS_K, clock, progress)?;
+        data.latency.eval.extend(set.1);
+        data.evals.push(set.0);
+    }
+    data.settings.other.push((
+        "eval".into(),
+        format!(
+            "k = {}; depth {}; misses = queries without every expected tool in the top {MISS_K}",
+            EVAL_KS.map(|k| k.to_string()).join(","),
+            EVAL_KS.iter().max().copied().unwrap_or(10).max(10),
+        ),
+    ));
+    let sweep = sweep::run(counter, &profile, clock, progress);
+    data.sweep = Some(sweep.sweep);
+    data.latency.sweep = sweep.latency;
+    data.notes.extend(sweep.notes);
+    progress.phase("deferral", deferral::SIZES.len());
+    data.deferral = Some(deferral::compute(
+        counter,
+        &profile,
+        &simulate::build_scorer,
+        |size| {
+            progress.step(&format!("{size} tools"));
+            progress.advance();
+        },
+    )?);
+    progress.finish();
+    data.settings.other.push((
+        "build".into(),
+        if cfg!(debug_assertions) {
+            "debug (measured latencies are several times a release build's)".into()
+        } else {
+            "release".into()
+        },
+    ));
+    data.settings
+        .other
+        .push(("machine".into(), crate::timing::machine()));
+    Ok(data)
+}
+
+/// A serializable value's top-level fields as `key = value` text (for the settings table).
+fn key_values<T: serde::Serialize>(value: &T) -> Vec<(String, String)> {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::Object(map)) => map
+            .into_iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    serde_json::Value::String(s) => s,
+                    other => other.to_string(),
+                };
+                (k, v)
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A catalog's row of the catalogs table.
+pub fn catalog_row(name: &str, catalog: &Catalog, tokens: &ToolTokens) -> CatalogRow {
+    let n = catalog.len();
+    CatalogRow {
+        catalog: name.to_string(),
+        tool_count: n,
+        search_tool: catalog
+            .search_tool()
+            .map(|i| catalog.get(i).id.clone())
+            .unwrap_or_default(),
+        servers: catalog.servers().len(),
+        tokens: tokens.total(),
+        mean_tokens: if n == 0 {
+            0.0
+        } else {
+            (tokens.total() as f64 / n as f64 * 10.0).round() / 10.0
+        },
+        max_tokens: tokens.counts().iter().copied().max().unwrap_or(0),
+    }
+}
+
+fn count_catalogs(
+    data: &mut ReportData,
+    groups: &[(String, Vec<CatalogSource>)],
+    counter: CounterKind,
+    progress: &dyn Progress,
+) -> Result<()> {
+    progress.phase("catalogs", groups.len());
+    for (name, sources) in groups {
+        progress.step(name);
+        let catalog = load_catalogs(sources)?;
+        let tokens = counter.tools(&catalog);
+        data.catalogs.push(catalog_row(name, &catalog, &tokens));
+        progress.advance();
+    }
+    progress.finish();
+    Ok(())
+}
+
+/// Every scenario, eager and deferred, with modeled search latency.
+fn run_scenarios(
+    data: &mut ReportData,
+    files: &[PathBuf],
+    calibration: Option<&CalibrationFile>,
+    progress: &dyn Progress,
+) -> Result<()> {
+    let scenarios = simulate::load_scenarios(files)?;
+    progress.phase("scenarios", files.len());
+    for (path, scenario) in files.iter().zip(scenarios) {
+        progress.step(
+            &path
+                .file_name()
+                .map_or(String::new(), |n| n.to_string_lossy().into()),
+        );
+        if let Some(missing) = &scenario.unavailable {
+            data.notes.push(format!(
+                "scenario `{}` left out: {} (third-party data outside the repository) is not \
+                 there",
+                scenario.name,
+                missing.display()
+            ));
+            progress.advance();
+            continue;
+        }
+        let counter = simulate::counter_for(&scenario, None);
+        let prepared = simulate::prepare(&scenario, counter, &simulate::build_scorer)?;
+        let (result, applied) = scenario::run(
+            &scenario,
+            prepared,
+            counter.name(),
+            calibration,
+            SearchTiming::Modeled,
+        )?;
+        if let Some(c) = applied {
+            data.notes.push(format!(
+                "scenario `{}` uses the calibration of {} (system prompt {}, scale {})",
+                scenario.name, c.model, c.system_prompt_tokens, c.scale
+            ));
+        }
+        if counter.name() != data.settings.counter {
+            data.notes.push(format!(
+                "scenario `{}` counts with its own counter `{counter}`",
+                result.name
+            ));
+        }
+        data.scenarios.push(result);
+        progress.advance();
+    }
+    progress.finish();
+    Ok(())
+}

@@ -1,0 +1,710 @@
+//! The views of an evaluation: `eval`'s table, Markdown, CSV (metric rows or per-query rows)
+//! and json of an [`EvalResult`], and the report's search-quality, summary and failure
+//! sections of its query sets (`EvalSet`). The CSV rows ([`EvalCsvRow`]) are `eval --format
+//! csv`'s and the report's `data/eval.csv`.
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::eval::{EvalResult, ScorerResult};
+use crate::experiment::eval::EvalSet;
+use crate::output::{Format, TableFn, csv, csv_rows as csv_text, md_table, to_json};
+use crate::view::number::{int, metric};
+use crate::view::report::figures::{self, Figure, Section};
+
+fn fixed(x: f64) -> String {
+    format!("{x:.4}")
+}
+
+fn metric_headers(result: &EvalResult) -> Vec<String> {
+    result
+        .results
+        .first()
+        .map(|r| r.metrics.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+fn latency_cells(r: &ScorerResult) -> [String; 2] {
+    r.latency_us.map_or([String::new(), String::new()], |l| {
+        [format!("{:.1}", l.p50), format!("{:.1}", l.p95)]
+    })
+}
+
+/// Renders the result; pure.
+pub fn render(result: &EvalResult, format: Format) -> String {
+    let per_query = result.results.iter().any(|r| r.per_query.is_some());
+    match format {
+        Format::Json => to_json(result),
+        Format::Csv if per_query => per_query_csv(result),
+        Format::Csv => csv_text(&csv_rows(result)),
+        Format::Table | Format::Md => {
+            let table = crate::output::table_for(format);
+            let mut out = setting_text(result);
+            out.push('\n');
+            out.push_str(&metrics_table(result, table));
+            out.push('\n');
+            out.push_str(&frame_text(result));
+            for r in &result.results {
+                out.push_str(&scorer_line(r));
+            }
+            out.push('\n');
+            out.push_str(&class_table(result, table));
+            for r in &result.results {
+                if let Some(points) = &r.thresholds {
+                    out.push('\n');
+                    out.push_str(&thresholds_table(result, &r.scorer, points, table));
+                }
+            }
+            if per_query {
+                out.push('\n');
+                out.push_str(&per_query_table(result, table));
+            }
+            out
+        }
+    }
+}
+
+/// The first line: where the expected tools were ranked.
+fn setting_text(result: &EvalResult) -> String {
+    match &result.pool {
+        Some(p) => {
+            let mut s = format!(
+                "setting: pooled — ranked among {} tools: the catalog's {} and {} distractors from \
+                 {} pool files ({})",
+                result.tool_count,
+                p.own_tools,
+                p.added_tools,
+                p.files,
+                p.sources.join(", ")
+            );
+            if p.duplicate_ids > 0 {
+                s.push_str(&format!(
+                    "; {} pool tools left out (id already taken)",
+                    p.duplicate_ids
+                ));
+            }
+            if p.skipped_files > 0 {
+                s.push_str(&format!(
+                    "; {} pool files skipped (given as --catalog)",
+                    p.skipped_files
+                ));
+            }
+            s.push('\n');
+            s
+        }
+        None => format!(
+            "setting: own catalog — ranked among its {} tools, no distractors\n",
+            result.tool_count
+        ),
+    }
+}
+
+/// Per scorer and class: the recall cutoffs and MRR, or for no-match queries the refusal.
+fn class_table(result: &EvalResult, table: TableFn) -> String {
+    let recalls: Vec<String> = result.ks.iter().map(|k| format!("recall@{k}")).collect();
+    let mut headers: Vec<&str> = vec!["scorer", "class", "queries"];
+    headers.extend(recalls.iter().map(String::as_str));
+    headers.extend(["mrr", "refusal"]);
+    let mut rows = Vec::new();
+    for r in &result.results {
+        for (class, c) in &r.classes {
+            let cell = |m: &str| c.metrics.get(m).map(|v| fixed(*v)).unwrap_or_default();
+            let mut row = vec![r.scorer.clone(), class.clone(), c.queries.to_string()];
+            row.extend(recalls.iter().map(|m| cell(m)));
+            row.push(cell("mrr"));
+            row.push(cell(crate::eval::run::REFUSAL));
+            rows.push(row);
+        }
+    }
+    let right: Vec<bool> = headers
+        .iter()
+        .map(|h| !["scorer", "class"].contains(h))
+        .collect();
+    table(&headers, &rows, &right)
+}
+
+/// One scorer's refusal curve.
+fn thresholds_table(
+    result: &EvalResult,
+    scorer: &str,
+    points: &[crate::eval::thresholds::ThresholdPoint],
+    table: TableFn,
+) -> String {
+    let recalls: Vec<String> = result.ks.iter().map(|k| format!("recall@{k}")).collect();
+    let mut headers: Vec<&str> = vec!["threshold", "false positives", "answered"];
+    headers.extend(recalls.iter().map(String::as_str));
+    let rows: Vec<Vec<String>> = points
+        .iter()
+        .map(|p| {
+            let mut row = vec![
+                p.threshold
+                    .map_or_else(|| "none".to_string(), |t| format!("{t:.6}")),
+                p.false_positive_rate.map_or_else(|| "-".to_string(), fixed),
+                fixed(p.answered),
+            ];
+            row.extend(
+                recalls
+                    .iter()
+                    .map(|m| fixed(p.recall.get(m).copied().unwrap_or(0.0))),
+            );
+            row
+        })
+        .collect();
+    let right = vec![true; headers.len()];
+    format!(
+        "{scorer}: refusal curve (results scoring below the threshold dropped; false positives \
+         = no-match queries still answered)\n{}",
+        table(&headers, &rows, &right)
+    )
+}
+
+fn metrics_table(result: &EvalResult, table: TableFn) -> String {
+    let names = metric_headers(result);
+    let mut headers: Vec<&str> = vec!["scorer"];
+    headers.extend(names.iter().map(String::as_str));
+    headers.extend(["refused", "p50 µs", "p95 µs"]);
+    let rows: Vec<Vec<String>> = result
+        .results
+        .iter()
+        .map(|r| {
+            let mut row = vec![r.scorer.clone()];
+            row.extend(names.iter().map(|m| fixed(r.metric(m).unwrap_or(0.0))));
+            row.push(r.refused_queries.to_string());
+            row.extend(latency_cells(r));
+            row
+        })
+        .collect();
+    let right: Vec<bool> = headers.iter().map(|h| *h != "scorer").collect();
+    table(&headers, &rows, &right)
+}
+
+/// What was evaluated: queries, tools ranked, the search tool left out, depth.
+fn frame_text(result: &EvalResult) -> String {
+    let tools = match &result.search_tool {
+        Some(s) => format!(
+            "{} tools ({} ranked: {s} is the search tool, never a result)",
+            result.tool_count, result.ranked_tools
+        ),
+        None => format!("{} tools", result.tool_count),
+    };
+    let classes = result
+        .classes
+        .iter()
+        .map(|(c, n)| format!("{c} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "{} queries ({}; {classes}) over {tools}; {} results requested per query (MRR@{}); \
+         metrics average the queries that expect a tool; latency is per search call, measured \
+         here. Near-duplicates: {} tools in {} clusters across servers.\n",
+        result.query_count,
+        result.queries,
+        result.depth,
+        result.depth,
+        result.near_duplicates.tools,
+        result.near_duplicates.clusters
+    )
+}
+
+fn scorer_line(r: &ScorerResult) -> String {
+    let ci = ["recall@5", "mrr"]
+        .iter()
+        .filter_map(|m| {
+            let [lo, hi] = r.ci95.get(*m)?;
+            Some(format!(
+                "{m} {} (95% CI {}–{})",
+                fixed(r.metric(m).unwrap_or(0.0)),
+                fixed(*lo),
+                fixed(*hi)
+            ))
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let settings = r
+        .settings
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut out = format!("{}: {ci}", r.scorer);
+    if !settings.is_empty() {
+        out.push_str(&format!("; settings: {settings}"));
+    }
+    if r.refused_queries > 0 {
+        out.push_str(&format!(
+            "; {} queries refused (scored 0)",
+            r.refused_queries
+        ));
+    }
+    let w = &r.wrong_sibling;
+    if w.queries > 0 {
+        out.push_str(&format!(
+            "; wrong sibling first in {} of {} queries whose tool has near-duplicates ({})",
+            w.wrong,
+            w.queries,
+            fixed(w.rate)
+        ));
+    }
+    out.push('\n');
+    out
+}
+
+fn ranks_text(ranks: &[Option<usize>]) -> String {
+    ranks
+        .iter()
+        .map(|r| r.map_or_else(|| "-".to_string(), |r| r.to_string()))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn per_query_table(result: &EvalResult, table: TableFn) -> String {
+    let last_k = result.ks.last().copied().unwrap_or(10);
+    let recall = format!("recall@{last_k}");
+    let mut rows = Vec::new();
+    for r in &result.results {
+        for q in r.per_query.iter().flatten() {
+            rows.push(vec![
+                r.scorer.clone(),
+                q.id.clone(),
+                q.class.clone(),
+                ranks_text(&q.ranks),
+                fixed(q.metrics.get(&recall).copied().unwrap_or(0.0)),
+                fixed(q.metrics.get("mrr").copied().unwrap_or(0.0)),
+                q.top.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
+            ]);
+        }
+    }
+    table(
+        &[
+            "scorer",
+            "query",
+            "class",
+            "expected ranks",
+            &recall,
+            "mrr",
+            "top 3",
+        ],
+        &rows,
+        &[false, false, false, true, true, true, false],
+    )
+}
+
+fn per_query_csv(result: &EvalResult) -> String {
+    let metric_names = metric_headers(result);
+    let mut headers = vec![
+        "scorer", "id", "query", "class", "expected", "ranks", "top", "refused",
+    ];
+    headers.extend(metric_names.iter().map(String::as_str));
+    let mut rows = Vec::new();
+    for r in &result.results {
+        for q in r.per_query.iter().flatten() {
+            let mut row = vec![
+                r.scorer.clone(),
+                q.id.clone(),
+                q.query.clone(),
+                q.class.clone(),
+                q.expected.join(";"),
+                ranks_text(&q.ranks).replace(',', ";"),
+                q.top.join(";"),
+                q.refused.clone().unwrap_or_default(),
+            ];
+            row.extend(
+                metric_names
+                    .iter()
+                    .map(|m| fixed(q.metrics.get(m).copied().unwrap_or(0.0))),
+            );
+            rows.push(row);
+        }
+    }
+    csv(&headers, &rows)
+}
+
+/// The `class` of CSV rows over every answerable query.
+pub const ALL_CLASSES: &str = "all";
+/// The CSV metric name of [`WrongSibling::rate`].
+pub const WRONG_SIBLING_RATE: &str = "wrong_sibling_rate";
+
+/// The rows of the eval CSV (`eval --format csv`, the report's `data/eval.csv`): per
+/// scorer, the metrics over all answerable queries (class `all`, with intervals), the
+/// wrong-sibling rate, then each class's metrics.
+pub fn csv_rows(result: &EvalResult) -> Vec<EvalCsvRow> {
+    let mut rows = Vec::new();
+    for r in &result.results {
+        let row = |class: &str, metric: &str, value: f64| EvalCsvRow {
+            set: result.set.clone(),
+            setting: result.setting().to_string(),
+            tool_count: result.tool_count,
+            ranked_tools: result.ranked_tools,
+            query_count: result.query_count,
+            scorer: r.scorer.clone(),
+            refused_queries: r.refused_queries,
+            class: class.to_string(),
+            metric: metric.to_string(),
+            value,
+            ci95_low: None,
+            ci95_high: None,
+        };
+        for (metric, &value) in &r.metrics {
+            let ci = r.ci95.get(metric);
+            rows.push(EvalCsvRow {
+                ci95_low: ci.map(|c| c[0]),
+                ci95_high: ci.map(|c| c[1]),
+                ..row(ALL_CLASSES, metric, value)
+            });
+        }
+        rows.push(row(ALL_CLASSES, WRONG_SIBLING_RATE, r.wrong_sibling.rate));
+        for (class, c) in &r.classes {
+            for (metric, &value) in &c.metrics {
+                rows.push(row(class, metric, value));
+            }
+        }
+    }
+    rows
+}
+
+/// One row of the eval CSV: one metric of one scorer on one query set. Measured latency is not
+/// a column, so the file is the same bytes on every run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EvalCsvRow {
+    pub set: String,
+    /// `own` (the query set's catalog alone) or `pooled` (among the pool's distractors).
+    pub setting: String,
+    pub tool_count: usize,
+    pub ranked_tools: usize,
+    pub query_count: usize,
+    pub scorer: String,
+    pub refused_queries: usize,
+    /// `all`, or the query class the metric is averaged over.
+    pub class: String,
+    pub metric: String,
+    pub value: f64,
+    /// Empty when no interval is computed for the metric.
+    pub ci95_low: Option<f64>,
+    pub ci95_high: Option<f64>,
+}
+
+/// The report's summary line per query set: its best scorer.
+pub fn summary(out: &mut String, evals: &[EvalSet]) {
+    for set in evals {
+        if let Some((best, key)) = best_scorer(set) {
+            let ci = best
+                .ci95
+                .get(&key)
+                .map(|c| format!(" (95% CI {}–{})", metric(c[0]), metric(c[1])))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "- Search on `{}` ({} queries, {} tools): best scorer **{}**, {} = **{}**{}, \
+                 MRR {}.",
+                set.name(),
+                int(set.result.query_count),
+                int(set.result.tool_count),
+                best.scorer,
+                key,
+                metric(best.metric(&key).unwrap_or(0.0)),
+                ci,
+                metric(best.metric("mrr").unwrap_or(0.0)),
+            );
+        }
+    }
+}
+
+/// Misses listed per scorer and query set in `index.md` (all of them are in `misses.csv`).
+pub const MISSES_SHOWN: usize = 10;
+/// Ranked tools shown for a missed query.
+pub const RANKED_SHOWN: usize = 5;
+
+/// The scorer with the highest recall@5 (else the first recall metric), ties broken by MRR,
+/// then by name.
+pub fn best_scorer(set: &EvalSet) -> Option<(&ScorerResult, String)> {
+    let ks = &set.result.ks;
+    let key = if ks.contains(&5) {
+        "recall@5".to_string()
+    } else {
+        format!("recall@{}", ks.first()?)
+    };
+    set.result
+        .results
+        .iter()
+        .filter(|s| s.metric(&key).is_some())
+        .max_by(|a, b| {
+            let m = |s: &ScorerResult, k: &str| s.metric(k).unwrap_or(0.0);
+            m(a, &key)
+                .total_cmp(&m(b, &key))
+                .then_with(|| m(a, "mrr").total_cmp(&m(b, "mrr")))
+                .then_with(|| b.scorer.cmp(&a.scorer))
+        })
+        .map(|s| (s, key))
+}
+
+/// The report's "Search quality" section: per query set its table, skipped scorers and chart.
+pub fn sections(out: &mut String, evals: &[EvalSet], charts: &[Figure]) {
+    if evals.is_empty() {
+        return;
+    }
+    out.push_str(
+        "## Search quality\n\nEach labeled query is searched over its whole catalog (the search \
+         tool, never a search result, left out). \
+         recall@k: share of a query's expected tools in the first k results; hit@k: at least \
+         one found; MRR: 1 / rank of the first expected tool; nDCG@10 with binary gains. Means \
+         over all queries (a query with no results scores 0); brackets give the 95% bootstrap \
+         interval of recall@5. hit@k, complete@k (every expected tool in the first k) and \
+         all intervals: `data/eval.csv`.\n\n",
+    );
+    for set in evals {
+        let _ = writeln!(
+            out,
+            "### `{}`: {} queries over {} ({} tools)\n",
+            set.name(),
+            int(set.result.query_count),
+            set.catalog,
+            int(set.result.tool_count)
+        );
+        if let Some(first) = set.result.results.first() {
+            // recall@k, MRR and nDCG@10 here; hit@k, complete@k and the rest in eval.csv.
+            let names: Vec<&str> = first
+                .metrics
+                .keys()
+                .map(String::as_str)
+                .filter(|n| n.starts_with("recall@") || *n == "mrr" || *n == "ndcg@10")
+                .collect();
+            let mut headers = vec!["scorer"];
+            headers.extend(names.iter().copied());
+            headers.push("recall@5 95% CI");
+            headers.push("refused queries");
+            let rows: Vec<Vec<String>> = set
+                .result
+                .results
+                .iter()
+                .map(|sc| {
+                    let mut row = vec![sc.scorer.clone()];
+                    row.extend(
+                        names
+                            .iter()
+                            .map(|n| sc.metric(n).map(metric).unwrap_or_default()),
+                    );
+                    row.push(
+                        sc.ci95
+                            .get("recall@5")
+                            .map(|c| format!("{}–{}", metric(c[0]), metric(c[1])))
+                            .unwrap_or_default(),
+                    );
+                    row.push(int(sc.refused_queries));
+                    row
+                })
+                .collect();
+            let mut right = vec![false];
+            right.extend(std::iter::repeat_n(true, headers.len() - 1));
+            out.push_str(&md_table(&headers, &rows, &right));
+            out.push('\n');
+        }
+        for (scorer, why) in &set.skipped {
+            let _ = writeln!(out, "- `{scorer}` not run: {why}");
+        }
+        if !set.skipped.is_empty() {
+            out.push('\n');
+        }
+        for f in figures::of(charts, &Section::Eval(set.name().to_string())) {
+            figures::embed(out, f);
+        }
+    }
+}
+
+/// The report's "Failures" section: the queries each scorer missed.
+pub fn failures(out: &mut String, evals: &[EvalSet]) {
+    if evals.iter().all(|s| s.misses.is_empty()) {
+        return;
+    }
+    out.push_str("## Failures\n\n");
+    for set in evals {
+        if set.misses.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "### `{}`: queries whose expected tools were not all in the top {}\n",
+            set.name(),
+            set.miss_k
+        );
+        for sc in &set.result.results {
+            let misses: Vec<_> = set
+                .misses
+                .iter()
+                .filter(|m| m.scorer == sc.scorer)
+                .collect();
+            if misses.is_empty() {
+                continue;
+            }
+            let _ = writeln!(
+                out,
+                "**{}**: {} missed{}.\n",
+                sc.scorer,
+                int(misses.len()),
+                if misses.len() > MISSES_SHOWN {
+                    format!(", first {MISSES_SHOWN} shown (all in `data/misses.csv`)")
+                } else {
+                    String::new()
+                }
+            );
+            let rows: Vec<Vec<String>> = misses
+                .iter()
+                .take(MISSES_SHOWN)
+                .map(|m| {
+                    vec![
+                        format!("`{}`", m.query_id),
+                        m.query.clone(),
+                        m.expected
+                            .split_whitespace()
+                            .map(|e| format!("`{e}`"))
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                        if m.ranked.is_empty() {
+                            "(nothing)".to_string()
+                        } else {
+                            m.ranked
+                                .split_whitespace()
+                                .take(RANKED_SHOWN)
+                                .map(|e| format!("`{e}`"))
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                        },
+                    ]
+                })
+                .collect();
+            out.push_str(&md_table(
+                &["query", "text", "expected", "ranked instead (best first)"],
+                &rows,
+                &[false; 4],
+            ));
+            out.push('\n');
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::run::tests::fixture_result;
+    use crate::output::Format;
+
+    fn result(per_query: bool) -> EvalResult {
+        fixture_result(&[1, 5], per_query)
+    }
+
+    #[test]
+    fn table_has_a_row_per_scorer_and_names_what_was_measured() {
+        let t = render(&result(false), Format::Table);
+        assert!(
+            t.starts_with("setting: own catalog — ranked among its 5 tools, no distractors\n"),
+            "{t}"
+        );
+        let lines: Vec<&str> = t.lines().skip(2).collect();
+        let cells = |l: &str| l.split_whitespace().map(String::from).collect::<Vec<_>>();
+        assert_eq!(
+            cells(lines[0]),
+            [
+                "scorer",
+                "recall@1",
+                "recall@5",
+                "hit@1",
+                "hit@5",
+                "complete@1",
+                "complete@5",
+                "mrr",
+                "ndcg@10",
+                "refused",
+                "p50",
+                "µs",
+                "p95",
+                "µs"
+            ]
+        );
+        assert_eq!(
+            cells(lines[2]),
+            [
+                "keyword", "0.3750", "0.5000", "0.5000", "0.5000", "0.2500", "0.5000", "0.5000",
+                "0.4799", "1", "2.0", "4.0"
+            ]
+        );
+        assert!(
+            t.contains(
+                "4 queries (q.jsonl; paraphrase 4) over 5 tools; 10 results requested per query (MRR@10)"
+            ),
+            "{t}"
+        );
+        assert!(t.contains("keyword: recall@5 0.5000 (95% CI"), "{t}");
+        assert!(t.contains("Near-duplicates: 0 tools in 0 clusters"), "{t}");
+        let class_row = t
+            .lines()
+            .find(|l| l.starts_with("keyword  paraphrase"))
+            .unwrap();
+        assert_eq!(
+            cells(class_row),
+            ["keyword", "paraphrase", "4", "0.3750", "0.5000", "0.5000"]
+        );
+        assert!(
+            t.contains("settings: fixed=yes; 1 queries refused (scored 0)"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn csv_is_the_metric_rows_or_the_per_query_rows() {
+        let c = render(&result(false), Format::Csv);
+        assert_eq!(
+            c.lines().next().unwrap(),
+            "set,setting,tool_count,ranked_tools,query_count,scorer,refused_queries,class,metric,value,ci95_low,ci95_high"
+        );
+        // 8 metrics over all queries, the wrong-sibling rate, 8 for the one class.
+        assert_eq!(c.lines().count(), 1 + 8 + 1 + 8);
+        let c = render(&result(true), Format::Csv);
+        let lines: Vec<&str> = c.lines().collect();
+        assert_eq!(lines.len(), 5);
+        assert!(
+            lines[2].starts_with("keyword,q2,second,paraphrase,b;c,3;1,c;d;b,,0.5000,1.0000"),
+            "{c}"
+        );
+        assert!(lines[4].contains(",bad(,paraphrase,a,-,,"), "{c}");
+        let md = render(&result(true), Format::Md);
+        assert!(
+            md.contains("| keyword | q3 | paraphrase | - | 0.0000 | 0.0000 |  |"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn csv_rows_are_one_per_scorer_and_metric() {
+        let r = fixture_result(&[1, 3, 5, 10], false);
+        let rows = csv_rows(&r);
+        // 14 metrics over all queries, the wrong-sibling rate, 14 for the one class.
+        assert_eq!(rows.len(), 14 + 1 + 14);
+        let recall5 = rows.iter().find(|r| r.metric == "recall@5").unwrap();
+        assert_eq!(recall5.set, "q");
+        assert_eq!(recall5.refused_queries, 1);
+        assert!(recall5.ci95_low.is_some());
+        assert!(
+            rows.iter()
+                .find(|r| r.metric == "hit@1")
+                .unwrap()
+                .ci95_low
+                .is_none()
+        );
+        let text = crate::output::csv_rows(&rows);
+        assert!(text.starts_with(
+            "set,setting,tool_count,ranked_tools,query_count,scorer,refused_queries,class,metric,value,ci95_low,ci95_high\n"
+        ));
+        assert!(
+            text.contains("\nq,own,5,5,4,keyword,1,all,hit@1,0.5,,\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\nq,own,5,5,4,keyword,1,paraphrase,hit@1,0.5,,\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\nq,own,5,5,4,keyword,1,all,wrong_sibling_rate,0.0,,\n"),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,18 @@
+//! Views: pure functions from finished result values to bytes (table, Markdown, CSV, JSON,
+//! SVG). Each result type has one module holding its renderers, used by the command that prints
+//! it and by the report that embeds it; `report` composes the report's files from them.
+
+pub mod calibrate;
+pub mod catalog_import;
+pub mod chart;
+pub mod compare;
+pub mod count;
+pub mod counters;
+pub mod eval;
+pub mod number;
+pub mod published;
+pub mod report;
+pub mod search;
+pub mod session_import;
+pub mod sessions;
+pub mod simulate;

@@ -1,0 +1,94 @@
+//! Numbers as the views print them: thousands grouped, fixed decimals. One definition each,
+//! shared by every view that prints the same kind of number.
+
+/// `1234567.0` → `1,234,567`; fractions keep up to the given decimals (`0.125` → `0.13` at 2).
+pub fn thousands(x: f64, decimals: usize) -> String {
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    let s = format!("{:.*}", decimals, x.abs());
+    let (int, frac) = s.split_once('.').unwrap_or((&s, ""));
+    let mut grouped = String::with_capacity(int.len() + int.len() / 3);
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    let frac = frac.trim_end_matches('0');
+    let neg = x < 0.0 && (grouped.chars().any(|c| c != '0' && c != ',') || !frac.is_empty());
+    let mut out = String::new();
+    if neg {
+        out.push('-');
+    }
+    out.push_str(&grouped);
+    if !frac.is_empty() {
+        out.push('.');
+        out.push_str(frac);
+    }
+    out
+}
+
+/// A count with thousands grouped: `1234` → `1,234`.
+pub fn int(x: usize) -> String {
+    thousands(x as f64, 0)
+}
+
+/// One decimal always shown, thousands grouped: `2562.44` → `2,562.4`, `26.0` → `26.0`.
+pub fn fixed1(x: f64) -> String {
+    let tenths = (x * 10.0).round();
+    let whole = (tenths / 10.0).trunc();
+    let frac = (tenths - whole * 10.0).abs() as u64;
+    format!("{}.{frac}", thousands(whole, 0))
+}
+
+/// `1 scenario`, `2 scenarios`.
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{} {}", int(n), if n == 1 { one } else { many })
+}
+
+/// A percentage with one decimal: `41.49` → `41.5%`.
+pub fn pct(x: f64) -> String {
+    format!("{x:.1}%")
+}
+
+/// Dollars: cents below $100, whole dollars with thousands grouped above.
+pub fn usd(x: f64) -> String {
+    if x >= 100.0 {
+        format!("${}", thousands(x, 0))
+    } else {
+        format!("${x:.2}")
+    }
+}
+
+/// A metric with three decimals (`-0.0` prints as 0).
+pub fn metric(x: f64) -> String {
+    // `-0.0` (a sum of nothing, negated) prints as 0.
+    let x = if x == 0.0 { 0.0 } else { x };
+    format!("{x:.3}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_groups_digits() {
+        assert_eq!(thousands(0.0, 0), "0");
+        assert_eq!(thousands(999.0, 0), "999");
+        assert_eq!(thousands(1000.0, 0), "1,000");
+        assert_eq!(thousands(1234567.0, 0), "1,234,567");
+        assert_eq!(thousands(-12345.5, 1), "-12,345.5");
+        assert_eq!(thousands(0.126, 2), "0.13");
+        assert_eq!(thousands(2.0, 2), "2");
+        assert_eq!(thousands(-0.0001, 2), "0");
+    }
+
+    #[test]
+    fn fixed1_keeps_one_decimal() {
+        assert_eq!(fixed1(2562.44), "2,562.4");
+        assert_eq!(fixed1(26.0), "26.0");
+        assert_eq!(fixed1(0.06), "0.1");
+        assert_eq!(fixed1(1999.96), "2,000.0");
+    }
+}

@@ -1,0 +1,355 @@
+//! `index.md`: the report a design review reads on GitHub. A summary first, then one section
+//! per part with its table, charts and the CSV behind it, then failures and settings.
+
+use std::fmt::Write as _;
+
+use super::figures::{self, Figure, Section};
+use crate::experiment::report::ReportData;
+use crate::output::md_table;
+use crate::view::number::{fixed1, int, pct, plural};
+
+pub fn index(data: &ReportData, charts: &[Figure]) -> String {
+    let mut out = String::new();
+    out.push_str("# toolbudget report\n\n");
+    let profile = data
+        .settings
+        .profile
+        .iter()
+        .find(|(k, _)| k == "name")
+        .map(|(_, v)| v.as_str())
+        .unwrap_or("(none)");
+    let _ = writeln!(
+        out,
+        "What deferred tool loading buys an agent, measured by `toolbudget report`: tokens are \
+         counted by the `{}` counter ({}, `{}` rendering of each definition); dollars use the \
+         `{}` model profile's list prices. Every number below is computed from the files named \
+         in each section; the data behind each table is in `data/` as CSV and JSON.\n",
+        data.settings.counter, data.settings.tokenizer, data.settings.render, profile
+    );
+    let mut ran = Vec::new();
+    if !data.scenarios.is_empty() {
+        ran.push(plural(data.scenarios.len(), "scenario", "scenarios"));
+    }
+    if !data.evals.is_empty() {
+        let queries: usize = data.evals.iter().map(|e| e.result.query_count).sum();
+        ran.push(format!(
+            "{} ({})",
+            plural(data.evals.len(), "labeled query set", "labeled query sets"),
+            plural(queries, "query", "queries")
+        ));
+    }
+    if let Some(sweep) = &data.sweep {
+        ran.push(format!(
+            "a sweep over {}",
+            plural(
+                sweep.points.len(),
+                "generated catalog",
+                "generated catalogs"
+            )
+        ));
+    }
+    if !ran.is_empty() {
+        let _ = writeln!(out, "This run: {}.\n", ran.join(", "));
+    }
+    summary(&mut out, data, charts);
+    if let Some(s) = &data.sessions {
+        out.push_str(&crate::view::sessions::markdown(s, charts));
+    }
+    crate::view::simulate::sections(&mut out, &data.scenarios, charts);
+    crate::view::published::section(&mut out, &data.scenarios);
+    crate::view::eval::sections(&mut out, &data.evals, charts);
+    sweep(&mut out, data, charts);
+    crate::view::report::deferral::sections(&mut out, data, charts);
+    latency(&mut out, data, charts);
+    catalogs(&mut out, data);
+    crate::view::eval::failures(&mut out, &data.evals);
+    settings(&mut out, data);
+    if !data.notes.is_empty() {
+        out.push_str("## Notes\n\n");
+        for n in &data.notes {
+            let _ = writeln!(out, "- {n}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn summary(out: &mut String, data: &ReportData, charts: &[Figure]) {
+    out.push_str("## Summary\n\n");
+    if !data.scenarios.is_empty() {
+        crate::view::simulate::summary_table(out, &data.scenarios);
+    }
+    crate::view::eval::summary(out, &data.evals);
+    sweep_summary(out, data);
+    for line in crate::view::report::deferral::summary_lines(data) {
+        let _ = writeln!(out, "- {line}");
+    }
+    out.push('\n');
+    for f in figures::of(charts, &Section::Occupancy) {
+        figures::embed(out, f);
+    }
+}
+
+fn sweep_summary(out: &mut String, data: &ReportData) {
+    let Some(sweep) = &data.sweep else {
+        return;
+    };
+    let Some(last) = sweep.points.last() else {
+        return;
+    };
+    let modes: Vec<String> = last
+        .deferred
+        .iter()
+        .map(|d| {
+            format!(
+                "{} with a `{}` list ({})",
+                int(d.first_request_tokens),
+                d.mode.name(),
+                pct(d.window_pct)
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "- At {} generated tools the eager first request is {} tokens ({} of a {}-token \
+         window); deferred it is {}.",
+        int(last.tools),
+        int(last.eager_first_request_tokens),
+        pct(last.eager_window_pct),
+        int(sweep.settings.context_window),
+        modes.join(", ")
+    );
+}
+
+fn sweep(out: &mut String, data: &ReportData, charts: &[Figure]) {
+    let Some(sweep) = &data.sweep else {
+        return;
+    };
+    let st = &sweep.settings;
+    let _ = writeln!(
+        out,
+        "## Scale sweep\n\nCatalogs of 10 to 10,000 tools generated deterministically (seed {}, \
+         {} tools per server) from the shapes of real MCP catalogs (`toolbudget catalog \
+         generate`). First request = system prompt ({}) + tool preamble ({}) + either every \
+         definition (eager) or the search tool ({}) and the deferred list (deferred). Window: \
+         {} tokens ({}). Data: `data/sweep.csv`.\n",
+        st.seed,
+        st.tools_per_server,
+        int(st.system_prompt_tokens),
+        int(st.tool_overhead_tokens),
+        int(st.search_tool_tokens),
+        int(st.context_window),
+        st.profile
+    );
+    let mut headers = vec!["tools", "servers", "eager first request", "eager % window"];
+    let modes: Vec<&str> = sweep
+        .points
+        .first()
+        .map(|p| p.deferred.iter().map(|d| d.mode.name()).collect())
+        .unwrap_or_default();
+    let labels: Vec<String> = modes
+        .iter()
+        .flat_map(|m| {
+            [
+                format!("`{m}` list"),
+                format!("`{m}` first request"),
+                format!("`{m}` saved"),
+            ]
+        })
+        .collect();
+    headers.extend(labels.iter().map(|s| s.as_str()));
+    let rows: Vec<Vec<String>> = sweep
+        .points
+        .iter()
+        .map(|p| {
+            let mut row = vec![
+                int(p.tools),
+                int(p.servers),
+                int(p.eager_first_request_tokens),
+                pct(p.eager_window_pct),
+            ];
+            for d in &p.deferred {
+                row.push(int(d.list_tokens));
+                row.push(int(d.first_request_tokens));
+                row.push(pct(d.savings_pct));
+            }
+            row
+        })
+        .collect();
+    out.push_str(&md_table(&headers, &rows, &vec![true; headers.len()]));
+    out.push('\n');
+    window_limits(out, sweep, &modes);
+    out.push('\n');
+    for f in figures::of(charts, &Section::Sweep) {
+        figures::embed(out, f);
+    }
+}
+
+/// Where each listing mode stops fitting: the first size whose deferred first request takes
+/// more than 10% (or all) of the window; and where eager overflows.
+fn window_limits(out: &mut String, sweep: &crate::experiment::sweep::Sweep, modes: &[&str]) {
+    for mode in modes {
+        let over = |limit: f64| {
+            sweep.points.iter().find(|p| {
+                p.deferred
+                    .iter()
+                    .any(|d| d.mode.name() == *mode && d.window_pct > limit)
+            })
+        };
+        let text = match (over(10.0), over(100.0)) {
+            (None, _) => "stays under 10% of the window at every size".to_string(),
+            (Some(p), None) => format!("passes 10% of the window at {} tools", int(p.tools)),
+            (Some(p), Some(q)) => format!(
+                "passes 10% of the window at {} tools and overflows it at {}",
+                int(p.tools),
+                int(q.tools)
+            ),
+        };
+        let _ = writeln!(out, "- `{mode}` list: {text}.");
+    }
+    if let Some(p) = sweep.points.iter().find(|p| p.eager_window_pct > 100.0) {
+        let _ = writeln!(
+            out,
+            "- Eager overflows the window at {} tools.",
+            int(p.tools)
+        );
+    }
+}
+
+fn latency(out: &mut String, data: &ReportData, charts: &[Figure]) {
+    let lat = &data.latency;
+    if lat.eval.is_empty() && lat.sweep.is_empty() {
+        return;
+    }
+    out.push_str(
+        "## Search latency (measured)\n\nWall-clock time of the scorers on this machine: the \
+         only numbers in this report that change between runs (`data/latency.csv`, \
+         `data/latency.json`); the machine and build they come from are in the settings \
+         table.\n\n",
+    );
+    if !lat.sweep.is_empty() {
+        let rows: Vec<Vec<String>> = lat
+            .sweep
+            .iter()
+            .map(|l| {
+                vec![
+                    int(l.tools),
+                    l.scorer.clone(),
+                    fixed1(l.build_ms),
+                    int(l.latency_us.searches),
+                    fixed1(l.latency_us.p50),
+                    fixed1(l.latency_us.p95),
+                ]
+            })
+            .collect();
+        out.push_str(&md_table(
+            &[
+                "tools",
+                "scorer",
+                "index build (ms)",
+                "queries",
+                "p50 (µs)",
+                "p95 (µs)",
+            ],
+            &rows,
+            &[true, false, true, true, true, true],
+        ));
+        out.push('\n');
+    }
+    if !lat.eval.is_empty() {
+        let rows: Vec<Vec<String>> = lat
+            .eval
+            .iter()
+            .map(|l| {
+                vec![
+                    format!("`{}`", l.set),
+                    l.scorer.clone(),
+                    fixed1(l.latency_us.p50),
+                    fixed1(l.latency_us.p95),
+                ]
+            })
+            .collect();
+        out.push_str(&md_table(
+            &["query set", "scorer", "p50 (µs)", "p95 (µs)"],
+            &rows,
+            &[false, false, true, true],
+        ));
+        out.push('\n');
+    }
+    for f in figures::of(charts, &Section::Latency) {
+        figures::embed(out, f);
+    }
+}
+
+fn catalogs(out: &mut String, data: &ReportData) {
+    if data.catalogs.is_empty() {
+        return;
+    }
+    out.push_str("## Catalogs\n\nWhat the tool definitions cost when all are sent. Data: `data/catalogs.csv`.\n\n");
+    let rows: Vec<Vec<String>> = data
+        .catalogs
+        .iter()
+        .map(|c| {
+            vec![
+                format!("`{}`", c.catalog),
+                int(c.tool_count),
+                int(c.servers),
+                int(c.tokens),
+                format!("{:.1}", c.mean_tokens),
+                int(c.max_tokens),
+            ]
+        })
+        .collect();
+    out.push_str(&md_table(
+        &[
+            "catalog",
+            "tools",
+            "servers",
+            "tokens",
+            "mean per tool",
+            "largest tool",
+        ],
+        &rows,
+        &[false, true, true, true, true, true],
+    ));
+    out.push('\n');
+}
+
+fn settings(out: &mut String, data: &ReportData) {
+    out.push_str("## Settings\n\n");
+    let mut rows = vec![
+        vec!["counter".to_string(), data.settings.counter.clone()],
+        vec!["tokenizer".to_string(), data.settings.tokenizer.clone()],
+        vec!["rendering".to_string(), data.settings.render.clone()],
+    ];
+    rows.extend(
+        data.settings
+            .profile
+            .iter()
+            .map(|(k, v)| vec![format!("profile: {k}"), v.clone()]),
+    );
+    rows.extend(
+        data.settings
+            .other
+            .iter()
+            .map(|(k, v)| vec![k.clone(), v.clone()]),
+    );
+    for set in &data.evals {
+        for sc in &set.result.results {
+            if !sc.settings.is_empty()
+                && !rows.iter().any(|r| r[0] == format!("scorer {}", sc.scorer))
+            {
+                rows.push(vec![
+                    format!("scorer {}", sc.scorer),
+                    sc.settings
+                        .iter()
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                ]);
+            }
+        }
+    }
+    out.push_str(&md_table(&["setting", "value"], &rows, &[false, false]));
+    out.push('\n');
+}

@@ -1,0 +1,156 @@
+//! The views of a session import (`session import`): billed vs modeled input per session,
+//! the fit and the replay's totals, in table, Markdown, CSV and json of the [`ImportSummary`];
+//! and the notes the command prints on stderr.
+
+use std::path::Path;
+
+use crate::output::{Format, csv, md_table, text_table, to_json};
+use crate::session::import::ImportSummary;
+
+pub fn notes(s: &ImportSummary) -> Vec<String> {
+    let mut out = s.notes.clone();
+    for e in &s.sessions {
+        if e.bad_lines > 0 {
+            out.push(format!(
+                "{}: {} malformed lines skipped",
+                e.file, e.bad_lines
+            ));
+        }
+        if !e.ignored_records.is_empty() {
+            let list: Vec<String> = e
+                .ignored_records
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect();
+            out.push(format!(
+                "{}: record types ignored: {}",
+                e.file,
+                list.join(", ")
+            ));
+        }
+        if !e.unknown_tools.is_empty() {
+            out.push(format!(
+                "{}: tools in no catalog left out: {:.2}% of its calls, {:.2}% of their tokens",
+                e.file, e.unknown_calls_pct, e.unknown_tokens_pct
+            ));
+        }
+    }
+    out
+}
+
+const COLUMNS: &[&str] = &[
+    "session",
+    "ran",
+    "model",
+    "counter",
+    "requests",
+    "tool_calls",
+    "billed_input_tokens",
+    "modeled_input_tokens",
+    "median_error_pct",
+    "p90_error_pct",
+    "eager_input_tokens",
+    "deferred_input_tokens",
+    "eager_cost_cached_usd",
+    "deferred_cost_cached_usd",
+];
+
+fn rows(s: &ImportSummary) -> Vec<Vec<String>> {
+    s.sessions
+        .iter()
+        .map(|e| {
+            let name = Path::new(&e.file)
+                .file_stem()
+                .map_or_else(|| e.file.clone(), |x| x.to_string_lossy().into_owned());
+            vec![
+                name,
+                crate::session::import::mode_name(e.ran_as).to_string(),
+                e.model.clone(),
+                e.counter.to_string(),
+                e.requests.to_string(),
+                e.tool_calls.to_string(),
+                e.billed_input_tokens.to_string(),
+                e.modeled_input_tokens.to_string(),
+                e.error.median_abs_pct.to_string(),
+                e.error.p90_abs_pct.to_string(),
+                e.eager.input_tokens.to_string(),
+                e.deferred.input_tokens.to_string(),
+                format!("{:.4}", e.eager.cost_cached_usd),
+                format!("{:.4}", e.deferred.cost_cached_usd),
+            ]
+        })
+        .collect()
+}
+
+pub fn render(s: &ImportSummary, format: Format) -> String {
+    match format {
+        Format::Json => to_json(s),
+        Format::Csv => csv(COLUMNS, &rows(s)),
+        Format::Table | Format::Md => {
+            let right: Vec<bool> = COLUMNS
+                .iter()
+                .map(|c| !matches!(*c, "session" | "ran" | "model" | "counter"))
+                .collect();
+            let mut out = if format == Format::Md {
+                md_table(COLUMNS, &rows(s), &right)
+            } else {
+                text_table(COLUMNS, &rows(s), &right)
+            };
+            out.push_str(&footer(s));
+            out
+        }
+    }
+}
+
+fn footer(s: &ImportSummary) -> String {
+    let t = &s.totals;
+    let mut out = format!(
+        "\n{} sessions, {} billed requests, {} tool calls; billed input {}, modeled {} ({}).\n",
+        t.sessions,
+        t.requests,
+        t.tool_calls,
+        t.billed_input_tokens,
+        t.modeled_input_tokens,
+        s.counter
+    );
+    out.push_str(&format!(
+        "Per-request error of the calibrated model: median {}%, p90 {}% over {} requests (uncalibrated: median {}%, p90 {}%).\n",
+        s.error.median_abs_pct,
+        s.error.p90_abs_pct,
+        s.error.requests,
+        s.error_uncalibrated.median_abs_pct,
+        s.error_uncalibrated.p90_abs_pct
+    ));
+    for c in &s.calibrations {
+        out.push_str(&format!(
+            "Fit {}: system prompt {} tokens{}, scale {} provider tokens per {} token (R² {}, residual RMS {} tokens, {} requests{}).\n",
+            c.model,
+            c.system_prompt_tokens,
+            if c.constrained {
+                " (fixed at 0: the free fit wanted less)"
+            } else {
+                ""
+            },
+            c.scale,
+            c.counter,
+            c.r2,
+            c.rms_residual_tokens,
+            c.requests,
+            c.subagent_system_prompt_tokens
+                .map(|p| format!("; subagent system prompt {p} over {} requests", c.subagent_requests))
+                .unwrap_or_default()
+        ));
+    }
+    out.push_str(&format!(
+        "Replayed eager vs deferred: {} vs {} input tokens, ${:.4} vs ${:.4} with caching, {} {}, {} {}.\n",
+        t.eager.input_tokens,
+        t.deferred.input_tokens,
+        t.eager.cost_cached_usd,
+        t.deferred.cost_cached_usd,
+        t.deferred.searches,
+        crate::output::noun(t.deferred.searches as u64, "search", "searches"),
+        t.deferred.misses,
+        crate::output::noun(t.deferred.misses as u64, "miss", "misses"),
+    ));
+    out
+}
