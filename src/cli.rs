@@ -1,15 +1,15 @@
-//! Command-line types (clap derive). Parsed once, then converted into the library's plain
-//! values by `commands::*`; nothing here does work.
+//! Command-line types (clap derive), private to the binary. Parsed once, then converted into
+//! the library's plain values by `commands::*`; nothing here does work.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::counter::{CounterKind, ToolChoice};
-use crate::output::Format;
-use crate::search::ScorerKind;
-use crate::simulate::result::SearchLatencySource;
-use crate::tokenize::{Render, Tokenizer};
+use toolbudget::counter::{CounterKind, ToolChoice};
+use toolbudget::output::Format;
+use toolbudget::search::ScorerKind;
+use toolbudget::simulate::result::SearchLatencySource;
+use toolbudget::tokenize::{Render, Tokenizer};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -148,8 +148,8 @@ pub struct ReportArgs {
     pub session_scorers: Vec<ScorerKind>,
     /// Deferred-list mode of the sessions' deferred replays: names, descriptions or servers
     /// (repeatable; default names).
-    #[arg(long = "session-listing", value_name = "L", value_parser = crate::session::counterfactual::parse_listing)]
-    pub session_listings: Vec<crate::simulate::scenario::Listing>,
+    #[arg(long = "session-listing", value_name = "L", value_parser = toolbudget::session::counterfactual::parse_listing)]
+    pub session_listings: Vec<toolbudget::simulate::scenario::Listing>,
     /// Fitted system prompt and counter scale (calibration.json), applied to the scenarios of
     /// the same model profile and tokenizer (and to the sessions instead of their folder's).
     #[arg(long, value_name = "FILE")]
@@ -418,7 +418,7 @@ pub struct EmbeddingArgs {
     /// in units of its spread, weights 0.5,0.5), rrf (k 60, weights 1,1) or minmax (a reference:
     /// each list scaled to [0, 1], weights 0.5,0.5).
     #[arg(long, value_name = "METHOD", value_enum)]
-    pub fusion: Option<crate::search::hybrid::FusionMethod>,
+    pub fusion: Option<toolbudget::search::hybrid::FusionMethod>,
     /// Hybrid weights as BM25,SEMANTIC (e.g. 0.5,0.5).
     #[arg(long, value_name = "BM25,SEMANTIC", value_parser = parse_weights)]
     pub fusion_weights: Option<(f64, f64)>,
@@ -439,13 +439,13 @@ pub struct EmbeddingArgs {
     pub bm25_b: Option<f64>,
     /// bm25 field weights NAME,DESCRIPTION,ARGUMENT_NAMES,ARGUMENT_DESCRIPTIONS
     /// (default 2,1,1,0.5).
-    #[arg(long, value_name = "N,D,AN,AD", value_parser = crate::search::bm25::parse_weights)]
+    #[arg(long, value_name = "N,D,AN,AD", value_parser = toolbudget::search::bm25::parse_weights)]
     pub bm25_weights: Option<[f64; 4]>,
 }
 
 impl EmbeddingArgs {
     /// Applies the flags given over `base` (unset flags keep its values).
-    pub fn apply(&self, base: &mut crate::search::ScorerConfig) {
+    pub fn apply(&self, base: &mut toolbudget::search::ScorerConfig) {
         if self.model_dir.is_some() {
             base.model_dir.clone_from(&self.model_dir);
         }
@@ -456,7 +456,7 @@ impl EmbeddingArgs {
         let fusion = &mut base.fusion;
         if let Some(m) = self.fusion {
             // Each method has its own default weights (blend 0.4,0.6; rrf 1,1).
-            *fusion = crate::search::hybrid::FusionConfig::for_method(m);
+            *fusion = toolbudget::search::hybrid::FusionConfig::for_method(m);
         }
         if let Some((l, s)) = self.fusion_weights {
             fusion.lexical_weight = l;
@@ -484,4 +484,13 @@ fn parse_weights(s: &str) -> Result<(f64, f64), String> {
     let a: f64 = a.trim().parse().map_err(|_| err())?;
     let b: f64 = b.trim().parse().map_err(|_| err())?;
     Ok((a, b))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cli_definition_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
 }

@@ -5,15 +5,14 @@
 //! `simulate` replays conversations eagerly and deferred through the same search core;
 //! `experiment` runs what the commands and the report show, each into one result value, and
 //! `view` renders finished results. Loaders read the input files they are given;
-//! only `commands` (and the binary) find files, write output, print and read the clock.
+//! only the binary (`src/main.rs` with its `cli` and `commands`) finds files, writes output,
+//! prints and reads the clock.
 
 // Input reaches the library as bytes: an unwrap on its path would turn bad input into a
 // panic. Tests may unwrap (clippy.toml: allow-unwrap-in-tests).
 #![deny(clippy::unwrap_used)]
 
 pub mod catalog;
-pub mod cli;
-pub mod commands;
 pub mod counter;
 pub mod document;
 pub mod error;

@@ -1,8 +1,18 @@
+//! The `toolbudget` binary: the command line (`cli`, clap types) and one module per subcommand
+//! (`commands`), over the library. Only this crate finds input files, writes output, prints
+//! and reads the clock.
+
+// As in the library: arguments and files are input, and an unwrap on their path would be a
+// panic instead of an error (clippy.toml: allow-unwrap-in-tests).
+#![deny(clippy::unwrap_used)]
+
 use std::process::ExitCode;
 
+mod cli;
+mod commands;
+
 use clap::Parser;
-use toolbudget::cli::{CatalogCommand, Cli, Command, SessionCommand};
-use toolbudget::commands;
+use cli::{CatalogCommand, Cli, Command, SessionCommand};
 
 fn main() -> ExitCode {
     // SAFETY: first statement of main, no other thread exists yet to read the environment.

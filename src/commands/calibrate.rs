@@ -3,10 +3,10 @@
 
 use super::Outcome;
 use crate::cli::CalibrateArgs;
-use crate::counter::anthropic::Calibration;
-use crate::error::{Error, Result};
-use crate::experiment::calibrate::report;
-use crate::output::{emit, write_atomic};
+use toolbudget::counter::anthropic::Calibration;
+use toolbudget::error::{Error, Result};
+use toolbudget::experiment::calibrate::report;
+use toolbudget::output::{emit, write_atomic};
 
 pub fn run(args: &CalibrateArgs) -> Result<Outcome> {
     let path = &args.data;
@@ -27,7 +27,7 @@ pub fn run(args: &CalibrateArgs) -> Result<Outcome> {
         json.push('\n');
         write_atomic(path, json.as_bytes())?;
     }
-    emit(None, &crate::view::calibrate::render(&r, args.format))?;
+    emit(None, &toolbudget::view::calibrate::render(&r, args.format))?;
     Ok(if args.check && !r.stored_fit_matches {
         Outcome::CheckFailed
     } else {

@@ -1,9 +1,9 @@
-//! `toolbudget catalog generate`: a deterministic synthetic catalog (see `crate::generate`).
+//! `toolbudget catalog generate`: a deterministic synthetic catalog (see `toolbudget::generate`).
 
-use crate::catalog::{MAX_TOOLS, to_native_json};
 use crate::cli::GenerateArgs;
-use crate::error::{Error, Result};
-use crate::output::emit;
+use toolbudget::catalog::{MAX_TOOLS, to_native_json};
+use toolbudget::error::{Error, Result};
+use toolbudget::output::emit;
 
 pub fn run(args: &GenerateArgs) -> Result<()> {
     if args.tools == 0 || args.tools > MAX_TOOLS {
@@ -18,6 +18,6 @@ pub fn run(args: &GenerateArgs) -> Result<()> {
             args.tools, args.servers
         )));
     }
-    let catalog = crate::generate::generate(args.tools, args.servers, args.seed);
+    let catalog = toolbudget::generate::generate(args.tools, args.servers, args.seed);
     emit(args.out.as_deref(), &to_native_json(&catalog))
 }

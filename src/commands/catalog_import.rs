@@ -13,15 +13,15 @@ use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
 
 use crate::cli::ImportArgs;
-use crate::counter::ToolTokens;
-use crate::error::{Error, Result};
-use crate::mcp::scenario::starter_scenario;
-use crate::mcp::{
+use toolbudget::counter::ToolTokens;
+use toolbudget::error::{Error, Result};
+use toolbudget::mcp::scenario::starter_scenario;
+use toolbudget::mcp::{
     ConfigEntry, EntryKind, ImportError, ImportReport, ServerCommand, ServerReport, Timeouts,
     catalog_json, list_tools, read_config, to_catalog,
 };
-use crate::output::{emit, write_atomic};
-use crate::tokenize::{Render, Tokenizer};
+use toolbudget::output::{emit, write_atomic};
+use toolbudget::tokenize::{Render, Tokenizer};
 
 /// Default folder for `--config` snapshots.
 pub const DEFAULT_CONFIG_OUT: &str = "catalogs";
@@ -118,7 +118,7 @@ fn run_stdio(
             let report = ImportReport::new(args.tokenizer, vec![ok_row(server, &imported, path)]);
             emit(
                 None,
-                &crate::view::catalog_import::render(&report, args.format),
+                &toolbudget::view::catalog_import::render(&report, args.format),
             )?;
         }
     }
@@ -177,7 +177,7 @@ fn run_config(
     let report = ImportReport::new(args.tokenizer, rows);
     emit(
         None,
-        &crate::view::catalog_import::render(&report, args.format),
+        &toolbudget::view::catalog_import::render(&report, args.format),
     )?;
     Ok(if any_failed {
         ExitCode::from(2)

@@ -3,9 +3,9 @@
 //! than `--max-drop`, after writing the comparison.
 
 use crate::cli::CompareArgs;
-use crate::error::Result;
-use crate::eval::compare::{CompareOptions, EvalFile, compare};
-use crate::output::emit;
+use toolbudget::error::Result;
+use toolbudget::eval::compare::{CompareOptions, EvalFile, compare};
+use toolbudget::output::emit;
 
 use super::Outcome;
 
@@ -21,7 +21,7 @@ pub fn run(args: &CompareArgs) -> Result<Outcome> {
     let comparison = compare(&base, &candidate, &options)?;
     emit(
         args.output.out.as_deref(),
-        &crate::view::compare::render(&comparison, args.output.format),
+        &toolbudget::view::compare::render(&comparison, args.output.format),
     )?;
     if comparison.has_regression() {
         if !comparison.regressions.is_empty() {

@@ -1,16 +1,16 @@
 //! `toolbudget count`: token counts per tool, per server and in total, under one counter or
 //! (`--compare-counters`) under every counter side by side.
 
-use crate::catalog::Catalog;
 use crate::cli::{ApiArgs, CountArgs};
-use crate::counter::api::{self, ApiToolCounts, Client, Settings};
-use crate::counter::{CounterKind, ToolChoice, ToolTokens};
-use crate::error::{Error, Result};
-use crate::experiment::count::{Fixed, reference_profile, summarize};
-use crate::output::{emit, write_atomic};
-use crate::simulate::profile::Profile;
-use crate::tokenize::{Render, Tokenizer};
-use crate::view;
+use toolbudget::catalog::Catalog;
+use toolbudget::counter::api::{self, ApiToolCounts, Client, Settings};
+use toolbudget::counter::{CounterKind, ToolChoice, ToolTokens};
+use toolbudget::error::{Error, Result};
+use toolbudget::experiment::count::{Fixed, reference_profile, summarize};
+use toolbudget::output::{emit, write_atomic};
+use toolbudget::simulate::profile::Profile;
+use toolbudget::tokenize::{Render, Tokenizer};
+use toolbudget::view;
 
 /// An API client over the cache file, with the key and base URL from the environment.
 pub fn api_client(args: &ApiArgs, model: &str) -> Result<Client> {
@@ -24,7 +24,7 @@ pub fn api_client(args: &ApiArgs, model: &str) -> Result<Client> {
     };
     // A missing cache is an empty one; anything else goes through the bounded reader.
     let bytes = if args.api_cache.exists() {
-        Some(crate::input::read(&args.api_cache)?)
+        Some(toolbudget::input::read(&args.api_cache)?)
     } else {
         None
     };

@@ -4,11 +4,11 @@
 //! through the command's client.
 
 use super::count::count_with;
-use crate::catalog::Catalog;
 use crate::cli::CountArgs;
-use crate::counter::CounterKind;
-use crate::error::Result;
-use crate::experiment::count::{
+use toolbudget::catalog::Catalog;
+use toolbudget::counter::CounterKind;
+use toolbudget::error::Result;
+use toolbudget::experiment::count::{
     Counted, CounterComparison, Skipped, compare_counters, local_counts,
 };
 

@@ -8,15 +8,15 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::catalog::{Catalog, CatalogSource, parse_catalog_arg};
 use crate::cli::EvalArgs;
-use crate::error::{Error, Result};
-use crate::eval::pool::PoolInfo;
-use crate::eval::run::{EvalOptions, check_labels, evaluate};
-use crate::eval::siblings::Siblings;
-use crate::eval::{EvalResult, load_queries};
-use crate::output::emit;
-use crate::search::{self, ScorerConfig, ScorerKind};
+use toolbudget::catalog::{Catalog, CatalogSource, parse_catalog_arg};
+use toolbudget::error::{Error, Result};
+use toolbudget::eval::pool::PoolInfo;
+use toolbudget::eval::run::{EvalOptions, check_labels, evaluate};
+use toolbudget::eval::siblings::Siblings;
+use toolbudget::eval::{EvalResult, load_queries};
+use toolbudget::output::emit;
+use toolbudget::search::{self, ScorerConfig, ScorerKind};
 
 /// Scorers evaluated when no `--scorer` is given.
 pub const DEFAULT_SCORERS: [ScorerKind; 2] = [ScorerKind::Keyword, ScorerKind::Bm25];
@@ -80,7 +80,7 @@ pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
     result.pool = pool;
     emit(
         args.output.out.as_deref(),
-        &crate::view::eval::render(&result, args.output.format),
+        &toolbudget::view::eval::render(&result, args.output.format),
     )
 }
 
@@ -122,7 +122,7 @@ fn pooled(own: Catalog, args: &EvalArgs) -> Result<(Catalog, Option<PoolInfo>)> 
         .into_iter()
         .map(|path| CatalogSource { path, server: None })
         .collect();
-    let (catalog, mut info) = crate::eval::pool::extend(&own, &sources)?;
+    let (catalog, mut info) = toolbudget::eval::pool::extend(&own, &sources)?;
     info.sources = args.pool.iter().map(|p| p.display().to_string()).collect();
     info.skipped_files = found - sources.len();
     Ok((catalog, Some(info)))

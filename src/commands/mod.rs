@@ -14,9 +14,9 @@ pub mod search;
 pub mod session_import;
 pub mod simulate;
 
-use crate::catalog::{Catalog, load_catalogs, parse_catalog_arg};
 use crate::cli::CatalogArgs;
-use crate::error::Result;
+use toolbudget::catalog::{Catalog, load_catalogs, parse_catalog_arg};
+use toolbudget::error::Result;
 
 /// How a command that ran to completion ends: `CheckFailed` (exit 1) is a result, not an
 /// error — the output was written, and a check it reports (a regression) failed.
@@ -44,7 +44,7 @@ pub fn load(args: &CatalogArgs) -> Result<Catalog> {
 /// instead of after minutes of evaluation.
 pub fn check_outputs(command: &crate::cli::Command) -> Result<()> {
     use crate::cli::{CatalogCommand, Command, SessionCommand};
-    use crate::output::{check_out_dir, check_out_file};
+    use toolbudget::output::{check_out_dir, check_out_file};
     let file = |p: &Option<std::path::PathBuf>| p.as_deref().map_or(Ok(()), check_out_file);
     match command {
         Command::Count(a) => file(&a.output.out),
@@ -81,14 +81,14 @@ pub fn check_outputs(command: &crate::cli::Command) -> Result<()> {
 
 /// A progress bar on stderr for a cold semantic index (`None` when `visible` is false). The bar
 /// appears with the first finished batch, so a cached index shows nothing.
-pub fn embed_progress(visible: bool) -> Option<crate::search::EmbedProgress> {
+pub fn embed_progress(visible: bool) -> Option<toolbudget::search::EmbedProgress> {
     use indicatif::{ProgressBar, ProgressStyle};
     use std::sync::{Arc, OnceLock};
     if !visible {
         return None;
     }
     let bar: Arc<OnceLock<ProgressBar>> = Arc::new(OnceLock::new());
-    Some(crate::search::EmbedProgress(Arc::new(
+    Some(toolbudget::search::EmbedProgress(Arc::new(
         move |done: usize, all: usize| {
             let bar = bar.get_or_init(|| {
                 let bar = ProgressBar::new(all as u64);

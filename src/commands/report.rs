@@ -9,15 +9,15 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::catalog::CatalogSource;
 use crate::cli::ReportArgs;
-use crate::error::{Error, Result};
-use crate::experiment::Progress;
-use crate::experiment::eval::EvalInput;
-use crate::experiment::report::{self as pipeline, ReportInputs};
-use crate::output::write_tree;
-use crate::session::counterfactual::Variant;
-use crate::simulate::calibration::CalibrationFile;
+use toolbudget::catalog::CatalogSource;
+use toolbudget::error::{Error, Result};
+use toolbudget::experiment::Progress;
+use toolbudget::experiment::eval::EvalInput;
+use toolbudget::experiment::report::{self as pipeline, ReportInputs};
+use toolbudget::output::write_tree;
+use toolbudget::session::counterfactual::Variant;
+use toolbudget::simulate::calibration::CalibrationFile;
 
 /// Progress on stderr, hidden when stderr is not a terminal or with `--quiet`.
 struct Bars {
@@ -52,7 +52,7 @@ impl Progress for Bars {
 
 pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
     // Refused before any work: a file, a link or a folder of other files.
-    crate::output::check_out_dir(&args.out)?;
+    toolbudget::output::check_out_dir(&args.out)?;
     // The shipped scenarios and fixtures are found from the current folder (the repository
     // root), or else beside the crate this binary was built from, so `report` works from anywhere.
     let shipped = |p: &Path| -> PathBuf {
@@ -84,7 +84,8 @@ pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
     };
     let origin = Instant::now();
     let data = pipeline::build(&inputs, &|| origin.elapsed(), &bars)?;
-    let files = crate::view::report::render(&data).map_err(|e| Error::Missing(e.to_string()))?;
+    let files =
+        toolbudget::view::report::render(&data).map_err(|e| Error::Missing(e.to_string()))?;
     bars.phase("writing", 1);
     let files: Vec<(String, Vec<u8>)> = files.into_iter().map(|f| (f.path, f.bytes)).collect();
     write_tree(&args.out, &files)?;

@@ -4,15 +4,15 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 
 use crate::cli::SearchArgs;
-use crate::error::Result;
-use crate::experiment::search::search;
-use crate::output::emit;
-use crate::search::ScorerConfig;
+use toolbudget::error::Result;
+use toolbudget::experiment::search::search;
+use toolbudget::output::emit;
+use toolbudget::search::ScorerConfig;
 
 pub fn run(args: &SearchArgs) -> Result<()> {
     // clap's own message for a non-UTF-8 argument does not say which one it was.
     let query = args.query.to_str().ok_or_else(|| {
-        crate::error::Error::usage(format!(
+        toolbudget::error::Error::usage(format!(
             "QUERY \"{}\" is not valid UTF-8; queries are text",
             args.query.display()
         ))
@@ -31,6 +31,6 @@ pub fn run(args: &SearchArgs) -> Result<()> {
     )?;
     emit(
         args.output.out.as_deref(),
-        &crate::view::search::render(&report, args.output.format),
+        &toolbudget::view::search::render(&report, args.output.format),
     )
 }

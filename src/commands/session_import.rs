@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::catalog::{CatalogSource, parse_catalog_arg};
 use crate::cli::SessionImportArgs;
-use crate::error::{Error, Result};
-use crate::output::{emit, write_atomic};
-use crate::session::import::{CatalogContext, ImportOptions, catalogs, import, read_all};
-use crate::session::{ReadOptions, discover};
-use crate::view::session_import::{notes, render};
+use toolbudget::catalog::{CatalogSource, parse_catalog_arg};
+use toolbudget::error::{Error, Result};
+use toolbudget::output::{emit, write_atomic};
+use toolbudget::session::import::{CatalogContext, ImportOptions, catalogs, import, read_all};
+use toolbudget::session::{ReadOptions, discover};
+use toolbudget::view::session_import::{notes, render};
 
 /// The shipped catalog of Claude Code's built-in tools: from the current folder (the
 /// repository root) or beside the crate this binary was built from.

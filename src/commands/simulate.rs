@@ -7,12 +7,12 @@
 use std::time::Instant;
 
 use crate::cli::{ApiArgs, SimulateArgs};
-use crate::counter::{CounterKind, ToolTokens};
-use crate::error::{Error, Result};
-use crate::output::{Format, emit};
+use toolbudget::counter::{CounterKind, ToolTokens};
+use toolbudget::error::{Error, Result};
+use toolbudget::output::{Format, emit};
 
-use crate::simulate::result::{SearchLatencySource, SimulationResult};
-use crate::simulate::{self, Scenario, SearchTiming};
+use toolbudget::simulate::result::{SearchLatencySource, SimulationResult};
+use toolbudget::simulate::{self, Scenario, SearchTiming};
 
 /// Measured for the human formats, modeled for the byte-identical ones, unless asked.
 fn latency_source(args: &SimulateArgs) -> SearchLatencySource {
@@ -29,7 +29,7 @@ fn prepare_api(scenario: &Scenario, api: &ApiArgs) -> Result<simulate::Prepared>
     let mut client = super::count::api_client(api, &scenario.profile.api_model)?;
     let users = simulate::user_texts(scenario);
     let user_refs: Vec<&str> = users.iter().map(String::as_str).collect();
-    let parts = crate::counter::api::request_parts(
+    let parts = toolbudget::counter::api::request_parts(
         &mut client,
         scenario.system_prompt.as_deref(),
         &user_refs,
@@ -78,7 +78,7 @@ pub fn run(args: &SimulateArgs, quiet: bool) -> Result<()> {
         } else {
             prepare_api(&scenario, &args.api)?
         };
-        let (mut result, _) = crate::experiment::scenario::run(
+        let (mut result, _) = toolbudget::experiment::scenario::run(
             &scenario,
             prepared,
             counter.name(),
@@ -98,6 +98,6 @@ pub fn run(args: &SimulateArgs, quiet: bool) -> Result<()> {
     let result = SimulationResult { scenarios };
     emit(
         args.output.out.as_deref(),
-        &crate::view::simulate::render(&result, args.output.format, args.per_request),
+        &toolbudget::view::simulate::render(&result, args.output.format, args.per_request),
     )
 }

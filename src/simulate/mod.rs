@@ -126,15 +126,6 @@ pub fn counter_for(scenario: &Scenario, flag: Option<CounterKind>) -> CounterKin
         .unwrap_or(scenario.profile.counter)
 }
 
-/// The tokenizer behind [`counter_for`] with a tokenizer flag (kept for callers that name one).
-pub fn tokenizer_for(scenario: &Scenario, flag: Option<Tokenizer>) -> Tokenizer {
-    counter_for(
-        scenario,
-        flag.map(|t| CounterKind::from_legacy(t, scenario.render)),
-    )
-    .tokenizer()
-}
-
 /// Loads the scenario's catalogs (checking each exists where the scenario names it).
 pub fn load_scenario_catalogs(scenario: &Scenario) -> Result<Catalog> {
     if let Some(path) = &scenario.unavailable {
@@ -738,11 +729,6 @@ pub fn user_texts(scenario: &Scenario) -> Vec<String> {
     let mut out = Vec::new();
     walk(&scenario.conversation, &mut out);
     out
-}
-
-/// Whether tool `i` is deferrable under the prepared scenario's settings (before `auto:N`).
-pub fn is_deferrable(prepared: &Prepared, i: usize) -> bool {
-    prepared.plan.deferrable[i]
 }
 
 /// How a replay times the searches it sends.

@@ -124,10 +124,6 @@ const GPT_5_4_PAGE: &str = "https://developers.openai.com/api/docs/models/gpt-5.
 const GPT_4O_PAGE: &str = "https://platform.openai.com/docs/models/gpt-4o";
 const HARNESS: &str = "andyjmorgan/tool-search-testing (MIT) @ f2f833e, WRITEUP.md; ../shared/data/provider-counts/acme-series.json";
 
-/// The published tool-use system prompt of Claude 4.x models with `tool_choice` auto
-/// (Anthropic's tool-use pricing table).
-pub const CLAUDE_TOOL_OVERHEAD: usize = 346;
-
 /// Claude 4.x: the documented tool-use prompt per `tool_choice`, any counter.
 fn claude_preambles() -> Vec<Preamble> {
     let p = &anthropic::Calibration::committed().tool_use_system_prompt;

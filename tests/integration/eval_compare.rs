@@ -192,9 +192,3 @@ fn eval_reports_unknown_expected_tool_with_position() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
-
-#[test]
-fn cli_definition_is_consistent() {
-    use clap::CommandFactory;
-    toolbudget::cli::Cli::command().debug_assert();
-}

@@ -9,9 +9,9 @@ use toolbudget::eval::EvalResult;
 use toolbudget::experiment::eval::{EvalSet, Miss};
 use toolbudget::experiment::report::{CatalogRow, ReportData, ReportSettings};
 use toolbudget::experiment::sweep::{ListingCost, ListingMode, Sweep, SweepPoint, SweepSettings};
+use toolbudget::simulate::ScenarioResult;
 use toolbudget::simulate::request::PARTS;
 use toolbudget::view::report::render;
-use toolbudget::simulate::ScenarioResult;
 
 fn request(
     mode: &str,
