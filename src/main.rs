@@ -47,9 +47,9 @@ fn main() -> ExitCode {
         },
         Command::Calibrate(args) => commands::calibrate::run(args).map(ExitCode::from),
         Command::Catalog(group) => match &group.command {
-            CatalogCommand::Import(args) => commands::catalog_import::run(args, cli.quiet),
+            CatalogCommand::Import(args) => commands::catalog::import::run(args, cli.quiet),
             CatalogCommand::Generate(args) => {
-                commands::catalog_generate::run(args).map(|()| ExitCode::SUCCESS)
+                commands::catalog::generate::run(args).map(|()| ExitCode::SUCCESS)
             }
         },
     };

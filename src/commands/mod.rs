@@ -3,11 +3,9 @@
 //! and reads the clock; the library's loaders read the files they are given.
 
 pub mod calibrate;
-pub mod catalog_generate;
-pub mod catalog_import;
+pub mod catalog;
 pub mod compare;
 pub mod count;
-pub mod count_compare;
 pub mod eval;
 pub mod report;
 pub mod search;

@@ -13,11 +13,14 @@
 //! file that is not such a config at all is an input error. `${VAR}` and `${VAR:-default}` in
 //! `command`, `args` and `env` are expanded as Claude Code does; the working folder of every
 //! server is the config file's folder (Claude Code runs project servers from the folder of
-//! `.mcp.json`).
+//! `.mcp.json`). Read through derived structs (`RawConfig`, `RawEntry`), so a wrong type is
+//! located and named like in every other reader.
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value};
+use indexmap::IndexMap;
+use serde::Deserialize;
+use serde_json::Value;
 
 use super::ServerCommand;
 use crate::document::{Document, Seg};
@@ -42,6 +45,44 @@ pub enum EntryKind {
     Invalid(String),
 }
 
+/// The file as written. Entries stay values until each is read at its own path, so that one
+/// bad entry does not hide the others; keys this tool does not use are ignored (configs carry
+/// settings of their own).
+#[derive(Deserialize)]
+#[serde(expecting = "a JSON object with an \"mcpServers\" map")]
+struct RawConfig {
+    #[serde(rename = "mcpServers")]
+    mcp_servers: Option<IndexMap<String, Value>>,
+}
+
+/// One server entry as written.
+#[derive(Deserialize)]
+#[serde(expecting = "a server entry (an object)")]
+struct RawEntry {
+    #[serde(rename = "type")]
+    transport: Option<String>,
+    /// Only whether it is there matters (a remote server without `type`).
+    #[serde(default, deserialize_with = "present")]
+    url: bool,
+    command: Option<String>,
+    args: Option<Vec<String>>,
+    env: Option<IndexMap<String, EnvValue>>,
+}
+
+/// An environment value: text, or a number or boolean (common in hand-written configs), whose
+/// text is the value.
+#[derive(Deserialize)]
+#[serde(untagged, expecting = "an environment value must be a string")]
+enum EnvValue {
+    Text(String),
+    Number(serde_json::Number),
+    Bool(bool),
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<bool, D::Error> {
+    serde::de::IgnoredAny::deserialize(d).map(|_| true)
+}
+
 /// Reads the config at `path`. `env` looks up environment variables for `${VAR}` expansion.
 pub fn read_config(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<Vec<ConfigEntry>> {
     let doc = Document::read(path)?;
@@ -52,19 +93,21 @@ pub fn parse_config(
     doc: &Document,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Vec<ConfigEntry>> {
-    let Value::Object(top) = &doc.value else {
+    // A list decodes into a struct field by field; say what was meant instead.
+    if !doc.value.is_object() {
         return Err(doc.error_at(&[], "expected a JSON object with an \"mcpServers\" map"));
-    };
-    let Some(servers) = top.get("mcpServers") else {
-        return Err(doc.error_at(
-            &[],
-            "no \"mcpServers\" key: expected a Claude Code .mcp.json or a Claude Desktop config",
-        ));
-    };
-    let Value::Object(servers) = servers else {
+    }
+    if doc.value.get("mcpServers").is_some_and(|s| !s.is_object()) {
         return Err(doc.error_at(
             &path!["mcpServers"],
             "\"mcpServers\" must be an object of servers",
+        ));
+    }
+    let raw: RawConfig = doc.decode(&[], &doc.value)?;
+    let Some(servers) = raw.mcp_servers else {
+        return Err(doc.error_at(
+            &[],
+            "no \"mcpServers\" key: expected a Claude Code .mcp.json or a Claude Desktop config",
         ));
     };
     if servers.is_empty() {
@@ -98,9 +141,10 @@ fn entry_kind(
     dir: &Path,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<EntryKind> {
-    let Value::Object(obj) = entry else {
+    if !entry.is_object() {
         return Err(doc.error_at(at, "a server entry must be an object"));
-    };
+    }
+    let raw: RawEntry = doc.decode(at, entry)?;
     if let Some(problem) = file_name_problem(name) {
         return Err(doc.error_at(at, format!("server name {name:?} {problem}")));
     }
@@ -109,49 +153,37 @@ fn entry_kind(
         p.push(Seg::from(key));
         p
     };
-    match obj.get("type") {
-        None => {
-            if obj.contains_key("url") && !obj.contains_key("command") {
-                return Ok(EntryKind::Remote {
-                    transport: "url".into(),
-                });
-            }
-        }
-        Some(Value::String(t)) if t == "stdio" => {}
-        Some(Value::String(t)) => {
+    match raw.transport {
+        None if raw.url && raw.command.is_none() => {
             return Ok(EntryKind::Remote {
-                transport: t.clone(),
+                transport: "url".into(),
             });
         }
-        Some(_) => return Err(doc.error_at(&sub("type"), "\"type\" must be a string")),
+        Some(t) if t != "stdio" => return Ok(EntryKind::Remote { transport: t }),
+        _ => {}
     }
     let expand_at = |p: &[Seg], s: &str| expand(s, env).map_err(|m| doc.error_at(p, m));
-    let program = match obj.get("command") {
-        Some(Value::String(c)) if !c.trim().is_empty() => expand_at(&sub("command"), c)?,
-        Some(Value::String(_)) => return Err(doc.error_at(&sub("command"), "\"command\" is empty")),
-        Some(_) => return Err(doc.error_at(&sub("command"), "\"command\" must be a string")),
+    let program = match &raw.command {
+        Some(c) if !c.trim().is_empty() => expand_at(&sub("command"), c)?,
+        Some(_) => return Err(doc.error_at(&sub("command"), "\"command\" is empty")),
         None => return Err(doc.error_at(at, "missing \"command\" (a stdio server needs one)")),
     };
     let mut args = Vec::new();
-    match obj.get("args") {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(items)) => {
-            for (i, item) in items.iter().enumerate() {
-                let mut p = sub("args");
-                p.push(Seg::Index(i));
-                match item {
-                    Value::String(s) => args.push(expand_at(&p, s)?),
-                    _ => return Err(doc.error_at(&p, "each argument must be a string")),
-                }
-            }
-        }
-        Some(_) => return Err(doc.error_at(&sub("args"), "\"args\" must be an array of strings")),
+    for (i, arg) in raw.args.iter().flatten().enumerate() {
+        let mut p = sub("args");
+        p.push(Seg::Index(i));
+        args.push(expand_at(&p, arg)?);
     }
     let mut vars = Vec::new();
-    match obj.get("env") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(map)) => vars = env_vars(doc, &sub("env"), map, env)?,
-        Some(_) => return Err(doc.error_at(&sub("env"), "\"env\" must be an object of strings")),
+    for (k, v) in raw.env.iter().flatten() {
+        let mut p = sub("env");
+        p.push(Seg::from(k.as_str()));
+        let value = match v {
+            EnvValue::Text(s) => expand_at(&p, s)?,
+            EnvValue::Number(n) => n.to_string(),
+            EnvValue::Bool(b) => b.to_string(),
+        };
+        vars.push((k.clone(), value));
     }
     // A relative program path with a folder in it is relative to the config's folder, like
     // the server's working folder; a bare name is looked up on PATH.
@@ -172,28 +204,6 @@ fn entry_kind(
         env: vars,
         cwd: Some(dir.to_path_buf()),
     }))
-}
-
-fn env_vars(
-    doc: &Document,
-    at: &[Seg],
-    map: &Map<String, Value>,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Vec<(String, String)>> {
-    let mut out = Vec::with_capacity(map.len());
-    for (k, v) in map {
-        let mut p = at.to_vec();
-        p.push(Seg::from(k.as_str()));
-        let value = match v {
-            Value::String(s) => expand(s, env).map_err(|m| doc.error_at(&p, m))?,
-            // Numbers and booleans are common in hand-written configs; the value is their text.
-            Value::Number(n) => n.to_string(),
-            Value::Bool(b) => b.to_string(),
-            _ => return Err(doc.error_at(&p, "an environment value must be a string")),
-        };
-        out.push((k.clone(), value));
-    }
-    Ok(out)
 }
 
 /// Why a server name cannot name its snapshot file `<name>.json`, if it cannot.
@@ -319,6 +329,43 @@ mod tests {
         assert!(e.starts_with("cfg/.mcp.json:1:"), "{e}");
         let e = parse(r#"{"mcpServers": {}}"#).unwrap_err().to_string();
         assert!(e.contains("lists no servers"), "{e}");
+    }
+
+    #[test]
+    fn wrong_types_are_located_in_their_entry() {
+        let entries = parse(
+            r#"{"mcpServers": {
+  "a": {"command": 7},
+  "b": {"command": "x", "args": ["ok", 2]},
+  "c": {"command": "x", "env": {"K": [1]}},
+  "d": [],
+  "e": {"command": "x", "args": null, "env": null, "cwd": "ignored"}
+}}"#,
+        )
+        .unwrap();
+        let msg = |i: usize| match &entries[i].kind {
+            EntryKind::Invalid(m) => m.clone(),
+            k => panic!("{k:?}"),
+        };
+        assert_eq!(
+            msg(0),
+            "cfg/.mcp.json:2:20: mcpServers.a.command: invalid type: integer `7`, expected a string"
+        );
+        assert_eq!(
+            msg(1),
+            "cfg/.mcp.json:3:40: mcpServers.b.args[1]: invalid type: integer `2`, expected a string"
+        );
+        assert_eq!(
+            msg(2),
+            "cfg/.mcp.json:4:38: mcpServers.c.env.K: an environment value must be a string"
+        );
+        assert_eq!(
+            msg(3),
+            "cfg/.mcp.json:5:8: a server entry must be an object"
+        );
+        assert!(
+            matches!(&entries[4].kind, EntryKind::Stdio(c) if c.args.is_empty() && c.env.is_empty())
+        );
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! `toolbudget count`: token counts per tool, per server and in total, under one counter or
 //! (`--compare-counters`) under every counter side by side.
 
+pub mod compare;
+
 use crate::cli::{ApiArgs, CountArgs};
 use toolbudget::catalog::Catalog;
 use toolbudget::counter::api::{self, ApiToolCounts, Client, Settings};
@@ -97,9 +99,9 @@ pub fn count_with(
 }
 
 pub fn run(args: &CountArgs) -> Result<()> {
-    let catalog = super::load(&args.catalog)?;
+    let catalog = crate::commands::load(&args.catalog)?;
     if args.compare_counters {
-        let report = super::count_compare::compare(&catalog, args)?;
+        let report = compare::compare(&catalog, args)?;
         return emit(
             args.output.out.as_deref(),
             &view::counters::render(&report, args.output.format),

@@ -3,7 +3,7 @@
 //! and the comparison are library calls (`experiment::count`); the `anthropic-api` counts go
 //! through the command's client.
 
-use super::count::count_with;
+use super::count_with;
 use crate::cli::CountArgs;
 use toolbudget::catalog::Catalog;
 use toolbudget::counter::CounterKind;

@@ -1,0 +1,355 @@
+//! Reading a JSON or YAML input file into a `serde_json::Value` (key order preserved) while
+//! keeping a way back to the text: `Document::locate` turns a path inside the value
+//! (`tools[3].name`) into a `line:column`, so validation errors found after parsing can still
+//! point at the offending place. Used by every loader (catalogs, scenarios, queries).
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+mod json;
+mod yaml;
+
+use json::{JNode, JsonScan, StrictJson};
+use yaml::{YNode, nesting_message, on_big_stack, parse_yaml};
+
+use crate::error::{Error, Position, Result, position_of_offset};
+
+/// Largest input file we read: far above any real catalog (the largest public one is ~2 MB).
+pub const MAX_FILE_BYTES: u64 = crate::input::MAX_INPUT_BYTES;
+/// Deepest nesting accepted in YAML.
+pub const MAX_YAML_DEPTH: usize = 128;
+/// Deepest nesting of arrays and objects accepted in JSON: serde_json refuses its 128th
+/// nested container (its recursion limit), so 127 is what loads.
+pub const MAX_JSON_DEPTH: usize = 127;
+
+/// One step of a path into a document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+impl From<&str> for Seg {
+    fn from(k: &str) -> Self {
+        Seg::Key(k.to_string())
+    }
+}
+
+impl From<usize> for Seg {
+    fn from(i: usize) -> Self {
+        Seg::Index(i)
+    }
+}
+
+/// Builds a path from mixed keys and indices: `path!["tools", 3, "name"]`.
+#[macro_export]
+macro_rules! path {
+    ($($seg:expr),* $(,)?) => { [$($crate::document::Seg::from($seg)),*] };
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Syntax {
+    Json,
+    Yaml,
+}
+
+/// A parsed input file.
+pub struct Document {
+    pub path: PathBuf,
+    pub syntax: Syntax,
+    pub value: Value,
+    text: String,
+    yaml_spans: Option<YNode>,
+    /// JSON only, built by the first `locate`.
+    json_spans: std::sync::OnceLock<Option<JNode>>,
+}
+
+impl Document {
+    /// Reads and parses `path`; the syntax comes from the extension, or from the first
+    /// character when the extension says nothing (`{`/`[` mean JSON).
+    pub fn read(path: &Path) -> Result<Document> {
+        Self::parse(path, crate::input::read(path)?)
+    }
+
+    /// Parses bytes that came from `path` (the path only names the source in errors and
+    /// picks the syntax by extension).
+    pub fn parse(path: &Path, bytes: Vec<u8>) -> Result<Document> {
+        let text = match String::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                let offset = e.utf8_error().valid_up_to();
+                let text = String::from_utf8_lossy(e.as_bytes());
+                let pos = position_of_offset(&text[..], offset.min(text.len()));
+                return Err(Error::input(
+                    path,
+                    Some(pos),
+                    "file is not valid UTF-8 (byte {offset})"
+                        .replace("{offset}", &offset.to_string()),
+                ));
+            }
+        };
+        // A UTF-8 byte order mark is legal in both syntaxes; drop it so offsets stay simple.
+        let text = match text.strip_prefix('\u{feff}') {
+            Some(rest) => rest.to_string(),
+            None => text,
+        };
+        if text.trim().is_empty() {
+            return Err(Error::input(
+                path,
+                Some(Position { line: 1, column: 1 }),
+                "file is empty, expected a JSON or YAML document",
+            ));
+        }
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        let syntax = match ext.as_deref() {
+            Some("json" | "jsonl") => Syntax::Json,
+            Some("yaml" | "yml") => Syntax::Yaml,
+            _ => match text.trim_start().chars().next() {
+                Some('{' | '[') => Syntax::Json,
+                _ => Syntax::Yaml,
+            },
+        };
+        match syntax {
+            Syntax::Json => {
+                let StrictJson(value) =
+                    serde_json::from_str(&text).map_err(|e| json_error(path, &e))?;
+                Ok(Document {
+                    path: path.to_path_buf(),
+                    syntax,
+                    value,
+                    text,
+                    yaml_spans: None,
+                    json_spans: std::sync::OnceLock::new(),
+                })
+            }
+            Syntax::Yaml => {
+                let (node, value) = on_big_stack(|| {
+                    let node = parse_yaml(path, &text)?;
+                    let value = node.to_value(path, 0)?;
+                    Ok((node, value))
+                })?;
+                Ok(Document {
+                    path: path.to_path_buf(),
+                    syntax,
+                    value,
+                    text,
+                    yaml_spans: Some(node),
+                    json_spans: std::sync::OnceLock::new(),
+                })
+            }
+        }
+    }
+
+    /// The `line:column` of the value at `path`, or of the deepest existing ancestor.
+    pub fn locate(&self, path: &[Seg]) -> Option<Position> {
+        match &self.yaml_spans {
+            Some(node) => node.locate(path),
+            None => self
+                .json_spans
+                .get_or_init(|| JsonScan::spans(&self.text))
+                .as_ref()
+                .map(|root| root.locate(path)),
+        }
+    }
+
+    /// An input error located at `path` in this document.
+    pub fn error_at(&self, path: &[Seg], message: impl Into<String>) -> Error {
+        Error::input(&self.path, self.locate(path), message)
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Reads `value`, the node of this document at `at`, into the typed input struct `T`.
+    /// A type error, unknown key or missing field becomes an input error at the `line:column`
+    /// of the failing node, its message prefixed with the path (`conversation[2].calls[0]`).
+    pub fn decode<'v, T: Deserialize<'v>>(&self, at: &[Seg], value: &'v Value) -> Result<T> {
+        // Tracking the path costs on every node; read untracked and, on the error path only,
+        // read again to learn where it failed (the same input fails at the same place).
+        if let Ok(v) = T::deserialize(value) {
+            return Ok(v);
+        }
+        serde_path_to_error::deserialize(value).map_err(|e| {
+            let mut path = at.to_vec();
+            path.extend(e.path().iter().filter_map(|s| match s {
+                serde_path_to_error::Segment::Seq { index } => Some(Seg::Index(*index)),
+                serde_path_to_error::Segment::Map { key } => Some(Seg::Key(key.clone())),
+                serde_path_to_error::Segment::Enum { .. }
+                | serde_path_to_error::Segment::Unknown => None,
+            }));
+            let message = with_quoting_hint(&in_our_words(&e.into_inner().to_string()));
+            // An unknown key is located at the key; its message already names it.
+            let shown = if message.starts_with("unknown field") {
+                &path[..path.len().saturating_sub(1)]
+            } else {
+                &path[..]
+            };
+            self.error_at(&path, with_path(shown, &message))
+        })
+    }
+}
+
+/// serde's words for JSON's types, in the words of this tool's docs (which say list and
+/// mapping, as YAML does); "variant" is serde's word for the value the user wrote.
+fn in_our_words(message: &str) -> String {
+    const WORDS: [(&str, &str); 6] = [
+        ("unknown variant", "unknown value"),
+        ("invalid type: sequence", "invalid type: a list"),
+        ("invalid type: map", "invalid type: a mapping"),
+        ("expected a sequence", "expected a list"),
+        ("expected a map", "expected a mapping"),
+        // serde_json's wording when a name was expected (an enum) and something else came.
+        ("expected string or map", "expected a name"),
+    ];
+    WORDS
+        .iter()
+        .fold(message.to_string(), |m, (from, to)| m.replacen(from, to, 1))
+}
+
+/// YAML reads unquoted `y`, `no`, `on`, `off`, `true`, `false` as booleans: where text was
+/// expected, say how to keep the word.
+fn with_quoting_hint(message: &str) -> String {
+    if message.starts_with("invalid type: boolean") && message.contains("expected a string") {
+        format!(
+            "{message}; YAML reads unquoted y/n/yes/no/on/off/true/false as true or false: \
+             put the text in quotes (\"no\")"
+        )
+    } else {
+        message.to_string()
+    }
+}
+
+/// `conversation[2].calls[0].tool`: a path as the user would write it.
+pub fn dotted(path: &[Seg]) -> String {
+    let mut out = String::new();
+    for seg in path {
+        match seg {
+            Seg::Key(k) => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(k);
+            }
+            Seg::Index(i) => out.push_str(&format!("[{i}]")),
+        }
+    }
+    out
+}
+
+/// `message` with `path: ` in front, or alone at the top of the document.
+pub fn with_path(path: &[Seg], message: &str) -> String {
+    if path.is_empty() {
+        message.to_string()
+    } else {
+        format!("{}: {message}", dotted(path))
+    }
+}
+
+/// A serde_json syntax error as a located input error.
+pub fn json_error(path: &Path, e: &serde_json::Error) -> Error {
+    let msg = e.to_string();
+    // serde_json appends " at line L column C"; we print the position up front instead.
+    let msg = match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg,
+    };
+    let msg = nesting_message(&msg, MAX_JSON_DEPTH);
+    // serde_json says "unexpected end of hex escape" for `\ud800` not followed by its pair.
+    let msg =
+        if msg == "unexpected end of hex escape" || msg == "lone leading surrogate in hex escape" {
+            "a \\u escape is a lone UTF-16 surrogate (\\uD800-\\uDFFF without its pair), which is \
+         not a character; write the character itself or a valid surrogate pair"
+                .to_string()
+        } else {
+            msg
+        };
+    let pos = (e.line() > 0).then(|| Position {
+        line: e.line(),
+        column: e.column().max(1),
+    });
+    Error::input(path, pos, format!("invalid JSON: {msg}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(name: &str, text: &str) -> Document {
+        Document::parse(Path::new(name), text.as_bytes().to_vec()).unwrap()
+    }
+
+    #[test]
+    fn json_paths_locate_values() {
+        let d = doc(
+            "a.json",
+            "{\n  \"tools\": [\n    {\"name\": \"x\"},\n    {\"name\": \"y\", \"d\": [1, {\"z\": 2}]}\n  ]\n}",
+        );
+        assert_eq!(
+            d.locate(&path!["tools", 1, "name"]),
+            Some(Position {
+                line: 4,
+                column: 14
+            })
+        );
+        assert_eq!(
+            d.locate(&path!["tools", 1, "d", 1, "z"]),
+            Some(Position {
+                line: 4,
+                column: 34
+            })
+        );
+        // A missing key points at the enclosing object.
+        assert_eq!(
+            d.locate(&path!["tools", 0, "nope"]),
+            Some(Position { line: 3, column: 5 })
+        );
+    }
+
+    #[test]
+    fn yaml_paths_locate_values_and_keep_key_order() {
+        let d = doc("a.yaml", "builtins:\n  - name: Read\n    z: 1\n    a: 2\n");
+        assert_eq!(
+            d.locate(&path!["builtins", 0, "name"]),
+            Some(Position {
+                line: 2,
+                column: 11
+            })
+        );
+        let keys: Vec<_> = d.value["builtins"][0]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        assert_eq!(keys, ["name", "z", "a"]);
+    }
+
+    #[test]
+    fn syntax_errors_carry_positions() {
+        let e = Document::parse(Path::new("t.json"), b"{\"a\": [1,".to_vec())
+            .err()
+            .unwrap();
+        let Error::Input(e) = e else { panic!() };
+        assert!(e.position.is_some(), "{e}");
+        let e = Document::parse(Path::new("t.yaml"), b"a: [1\nb: 2\n".to_vec())
+            .err()
+            .unwrap();
+        let Error::Input(e) = e else { panic!() };
+        assert!(e.position.is_some(), "{e}");
+        assert!(e.to_string().starts_with("t.yaml:"), "{e}");
+    }
+
+    #[test]
+    fn non_utf8_and_empty_files_are_errors() {
+        assert!(Document::parse(Path::new("x.json"), vec![b'{', 0xff, b'}']).is_err());
+        assert!(Document::parse(Path::new("x.yaml"), b"  \n".to_vec()).is_err());
+        let d = doc("bom.json", "\u{feff}{\"a\": 1}");
+        assert_eq!(d.value["a"], 1);
+    }
+}

@@ -1,0 +1,391 @@
+//! The scenario model and its loader. A scenario names catalogs, the deferred-loading
+//! settings, a model profile and a conversation. `load_scenario` reads the YAML/JSON file
+//! through `crate::document` into the `Raw*` structs below (`#[derive(Deserialize)]`,
+//! `deny_unknown_fields`), so every problem (unknown key, wrong type, negative size) is
+//! reported at its `line:column`, then converts them into the validated model. Model types
+//! that need no conversion (`Sizes`, `Failures`, `Published`) are read directly. Tool ids are
+//! checked against the catalogs in `prepare`, where the catalogs are loaded; each id keeps its
+//! position for that error. `scenarios/schema.json` is kept equal to these types by a test.
+
+use std::path::{Path, PathBuf};
+
+use indexmap::IndexMap;
+use serde::Deserialize;
+use serde_json::Value;
+
+mod raw;
+mod read;
+
+pub(crate) use raw::*;
+use read::Reader;
+
+use super::profile::{self, Override, Profile};
+use crate::counter::{CounterKind, ToolChoice};
+use crate::document::Document;
+use crate::error::{Error, Position, Result};
+use crate::path;
+use crate::search::ScorerKind;
+use crate::search::bm25::Bm25Params;
+use crate::tokenize::{Render, Tokenizer};
+
+/// A tool id written in the scenario, with where it was written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolRef {
+    pub id: String,
+    pub at: Option<Position>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CatalogEntry {
+    /// Resolved against the scenario file's folder.
+    pub path: PathBuf,
+    pub server: Option<String>,
+    /// False: the servers of this file start disconnected (a `connect` event brings them in).
+    pub connected: bool,
+    /// Third-party data kept outside the repository (`../shared/data`): when the file is
+    /// absent, `report` leaves the scenario out with a note (`simulate` still refuses it).
+    pub optional: bool,
+    /// Where the scenario names this file, for "catalog file not found" errors.
+    pub at: Option<Position>,
+}
+
+/// When the deferred mode defers at all.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum When {
+    /// Defer every deferrable tool.
+    Always,
+    /// Claude Code's `ENABLE_TOOL_SEARCH=auto:N`: defer only when the deferrable tools'
+    /// definitions exceed N% of the context window; otherwise behave eagerly.
+    Auto(f64),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Discovery {
+    /// The model writes a query to the search tool: one extra request per search.
+    ModelSearch,
+    /// The model names the tool exactly (`select:ID`, through the keyword scorer).
+    Select,
+    /// The user's message is the query; the top-k definitions join this turn's tools.
+    AutoRetrieve,
+}
+
+crate::named_enum!(Discovery, "discovery");
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Listing {
+    /// Claude Code: `<available-deferred-tools>` with one name a line.
+    Names,
+    /// Name and a one-line description of at most 100 characters.
+    Descriptions,
+    /// One line per server (its description, or "N tools: a, b, c…"); searches are scoped to
+    /// the needed tool's server, as a model that picked the namespace from the list would do.
+    Servers,
+    /// Nothing listed: the provider's search tool alone stands for the deferred tools
+    /// (Anthropic's tool search with `defer_loading`, an OpenAI namespace with `tool_search`;
+    /// the public harness measured a cost that does not grow with the catalog).
+    None,
+    /// A compact stub of every deferred function in the tools block (OpenAI's flat
+    /// `defer_loading` on each function), counted by the counter's stub form; with the
+    /// provider's flat search overhead.
+    Stubs,
+}
+
+crate::named_enum!(Listing, "listing");
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ListStyle {
+    /// The list is part of the system prompt of every request.
+    List,
+    /// Announced once as a message, then only additions/removals as messages.
+    Delta,
+}
+
+crate::named_enum!(ListStyle, "list style");
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reveal {
+    /// A discovered definition is appended to the conversation (`tool_reference` expansion):
+    /// the cached prefix survives.
+    Append,
+    /// A discovered definition is added to the request's tools list: the prefix changes.
+    ToolsList,
+}
+
+crate::named_enum!(Reveal, "reveal");
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RetryStep {
+    /// Search again with the tool's name parts (`tracker create issue`).
+    Rephrase,
+    /// Search with `select:ID`.
+    Select,
+}
+
+crate::named_enum!(RetryStep, "retry step");
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeferredSettings {
+    pub when: When,
+    pub defer_mcp: bool,
+    /// Built-ins deferred by the scenario (`*` = every built-in), on top of `should_defer`.
+    pub defer_builtins: Vec<ToolRef>,
+    pub defer_all_builtins: bool,
+    pub always_load: Vec<ToolRef>,
+    /// Server names (a `ToolRef` keeps each name's position).
+    pub always_load_servers: Vec<ToolRef>,
+    pub scorer: ScorerKind,
+    pub max_results: usize,
+    pub discovery: Discovery,
+    pub listing: Listing,
+    pub list_style: ListStyle,
+    pub reveal: Reveal,
+    pub retry: Vec<RetryStep>,
+    /// Extra dependencies (`id: [ids]`), added to the catalog's `depends_on`.
+    pub depends_on: Vec<(ToolRef, Vec<ToolRef>)>,
+    /// bm25's k1, b and field weights (`bm25:`; also hybrid's lexical half).
+    pub bm25: Bm25Params,
+}
+
+impl Default for DeferredSettings {
+    fn default() -> Self {
+        DeferredSettings {
+            when: When::Always,
+            defer_mcp: true,
+            defer_builtins: Vec::new(),
+            defer_all_builtins: false,
+            always_load: Vec::new(),
+            always_load_servers: Vec::new(),
+            scorer: ScorerKind::Keyword,
+            max_results: 5,
+            discovery: Discovery::ModelSearch,
+            listing: Listing::Names,
+            list_style: ListStyle::List,
+            reveal: Reveal::Append,
+            retry: vec![RetryStep::Rephrase, RetryStep::Select],
+            depends_on: Vec::new(),
+            bm25: Bm25Params::default(),
+        }
+    }
+}
+
+/// Fixed sizes that replace counted text (tests, or matching a provider's real numbers).
+/// Read as written: a new size is one field here.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "sizes (a mapping of token counts)")]
+pub struct Sizes {
+    #[serde(default, deserialize_with = "opt_tokens")]
+    pub tool_overhead: Option<usize>,
+    #[serde(default, deserialize_with = "opt_tokens")]
+    pub search_tool: Option<usize>,
+    #[serde(default, deserialize_with = "opt_tokens")]
+    pub deferred_list: Option<usize>,
+    #[serde(default, deserialize_with = "opt_tokens")]
+    pub call: Option<usize>,
+    #[serde(default, deserialize_with = "opt_tokens")]
+    pub search_call: Option<usize>,
+    #[serde(default, deserialize_with = "opt_tokens")]
+    pub search_result_base: Option<usize>,
+    #[serde(default, deserialize_with = "opt_tokens")]
+    pub search_result_per_tool: Option<usize>,
+    #[serde(default, deserialize_with = "opt_tokens")]
+    pub result: Option<usize>,
+    #[serde(default, deserialize_with = "opt_tokens")]
+    pub error_result: Option<usize>,
+    #[serde(default, deserialize_with = "opt_tokens")]
+    pub reply: Option<usize>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "failures (a mapping)")]
+pub struct Failures {
+    /// Probability that the model calls a not-yet-loaded deferred tool before searching
+    /// (an error result, then the search).
+    #[serde(default, deserialize_with = "probability")]
+    pub premature_call_rate: f64,
+    /// Seed of the deterministic generator behind every rate.
+    #[serde(default)]
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    pub tool: ToolRef,
+    /// What the model types into the search tool; default the turn's user text.
+    pub query: Option<String>,
+    pub result_tokens: Option<usize>,
+    pub call_tokens: Option<usize>,
+    /// The call's input, rendered into `{"name":ID,"input":{...}}` and counted.
+    pub input: Option<Value>,
+    /// Where the call is written (its `query:` when it has one), for a query the scorer rejects.
+    pub at: Option<Position>,
+    /// Sent in the same request as the call before it (parallel tool use): one request writes
+    /// both calls, and the next carries both results.
+    pub parallel: bool,
+    /// On a call of the search tool: a search recorded in a real session, which loaded these
+    /// tools. Replayed as written by the deferred mode; the eager mode never searches.
+    pub loads: Option<Vec<ToolRef>>,
+    /// The subagent this call started (a `Task` call): it runs after the request that wrote
+    /// the call, and the call's result is what it returned.
+    pub subagent: Option<Subagent>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Subagent {
+    /// None = `*`, every tool (deferred ones included, still deferred).
+    pub tools: Option<Vec<ToolRef>>,
+    pub system_prompt_tokens: Option<usize>,
+    pub result_tokens: Option<usize>,
+    pub conversation: Vec<Item>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Turn {
+    pub user: String,
+    /// Where `user:` is written, for a user text the scorer rejects as a query.
+    pub at: Option<Position>,
+    pub tokens: Option<usize>,
+    pub reply_tokens: Option<usize>,
+    pub calls: Vec<Call>,
+    pub subagent: Option<Subagent>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// A server connects (its tools appear); `at` locates the name for errors.
+    Connect {
+        server: String,
+        at: Option<Position>,
+    },
+    Disconnect {
+        server: String,
+        at: Option<Position>,
+    },
+    /// `/clear`: history and discovered tools are dropped.
+    Clear,
+    /// History replaced by a summary; discovered tools kept or dropped.
+    Compact {
+        summary_tokens: usize,
+        keep_discovered: bool,
+    },
+    /// The session is resumed in a new process: the prompt cache is cold; tools used earlier
+    /// are re-discovered from the transcript without searching unless `rediscover: false`.
+    Resume { rediscover: bool },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    Turn(Box<Turn>),
+    Event(Event),
+}
+
+pub use super::published::Published;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub description: Option<String>,
+    pub path: PathBuf,
+    pub tokenizer: Option<Tokenizer>,
+    pub render: Render,
+    /// How requests are counted (overrides the profile's counter and `tokenizer`/`render`).
+    pub counter: Option<CounterKind>,
+    /// The requests' `tool_choice` (the tool-use preamble depends on it).
+    pub tool_choice: ToolChoice,
+    pub profile: Profile,
+    pub system_prompt: Option<String>,
+    pub system_prompt_tokens: Option<usize>,
+    pub catalogs: Vec<CatalogEntry>,
+    pub deferred: DeferredSettings,
+    pub sizes: Sizes,
+    pub failures: Failures,
+    pub conversation: Vec<Item>,
+    pub published: Vec<Published>,
+    /// An `optional` input (a catalog or the `texts` file) that is not there: `report` leaves
+    /// the scenario out with a note, `simulate` refuses it.
+    pub unavailable: Option<PathBuf>,
+    /// Where the scenario names that input.
+    pub unavailable_at: Option<Position>,
+}
+
+/// Most turns a scenario may expand to (after `repeat`).
+pub const MAX_TURNS: usize = 100_000;
+/// Most requests a whole scenario may expand to, counted before anything is expanded: every
+/// turn's user request and calls, times its `repeat`, subagents' conversations included (a
+/// repeated turn that holds a repeated subagent multiplies). One mode's rows at this size take
+/// about 100 MB.
+pub const MAX_WORK_REQUESTS: u64 = 500_000;
+
+/// Requests a conversation sends at least (one per turn and one per call, subagents included);
+/// searches and retries come on top and are bounded by the calls.
+fn work_of(items: &[Item]) -> u64 {
+    items
+        .iter()
+        .map(|it| match it {
+            Item::Turn(t) => turn_work(t),
+            Item::Event(_) => 0,
+        })
+        .fold(0, u64::saturating_add)
+}
+
+fn turn_work(t: &Turn) -> u64 {
+    // A subagent is a call of the main agent (one result request) plus its own conversation.
+    let sub = t
+        .subagent
+        .as_ref()
+        .map_or(0, |s| work_of(&s.conversation).saturating_add(1));
+    // A call that started a subagent adds the subagent's own requests.
+    let call_subs = t
+        .calls
+        .iter()
+        .filter_map(|c| c.subagent.as_ref())
+        .fold(0u64, |n, s| n.saturating_add(work_of(&s.conversation)));
+    (1 + t.calls.len() as u64)
+        .saturating_add(sub)
+        .saturating_add(call_subs)
+}
+
+/// Reads and validates a scenario file.
+pub fn load_scenario(path: &Path) -> Result<Scenario> {
+    let doc = Document::read(path)?;
+    parse(&doc)
+}
+
+/// Reads every scenario of one run. Names must be unique within a run — rows, charts and
+/// report sections are keyed by name (and chart files by its slug) — so a second file using a
+/// name (or a name with the same file-name slug) is refused, naming both files.
+pub fn load_scenarios(paths: &[PathBuf]) -> Result<Vec<Scenario>> {
+    let mut out: Vec<Scenario> = Vec::with_capacity(paths.len());
+    for path in paths {
+        let sc = load_scenario(path)?;
+        let slug = crate::names::slug(&sc.name);
+        if let Some(first) = out
+            .iter()
+            .find(|o| o.name == sc.name || crate::names::slug(&o.name) == slug)
+        {
+            return Err(Error::input(
+                path,
+                None,
+                format!(
+                    "scenario name {:?} is already used by {} ({:?}); names must be unique within \
+                     a run: give one of them another `name:`",
+                    sc.name,
+                    first.path.display(),
+                    first.name
+                ),
+            ));
+        }
+        out.push(sc);
+    }
+    Ok(out)
+}
+
+/// Parses an already-read document (tests build documents from strings).
+pub fn parse(doc: &Document) -> Result<Scenario> {
+    let raw: RawScenario = doc.decode(&[], &doc.value)?;
+    Reader { doc }.scenario(raw)
+}

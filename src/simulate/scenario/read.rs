@@ -1,0 +1,427 @@
+//! Raw → model: the checks that need more than one value, or a position kept in the model.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::raw::*;
+use super::*;
+use crate::document::{Document, Seg};
+use crate::error::{Error, Result};
+
+pub(super) struct Reader<'a> {
+    pub(super) doc: &'a Document,
+}
+
+fn child(p: &[Seg], s: impl Into<Seg>) -> Vec<Seg> {
+    let mut v = p.to_vec();
+    v.push(s.into());
+    v
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+impl Reader<'_> {
+    /// An error at `p`, its message prefixed with the path as `Document::decode` does.
+    fn err(&self, p: &[Seg], msg: impl AsRef<str>) -> Error {
+        self.doc
+            .error_at(p, crate::document::with_path(p, msg.as_ref()))
+    }
+
+    fn tool_ref(&self, p: &[Seg], id: String) -> Result<ToolRef> {
+        if id.is_empty() {
+            return Err(self.err(p, "a tool id must not be empty"));
+        }
+        Ok(ToolRef {
+            id,
+            at: self.doc.locate(p),
+        })
+    }
+
+    fn tool_refs(&self, p: &[Seg], ids: Vec<String>) -> Result<Vec<ToolRef>> {
+        ids.into_iter()
+            .enumerate()
+            .map(|(i, id)| self.tool_ref(&child(p, i), id))
+            .collect()
+    }
+
+    pub(super) fn scenario(&self, raw: RawScenario) -> Result<Scenario> {
+        let name = match raw.name {
+            Some(n) if !n.trim().is_empty() => n,
+            Some(_) => return Err(self.err(&path!["name"], "must not be empty")),
+            None => self
+                .doc
+                .path
+                .file_stem()
+                .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned()),
+        };
+        let profile = self.profile(raw.model, raw.model_overrides)?;
+        let Some(catalogs) = raw.catalogs else {
+            return Err(self.err(&[], "missing field `catalogs`: list the catalog files"));
+        };
+        let Some(conversation) = raw.conversation else {
+            return Err(self.err(
+                &[],
+                "missing field `conversation`: a scenario needs at least one turn",
+            ));
+        };
+        let catalogs = self.catalogs(&catalogs)?;
+        let catalogs_unavailable = catalogs
+            .iter()
+            .find(|c| c.optional && !c.path.is_file())
+            .map(|c| (c.path.clone(), c.at));
+        let deferred = self.deferred(raw.deferred)?;
+        let conversation =
+            self.conversation(&path!["conversation"], &conversation, &mut 0, &mut 0)?;
+        if !conversation.iter().any(|i| matches!(i, Item::Turn(_))) {
+            return Err(self.err(
+                &path!["conversation"],
+                "no turn (a turn is a mapping with `user:`)",
+            ));
+        }
+        let mut system_prompt = raw.system_prompt;
+        let mut conversation = conversation;
+        let unavailable = match &raw.texts {
+            Some(t) => self
+                .texts(t, &mut system_prompt, &mut conversation)?
+                .map(|p| (p, self.doc.locate(&child(&path!["texts"], "path")))),
+            None => None,
+        };
+        let (unavailable, unavailable_at) = catalogs_unavailable
+            .or(unavailable)
+            .map_or((None, None), |(p, at)| (Some(p), at));
+        for (i, p) in raw.published.iter().enumerate() {
+            if let Err((key, message)) = p.check() {
+                return Err(self.err(&child(&child(&path!["published"], i), key), message));
+            }
+        }
+        Ok(Scenario {
+            name,
+            description: raw.description,
+            path: self.doc.path.clone(),
+            tokenizer: raw.tokenizer,
+            render: raw.render,
+            counter: raw.counter,
+            tool_choice: raw.tool_choice,
+            profile,
+            system_prompt,
+            system_prompt_tokens: raw.system_prompt_tokens,
+            catalogs,
+            deferred,
+            sizes: raw.sizes,
+            failures: raw.failures,
+            conversation,
+            published: raw.published,
+            unavailable,
+            unavailable_at,
+        })
+    }
+
+    /// Fills `{{name}}` placeholders from the texts file; `Some(path)` when the file is
+    /// optional and absent (placeholders stay, and the scenario is unavailable).
+    fn texts(
+        &self,
+        t: &RawTexts,
+        system: &mut Option<String>,
+        items: &mut [Item],
+    ) -> Result<Option<PathBuf>> {
+        let base = self.doc.path.parent().unwrap_or_else(|| Path::new(""));
+        let path = base.join(&t.path);
+        if t.optional && !path.is_file() {
+            return Ok(Some(path));
+        }
+        let doc = Document::read(&path)?;
+        let Value::Object(map) = &doc.value else {
+            return Err(doc.error_at(&[], "expected an object of named texts"));
+        };
+        let fill = |text: &mut String| {
+            for (k, v) in map {
+                if let Value::String(v) = v {
+                    let key = format!("{{{{{k}}}}}");
+                    if text.contains(&key) {
+                        *text = text.replace(&key, v);
+                    }
+                }
+            }
+        };
+        if let Some(s) = system {
+            fill(s);
+        }
+        for item in items.iter_mut() {
+            if let Item::Turn(t) = item {
+                fill(&mut t.user);
+            }
+        }
+        Ok(None)
+    }
+
+    fn profile(&self, model: Option<String>, overrides: IndexMap<String, f64>) -> Result<Profile> {
+        let name = model.unwrap_or_else(|| profile::DEFAULT_PROFILE.to_string());
+        let mut profile = profile::find(&name).ok_or_else(|| {
+            self.err(
+                &path!["model"],
+                format!(
+                    "unknown model profile {name:?}, expected one of: {}",
+                    profile::names().join(", ")
+                ),
+            )
+        })?;
+        for (key, value) in overrides {
+            let kp = path!["model_overrides", key.as_str()];
+            let key: Override = self.doc.decode(&kp, &Value::String(key.clone()))?;
+            profile.set(key, value).map_err(|e| self.err(&kp, e))?;
+        }
+        Ok(profile)
+    }
+
+    fn catalogs(&self, items: &[Value]) -> Result<Vec<CatalogEntry>> {
+        let p = path!["catalogs"];
+        if items.is_empty() {
+            return Err(self.err(&p, "catalogs is empty: list at least one catalog file"));
+        }
+        let base = self
+            .doc
+            .path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let entry = |i: usize, item: &Value| -> Result<CatalogEntry> {
+            let ip = child(&p, i);
+            // A bare string is a path.
+            if let Value::String(s) = item {
+                return Ok(CatalogEntry {
+                    path: base.join(s),
+                    server: None,
+                    connected: true,
+                    optional: false,
+                    at: self.doc.locate(&ip),
+                });
+            }
+            let raw: RawCatalogEntry = self.doc.decode(&ip, item)?;
+            Ok(CatalogEntry {
+                path: base.join(raw.path),
+                server: raw.server,
+                connected: raw.connected.unwrap_or(true),
+                optional: raw.optional.unwrap_or(false),
+                at: self.doc.locate(&child(&ip, "path")),
+            })
+        };
+        items.iter().enumerate().map(|(i, v)| entry(i, v)).collect()
+    }
+
+    fn deferred(&self, raw: RawDeferred) -> Result<DeferredSettings> {
+        let p = path!["deferred"];
+        let default = DeferredSettings::default();
+        let builtins = self.tool_refs(&child(&p, "defer_builtins"), raw.defer_builtins)?;
+        let max_results = raw.max_results.unwrap_or(default.max_results);
+        if max_results == 0 {
+            return Err(self.err(&child(&p, "max_results"), "must be ≥ 1"));
+        }
+        let mut depends_on = Vec::with_capacity(raw.depends_on.len());
+        for (id, deps) in raw.depends_on {
+            let kp = child(&child(&p, "depends_on"), id.as_str());
+            let deps = self.tool_refs(&kp, deps)?;
+            depends_on.push((self.tool_ref(&kp, id)?, deps));
+        }
+        let bm25 = raw.bm25.map_or(default.bm25, |b| b.apply(default.bm25));
+        // Each value is in range; all weights 0 is the one combination left to refuse.
+        bm25.validate()
+            .map_err(|e| self.err(&child(&p, "bm25"), e))?;
+        Ok(DeferredSettings {
+            when: raw.when.unwrap_or(default.when),
+            defer_mcp: raw.defer_mcp.unwrap_or(default.defer_mcp),
+            defer_all_builtins: builtins.iter().any(|r| r.id == "*"),
+            defer_builtins: builtins.into_iter().filter(|r| r.id != "*").collect(),
+            always_load: self.tool_refs(&child(&p, "always_load"), raw.always_load)?,
+            always_load_servers: self
+                .tool_refs(&child(&p, "always_load_servers"), raw.always_load_servers)?,
+            scorer: raw.scorer.unwrap_or(default.scorer),
+            max_results,
+            discovery: raw.discovery.unwrap_or(default.discovery),
+            listing: raw.listing.unwrap_or(default.listing),
+            list_style: raw.list_style.unwrap_or(default.list_style),
+            reveal: raw.reveal.unwrap_or(default.reveal),
+            retry: raw.retry.unwrap_or(default.retry),
+            depends_on,
+            bm25,
+        })
+    }
+
+    /// Reads the items of a conversation at `p`; `turns` counts turns after `repeat` across
+    /// the whole conversation, against `MAX_TURNS`; `work` counts requests (nested subagents
+    /// included) against `MAX_WORK_REQUESTS`, checked before a repeated turn is expanded.
+    fn conversation(
+        &self,
+        p: &[Seg],
+        items: &[Value],
+        turns: &mut usize,
+        work: &mut u64,
+    ) -> Result<Vec<Item>> {
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let ip = child(p, i);
+            match item {
+                Value::Object(m) if m.contains_key("event") => {
+                    out.push(Item::Event(self.event(&ip, self.doc.decode(&ip, item)?)?));
+                }
+                Value::Object(_) => {
+                    let raw: RawTurn = self.doc.decode(&ip, item)?;
+                    let repeat = raw.repeat.unwrap_or(1);
+                    *turns += repeat;
+                    if *turns > MAX_TURNS {
+                        return Err(self.err(
+                            &ip,
+                            format!("more than {MAX_TURNS} turns after expanding repeat"),
+                        ));
+                    }
+                    let turn = self.turn(&ip, raw)?;
+                    *work = work.saturating_add(turn_work(&turn).saturating_mul(repeat as u64));
+                    if *work > MAX_WORK_REQUESTS {
+                        return Err(self.err(
+                            &ip,
+                            format!(
+                                "the conversation expands to at least {} requests here (turns \
+                                 and calls times repeat, subagents included), more than the \
+                                 limit of {MAX_WORK_REQUESTS}; lower `repeat`",
+                                *work
+                            ),
+                        ));
+                    }
+                    out.extend((0..repeat).map(|_| Item::Turn(Box::new(turn.clone()))));
+                }
+                other => {
+                    return Err(self.err(
+                        &ip,
+                        format!(
+                            "expected a turn (a mapping with user:) or an event (event:), found {}",
+                            type_name(other)
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn turn(&self, p: &[Seg], raw: RawTurn) -> Result<Turn> {
+        let mut calls = Vec::with_capacity(raw.calls.len());
+        for (i, c) in raw.calls.into_iter().enumerate() {
+            let ip = child(&child(p, "calls"), i);
+            let tool = self.tool_ref(&child(&ip, "tool"), c.tool)?;
+            let at = match c.query {
+                Some(_) => self.doc.locate(&child(&ip, "query")),
+                None => tool.at,
+            };
+            let loads = match c.loads {
+                Some(ids) => Some(self.tool_refs(&child(&ip, "loads"), ids)?),
+                None => None,
+            };
+            let subagent = match c.subagent {
+                Some(s) => Some(self.subagent(&child(&ip, "subagent"), s)?),
+                None => None,
+            };
+            calls.push(Call {
+                at,
+                tool,
+                query: c.query,
+                result_tokens: c.result_tokens,
+                call_tokens: c.call_tokens,
+                input: c.input.map(Value::Object),
+                parallel: c.parallel,
+                loads,
+                subagent,
+            });
+        }
+        let subagent = match raw.subagent {
+            Some(s) => Some(self.subagent(&child(p, "subagent"), s)?),
+            None => None,
+        };
+        Ok(Turn {
+            user: raw.user,
+            at: self.doc.locate(&child(p, "user")),
+            tokens: raw.tokens,
+            reply_tokens: raw.reply_tokens,
+            calls,
+            subagent,
+        })
+    }
+
+    fn subagent(&self, p: &[Seg], raw: RawSubagent) -> Result<Subagent> {
+        let tp = child(p, "tools");
+        let tools = match &raw.tools {
+            None => None,
+            Some(Value::String(s)) if s == "*" => None,
+            Some(v) => {
+                let refs = self.tool_refs(&tp, self.doc.decode(&tp, v)?)?;
+                (!refs.iter().any(|r| r.id == "*")).then_some(refs)
+            }
+        };
+        let cp = child(p, "conversation");
+        // A subagent's work is counted into its parent turn's (times the turn's repeat).
+        let conversation = self.conversation(&cp, &raw.conversation, &mut 0, &mut 0)?;
+        let nested = conversation.iter().position(|it| match it {
+            Item::Turn(t) => t.subagent.is_some(),
+            Item::Event(_) => false,
+        });
+        if let Some(i) = nested {
+            return Err(self.err(&child(&cp, i), "a subagent cannot spawn another subagent"));
+        }
+        Ok(Subagent {
+            tools,
+            system_prompt_tokens: raw.system_prompt_tokens,
+            result_tokens: raw.result_tokens,
+            conversation,
+        })
+    }
+
+    fn event(&self, p: &[Seg], raw: RawEvent) -> Result<Event> {
+        let kind = raw.event;
+        let given = [
+            ("server", raw.server.is_some()),
+            ("summary_tokens", raw.summary_tokens.is_some()),
+            ("keep_discovered", raw.keep_discovered.is_some()),
+            ("rediscover", raw.rediscover.is_some()),
+        ];
+        let applies: &[&str] = match kind {
+            EventKind::Connect | EventKind::Disconnect => &["server"],
+            EventKind::Clear => &[],
+            EventKind::Compact => &["summary_tokens", "keep_discovered"],
+            EventKind::Resume => &["rediscover"],
+        };
+        if let Some((k, _)) = given.iter().find(|(k, g)| *g && !applies.contains(k)) {
+            return Err(self.err(
+                &child(p, *k),
+                format!("`{k}` does not apply to a {} event", kind.name()),
+            ));
+        }
+        let needs = |what: &str| self.err(p, format!("a {} event needs `{what}:`", kind.name()));
+        Ok(match kind {
+            EventKind::Connect | EventKind::Disconnect => {
+                let server = raw.server.ok_or_else(|| needs("server"))?;
+                let at = self.doc.locate(&child(p, "server"));
+                if kind == EventKind::Connect {
+                    Event::Connect { server, at }
+                } else {
+                    Event::Disconnect { server, at }
+                }
+            }
+            EventKind::Clear => Event::Clear,
+            EventKind::Compact => Event::Compact {
+                summary_tokens: raw.summary_tokens.ok_or_else(|| needs("summary_tokens"))?,
+                keep_discovered: raw.keep_discovered.unwrap_or(true),
+            },
+            EventKind::Resume => Event::Resume {
+                rediscover: raw.rediscover.unwrap_or(true),
+            },
+        })
+    }
+}
