@@ -100,7 +100,7 @@ pub fn every_scorer(
                 &options,
                 clock,
                 &|_| {},
-            )),
+            )?),
             Err(e) => skipped.push((kind.name().to_string(), e.to_string())),
         }
         progress.advance();
