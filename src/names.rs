@@ -37,7 +37,7 @@ pub fn values<T: serde::de::DeserializeOwned>() -> Vec<T> {
 }
 
 /// For a fieldless enum whose names are its `#[derive(Deserialize)]` names (`rename_all`):
-/// `name()`, `all()`, `Display`, `FromStr` and `clap::ValueEnum`, so the CLI, the scenario
+/// `name()`, `all()`, `Display`, `FromStr`, `Serialize` (as its name) and `clap::ValueEnum`, so the CLI, the scenario
 /// reader and every printout accept and print the same names, written once. `$what` names
 /// the kind of value in `FromStr`'s error ("scorer").
 #[macro_export]
@@ -77,6 +77,12 @@ macro_rules! named_enum {
                             names.join(", ")
                         )
                     })
+            }
+        }
+
+        impl serde::Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.name())
             }
         }
 

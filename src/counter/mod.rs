@@ -370,6 +370,54 @@ impl std::str::FromStr for CounterKind {
     }
 }
 
+/// A counter as a result names it: `counter`, then the `tokenizer` (and with `RENDER` the
+/// `render`) it implies, derived from the counter when written, never stored apart. Flattened
+/// into the result (`#[serde(flatten)]`), so the keys stay where they were. A result written
+/// before counters existed (no `counter`) reads back as the json counter of its `tokenizer`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CounterNames<const RENDER: bool>(pub CounterKind);
+
+/// `counter`, `tokenizer` and `render`.
+pub type CounterKeys = CounterNames<true>;
+/// `counter` and `tokenizer`.
+pub type CounterAndTokenizer = CounterNames<false>;
+
+impl<const RENDER: bool> Serialize for CounterNames<RENDER> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(2 + usize::from(RENDER)))?;
+        m.serialize_entry("counter", self.0.name())?;
+        m.serialize_entry("tokenizer", self.0.tokenizer_label())?;
+        if RENDER {
+            m.serialize_entry("render", self.0.render_name())?;
+        }
+        m.end()
+    }
+}
+
+impl<'de, const RENDER: bool> Deserialize<'de> for CounterNames<RENDER> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Written {
+            #[serde(default)]
+            counter: String,
+            #[serde(default)]
+            tokenizer: String,
+        }
+        let w = Written::deserialize(d)?;
+        if let Some(k) = CounterKind::ALL.into_iter().find(|k| k.name() == w.counter) {
+            return Ok(CounterNames(k));
+        }
+        match (w.counter.is_empty(), w.tokenizer.parse::<Tokenizer>()) {
+            (true, Ok(t)) => Ok(CounterNames(CounterKind::from_legacy(t, Render::Json))),
+            _ => Err(serde::de::Error::custom(format!(
+                "unknown counter {:?} (tokenizer {:?})",
+                w.counter, w.tokenizer
+            ))),
+        }
+    }
+}
+
 /// The `tool_choice` of a request: the tool-use prompt's size depends on it.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, clap::ValueEnum,
@@ -385,6 +433,12 @@ pub enum ToolChoice {
     Any,
     /// One named tool must be called.
     Tool,
+}
+
+impl fmt::Display for ToolChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl ToolChoice {

@@ -5,7 +5,8 @@
 //! `metrics` holds the metric definitions; `run` ranks every query and aggregates (per class,
 //! refusals, the wrong-sibling rate of `siblings`, the refusal curve of `thresholds`); `pool`
 //! adds distractors; `result` is the one result type (json, CSV rows, read back); `compare`
-//! diffs two results; `bootstrap` gives intervals and the randomization test.
+//! diffs two results; `scorer_name` is the name a result gives a scorer (a built-in's, or an
+//! external scorer's as it gave it); `bootstrap` gives intervals and the randomization test.
 
 pub mod bootstrap;
 pub mod classes;
@@ -15,8 +16,10 @@ pub mod pool;
 pub mod queries;
 pub mod result;
 pub mod run;
+pub mod scorer_name;
 pub mod siblings;
 pub mod thresholds;
 
 pub use queries::{LabeledQuery, QuerySet, load_queries, parse_queries};
 pub use result::{EvalResult, ScorerResult, read_eval_result};
+pub use scorer_name::ScorerName;

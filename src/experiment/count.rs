@@ -7,21 +7,21 @@
 use serde::Serialize;
 
 use crate::catalog::Catalog;
-use crate::counter::{CounterKind, ToolChoice, ToolTokens, count_all};
+use crate::counter::{CounterKeys, CounterKind, CounterNames, ToolChoice, ToolTokens, count_all};
 use crate::error::{Error, Result};
 use crate::simulate::profile::{self, Profile};
 
 #[derive(Debug, Serialize)]
 pub struct CountReport {
-    pub counter: String,
-    pub tokenizer: String,
-    pub render: String,
+    /// The counter, with its tokenizer and rendering.
+    #[serde(flatten)]
+    pub counter: CounterKeys,
     /// The stated error of an estimating counter, percent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_pct: Option<f64>,
     /// The model profile whose tool-use preamble `fixed_tokens` includes.
     pub model: String,
-    pub tool_choice: String,
+    pub tool_choice: ToolChoice,
     /// What sending any tools costs beyond their definitions: the model's tool-use preamble
     /// and the counter's framing of the tools block.
     pub fixed_tokens: usize,
@@ -105,12 +105,10 @@ pub fn summarize(catalog: &Catalog, tokens: &ToolTokens, fixed: &Fixed) -> Count
         }
     }
     CountReport {
-        counter: tokens.counter.name().to_string(),
-        tokenizer: tokens.counter.tokenizer_label().to_string(),
-        render: tokens.counter.render_name().to_string(),
+        counter: CounterNames(tokens.counter),
         error_pct: tokens.counter.error_pct(),
         model: fixed.model.clone(),
-        tool_choice: fixed.choice.name().to_string(),
+        tool_choice: fixed.choice,
         fixed_tokens: fixed.tokens,
         total_tokens: tokens.total(),
         tool_count: n,
@@ -161,7 +159,7 @@ pub fn reference_profile(counter: CounterKind, model: Option<&str>) -> Result<Pr
 #[derive(Debug, Serialize)]
 pub struct CounterComparison {
     pub tool_count: usize,
-    pub tool_choice: String,
+    pub tool_choice: ToolChoice,
     pub counters: Vec<CounterRow>,
     /// Counters left out, and why (anthropic-api without key or complete cache).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -171,9 +169,9 @@ pub struct CounterComparison {
 
 #[derive(Debug, Serialize)]
 pub struct CounterRow {
-    pub counter: String,
-    pub tokenizer: String,
-    pub render: String,
+    /// The counter, with its tokenizer and rendering.
+    #[serde(flatten)]
+    pub counter: CounterKeys,
     pub model: String,
     /// Σ tool definitions.
     pub tools_tokens: usize,
@@ -190,7 +188,7 @@ pub struct CounterRow {
 
 #[derive(Debug, Serialize)]
 pub struct Skipped {
-    pub counter: String,
+    pub counter: CounterKind,
     pub reason: String,
 }
 
@@ -248,9 +246,7 @@ pub fn compare_counters(
             let tools: usize = c.counts.iter().sum();
             let request = tools + f.tokens;
             CounterRow {
-                counter: k.name().into(),
-                tokenizer: k.tokenizer_label().into(),
-                render: k.render_name().into(),
+                counter: CounterNames(k),
                 model: f.model.clone(),
                 tools_tokens: tools,
                 fixed_tokens: f.tokens,
@@ -280,7 +276,7 @@ pub fn compare_counters(
         .collect();
     CounterComparison {
         tool_count: n,
-        tool_choice: choice.name().into(),
+        tool_choice: choice,
         counters,
         skipped,
         tools,

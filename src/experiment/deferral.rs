@@ -26,6 +26,7 @@ use crate::document::Document;
 use crate::error::Result;
 use crate::generate;
 use crate::simulate::result::Invalidations;
+use crate::simulate::scenario::Reveal;
 use crate::simulate::{self, Mode, Prepared, Profile, ScenarioResult, ScorerBuilder};
 
 /// Catalog sizes of the deferral views (log-spaced, the sweep's generator).
@@ -135,7 +136,7 @@ pub struct ThresholdRow {
 /// reveal style.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RevealRow {
-    pub reveal: String,
+    pub reveal: Reveal,
     pub tools: usize,
     pub searches: usize,
     pub turns: usize,
@@ -262,7 +263,7 @@ fn threshold_row(
     }
 }
 
-fn reveal_row(reveal: &str, tools: usize, r: &ScenarioResult) -> RevealRow {
+fn reveal_row(reveal: Reveal, tools: usize, r: &ScenarioResult) -> RevealRow {
     let d = &r.deferred;
     let rows = r.requests.iter().filter(|q| q.mode == Mode::Deferred);
     let (mut input, mut cached, mut usd, mut usd_cached) = (0, 0, 0.0, 0.0);
@@ -273,7 +274,7 @@ fn reveal_row(reveal: &str, tools: usize, r: &ScenarioResult) -> RevealRow {
         usd_cached += q.cost_cached_usd;
     }
     RevealRow {
-        reveal: reveal.to_string(),
+        reveal,
         tools,
         searches: VIEW_SEARCHES,
         turns: TURNS,
@@ -324,10 +325,10 @@ pub fn compute(
             threshold.push(threshold_row(size, tool_tokens, window, &view_base, &r));
         }
         if size == REVEAL_TOOLS {
-            reveal.push(reveal_row("append", size, &view_base));
+            reveal.push(reveal_row(Reveal::Append, size, &view_base));
             let sc = scenario(&catalog, profile, VIEW_SEARCHES, "reveal=tools-list")?;
             let r = simulate::run(&sc, &prep)?;
-            reveal.push(reveal_row("tools-list", size, &r));
+            reveal.push(reveal_row(Reveal::ToolsList, size, &r));
         }
     }
     Ok(Deferral {

@@ -46,16 +46,48 @@ pub struct ReportData {
 }
 
 /// Settings in force for the whole report.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ReportSettings {
     /// The counter of the report's token figures (the default profile's).
-    pub counter: String,
-    pub tokenizer: String,
-    pub render: String,
+    pub counter: CounterKind,
     /// The model profile (prices, context window), as `key = value` pairs.
     pub profile: Vec<(String, String)>,
     /// Any further settings worth printing (sweep seed, eval cutoffs, …).
     pub other: Vec<(String, String)>,
+}
+
+impl ReportSettings {
+    /// The counter's tokenizer as the report prints it, with an estimate's stated error.
+    pub fn tokenizer(&self) -> String {
+        match self.counter.error_pct() {
+            Some(e) => format!("{} ± {e}%", self.counter.tokenizer_label()),
+            None => self.counter.tokenizer_label().to_string(),
+        }
+    }
+}
+
+impl Default for ReportSettings {
+    fn default() -> Self {
+        ReportSettings {
+            counter: CounterKind::O200kJson,
+            profile: Vec::new(),
+            other: Vec::new(),
+        }
+    }
+}
+
+/// `counter`, then the `tokenizer` and `render` it implies, then the rest.
+impl Serialize for ReportSettings {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("ReportSettings", 5)?;
+        st.serialize_field("counter", &self.counter)?;
+        st.serialize_field("tokenizer", &self.tokenizer())?;
+        st.serialize_field("render", self.counter.render_name())?;
+        st.serialize_field("profile", &self.profile)?;
+        st.serialize_field("other", &self.other)?;
+        st.end()
+    }
 }
 
 /// One catalog's size; also a row of `data/catalogs.csv`.
@@ -114,12 +146,7 @@ pub fn build(
     let counter = profile.counter;
     let mut data = ReportData {
         settings: ReportSettings {
-            counter: counter.name().to_string(),
-            tokenizer: match counter.error_pct() {
-                Some(e) => format!("{} ± {e}%", counter.tokenizer_label()),
-                None => counter.tokenizer_label().to_string(),
-            },
-            render: counter.render_name().to_string(),
+            counter,
             profile: key_values(&profile),
             other: Vec::new(),
         },
@@ -277,7 +304,7 @@ fn run_scenarios(
                 scenario.name, c.model, c.system_prompt_tokens, c.scale
             ));
         }
-        if counter.name() != data.settings.counter {
+        if counter != data.settings.counter {
             data.notes.push(format!(
                 "scenario `{}` counts with its own counter `{counter}`",
                 result.name

@@ -9,13 +9,14 @@ use serde::Serialize;
 
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
+use crate::eval::ScorerName;
 use crate::search::{Explanation, ScorerConfig, ScorerKind, SearchRequest, build};
 
 /// The contract's keys first (`query`, `scorer`, `matches`, `total_tools`), then ours.
 #[derive(Debug, Serialize)]
 pub struct SearchReport {
     pub query: String,
-    pub scorer: String,
+    pub scorer: ScorerName,
     pub matches: Vec<Match>,
     pub total_tools: usize,
     /// Tools the query matches before the limit; `matches` shows the first `limit` of them.
@@ -85,7 +86,7 @@ pub fn search(
     };
     Ok(SearchReport {
         query: query.to_string(),
-        scorer: kind.name().to_string(),
+        scorer: kind.into(),
         matches: outcome
             .hits
             .iter()

@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use super::Progress;
 use crate::catalog::Catalog;
-use crate::counter::{CounterKind, ToolChoice, ToolTokens};
+use crate::counter::{CounterKeys, CounterKind, CounterNames, ToolChoice, ToolTokens};
 use crate::generate;
 use crate::search::{self, ScorerConfig, ScorerKind, SearchRequest};
 use crate::simulate::scenario::Listing;
@@ -69,10 +69,10 @@ impl ListingMode {
 /// Fixed parts of the first request, the same in both modes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SweepSettings {
-    /// The counter of every count in the sweep (the default profile's).
-    pub counter: String,
-    pub tokenizer: String,
-    pub render: String,
+    /// The counter of every count in the sweep (the default profile's), with its tokenizer and
+    /// rendering.
+    #[serde(flatten)]
+    pub counter: CounterKeys,
     pub seed: u64,
     pub tools_per_server: usize,
     /// The non-tool system prompt.
@@ -210,9 +210,7 @@ pub fn run(
     progress: &dyn Progress,
 ) -> SweepRun {
     let settings = SweepSettings {
-        counter: counter.name().to_string(),
-        tokenizer: counter.tokenizer_label().to_string(),
-        render: counter.render_name().to_string(),
+        counter: CounterNames(counter),
         seed: SEED,
         tools_per_server: TOOLS_PER_SERVER,
         system_prompt_tokens: SWEEP_SYSTEM_PROMPT_TOKENS,
@@ -314,9 +312,7 @@ mod tests {
 
     fn settings() -> SweepSettings {
         SweepSettings {
-            counter: "o200k-json".into(),
-            tokenizer: "o200k_base".into(),
-            render: "json".into(),
+            counter: CounterNames(CounterKind::O200kJson),
             seed: SEED,
             tools_per_server: TOOLS_PER_SERVER,
             system_prompt_tokens: 1000,

@@ -7,8 +7,8 @@ use crate::tokenize::{Render, Tokenizer};
 
 #[derive(Debug, Serialize)]
 pub struct ImportReport {
-    pub tokenizer: String,
-    pub render: String,
+    pub tokenizer: Tokenizer,
+    pub render: Render,
     pub servers: Vec<ServerReport>,
     pub total_tools: usize,
     pub total_tokens: usize,
@@ -17,8 +17,7 @@ pub struct ImportReport {
 #[derive(Debug, Serialize)]
 pub struct ServerReport {
     pub server: String,
-    /// `ok`, `failed` or `skipped`.
-    pub status: &'static str,
+    pub status: ServerStatus,
     pub tools: Option<usize>,
     pub tokens: Option<usize>,
     /// `tools/list` requests made.
@@ -29,6 +28,27 @@ pub struct ServerReport {
     pub server_info: Option<String>,
     /// Why the server failed or was skipped.
     pub note: Option<String>,
+}
+
+/// What became of a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ServerStatus {
+    /// Imported into its catalog file.
+    Ok,
+    Failed,
+    /// Not started (not a stdio server).
+    Skipped,
+}
+
+impl ServerStatus {
+    pub fn name(self) -> &'static str {
+        match self {
+            ServerStatus::Ok => "ok",
+            ServerStatus::Failed => "failed",
+            ServerStatus::Skipped => "skipped",
+        }
+    }
 }
 
 impl ServerReport {
@@ -43,7 +63,7 @@ impl ServerReport {
     ) -> ServerReport {
         ServerReport {
             server: server.to_string(),
-            status: "ok",
+            status: ServerStatus::Ok,
             tools: Some(tools),
             tokens: Some(tokens),
             pages: Some(pages),
@@ -57,7 +77,7 @@ impl ServerReport {
     pub fn failed(server: &str, reason: String) -> ServerReport {
         ServerReport {
             server: server.to_string(),
-            status: "failed",
+            status: ServerStatus::Failed,
             tools: None,
             tokens: None,
             pages: None,
@@ -71,7 +91,7 @@ impl ServerReport {
     pub fn skipped(server: &str, note: String) -> ServerReport {
         ServerReport {
             server: server.to_string(),
-            status: "skipped",
+            status: ServerStatus::Skipped,
             tools: None,
             tokens: None,
             pages: None,
@@ -86,8 +106,8 @@ impl ImportReport {
     /// Every server's row, with the totals, for counts made with `tokenizer`.
     pub fn new(tokenizer: Tokenizer, servers: Vec<ServerReport>) -> ImportReport {
         ImportReport {
-            tokenizer: tokenizer.name().to_string(),
-            render: Render::Json.name().to_string(),
+            tokenizer,
+            render: Render::Json,
             total_tools: servers.iter().filter_map(|s| s.tools).sum(),
             total_tokens: servers.iter().filter_map(|s| s.tokens).sum(),
             servers,

@@ -76,12 +76,6 @@ pub enum Quantity {
 
 crate::named_enum!(Quantity, "metric");
 
-impl Serialize for Quantity {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
-    }
-}
-
 impl Quantity {
     /// `tokens` or `seconds`.
     pub fn unit(self) -> &'static str {

@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 
 use super::profile::Profile;
 use super::request::{Parts, RequestRow};
+use super::scenario::{Discovery, ListStyle, Listing, RetryStep, Reveal, When};
+use crate::counter::{CounterAndTokenizer, CounterKeys, ToolChoice};
+use crate::search::ScorerKind;
 use crate::timing::LatencyUs;
 
 /// Totals of one mode (eager or deferred) over the whole conversation, subagents included.
@@ -172,25 +175,22 @@ pub enum SearchLatencySource {
 /// The settings in force, printed with every result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
-    /// The counter every request part was counted with (`crate::counter`); empty in results
-    /// written before counters existed.
-    #[serde(default)]
-    pub counter: String,
-    pub tokenizer: String,
-    pub render: String,
+    /// The counter every request part was counted with (`crate::counter`), with the tokenizer
+    /// and rendering it implies.
+    #[serde(flatten)]
+    pub counter: CounterKeys,
     pub profile: String,
-    pub scorer: String,
-    /// `always` or `auto:N`.
-    pub when: String,
+    pub scorer: ScorerKind,
+    pub when: When,
     /// Whether the deferred mode deferred anything (false: `auto:N` below threshold, or no
     /// deferrable tool).
     pub deferring: bool,
-    pub discovery: String,
-    pub listing: String,
-    pub list_style: String,
-    pub reveal: String,
+    pub discovery: Discovery,
+    pub listing: Listing,
+    pub list_style: ListStyle,
+    pub reveal: Reveal,
     pub max_results: usize,
-    pub retry: Vec<String>,
+    pub retry: Vec<RetryStep>,
     /// The search tool the deferred mode sends (never a search result, never sent eagerly).
     pub search_tool: String,
     /// Tokens of the search tool's definition and whether it came from the catalog.
@@ -204,7 +204,7 @@ pub struct Settings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counter_error_pct: Option<f64>,
     #[serde(default)]
-    pub tool_choice: String,
+    pub tool_choice: ToolChoice,
     /// Whether `latency_ms` uses the modeled or the measured search latency.
     pub search_latency: SearchLatencySource,
     /// The profile's modeled search latency (used when `search_latency` is `modeled`).
@@ -338,10 +338,10 @@ pub struct SimulationResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScenarioResult {
     pub name: String,
-    /// The counter in force (`simulate --format json` names it per scenario).
-    #[serde(default)]
-    pub counter: String,
-    pub tokenizer: String,
+    /// The counter in force (`simulate --format json` names it per scenario), with its
+    /// tokenizer.
+    #[serde(flatten)]
+    pub counter: CounterAndTokenizer,
     /// Every tool of the scenario's catalogs, the search tool included (as `count` counts).
     pub tool_count: usize,
     /// Tools the deferred mode defers (0 when it does not defer).

@@ -7,7 +7,8 @@ use super::result::{
     Cost, Latency, ModeResult, Savings, ScenarioResult, SearchLatencySource, Settings, round,
     savings_pct,
 };
-use super::scenario::{Discovery, ListStyle, RetryStep, Reveal, Scenario, When};
+use super::scenario::Scenario;
+use crate::counter::CounterNames;
 use crate::timing::LatencyUs;
 
 fn mean(xs: &[f64]) -> f64 {
@@ -142,48 +143,23 @@ fn settings(
 ) -> Settings {
     let d = &sc.deferred;
     Settings {
-        counter: prep.counter.name().into(),
-        tokenizer: prep.counter.tokenizer_label().into(),
-        render: prep.counter.render_name().into(),
+        counter: CounterNames(prep.counter),
         profile: sc.profile.name.clone(),
-        scorer: d.scorer.name().into(),
-        when: match d.when {
-            When::Always => "always".into(),
-            When::Auto(n) => format!("auto:{n}"),
-        },
+        scorer: d.scorer,
+        when: d.when,
         deferring,
-        discovery: match d.discovery {
-            Discovery::ModelSearch => "model-search",
-            Discovery::Select => "select",
-            Discovery::AutoRetrieve => "auto-retrieve",
-        }
-        .into(),
-        listing: d.listing.name().into(),
-        list_style: match d.list_style {
-            ListStyle::List => "list",
-            ListStyle::Delta => "delta",
-        }
-        .into(),
-        reveal: match d.reveal {
-            Reveal::Append => "append",
-            Reveal::ToolsList => "tools-list",
-        }
-        .into(),
+        discovery: d.discovery,
+        listing: d.listing,
+        list_style: d.list_style,
+        reveal: d.reveal,
         max_results: d.max_results,
-        retry: d
-            .retry
-            .iter()
-            .map(|s| match s {
-                RetryStep::Rephrase => "rephrase".to_string(),
-                RetryStep::Select => "select".to_string(),
-            })
-            .collect(),
+        retry: d.retry.clone(),
         search_tool: prep.search_tool_name.clone(),
         search_tool_tokens: prep.search_tool_tokens,
         search_tool_from_catalog: prep.plan.search_tool.is_some(),
         search_tool_source: prep.search_tool_source.clone(),
         counter_error_pct: prep.counter.error_pct(),
-        tool_choice: sc.tool_choice.name().into(),
+        tool_choice: sc.tool_choice,
         search_latency,
         search_latency_ms: sc.profile.search_latency_ms,
         scorer_settings: prep.scorer.settings().into_iter().collect(),
@@ -220,8 +196,7 @@ pub(crate) fn summarize(
     }
     ScenarioResult {
         name: sc.name.clone(),
-        counter: prep.counter.name().into(),
-        tokenizer: prep.counter.tokenizer_label().into(),
+        counter: CounterNames(prep.counter),
         tool_count: prep.catalog.len(),
         deferred_count,
         savings: savings(&e, &d, sc.profile.context_window),

@@ -2,6 +2,7 @@
 //! json of the [`ImportReport`].
 
 use crate::mcp::ImportReport;
+use crate::mcp::report::ServerStatus;
 use crate::output::{Format, to_json};
 
 pub fn render(report: &ImportReport, format: Format) -> String {
@@ -12,7 +13,7 @@ pub fn render(report: &ImportReport, format: Format) -> String {
         .map(|s| {
             vec![
                 s.server.clone(),
-                s.status.to_string(),
+                s.status.name().to_string(),
                 opt(s.tools),
                 opt(s.tokens),
                 opt(s.pages),
@@ -37,7 +38,11 @@ pub fn render(report: &ImportReport, format: Format) -> String {
         Format::Csv => crate::output::csv(&headers, &rows),
         Format::Table | Format::Md => {
             let table = crate::output::table_for(format);
-            let ok = report.servers.iter().filter(|s| s.status == "ok").count();
+            let ok = report
+                .servers
+                .iter()
+                .filter(|s| s.status == ServerStatus::Ok)
+                .count();
             format!(
                 "{}\n{} tools, {} tokens in total ({}, {} rendering) from {} of {} server{}\n",
                 table(&headers, &rows, &right),

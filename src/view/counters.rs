@@ -21,8 +21,8 @@ pub fn render(r: &CounterComparison, format: Format) -> String {
         .iter()
         .map(|c| {
             vec![
-                c.counter.clone(),
-                c.tokenizer.clone(),
+                c.counter.0.name().to_string(),
+                c.counter.0.tokenizer_label().to_string(),
                 c.model.clone(),
                 format!("{}{}", c.tools_tokens, error_note(c.error_pct)),
                 c.fixed_tokens.to_string(),
@@ -33,7 +33,7 @@ pub fn render(r: &CounterComparison, format: Format) -> String {
         })
         .collect();
     let mut tool_headers = vec!["tool".to_string()];
-    tool_headers.extend(r.counters.iter().map(|c| c.counter.clone()));
+    tool_headers.extend(r.counters.iter().map(|c| c.counter.0.name().to_string()));
     let tool_rows: Vec<Vec<String>> = r
         .tools
         .iter()

@@ -10,7 +10,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::output::{Format, csv_rows, md_table, serde_table, table_for, to_json};
 use crate::simulate::request::RequestRow;
-use crate::simulate::result::{Invalidations, SearchLatencySource, SimulationResult, savings_pct};
+use crate::simulate::result::{
+    Invalidations, SearchLatencySource, Settings, SimulationResult, savings_pct,
+};
+use crate::simulate::scenario::When;
 use crate::simulate::{ModeResult, ScenarioResult};
 use crate::view::number::{fixed1, int, pct, usd};
 use crate::view::report::figures::{self, Figure, Section};
@@ -101,10 +104,10 @@ fn settings_line(s: &ScenarioResult) -> String {
         "{tools}, {} deferred ({when}); counter {}{} ({}, {} rendering), profile {}, scorer {}, \
          discovery {}, listing {}/{}, reveal {}, max_results {}, retry [{}]\n",
         s.deferred_count,
-        st.counter,
+        st.counter.0,
         crate::view::count::error_note(st.counter_error_pct),
-        st.tokenizer,
-        st.render,
+        st.counter.0.tokenizer_label(),
+        st.counter.0.render_name(),
         st.profile,
         st.scorer,
         st.discovery,
@@ -112,8 +115,14 @@ fn settings_line(s: &ScenarioResult) -> String {
         st.list_style,
         st.reveal,
         st.max_results,
-        st.retry.join(", ")
+        retry_names(st)
     )
+}
+
+/// The retry steps as a scenario writes them: `rephrase, select`.
+fn retry_names(st: &Settings) -> String {
+    let names: Vec<&str> = st.retry.iter().map(|r| r.name()).collect();
+    names.join(", ")
 }
 
 /// Which search latency the latency rows use, and the measurement when there is one.
@@ -370,18 +379,18 @@ fn scenario_settings(s: &ScenarioResult) -> String {
     let st = &s.settings;
     let mut settings = vec![
         ("profile", s.model.name.clone()),
-        ("scorer", st.scorer.clone()),
-        ("discovery", st.discovery.clone()),
-        ("listing", st.listing.clone()),
-        ("list style", st.list_style.clone()),
-        ("reveal", st.reveal.clone()),
+        ("scorer", st.scorer.to_string()),
+        ("discovery", st.discovery.to_string()),
+        ("listing", st.listing.to_string()),
+        ("list style", st.list_style.to_string()),
+        ("reveal", st.reveal.to_string()),
         ("max results", st.max_results.to_string()),
-        ("retry", format!("[{}]", st.retry.join(", "))),
+        ("retry", format!("[{}]", retry_names(st))),
         ("search tool", st.search_tool.clone()),
         ("search tool tokens", st.search_tool_tokens.to_string()),
     ];
-    if st.when != "always" {
-        settings.push(("when", st.when.clone()));
+    if st.when != When::Always {
+        settings.push(("when", st.when.to_string()));
     }
     settings
         .iter()
@@ -477,8 +486,8 @@ impl ScenarioCsvRow {
         let (e, d) = (&s.eager, &s.deferred);
         ScenarioCsvRow {
             scenario: s.name.clone(),
-            counter: s.counter.clone(),
-            tokenizer: s.tokenizer.clone(),
+            counter: s.counter.0.name().to_string(),
+            tokenizer: s.counter.0.tokenizer_label().to_string(),
             tool_count: s.tool_count,
             deferred_count: s.deferred_count,
             eager_tools_sent: e.tools_sent,

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::json;
+use toolbudget::counter::{CounterKind, CounterNames};
 use toolbudget::eval::EvalResult;
 use toolbudget::experiment::eval::{EvalSet, Miss};
 use toolbudget::experiment::report::{CatalogRow, ReportData, ReportSettings};
@@ -210,9 +211,7 @@ fn tiny() -> ReportData {
     };
     ReportData {
         settings: ReportSettings {
-            counter: "o200k-json".into(),
-            tokenizer: "o200k_base".into(),
-            render: "json".into(),
+            counter: CounterKind::O200kJson,
             profile: vec![
                 ("name".into(), "test-profile".into()),
                 ("input_per_mtok".into(), "3".into()),
@@ -233,9 +232,7 @@ fn tiny() -> ReportData {
         sessions: None,
         sweep: Some(Sweep {
             settings: SweepSettings {
-                counter: "o200k-json".into(),
-                tokenizer: "o200k_base".into(),
-                render: "json".into(),
+                counter: CounterNames(CounterKind::O200kJson),
                 seed: 1,
                 tools_per_server: 12,
                 system_prompt_tokens: 3000,

@@ -35,7 +35,7 @@ pub fn compare(catalog: &Catalog, args: &CountArgs) -> Result<CounterComparison>
             }),
             // Optional here: a missing answer skips the API counter, with the reason.
             Err(e) => skipped.push(Skipped {
-                counter: api.name().into(),
+                counter: api,
                 reason: e.to_string(),
             }),
         }

@@ -59,6 +59,22 @@ pub enum When {
     Auto(f64),
 }
 
+impl std::fmt::Display for When {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            When::Always => f.write_str("always"),
+            When::Auto(n) => write!(f, "auto:{n}"),
+        }
+    }
+}
+
+/// Written as a scenario writes it: `always` or `auto:N`.
+impl serde::Serialize for When {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Discovery {
@@ -105,11 +121,12 @@ pub enum ListStyle {
 
 crate::named_enum!(ListStyle, "list style");
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Reveal {
     /// A discovered definition is appended to the conversation (`tool_reference` expansion):
     /// the cached prefix survives.
+    #[default]
     Append,
     /// A discovered definition is added to the request's tools list: the prefix changes.
     ToolsList,
@@ -165,7 +182,7 @@ impl Default for DeferredSettings {
             discovery: Discovery::ModelSearch,
             listing: Listing::Names,
             list_style: ListStyle::List,
-            reveal: Reveal::Append,
+            reveal: Reveal::default(),
             retry: vec![RetryStep::Rephrase, RetryStep::Select],
             depends_on: Vec::new(),
             bm25: Bm25Params::default(),

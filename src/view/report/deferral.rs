@@ -604,7 +604,7 @@ struct CurveCsvRow {
 struct InvalidationCsvRow {
     scenario: String,
     mode: String,
-    reveal: String,
+    reveal: crate::simulate::scenario::Reveal,
     #[serde(flatten)]
     invalidations: Invalidations,
 }
@@ -655,7 +655,7 @@ pub fn csv_files(data: &ReportData) -> Vec<(String, String)> {
                 rows.push(InvalidationCsvRow {
                     scenario: s.name.clone(),
                     mode: mode.into(),
-                    reveal: s.settings.reveal.clone(),
+                    reveal: s.settings.reveal,
                     invalidations: i.clone(),
                 });
             }
@@ -668,7 +668,7 @@ pub fn csv_files(data: &ReportData) -> Vec<(String, String)> {
                         r.tools, r.searches, r.turns
                     ),
                     mode: "deferred".into(),
-                    reveal: r.reveal.clone(),
+                    reveal: r.reveal,
                     invalidations: r.invalidations.clone(),
                 });
             }

@@ -24,7 +24,10 @@ pub fn index(data: &ReportData, charts: &[Figure]) -> String {
          counted by the `{}` counter ({}, `{}` rendering of each definition); dollars use the \
          `{}` model profile's list prices. Every number below is computed from the files named \
          in each section; the data behind each table is in `data/` as CSV and JSON.\n",
-        data.settings.counter, data.settings.tokenizer, data.settings.render, profile
+        data.settings.counter,
+        data.settings.tokenizer(),
+        data.settings.counter.render_name(),
+        profile
     );
     let mut ran = Vec::new();
     if !data.scenarios.is_empty() {
@@ -318,9 +321,12 @@ fn catalogs(out: &mut String, data: &ReportData) {
 fn settings(out: &mut String, data: &ReportData) {
     out.push_str("## Settings\n\n");
     let mut rows = vec![
-        vec!["counter".to_string(), data.settings.counter.clone()],
-        vec!["tokenizer".to_string(), data.settings.tokenizer.clone()],
-        vec!["rendering".to_string(), data.settings.render.clone()],
+        vec!["counter".to_string(), data.settings.counter.to_string()],
+        vec!["tokenizer".to_string(), data.settings.tokenizer()],
+        vec![
+            "rendering".to_string(),
+            data.settings.counter.render_name().to_string(),
+        ],
     ];
     rows.extend(
         data.settings
