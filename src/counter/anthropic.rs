@@ -14,34 +14,22 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-use super::ToolChoice;
+use super::{Preamble, ToolChoice};
 use crate::error::Position;
 
 /// The calibration file as committed.
 pub const CALIBRATION_JSON: &str =
     include_str!("../../fixtures/calibration/anthropic-count-tokens.json");
 
-/// The documented size of Claude's tool-use system prompt per `tool_choice`.
+/// The documented size of Claude's tool-use system prompt per `tool_choice`, and where it is
+/// documented.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolUsePrompt {
     pub models: Vec<String>,
-    pub auto: usize,
-    pub none: usize,
-    pub any: usize,
-    pub tool: usize,
+    #[serde(flatten)]
+    pub tokens: Preamble,
     pub source: String,
-}
-
-impl ToolUsePrompt {
-    pub fn tokens(&self, choice: ToolChoice) -> usize {
-        match choice {
-            ToolChoice::Auto => self.auto,
-            ToolChoice::None => self.none,
-            ToolChoice::Any => self.any,
-            ToolChoice::Tool => self.tool,
-        }
-    }
 }
 
 /// One billed count: the first `tools` tools of the calibration catalog, the text, a choice.
@@ -132,7 +120,7 @@ impl Calibration {
 
     fn prompt(&self, o: &Observation) -> f64 {
         if o.tools > 0 {
-            self.tool_use_system_prompt.tokens(o.tool_choice) as f64
+            self.tool_use_system_prompt.tokens.tokens(o.tool_choice) as f64
         } else {
             0.0
         }
@@ -236,6 +224,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_documented_prompt_reads_its_four_sizes_and_refuses_unknown_keys() {
+        let p = &Calibration::committed().tool_use_system_prompt;
+        assert_eq!(p.tokens.tokens(ToolChoice::Auto), p.tokens.auto);
+        assert!(p.tokens.auto > 0 && !p.source.is_empty());
+        let mut v = serde_json::to_value(p).unwrap();
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["models", "auto", "none", "any", "tool", "source"]);
+        v["extra"] = 1.into();
+        assert!(serde_json::from_value::<ToolUsePrompt>(v).is_err());
+    }
+
+    #[test]
     fn refitting_the_committed_observations_gives_the_committed_fit() {
         let c = Calibration::committed();
         let f = c.refit().expect("the observations determine the fit");
@@ -263,7 +263,7 @@ mod tests {
                 .sum();
             let est = text_tokens(c.text_o200k)
                 + if o.tools > 0 {
-                    c.tool_use_system_prompt.tokens(o.tool_choice) + tools_fixed() + tools
+                    c.tool_use_system_prompt.tokens.tokens(o.tool_choice) + tools_fixed() + tools
                 } else {
                     0
                 };

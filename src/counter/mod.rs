@@ -418,6 +418,39 @@ impl<'de, const RENDER: bool> Deserialize<'de> for CounterNames<RENDER> {
     }
 }
 
+/// A provider's tool-use preamble: its tokens for each `tool_choice`. The calibration's
+/// documented prompt (`anthropic::ToolUsePrompt`) and a profile's preambles
+/// (`simulate::profile::CounterPreamble`) both hold one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Preamble {
+    pub auto: usize,
+    pub none: usize,
+    pub any: usize,
+    pub tool: usize,
+}
+
+impl Preamble {
+    /// The same size whatever the choice.
+    pub fn uniform(tokens: usize) -> Preamble {
+        Preamble {
+            auto: tokens,
+            none: tokens,
+            any: tokens,
+            tool: tokens,
+        }
+    }
+
+    pub fn tokens(&self, choice: ToolChoice) -> usize {
+        match choice {
+            ToolChoice::Auto => self.auto,
+            ToolChoice::None => self.none,
+            ToolChoice::Any => self.any,
+            ToolChoice::Tool => self.tool,
+        }
+    }
+}
+
 /// The `tool_choice` of a request: the tool-use prompt's size depends on it.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, clap::ValueEnum,

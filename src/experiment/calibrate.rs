@@ -41,7 +41,8 @@ pub fn report(file: &str, c: &Calibration, fit: Fit) -> CalibrationReport {
             let mut estimate =
                 fit.text_ratio * c.text_o200k as f64 + fit.per_tool_ratio * tools as f64;
             if o.tools > 0 {
-                estimate += fit.tools_fixed + c.tool_use_system_prompt.tokens(o.tool_choice) as f64;
+                estimate +=
+                    fit.tools_fixed + c.tool_use_system_prompt.tokens.tokens(o.tool_choice) as f64;
             }
             Row {
                 label: o.label.clone(),

@@ -25,8 +25,9 @@ use crate::counter::CounterKind;
 use crate::document::Document;
 use crate::error::Result;
 use crate::generate;
+use crate::search::ScorerKind;
 use crate::simulate::result::Invalidations;
-use crate::simulate::scenario::Reveal;
+use crate::simulate::scenario::{Listing, Reveal};
 use crate::simulate::{self, Mode, Prepared, Profile, ScenarioResult, ScorerBuilder};
 
 /// Catalog sizes of the deferral views (log-spaced, the sweep's generator).
@@ -51,15 +52,15 @@ const RESULT_TOKENS: usize = 300;
 /// The fixed parts of every run, printed with the views.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DeferralSettings {
-    pub counter: String,
+    pub counter: CounterKind,
     pub profile: String,
     pub seed: u64,
     pub turns: usize,
     pub system_prompt_tokens: usize,
     pub user_tokens: usize,
     pub result_tokens: usize,
-    pub scorer: String,
-    pub listing: String,
+    pub scorer: ScorerKind,
+    pub listing: Listing,
     pub auto_pct: f64,
     pub view_turns: usize,
     pub view_searches: usize,
@@ -333,15 +334,15 @@ pub fn compute(
     }
     Ok(Deferral {
         settings: DeferralSettings {
-            counter: counter.name().to_string(),
+            counter,
             profile: profile.name.clone(),
             seed: sweep::SEED,
             turns: TURNS,
             system_prompt_tokens: SYSTEM_PROMPT_TOKENS,
             user_tokens: USER_TOKENS,
             result_tokens: RESULT_TOKENS,
-            scorer: "keyword".into(),
-            listing: "names".into(),
+            scorer: ScorerKind::Keyword,
+            listing: Listing::Names,
             auto_pct: AUTO_PCT,
             view_turns: VIEW_TURNS,
             view_searches: VIEW_SEARCHES,

@@ -118,7 +118,7 @@ pub struct SweepPoint {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SweepLatency {
     pub tools: usize,
-    pub scorer: String,
+    pub scorer: ScorerKind,
     /// Index build time, milliseconds.
     pub build_ms: f64,
     pub latency_us: crate::timing::LatencyUs,
@@ -271,7 +271,7 @@ fn time_scorers(
         let timed = time_searches(scorer.as_ref(), &requests, clock);
         latency.push(SweepLatency {
             tools: catalog.len(),
-            scorer: kind.name().to_string(),
+            scorer: kind,
             build_ms: (build.as_secs_f64() * 10_000.0).round() / 10.0,
             latency_us: LatencyUs::of_timed(&timed),
         });

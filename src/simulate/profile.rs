@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::counter::{CounterKind, ToolChoice, anthropic};
+use crate::counter::{CounterKind, Preamble, ToolChoice, anthropic};
 use crate::search::ScorerKind;
 
 /// Everything the cost and latency models need about one model.
@@ -35,7 +35,7 @@ pub struct Profile {
     pub tool_overhead_tokens: usize,
     /// The tool-use preamble per counter and `tool_choice` (first match wins).
     #[serde(default)]
-    pub preambles: Vec<Preamble>,
+    pub preambles: Vec<CounterPreamble>,
     /// Measured fixed cost of the provider's own tool search in a request that defers every
     /// tool: the search tool, the tool-use preamble and the framing, beyond the messages.
     #[serde(default)]
@@ -76,34 +76,20 @@ fn legacy_counter() -> CounterKind {
     CounterKind::O200kJson
 }
 
-/// A tool-use preamble: for one counter (or every counter), tokens per `tool_choice`.
+/// A tool-use preamble for one counter (or every counter).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Preamble {
+pub struct CounterPreamble {
     /// `None`: whatever the counter.
     pub counter: Option<CounterKind>,
-    pub auto: usize,
-    pub none: usize,
-    pub any: usize,
-    pub tool: usize,
+    #[serde(flatten)]
+    pub tokens: Preamble,
 }
 
-impl Preamble {
-    pub fn uniform(counter: Option<CounterKind>, tokens: usize) -> Preamble {
-        Preamble {
+impl CounterPreamble {
+    pub fn uniform(counter: Option<CounterKind>, tokens: usize) -> CounterPreamble {
+        CounterPreamble {
             counter,
-            auto: tokens,
-            none: tokens,
-            any: tokens,
-            tool: tokens,
-        }
-    }
-
-    pub fn tokens(&self, choice: ToolChoice) -> usize {
-        match choice {
-            ToolChoice::Auto => self.auto,
-            ToolChoice::None => self.none,
-            ToolChoice::Any => self.any,
-            ToolChoice::Tool => self.tool,
+            tokens: Preamble::uniform(tokens),
         }
     }
 }
@@ -114,7 +100,7 @@ pub struct SearchOverhead {
     /// e.g. `anthropic tool_search_tool_bm25`, `openai tool_search (namespace)`.
     pub variant: String,
     /// The scorer that models it; `None`: every scorer.
-    pub scorer: Option<String>,
+    pub scorer: Option<ScorerKind>,
     pub tokens: usize,
 }
 
@@ -125,14 +111,11 @@ const GPT_4O_PAGE: &str = "https://platform.openai.com/docs/models/gpt-4o";
 const HARNESS: &str = "andyjmorgan/tool-search-testing (MIT) @ f2f833e, WRITEUP.md; ../shared/data/provider-counts/acme-series.json";
 
 /// Claude 4.x: the documented tool-use prompt per `tool_choice`, any counter.
-fn claude_preambles() -> Vec<Preamble> {
+fn claude_preambles() -> Vec<CounterPreamble> {
     let p = &anthropic::Calibration::committed().tool_use_system_prompt;
-    vec![Preamble {
+    vec![CounterPreamble {
         counter: None,
-        auto: p.auto,
-        none: p.none,
-        any: p.any,
-        tool: p.tool,
+        tokens: p.tokens,
     }]
 }
 
@@ -142,12 +125,12 @@ fn claude_search() -> Vec<SearchOverhead> {
     vec![
         SearchOverhead {
             variant: "anthropic tool_search_tool_bm25".into(),
-            scorer: Some(ScorerKind::Bm25.name().into()),
+            scorer: Some(ScorerKind::Bm25),
             tokens: 685,
         },
         SearchOverhead {
             variant: "anthropic tool_search_tool_regex".into(),
-            scorer: Some(ScorerKind::Regex.name().into()),
+            scorer: Some(ScorerKind::Regex),
             tokens: 710,
         },
     ]
@@ -247,8 +230,8 @@ fn gpt_5_4() -> Profile {
     // (272-191, 365-284, ... 1547-1466), tool_choice none; with the same rendering on both
     // counters that difference is the chat preamble. Other tool_choice values: not measured.
     p.preambles = vec![
-        Preamble::uniform(Some(CounterKind::OpenaiChat), 81),
-        Preamble::uniform(None, 0),
+        CounterPreamble::uniform(Some(CounterKind::OpenaiChat), 81),
+        CounterPreamble::uniform(None, 0),
     ];
     p.search_overheads = openai_search();
     p.context_window = 1_050_000;
@@ -280,12 +263,14 @@ fn gpt_4o() -> Profile {
         CounterKind::OpenaiChat,
         [2.50, 10.0, 2.50, 1.25],
     );
-    p.preambles = vec![Preamble {
+    p.preambles = vec![CounterPreamble {
         counter: None,
-        auto: 0,
-        none: 1,
-        any: 0,
-        tool: 4,
+        tokens: Preamble {
+            auto: 0,
+            none: 1,
+            any: 0,
+            tool: 4,
+        },
     }];
     p.search_overheads = openai_search();
     p.context_window = 128_000;
@@ -433,14 +418,14 @@ impl Profile {
         self.preambles
             .iter()
             .find(|p| p.counter.is_none_or(|c| c == counter))
-            .map_or(0, |p| p.tokens(choice))
+            .map_or(0, |p| p.tokens.tokens(choice))
     }
 
     /// The measured fixed cost of the provider's tool search that `scorer` stands for.
     pub fn search_overhead(&self, scorer: ScorerKind) -> Option<&SearchOverhead> {
         self.search_overheads
             .iter()
-            .find(|o| o.scorer.as_deref().is_none_or(|s| s == scorer.name()))
+            .find(|o| o.scorer.is_none_or(|s| s == scorer))
     }
 
     /// The provider's flat `defer_loading` overhead (stubs listed), when it has one.
@@ -487,7 +472,7 @@ impl Profile {
             O::ToolOverheadTokens => {
                 // An explicit size replaces every documented one.
                 self.tool_overhead_tokens = whole()?;
-                self.preambles = vec![Preamble::uniform(None, self.tool_overhead_tokens)];
+                self.preambles = vec![CounterPreamble::uniform(None, self.tool_overhead_tokens)];
             }
             O::ContextWindow => {
                 positive()?;

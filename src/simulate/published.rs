@@ -76,12 +76,23 @@ pub enum Quantity {
 
 crate::named_enum!(Quantity, "metric");
 
+/// What a quantity counts: tokens, or seconds for a latency figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    #[default]
+    Tokens,
+    Seconds,
+}
+
+crate::named_enum!(Unit, "unit");
+
 impl Quantity {
     /// `tokens` or `seconds`.
-    pub fn unit(self) -> &'static str {
+    pub fn unit(self) -> Unit {
         match self {
-            Quantity::FirstTtftSeconds | Quantity::TurnSeconds => "seconds",
-            _ => "tokens",
+            Quantity::FirstTtftSeconds | Quantity::TurnSeconds => Unit::Seconds,
+            _ => Unit::Tokens,
         }
     }
 
@@ -407,7 +418,7 @@ fn comparison(
     [(eager_o, deferred_o), (eager_c, deferred_c)]: [(f64, f64); 2],
     price_per_mtok: f64,
 ) -> PublishedComparison {
-    let seconds = p.metric.unit() == "seconds";
+    let seconds = p.metric.unit() == Unit::Seconds;
     let gap = |published: Option<f64>, m: &Measured, first: f64, stated: &Stated| {
         published.map(|pv| {
             let counting = stated.first_request.map(|f| round(first - f, 2));
@@ -427,7 +438,7 @@ fn comparison(
         source: p.source.clone(),
         eager_tokens: p.eager_tokens,
         deferred_tokens: p.deferred_tokens,
-        metric: p.metric.name().to_string(),
+        metric: p.metric,
         saved_pct: p.saved_pct.or(match (p.eager_tokens, p.deferred_tokens) {
             (Some(a), Some(b)) => Some(savings_pct(a, b)),
             _ => None,
@@ -435,8 +446,8 @@ fn comparison(
         measured_eager_tokens: round(eager.value, decimals),
         measured_deferred_tokens: round(deferred.value, decimals),
         measured_saved_pct: savings_pct(eager.value, deferred.value),
-        counter: counter.name().to_string(),
-        unit: p.metric.unit().to_string(),
+        counter,
+        unit: p.metric.unit(),
         variant: p.variant.describe(),
         measured_eager_o200k_json: round(eager_o, decimals),
         measured_deferred_o200k_json: round(deferred_o, decimals),

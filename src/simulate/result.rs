@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::profile::Profile;
 use super::request::{Parts, RequestRow};
 use super::scenario::{Discovery, ListStyle, Listing, RetryStep, Reveal, When};
-use crate::counter::{CounterAndTokenizer, CounterKeys, ToolChoice};
+use crate::counter::{CounterAndTokenizer, CounterKeys, CounterKind, ToolChoice};
 use crate::search::ScorerKind;
 use crate::timing::LatencyUs;
 
@@ -258,8 +258,8 @@ pub struct PublishedComparison {
     pub eager_tokens: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deferred_tokens: Option<f64>,
-    /// The quantity measured (`simulate::published::Quantity`).
-    pub metric: String,
+    /// The quantity measured.
+    pub metric: super::published::Quantity,
     /// The published saving, when both figures are published.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub saved_pct: Option<f64>,
@@ -267,11 +267,10 @@ pub struct PublishedComparison {
     pub measured_deferred_tokens: f64,
     pub measured_saved_pct: f64,
     /// The counter of the provider the figure was measured on, which `measured_*` uses.
-    #[serde(default)]
-    pub counter: String,
+    pub counter: CounterKind,
     /// `tokens` or `seconds` (the `*_tokens` fields hold seconds for a latency figure).
     #[serde(default)]
-    pub unit: String,
+    pub unit: super::published::Unit,
     /// The settings measured beyond the scenario's (`model gpt-5.4, listing stubs`).
     #[serde(default)]
     pub variant: String,

@@ -9,12 +9,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::output::md_table;
 use crate::simulate::ScenarioResult;
+use crate::simulate::published::Unit;
 use crate::simulate::result::{Gap, PublishedComparison, round};
 use crate::view::number::thousands;
 
 /// A value in the figure's unit: `53,000`, `5.2 s`.
 fn value(p: &PublishedComparison, x: f64) -> String {
-    if p.unit == "seconds" {
+    if p.unit == Unit::Seconds {
         format!("{x:.1} s")
     } else {
         thousands(x, 0)
@@ -392,15 +393,15 @@ impl PublishedCsvRow {
             scenario: scenario.to_string(),
             source: p.source.clone(),
             claim: p.claim.clone(),
-            metric: p.metric.clone(),
+            metric: p.metric.to_string(),
             published_eager_tokens: p.eager_tokens,
             published_deferred_tokens: p.deferred_tokens,
             published_saved_pct: p.saved_pct,
             measured_eager_tokens: p.measured_eager_tokens,
             measured_deferred_tokens: p.measured_deferred_tokens,
             measured_saved_pct: p.measured_saved_pct,
-            counter: p.counter.clone(),
-            unit: p.unit.clone(),
+            counter: p.counter.to_string(),
+            unit: p.unit.to_string(),
             variant: p.variant.clone(),
             measured_eager_tokens_o200k_json: p.measured_eager_o200k_json,
             measured_deferred_tokens_o200k_json: p.measured_deferred_o200k_json,

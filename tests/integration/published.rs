@@ -30,7 +30,7 @@ fn check(file: &str, pins: &[Pin]) {
             "{file}: {:?} vs {claim:?}",
             p.claim
         );
-        assert_eq!(p.counter, counter, "{claim}");
+        assert_eq!(p.counter.name(), counter, "{claim}");
         assert_eq!(
             (
                 p.measured_eager_tokens,
@@ -167,7 +167,10 @@ fn lazy_loading_design() {
         (Some(635.13), Some(282.14))
     );
     // Seconds come from the latency model: not reproduced, and said why.
-    for p in f.iter().filter(|p| p.unit == "seconds") {
+    for p in f
+        .iter()
+        .filter(|p| p.unit == toolbudget::simulate::published::Unit::Seconds)
+    {
         assert!(!p.reproduced && p.not_reproduced.contains("model"));
         assert_eq!(p.eager_gap.unwrap().catalog, 0.0);
     }

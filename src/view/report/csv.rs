@@ -132,7 +132,7 @@ fn latency(data: &ReportData) -> Vec<LatencyCsvRow> {
         part: "sweep".into(),
         set: "generated".into(),
         tools: Some(l.tools),
-        scorer: l.scorer.clone(),
+        scorer: l.scorer.to_string(),
         build_ms: Some(l.build_ms),
         searches: l.latency_us.searches,
         p50_us: l.latency_us.p50,

@@ -8,6 +8,7 @@ use crate::experiment::eval::EvalSet;
 use crate::experiment::report::ReportData;
 use crate::experiment::sweep::Sweep;
 use crate::names::slug;
+use crate::search::ScorerKind;
 use crate::simulate::request::PARTS;
 use crate::simulate::{RequestRow, ScenarioResult};
 use crate::view::chart::{
@@ -264,10 +265,10 @@ fn sweep_savings(sweep: &Sweep) -> Result<Figure, ChartError> {
 /// Measured search latency over the sweep's catalogs.
 fn sweep_latency(data: &ReportData) -> Result<Figure, ChartError> {
     // Scorers in first-seen order.
-    let mut seen: Vec<&str> = Vec::new();
+    let mut seen: Vec<ScorerKind> = Vec::new();
     for l in &data.latency.sweep {
-        if !seen.contains(&l.scorer.as_str()) {
-            seen.push(&l.scorer);
+        if !seen.contains(&l.scorer) {
+            seen.push(l.scorer);
         }
     }
     let series = seen

@@ -237,7 +237,7 @@ fn latency(out: &mut String, data: &ReportData, charts: &[Figure]) {
             .map(|l| {
                 vec![
                     int(l.tools),
-                    l.scorer.clone(),
+                    l.scorer.to_string(),
                     fixed1(l.build_ms),
                     int(l.latency_us.searches),
                     fixed1(l.latency_us.p50),
