@@ -12,6 +12,8 @@
 // panic. Tests may unwrap (clippy.toml: allow-unwrap-in-tests).
 #![deny(clippy::unwrap_used)]
 
+#[cfg(test)]
+mod architecture;
 pub mod catalog;
 pub mod counter;
 pub mod document;
