@@ -57,7 +57,7 @@ impl FromStr for ScorerSpec {
         let command = |prefix: &str, rest: &str| {
             if rest.trim().is_empty() {
                 Err(format!(
-                    "{prefix}: needs a command line, e.g. {prefix}'python3 my_search.py'"
+                    "{prefix} needs a command line, e.g. {prefix}'python3 my_search.py'"
                 ))
             } else if shlex::split(rest).is_none() {
                 Err(format!(
