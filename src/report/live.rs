@@ -309,3 +309,93 @@ pub fn section(r: &LiveResult) -> Result<(String, Files), ChartError> {
     ];
     Ok((md, files))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::live::result::{self, Outcome};
+    use crate::live::{Provider, Settings};
+
+    fn turn(mode: &str, turn: usize, outcome: Outcome) -> TurnRow {
+        TurnRow {
+            scenario: "s".into(),
+            mode: mode.into(),
+            turn,
+            outcome,
+            ..TurnRow::default()
+        }
+    }
+
+    fn request(mode: &str, billed: Option<u64>, counted: u64) -> RequestRow {
+        RequestRow {
+            scenario: "s".into(),
+            mode: mode.into(),
+            billed_input_tokens: billed,
+            counted_input_tokens: counted,
+            latency_ms: 10.0,
+            ..RequestRow::default()
+        }
+    }
+
+    #[test]
+    fn the_section_shows_intervals_the_paired_test_and_every_request() {
+        let turns = vec![
+            turn("eager", 1, Outcome::Correct),
+            turn("eager", 2, Outcome::WrongTool),
+            turn("deferred", 1, Outcome::Correct),
+            turn("deferred", 2, Outcome::Correct),
+        ];
+        let requests = vec![
+            request("eager", Some(1200), 1000),
+            request("eager", None, 900),
+            request("deferred", Some(300), 250),
+        ];
+        let (eager, deferred, paired) = result::modes(&turns, &requests);
+        assert_eq!(eager.billed_input_tokens, 1200);
+        assert_eq!(eager.counted_input_tokens, 1000, "only requests that reported usage");
+        assert_eq!(eager.requests_without_usage, 1);
+        assert_eq!(eager.billed_over_counted, Some(1.2));
+        assert_eq!((paired.both_correct, paired.deferred_only), (1, 1));
+        let s = ScenarioLive {
+            name: "s".into(),
+            scorer: "bm25".into(),
+            tools: 10,
+            deferred_tools: 10,
+            eager,
+            deferred,
+            paired,
+            notes: vec![],
+            turns,
+            requests,
+        };
+        let st = Settings {
+            model: "m".into(),
+            search: SearchSide::Client,
+            max_steps: 4,
+            max_tokens: 64,
+            temperature: None,
+            seed: 1,
+            repeat: 1,
+            tool_choice: None,
+        };
+        let r = crate::live::finish(
+            Provider::OpenaiChat,
+            crate::counter::CounterKind::OpenaiChat,
+            &st,
+            vec![s],
+        );
+        let (md, files) = section(&r).unwrap();
+        assert!(md.starts_with("## Model in the loop\n"));
+        // 1 of 2: Wilson 9.45% to 90.5%; 2 of 2: 34.2% to 100%.
+        assert!(md.contains("| s | eager | 2 | 50.0% [9.4–90.5%] |"), "{md}");
+        assert!(md.contains("| s | deferred | 2 | 100.0% [34.2–100.0%] |"), "{md}");
+        assert!(md.contains("exact McNemar p = 1.000"));
+        assert_eq!(md.matches("| s | eager | 0 | 0 | 0 |").count(), 2, "{md}");
+        let paths: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["charts/live-accuracy.svg", "data/live-turns.csv", "data/live-requests.csv"]
+        );
+        assert!(String::from_utf8_lossy(&files[0].1).starts_with("<svg"));
+    }
+}
