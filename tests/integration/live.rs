@@ -650,3 +650,44 @@ fn the_local_model_server_answers_both_modes() {
     );
     assert_eq!(run("b", true), online, "the offline replay differs");
 }
+
+/// `report --live DIR` appends the accuracy section to index.md, with its chart and CSVs.
+#[test]
+fn the_report_adds_the_accuracy_section() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("c.json");
+    std::fs::copy(repo(CASSETTE), &cassette).unwrap();
+    let live = dir.path().join("live");
+    let o = toolbudget()
+        .args(recorded_args(&cassette, &live))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = dir.path().join("report");
+    let o = toolbudget()
+        .args(["report", "--quiet", "--out"])
+        .arg(&out)
+        .arg("--live")
+        .arg(&live)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let index = std::fs::read_to_string(out.join("index.md")).unwrap();
+    let at = index.find("\n## Model in the loop\n").expect("the section");
+    let section = &index[at..];
+    assert!(section.contains(
+        "| live-time-and-git | deferred | 3 | 33.3% [6.2–79.2%] | 0 / 2 / 0 | 6 (2 / 1) | 8,554 | 8,261 | 1.036 |"
+    ));
+    assert!(section.contains("deferred only 1, neither 4; exact McNemar p = 1.000"));
+    assert!(
+        std::fs::read_to_string(out.join("charts/live-accuracy.svg"))
+            .unwrap()
+            .starts_with("<svg")
+    );
+    let requests = std::fs::read_to_string(out.join("data/live-requests.csv")).unwrap();
+    assert_eq!(
+        requests.lines().count(),
+        1 + 24,
+        "one row per recorded request"
+    );
+}
