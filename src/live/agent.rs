@@ -30,7 +30,7 @@ use super::result::{Outcome, RequestRow, TurnRow};
 use crate::catalog::Tool;
 use crate::counter::api::api_tool_name;
 use crate::counter::{CounterKind, ToolChoice};
-use crate::search::SearchRequest;
+use crate::search::{SearchError, SearchRequest};
 use crate::simulate::scenario::{Event, Item, Listing, Turn, When};
 use crate::simulate::{Mode, Prepared, SEARCH_TOOL, Scenario, listing};
 
@@ -482,7 +482,7 @@ impl Agent<'_> {
                     &mut called,
                     &mut malformed,
                     &mut other_calls,
-                );
+                )?;
                 self.push(Message::ToolResult {
                     call_id: c.id.clone(),
                     name: c.name.clone(),
@@ -512,25 +512,25 @@ impl Agent<'_> {
         called: &mut Vec<usize>,
         malformed: &mut Vec<usize>,
         other_calls: &mut usize,
-    ) -> (String, bool) {
+    ) -> Result<(String, bool), LiveError> {
         let target = self.names.by_name.get(&c.name).copied();
-        match target {
+        Ok(match target {
             Some(Target::Search) if self.deferring && self.provider_search.is_none() => {
                 row.searches += 1;
-                self.client_search(c, expected, row)
+                return self.client_search(c, expected, row);
             }
             Some(Target::Tool(i)) if self.available(i) => {
                 if self.is_deferred(i) && !self.loaded[i] {
                     row.premature_calls += 1;
                     *other_calls += 1;
-                    return (
+                    return Ok((
                         format!(
                             "Error: {} is not loaded. Search for it with {} first.",
                             c.name,
                             api_tool_name(&self.search_def.id)
                         ),
                         true,
-                    );
+                    ));
                 }
                 let tool = self.prep.catalog.get(i);
                 match arguments::check(&c.arguments, &tool.input_schema) {
@@ -549,7 +549,7 @@ impl Agent<'_> {
                         called.push(i);
                         if !expected.contains(&i) {
                             *other_calls += 1;
-                            return (UNEXPECTED_RESULT.to_string(), false);
+                            return Ok((UNEXPECTED_RESULT.to_string(), false));
                         }
                         let call = t.calls.iter().find(|x| x.tool.id == tool.id);
                         let text = call.and_then(|x| x.result.clone()).unwrap_or_else(|| {
@@ -568,7 +568,7 @@ impl Agent<'_> {
                 *other_calls += 1;
                 (format!("Error: there is no tool named {:?}.", c.name), true)
             }
-        }
+        })
     }
 
     /// Runs toolbudget's search for a search-tool call and loads what it returns.
@@ -577,15 +577,15 @@ impl Agent<'_> {
         c: &ToolCall,
         expected: &[usize],
         row: &mut TurnRow,
-    ) -> (String, bool) {
+    ) -> Result<(String, bool), LiveError> {
         let args = match arguments::check(&c.arguments, &self.search_def.input_schema) {
             Ok(a) => a,
             Err(why) => {
                 row.malformed_calls += 1;
-                return (
+                return Ok((
                     format!("Error: invalid arguments for {}: {why}", c.name),
                     true,
-                );
+                ));
             }
         };
         let query = args
@@ -613,6 +613,7 @@ impl Agent<'_> {
             query,
             limit,
             candidates: Some(&candidates),
+            id: None,
         };
         let hits: Vec<usize> = match scorer.search(&request) {
             Ok(o) => o
@@ -622,13 +623,17 @@ impl Agent<'_> {
                 .filter(|&i| candidates[i])
                 .take(limit)
                 .collect(),
-            Err(e) => return (format!("Error: the query was refused: {}", e.message), true),
+            // The query's fault is the model's: it is told. The scorer's own failure stops the run.
+            Err(SearchError::Refused(e)) => {
+                return Ok((format!("Error: the query was refused: {}", e.message), true));
+            }
+            Err(SearchError::Failed(message)) => return Err(LiveError::Scorer(message)),
         };
         if hits.is_empty() {
-            return (
+            return Ok((
                 format!("No deferred tool matches {query:?}. Try other keywords, or select:NAME."),
                 false,
-            );
+            ));
         }
         let mut text = format!(
             "Loaded {} tool{}; call {} directly now:",
@@ -645,7 +650,7 @@ impl Agent<'_> {
                 listing::one_line(&self.prep.catalog.get(i).description)
             ));
         }
-        (text, false)
+        Ok((text, false))
     }
 }
 

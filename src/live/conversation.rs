@@ -112,3 +112,12 @@ pub(crate) fn str_of<'v>(v: &'v Value, key: &str) -> &'v str {
 pub(crate) fn u64_of(v: &Value, key: &str) -> Option<u64> {
     v.get(key).and_then(Value::as_u64)
 }
+
+/// `tool_choice` as both OpenAI shapes write it (`any` and a named tool become `required`).
+pub(crate) fn openai_tool_choice(choice: ToolChoice) -> &'static str {
+    match choice {
+        ToolChoice::Auto => "auto",
+        ToolChoice::None => "none",
+        ToolChoice::Any | ToolChoice::Tool => "required",
+    }
+}

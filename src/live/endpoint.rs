@@ -49,6 +49,8 @@ pub enum LiveError {
     },
     #[error("live: {provider} answered with a body that is not JSON (HTTP 200): {body}")]
     NotJson { provider: Provider, body: String },
+    #[error("live: the scorer failed: {0}")]
+    Scorer(String),
     #[error("live: {provider}'s answer cannot be read: {message}")]
     Unreadable { provider: Provider, message: String },
 }

@@ -12,7 +12,6 @@
 use serde_json::{Map, Value, json};
 
 use super::conversation::{Message, Reply, Request, ToolCall, Usage, str_of, u64_of};
-use crate::counter::ToolChoice;
 
 pub const PATH: &str = "/chat/completions";
 
@@ -59,12 +58,7 @@ pub fn body(r: &Request<'_>) -> Value {
         b.insert("tools".into(), tools.into());
         b.insert(
             "tool_choice".into(),
-            match r.tool_choice {
-                ToolChoice::Auto => "auto",
-                ToolChoice::None => "none",
-                ToolChoice::Any | ToolChoice::Tool => "required",
-            }
-            .into(),
+            super::conversation::openai_tool_choice(r.tool_choice).into(),
         );
     }
     b.insert("max_tokens".into(), r.max_tokens.into());
@@ -134,6 +128,7 @@ pub fn parse(v: &Value) -> Result<Reply, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::counter::ToolChoice;
     use crate::live::conversation::FunctionDef;
 
     #[test]

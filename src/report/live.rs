@@ -352,7 +352,10 @@ mod tests {
         ];
         let (eager, deferred, paired) = result::modes(&turns, &requests);
         assert_eq!(eager.billed_input_tokens, 1200);
-        assert_eq!(eager.counted_input_tokens, 1000, "only requests that reported usage");
+        assert_eq!(
+            eager.counted_input_tokens, 1000,
+            "only requests that reported usage"
+        );
         assert_eq!(eager.requests_without_usage, 1);
         assert_eq!(eager.billed_over_counted, Some(1.2));
         assert_eq!((paired.both_correct, paired.deferred_only), (1, 1));
@@ -388,13 +391,20 @@ mod tests {
         assert!(md.starts_with("## Model in the loop\n"));
         // 1 of 2: Wilson 9.45% to 90.5%; 2 of 2: 34.2% to 100%.
         assert!(md.contains("| s | eager | 2 | 50.0% [9.4–90.5%] |"), "{md}");
-        assert!(md.contains("| s | deferred | 2 | 100.0% [34.2–100.0%] |"), "{md}");
+        assert!(
+            md.contains("| s | deferred | 2 | 100.0% [34.2–100.0%] |"),
+            "{md}"
+        );
         assert!(md.contains("exact McNemar p = 1.000"));
         assert_eq!(md.matches("| s | eager | 0 | 0 | 0 |").count(), 2, "{md}");
         let paths: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(
             paths,
-            ["charts/live-accuracy.svg", "data/live-turns.csv", "data/live-requests.csv"]
+            [
+                "charts/live-accuracy.svg",
+                "data/live-turns.csv",
+                "data/live-requests.csv"
+            ]
         );
         assert!(String::from_utf8_lossy(&files[0].1).starts_with("<svg"));
     }
