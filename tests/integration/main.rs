@@ -16,6 +16,7 @@ mod fixtures;
 mod fuzz_corpus;
 mod hostile;
 mod ir_measures;
+mod live;
 mod mcp_import;
 mod mcp_live;
 mod provider_counts;
