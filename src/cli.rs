@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 use toolbudget::counter::{CounterKind, ToolChoice};
 use toolbudget::output::Format;
-use toolbudget::search::ScorerKind;
+use toolbudget::search::{ScorerKind, ScorerSpec};
 use toolbudget::simulate::result::SearchLatencySource;
 use toolbudget::tokenize::{Render, Tokenizer};
 
@@ -47,6 +47,85 @@ pub enum Command {
     Session(SessionArgsGroup),
     /// Refit the anthropic-estimate counter from its public count_tokens observations.
     Calibrate(CalibrateArgs),
+    /// Play scenarios against a real model endpoint, eager and deferred: accuracy against the
+    /// scenarios' calls, searches, billed usage beside toolbudget's count, latency; every
+    /// exchange recorded in a cassette that `--offline` replays.
+    Live(LiveArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LiveArgs {
+    /// Scenario files (YAML or JSON); each turn's `calls` are the labels.
+    #[arg(value_name = "SCENARIO", required = true)]
+    pub scenarios: Vec<PathBuf>,
+    /// The endpoint's request shape.
+    #[arg(long, value_enum)]
+    pub provider: toolbudget::live::Provider,
+    /// The model name sent with every request.
+    #[arg(long)]
+    pub model: String,
+    /// Base URL [default: the provider's own, https://api.openai.com/v1 or
+    /// https://api.anthropic.com]; e.g. http://127.0.0.1:8765/v1 for a local server (which
+    /// needs no key).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Where the deferred mode's searches run: toolbudget's search core (client) or the
+    /// provider's own tool search (provider: anthropic, openai-responses).
+    #[arg(long, value_enum, default_value = "client")]
+    pub search: toolbudget::live::SearchSide,
+    /// Client-side scorer (overrides every scenario's `deferred.scorer`).
+    #[arg(long, value_enum, value_name = "S")]
+    pub scorer: Option<ScorerKind>,
+    /// Runs of each scenario and mode.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+    /// Requests per turn at most (a turn that reaches it is counted as hitting the limit).
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u64).range(1..=100))]
+    pub max_steps: u64,
+    /// max_tokens of every request.
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_tokens: u32,
+    /// Sampling temperature (not sent unless given).
+    #[arg(long, value_name = "T", value_parser = parse_temperature)]
+    pub temperature: Option<f64>,
+    /// Seed sent where the API takes one (openai-chat); run r sends SEED + r.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// tool_choice of every request (overrides the scenarios'); `any` is sent as `required`
+    /// to OpenAI shapes, which llama-cpp-python's server answers with HTTP 500.
+    #[arg(long, value_enum)]
+    pub tool_choice: Option<ToolChoice>,
+    /// Counter of toolbudget's count beside the billed usage [default: the provider's:
+    /// openai-chat, openai-responses, anthropic-estimate].
+    #[arg(long, value_enum, value_name = "NAME")]
+    pub counter: Option<CounterKind>,
+    /// The cassette: every request and answer, keyed by the sha256 of the canonical request
+    /// (JSON, no keys or headers, safe to commit).
+    #[arg(
+        long,
+        default_value = ".toolbudget/live-cassette.json",
+        value_name = "FILE"
+    )]
+    pub cassette: PathBuf,
+    /// Never call the endpoint: every answer must be in the cassette.
+    #[arg(long)]
+    pub offline: bool,
+    /// Seconds to wait for one answer.
+    #[arg(long, default_value = "300", value_name = "SECS", value_parser = parse_seconds)]
+    pub timeout_secs: f64,
+    /// Folder for live.json, turns.csv, requests.csv and summary.md (`report --live` reads it).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Summary format on stdout.
+    #[arg(long, default_value = "table", value_enum)]
+    pub format: Format,
+}
+
+fn parse_temperature(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(t) if (0.0..=2.0).contains(&t) => Ok(t),
+        _ => Err(format!("expected a temperature from 0 to 2, got {s:?}")),
+    }
 }
 
 #[derive(Debug, Args)]
@@ -146,6 +225,15 @@ pub struct ReportArgs {
     /// Scorer of the sessions' deferred replays (repeatable; default keyword).
     #[arg(long = "session-scorer", value_name = "S", value_enum)]
     pub session_scorers: Vec<ScorerKind>,
+    /// Another scorer for the evaluation section, beside the built-ins: exec:'CMD ARGS' or
+    /// mcp:'CMD ARGS' (repeatable).
+    #[arg(long = "scorer", value_name = "S", value_parser = parse_scorer)]
+    pub scorers: Vec<ScorerSpec>,
+    /// The search of the shipped scenarios' deferred mode, replacing each scenario's own.
+    #[arg(long, value_name = "S", value_parser = parse_scorer)]
+    pub scenario_scorer: Option<ScorerSpec>,
+    #[command(flatten)]
+    pub external: ExternalArgs,
     /// Deferred-list mode of the sessions' deferred replays: names, descriptions or servers
     /// (repeatable; default names).
     #[arg(long = "session-listing", value_name = "L", value_parser = toolbudget::session::counterfactual::parse_listing)]
@@ -154,6 +242,9 @@ pub struct ReportArgs {
     /// the same model profile and tokenizer (and to the sessions instead of their folder's).
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<PathBuf>,
+    /// Add the accuracy section: a folder written by `toolbudget live --out DIR`.
+    #[arg(long, value_name = "DIR")]
+    pub live: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -232,9 +323,13 @@ pub struct SearchArgs {
     pub catalog: CatalogArgs,
     #[command(flatten)]
     pub embedding: EmbeddingArgs,
-    /// The scorer that ranks the tools.
-    #[arg(long, default_value = "keyword", value_enum)]
-    pub scorer: ScorerKind,
+    /// The scorer that ranks the tools: keyword, regex, bm25, semantic, hybrid,
+    /// exec:'CMD ARGS' (your own search, speaking toolbudget's protocol) or mcp:'CMD ARGS' (an
+    /// MCP server's search tool).
+    #[arg(long, default_value = "keyword", value_parser = parse_scorer)]
+    pub scorer: ScorerSpec,
+    #[command(flatten)]
+    pub external: ExternalArgs,
     /// Most results shown, at least 1 (keyword: at most 20, as Claude Code's ToolSearch).
     #[arg(long, default_value_t = 5)]
     pub limit: usize,
@@ -257,9 +352,30 @@ pub struct EvalArgs {
     /// Labeled queries: JSONL, or a JSON/YAML list of {id, query, expected} objects.
     #[arg(long, value_name = "FILE")]
     pub queries: PathBuf,
-    /// Scorer to evaluate; repeatable, results in this order [default: keyword, bm25].
-    #[arg(long = "scorer", short = 's', value_name = "S", value_enum)]
-    pub scorers: Vec<ScorerKind>,
+    /// Scorer to evaluate: keyword, regex, bm25, semantic, hybrid, exec:'CMD ARGS' (your own
+    /// search, speaking toolbudget's protocol) or mcp:'CMD ARGS' (an MCP server's search tool);
+    /// repeatable, results in this order [default without --run: keyword, bm25].
+    #[arg(long = "scorer", short = 's', value_name = "S", value_parser = parse_scorer)]
+    pub scorers: Vec<ScorerSpec>,
+    /// Rankings from a file, evaluated beside the scorers: a TREC run, ranx-style JSON
+    /// {qid: {tool_id: score}} or JSONL {"id", "results"}; NAME= names it (default: the TREC
+    /// tag, else the scorer of JSONL lines, else the file stem). Repeatable.
+    #[arg(long = "run", value_name = "[NAME=]FILE")]
+    pub runs: Vec<String>,
+    /// How tied scores of a run are ordered: by tool id ascending (toolbudget's rule for every
+    /// scorer) or trec (descending, as trec_eval does).
+    #[arg(long, value_enum, default_value = "id")]
+    pub run_ties: toolbudget::eval::runfile::TieBreak,
+    /// A run's (or an MCP search's) tool ids that the catalog lacks count as not relevant
+    /// instead of failing.
+    #[arg(long)]
+    pub allow_unknown_tools: bool,
+    /// Also write every scorer's ranking of every query (to the depth) as a JSONL run file,
+    /// which `--run` reads back to the same metrics.
+    #[arg(long, value_name = "FILE")]
+    pub write_run: Option<PathBuf>,
+    #[command(flatten)]
+    pub external: ExternalArgs,
     /// Cutoffs for recall@k, hit@k and complete@k.
     #[arg(long, value_delimiter = ',', default_value = "1,3,5,10")]
     pub k: Vec<usize>,
@@ -304,6 +420,10 @@ pub struct CompareArgs {
     /// (needs `eval --per-query` in both); without it different sets are refused (exit 2).
     #[arg(long)]
     pub paired_only: bool,
+    /// With --paired-only: fail (exit 2) when fewer than this share of the larger file's
+    /// queries pair up (0 to 1).
+    #[arg(long, default_value_t = toolbudget::eval::compare::DEFAULT_MIN_PAIRED_SHARE, value_name = "X", value_parser = parse_share)]
+    pub min_paired_share: f64,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -325,6 +445,12 @@ pub struct SimulateArgs {
     pub counter: Option<CounterKind>,
     #[command(flatten)]
     pub api: ApiArgs,
+    /// The deferred mode's search, replacing each scenario's `deferred.scorer`: a built-in,
+    /// exec:'CMD ARGS' or mcp:'CMD ARGS'.
+    #[arg(long, value_name = "S", value_parser = parse_scorer)]
+    pub scorer: Option<ScorerSpec>,
+    #[command(flatten)]
+    pub external: ExternalArgs,
     /// Include one row per request (json: `requests` in each scenario; csv: request rows).
     #[arg(long)]
     pub per_request: bool,
@@ -390,6 +516,63 @@ pub struct ImportArgs {
     /// Format of the per-server summary.
     #[arg(long, default_value = "table", value_enum)]
     pub format: Format,
+}
+
+/// A scorer name or `exec:`/`mcp:` command line (`ScorerSpec`'s rules).
+pub fn parse_scorer(s: &str) -> Result<ScorerSpec, String> {
+    s.parse()
+}
+
+/// How external scorers (`exec:`, `mcp:`) are started and waited for.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ExternalArgs {
+    /// Seconds an external scorer may take to answer one search [default: 60].
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    pub scorer_timeout: Option<f64>,
+    /// Seconds an external scorer may take from its start to being ready (the catalog indexed)
+    /// [default: 600].
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    pub scorer_start_timeout: Option<f64>,
+    /// mcp: the server's search tool [default: its one tool named like search or find].
+    #[arg(long, value_name = "NAME")]
+    pub mcp_tool: Option<String>,
+    /// mcp: the search tool's argument that takes the query [default: query, q, ... or its
+    /// only required string].
+    #[arg(long, value_name = "NAME")]
+    pub mcp_query_arg: Option<String>,
+    /// mcp: the search tool's argument that takes the number of results [default: limit,
+    /// top_k, ... when it has one].
+    #[arg(long, value_name = "NAME")]
+    pub mcp_limit_arg: Option<String>,
+}
+
+impl ExternalArgs {
+    /// Applies the flags given over `base`.
+    pub fn apply(&self, base: &mut toolbudget::search::ScorerConfig) {
+        let e = &mut base.external;
+        if let Some(s) = self.scorer_timeout {
+            e.query_timeout = std::time::Duration::from_secs_f64(s);
+        }
+        if let Some(s) = self.scorer_start_timeout {
+            e.start_timeout = std::time::Duration::from_secs_f64(s);
+        }
+        if self.mcp_tool.is_some() {
+            e.mcp.tool.clone_from(&self.mcp_tool);
+        }
+        if self.mcp_query_arg.is_some() {
+            e.mcp.query_arg.clone_from(&self.mcp_query_arg);
+        }
+        if self.mcp_limit_arg.is_some() {
+            e.mcp.limit_arg.clone_from(&self.mcp_limit_arg);
+        }
+    }
+}
+
+fn parse_share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!("expected a share from 0 to 1, got {s:?}")),
+    }
 }
 
 pub fn parse_seconds(s: &str) -> Result<f64, String> {

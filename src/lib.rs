@@ -22,6 +22,7 @@ pub mod eval;
 pub mod experiment;
 pub mod generate;
 pub mod input;
+pub mod live;
 pub mod mcp;
 pub mod names;
 pub mod output;

@@ -12,11 +12,12 @@ use crate::cli::EvalArgs;
 use toolbudget::catalog::{Catalog, CatalogSource, parse_catalog_arg};
 use toolbudget::error::{Error, Result};
 use toolbudget::eval::pool::PoolInfo;
-use toolbudget::eval::run::{EvalOptions, check_labels, evaluate};
+use toolbudget::eval::run::{EvalOptions, check_labels, evaluate, evaluate_run};
+use toolbudget::eval::runfile::read_runs;
 use toolbudget::eval::siblings::Siblings;
-use toolbudget::eval::{EvalResult, load_queries};
+use toolbudget::eval::{EvalResult, ScorerResult, load_queries};
 use toolbudget::output::emit;
-use toolbudget::search::{self, ScorerConfig, ScorerKind};
+use toolbudget::search::{self, ScorerConfig, ScorerKind, ScorerSpec};
 
 /// Scorers evaluated when no `--scorer` is given.
 pub const DEFAULT_SCORERS: [ScorerKind; 2] = [ScorerKind::Keyword, ScorerKind::Bm25];
@@ -24,9 +25,16 @@ pub const DEFAULT_SCORERS: [ScorerKind; 2] = [ScorerKind::Keyword, ScorerKind::B
 pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
     let mut options = EvalOptions::new(&args.k, args.depth, args.per_query)?;
     options.thresholds = args.thresholds;
+    options.keep_rankings = args.write_run.is_some();
     let own = super::load(&args.catalog)?;
     let set = load_queries(&args.queries, &own)?;
     check_labels(&set, &own)?;
+    // Run files are read before any scorer starts: a bad run fails at once.
+    let mut runs = Vec::new();
+    for arg in &args.runs {
+        let (name, path) = split_run_arg(arg);
+        runs.extend(read_runs(&path, name)?);
+    }
     let (catalog, pool) = pooled(own, args)?;
     if let Some(p) = &pool
         && p.duplicate_ids > 0
@@ -42,17 +50,20 @@ pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
     let siblings = Siblings::find(&catalog, |t| Some(t) != search_tool);
     let mut config = ScorerConfig::default();
     args.embedding.apply(&mut config);
+    args.external.apply(&mut config);
+    config.external.mcp.allow_unknown_tools = args.allow_unknown_tools;
     let visible = !quiet && std::io::stderr().is_terminal();
     config.progress = super::embed_progress(visible);
     let origin = Instant::now();
     let clock = || origin.elapsed();
     let mut results = Vec::new();
-    for kind in scorer_kinds(args) {
-        let scorer = search::build(kind, Arc::clone(&catalog), &config)?;
-        let bar = progress_bar(kind, set.queries.len(), visible);
+    for spec in scorer_specs(args) {
+        let scorer = search::build_spec(&spec, Arc::clone(&catalog), &config)?;
+        let name = scorer.name();
+        let bar = progress_bar(&name, set.queries.len(), visible);
         if !quiet && !visible {
             eprintln!(
-                "eval: {kind} over {} queries, {} tools",
+                "eval: {name} over {} queries, {} tools",
                 set.queries.len(),
                 catalog.len()
             );
@@ -71,34 +82,90 @@ pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
         let r = r?;
         if r.refused_queries > 0 && !quiet {
             eprintln!(
-                "warning: {kind} refused {} queries; they score 0 (see `refused` in --per-query rows)",
+                "warning: {name} refused {} queries; they score 0 (see `refused` in --per-query rows)",
                 r.refused_queries
             );
         }
         results.push(r);
     }
+    for run in &runs {
+        let r = evaluate_run(
+            run,
+            &catalog,
+            &siblings,
+            &set,
+            &options,
+            args.run_ties,
+            args.allow_unknown_tools,
+        )?;
+        if let Some(s) = r.run.as_ref().map(|s| s.stats)
+            && s.missing_queries > 0
+            && !quiet
+        {
+            eprintln!(
+                "note: run {} has no ranking for {} of the {} queries; they score 0",
+                r.scorer,
+                s.missing_queries,
+                set.queries.len()
+            );
+        }
+        results.push(r);
+    }
+    check_unique_names(&results)?;
     let mut result = EvalResult::new(&catalog, &set, &options, &siblings, results);
     result.pool = pool;
+    if let Some(path) = &args.write_run {
+        toolbudget::output::write_atomic(
+            path,
+            toolbudget::view::eval::run_jsonl(&result).as_bytes(),
+        )?;
+    }
     emit(
         args.output.out.as_deref(),
         &toolbudget::view::eval::render(&result, args.output.format),
     )
 }
 
-/// The scorers asked for, each once, in order (the default pair when none).
-fn scorer_kinds(args: &EvalArgs) -> Vec<ScorerKind> {
-    let asked = if args.scorers.is_empty() {
-        &DEFAULT_SCORERS[..]
+/// `NAME=FILE` or `FILE`. A path that itself holds `=` is read whole when it exists.
+fn split_run_arg(arg: &str) -> (Option<&str>, PathBuf) {
+    if !Path::new(arg).exists()
+        && let Some((name, path)) = arg.split_once('=')
+        && !name.is_empty()
+    {
+        return (Some(name), PathBuf::from(path));
+    }
+    (None, PathBuf::from(arg))
+}
+
+/// Two results of one name could not be told apart in any output, nor by `compare`.
+fn check_unique_names(results: &[ScorerResult]) -> Result<()> {
+    for (i, r) in results.iter().enumerate() {
+        if results[..i].iter().any(|o| o.scorer == r.scorer) {
+            return Err(Error::usage(format!(
+                "two results are named {:?}: name a run with --run NAME=FILE",
+                r.scorer
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The scorers asked for, each once, in order (the default pair when neither a scorer nor a
+/// run is given).
+fn scorer_specs(args: &EvalArgs) -> Vec<ScorerSpec> {
+    let defaults: Vec<ScorerSpec> = DEFAULT_SCORERS.iter().map(|&k| k.into()).collect();
+    let asked = if args.scorers.is_empty() && args.runs.is_empty() {
+        &defaults[..]
     } else {
         &args.scorers[..]
     };
-    let mut kinds: Vec<ScorerKind> = Vec::new();
-    for k in asked {
-        if !kinds.contains(k) {
-            kinds.push(*k);
+    let mut specs: Vec<ScorerSpec> = Vec::new();
+    for s in asked {
+        if !specs.contains(s) {
+            specs.push(s.clone());
         }
     }
-    kinds
+    specs
 }
 
 /// The own catalog, extended by the pool's tools when `--pool` is given.
@@ -172,7 +239,7 @@ fn pool_files(source: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
 }
 
 /// One bar per scorer over its queries (hidden when stderr is not a terminal or `--quiet`).
-fn progress_bar(kind: ScorerKind, queries: usize, visible: bool) -> ProgressBar {
+fn progress_bar(name: &str, queries: usize, visible: bool) -> ProgressBar {
     if !visible {
         return ProgressBar::hidden();
     }
@@ -184,6 +251,6 @@ fn progress_bar(kind: ScorerKind, queries: usize, visible: bool) -> ProgressBar 
         .expect("the template is valid")
         .progress_chars("=> "),
     );
-    bar.set_prefix(kind.name());
+    bar.set_prefix(name.to_string());
     bar
 }

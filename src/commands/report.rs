@@ -84,8 +84,13 @@ pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
     };
     let origin = Instant::now();
     let data = pipeline::build(&inputs, &|| origin.elapsed(), &bars)?;
-    let files =
+    let mut files =
         toolbudget::view::report::render(&data).map_err(|e| Error::Missing(e.to_string()))?;
+    if let Some(dir) = &args.live {
+        let live = super::live::load_result(dir)?;
+        toolbudget::view::report::add_live(&mut files, &live)
+            .map_err(|e| Error::Missing(e.to_string()))?;
+    }
     bars.phase("writing", 1);
     let files: Vec<(String, Vec<u8>)> = files.into_iter().map(|f| (f.path, f.bytes)).collect();
     write_tree(&args.out, &files)?;

@@ -20,10 +20,11 @@ pub fn run(args: &SearchArgs) -> Result<()> {
     let catalog = Arc::new(super::load(&args.catalog)?);
     let mut config = ScorerConfig::default();
     args.embedding.apply(&mut config);
+    args.external.apply(&mut config);
     config.progress = super::embed_progress(std::io::stderr().is_terminal());
     let report = search(
         catalog,
-        args.scorer,
+        &args.scorer,
         &config,
         query,
         args.limit,

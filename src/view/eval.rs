@@ -239,6 +239,41 @@ fn scorer_line(r: &ScorerResult) -> String {
     if !settings.is_empty() {
         out.push_str(&format!("; settings: {settings}"));
     }
+    if let (Some(own), Some(trip)) = (r.reported_latency_us, r.latency_us) {
+        out.push_str(&format!(
+            "; the process reported p50 {:.1} µs, p95 {:.1} µs of its own (round trip measured here: p50 {:.1} µs, p95 {:.1} µs)",
+            own.p50, own.p95, trip.p50, trip.p95
+        ));
+    }
+    if let Some(run) = &r.run {
+        let s = run.stats;
+        out.push_str(&format!(
+            "; run {} ({}, ties by tool id {}): {} {} without a ranking (scored 0)",
+            run.file,
+            run.format,
+            match run.ties {
+                crate::eval::runfile::TieBreak::Id => "ascending",
+                crate::eval::runfile::TieBreak::Trec => "descending, as trec_eval",
+            },
+            s.missing_queries,
+            crate::output::noun(s.missing_queries as u64, "query", "queries"),
+        ));
+        if s.unknown_tools > 0 {
+            out.push_str(&format!(
+                ", {} unknown tool {} (never relevant)",
+                s.unknown_tools,
+                crate::output::noun(s.unknown_tools as u64, "entry", "entries")
+            ));
+        }
+        if s.cut_entries > 0 {
+            out.push_str(&format!(
+                ", {} {} past depth {} cut",
+                s.cut_entries,
+                crate::output::noun(s.cut_entries as u64, "entry", "entries"),
+                "the evaluation's"
+            ));
+        }
+    }
     if r.refused_queries > 0 {
         out.push_str(&format!(
             "; {} queries refused (scored 0)",
@@ -590,6 +625,41 @@ pub fn failures(out: &mut String, evals: &[EvalSet]) {
             out.push('\n');
         }
     }
+}
+
+/// Every scorer's rankings as a JSONL run: one line per (scorer, query), results to the
+/// depth with unrounded scores, so `--run` reads them back to the same rankings and metrics.
+pub fn run_jsonl(result: &EvalResult) -> String {
+    #[derive(serde::Serialize)]
+    struct Line<'a> {
+        id: &'a str,
+        scorer: &'a str,
+        query: &'a str,
+        results: Vec<Entry<'a>>,
+    }
+    #[derive(serde::Serialize)]
+    struct Entry<'a> {
+        id: &'a str,
+        score: f64,
+    }
+    let mut out = String::new();
+    for r in &result.results {
+        for q in &r.rankings {
+            let line = Line {
+                id: &q.id,
+                scorer: r.scorer.as_str(),
+                query: &q.query,
+                results: q
+                    .results
+                    .iter()
+                    .map(|(id, score)| Entry { id, score: *score })
+                    .collect(),
+            };
+            out.push_str(&serde_json::to_string(&line).expect("a run line serializes"));
+            out.push('\n');
+        }
+    }
+    out
 }
 
 #[cfg(test)]

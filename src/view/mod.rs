@@ -9,6 +9,7 @@ pub mod compare;
 pub mod count;
 pub mod counters;
 pub mod eval;
+pub mod live;
 pub mod number;
 pub mod published;
 pub mod report;

@@ -95,7 +95,7 @@ mod tests {
     fn json_has_the_contract_keys_in_order() {
         let r = search(
             catalog(),
-            ScorerKind::Keyword,
+            &crate::search::ScorerSpec::Builtin(ScorerKind::Keyword),
             &ScorerConfig::default(),
             "notebook jupyter",
             5,
@@ -131,7 +131,7 @@ mod tests {
         // Both tools mention "a" in their description; one is shown.
         let r = search(
             catalog(),
-            ScorerKind::Keyword,
+            &crate::search::ScorerSpec::Builtin(ScorerKind::Keyword),
             &ScorerConfig::default(),
             "a",
             1,

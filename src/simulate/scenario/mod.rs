@@ -235,6 +235,9 @@ pub struct Call {
     /// What the model types into the search tool; default the turn's user text.
     pub query: Option<String>,
     pub result_tokens: Option<usize>,
+    /// The tool's answer as text: what `toolbudget live` returns to the model for this call
+    /// (without it, a result of `result_tokens` size). The simulator counts sizes only.
+    pub result: Option<String>,
     pub call_tokens: Option<usize>,
     /// The call's input, rendered into `{"name":ID,"input":{...}}` and counted.
     pub input: Option<Value>,

@@ -167,6 +167,7 @@ pub(crate) struct RawCall {
     pub(super) query: Option<String>,
     #[serde(default, deserialize_with = "opt_tokens")]
     pub(super) result_tokens: Option<usize>,
+    pub(super) result: Option<String>,
     #[serde(default, deserialize_with = "opt_tokens")]
     pub(super) call_tokens: Option<usize>,
     pub(super) input: Option<Map<String, Value>>,

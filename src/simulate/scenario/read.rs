@@ -334,6 +334,7 @@ impl Reader<'_> {
                 tool,
                 query: c.query,
                 result_tokens: c.result_tokens,
+                result: c.result,
                 call_tokens: c.call_tokens,
                 input: c.input.map(Value::Object),
                 parallel: c.parallel,

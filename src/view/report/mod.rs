@@ -28,6 +28,25 @@ pub struct ReportFile {
     pub bytes: Vec<u8>,
 }
 
+/// `report --live DIR`: the live run's accuracy section appended to `index.md`, its chart
+/// and CSVs beside (`view::live::section`).
+pub fn add_live(
+    files: &mut Vec<ReportFile>,
+    live: &crate::live::LiveResult,
+) -> Result<(), ChartError> {
+    let (md, extra) = crate::view::live::section(live)?;
+    if let Some(index) = files.iter_mut().find(|f| f.path == "index.md") {
+        index.bytes.extend_from_slice(b"\n");
+        index.bytes.extend_from_slice(md.as_bytes());
+    }
+    files.extend(
+        extra
+            .into_iter()
+            .map(|(path, bytes)| ReportFile { path, bytes }),
+    );
+    Ok(())
+}
+
 /// Every file of the report: `index.md`, `data/*.csv`, `data/*.json`, `charts/*.svg`.
 pub fn render(data: &ReportData) -> Result<Vec<ReportFile>, ChartError> {
     let charts = figures::all(data)?;
