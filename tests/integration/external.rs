@@ -541,6 +541,12 @@ fn an_mcp_servers_search_tool_is_a_scorer() {
     // The server indexes only the MCP tools: it finds the queries that expect one of them.
     let recall = r["metrics"]["recall@10"].as_f64().unwrap();
     assert!(recall > 0.3 && recall < 1.0, "recall@10 {recall}");
+    // The simulator's deferred searches through the server's tool find each called tool.
+    let v = simulate(&["scenarios/builtins-plus-mcp.yaml", "--scorer", &spec]);
+    let sc = &v["scenarios"][0];
+    assert_eq!(sc["settings"]["scorer"], "mcp:tiny-tool-search");
+    assert_eq!(sc["deferred"]["searches"], 3, "{}", sc["deferred"]);
+    assert_eq!(sc["deferred"]["misses"], 0, "{}", sc["deferred"]);
     // Naming a tool it lacks is an error that lists its tools.
     let o = eval(&["-s", &spec, "--mcp-tool", "nope"]);
     assert_eq!(o.status.code(), Some(2));
