@@ -73,9 +73,12 @@ pub struct LiveArgs {
     /// provider's own tool search (provider: anthropic, openai-responses).
     #[arg(long, value_enum, default_value = "client")]
     pub search: toolbudget::live::SearchSide,
-    /// Client-side scorer (overrides every scenario's `deferred.scorer`).
-    #[arg(long, value_enum, value_name = "S")]
-    pub scorer: Option<ScorerKind>,
+    /// Client-side scorer (overrides every scenario's `deferred.scorer`): a built-in,
+    /// exec:'CMD ARGS' or mcp:'CMD ARGS'.
+    #[arg(long, value_name = "S", value_parser = parse_scorer)]
+    pub scorer: Option<ScorerSpec>,
+    #[command(flatten)]
+    pub external: ExternalArgs,
     /// Runs of each scenario and mode.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
@@ -225,11 +228,12 @@ pub struct ReportArgs {
     /// Scorer of the sessions' deferred replays (repeatable; default keyword).
     #[arg(long = "session-scorer", value_name = "S", value_enum)]
     pub session_scorers: Vec<ScorerKind>,
-    /// Another scorer for the evaluation section, beside the built-ins: exec:'CMD ARGS' or
-    /// mcp:'CMD ARGS' (repeatable).
+    /// Another scorer for the evaluation section, beside the built-ins on every query set:
+    /// exec:'CMD ARGS' or mcp:'CMD ARGS' (repeatable).
     #[arg(long = "scorer", value_name = "S", value_parser = parse_scorer)]
     pub scorers: Vec<ScorerSpec>,
-    /// The search of the shipped scenarios' deferred mode, replacing each scenario's own.
+    /// The search of the scenarios' deferred mode, replacing each scenario's own: a built-in,
+    /// exec:'CMD ARGS' or mcp:'CMD ARGS'.
     #[arg(long, value_name = "S", value_parser = parse_scorer)]
     pub scenario_scorer: Option<ScorerSpec>,
     #[command(flatten)]
@@ -547,6 +551,13 @@ pub struct ExternalArgs {
 }
 
 impl ExternalArgs {
+    /// The external settings: the defaults with the flags given applied.
+    pub fn config(&self) -> toolbudget::search::external::ExternalConfig {
+        let mut c = toolbudget::search::ScorerConfig::default();
+        self.apply(&mut c);
+        c.external
+    }
+
     /// Applies the flags given over `base`.
     pub fn apply(&self, base: &mut toolbudget::search::ScorerConfig) {
         let e = &mut base.external;

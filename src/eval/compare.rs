@@ -27,8 +27,8 @@ use super::bootstrap::{self, mean_intervals, sign_flip_p_values};
 use super::metrics::{Metric, round_metric};
 use super::pool::PoolInfo;
 use super::result::{EvalResult, QueryResult, ScorerResult, read_eval_result};
-use super::scorer_name::ScorerName;
 use crate::error::{Error, Result};
+use crate::search::ScorerName;
 
 /// The metric checked when `--metric` is not given.
 pub const DEFAULT_METRIC: &str = "recall@5";

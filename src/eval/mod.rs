@@ -5,8 +5,8 @@
 //! `metrics` holds the metric definitions; `run` ranks every query and aggregates (per class,
 //! refusals, the wrong-sibling rate of `siblings`, the refusal curve of `thresholds`); `pool`
 //! adds distractors; `result` is the one result type (json, CSV rows, read back); `compare`
-//! diffs two results; `scorer_name` is the name a result gives a scorer (a built-in's, or an
-//! external scorer's as it gave it); `bootstrap` gives intervals and the randomization test.
+//! diffs two results (scorers named by `search::ScorerName`); `bootstrap` gives intervals and
+//! the randomization test.
 
 pub mod bootstrap;
 pub mod classes;
@@ -17,11 +17,10 @@ pub mod queries;
 pub mod result;
 pub mod run;
 pub mod runfile;
-pub mod scorer_name;
 pub mod siblings;
 pub mod thresholds;
 pub mod verify;
 
+pub use crate::search::ScorerName;
 pub use queries::{LabeledQuery, QuerySet, load_queries, parse_queries};
 pub use result::{EvalResult, ScorerResult, read_eval_result};
-pub use scorer_name::ScorerName;

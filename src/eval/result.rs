@@ -15,13 +15,13 @@ use super::pool::PoolInfo;
 use super::queries::QuerySet;
 use super::run::EvalOptions;
 use super::runfile::{RunFormat, RunStats, TieBreak};
-use super::scorer_name::ScorerName;
 use super::siblings::{Siblings, WrongSibling};
 use super::thresholds::ThresholdPoint;
 use crate::catalog::Catalog;
 use crate::document::Document;
 use crate::error::{Error, Position, Result};
 use crate::path;
+use crate::search::ScorerName;
 use crate::timing::LatencyUs;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

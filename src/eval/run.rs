@@ -16,11 +16,11 @@ use super::queries::{LabeledQuery, QuerySet};
 use super::result::{ClassResult, QueryResult, ScorerResult};
 use super::result::{KeptRanking, RunSummary};
 use super::runfile::{RankedTool, Run, TieBreak};
-use super::scorer_name::ScorerName;
 use super::siblings::{Siblings, WrongSibling};
 use super::{bootstrap, classes, thresholds};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
+use crate::search::ScorerName;
 use crate::search::{Scorer, SearchError, SearchRequest};
 use crate::timing::{Clock, LatencyUs, time_search};
 

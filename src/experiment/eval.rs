@@ -13,7 +13,8 @@ use crate::error::Result;
 use crate::eval::run::{EvalOptions, check_labels, evaluate};
 use crate::eval::siblings::Siblings;
 use crate::eval::{EvalResult, ScorerName, load_queries};
-use crate::search::{self, Scorer, ScorerConfig, ScorerKind};
+use crate::search::external::ExternalConfig;
+use crate::search::{self, Scorer, ScorerConfig, ScorerKind, ScorerSpec};
 use crate::timing::{Clock, LatencyUs};
 
 /// One labeled query set and its catalog.
@@ -74,8 +75,11 @@ fn build_scorer(kind: ScorerKind, catalog: Arc<Catalog>) -> Result<Box<dyn Score
 /// scorer that cannot (the embedding model is missing) is listed as skipped with the reason.
 /// Measured latencies come back apart, and per-query rows only as the misses (queries without
 /// every expected tool in the top `miss_k`).
+#[allow(clippy::too_many_arguments)]
 pub fn every_scorer(
     input: &EvalInput,
+    extra: &[ScorerSpec],
+    external: &ExternalConfig,
     ks: &[usize],
     miss_k: usize,
     clock: Clock<'_>,
@@ -88,7 +92,7 @@ pub fn every_scorer(
     let siblings = Siblings::find(&catalog, |t| Some(t) != catalog.search_tool());
     let mut results = Vec::new();
     let mut skipped = Vec::new();
-    progress.phase("eval", ScorerKind::ALL.len());
+    progress.phase("eval", ScorerKind::ALL.len() + extra.len());
     for kind in ScorerKind::ALL {
         progress.step(&format!("{}: {kind}", input.queries.display()));
         match build_scorer(kind, catalog.clone()) {
@@ -103,6 +107,25 @@ pub fn every_scorer(
             )?),
             Err(e) => skipped.push((kind.into(), e.to_string())),
         }
+        progress.advance();
+    }
+    // The user's own scorers: asked for by name, so one that cannot start is an error.
+    let config = ScorerConfig {
+        external: external.clone(),
+        ..ScorerConfig::default()
+    };
+    for spec in extra {
+        progress.step(&format!("{}: {spec}", input.queries.display()));
+        let scorer = search::build_spec(spec, catalog.clone(), &config)?;
+        results.push(evaluate(
+            scorer.as_ref(),
+            &catalog,
+            &siblings,
+            &set.queries,
+            &options,
+            clock,
+            &|_| {},
+        )?);
         progress.advance();
     }
     progress.finish();

@@ -18,6 +18,8 @@ use super::{Progress, deferral, scenario};
 use crate::catalog::{Catalog, CatalogSource, load_catalogs};
 use crate::counter::{CounterKind, ToolTokens};
 use crate::error::Result;
+use crate::search::ScorerSpec;
+use crate::search::external::ExternalConfig;
 use crate::session::counterfactual::{Variant, replay_dir};
 use crate::simulate::calibration::CalibrationFile;
 use crate::simulate::{self, ScenarioResult, SearchTiming};
@@ -132,6 +134,12 @@ pub struct ReportInputs {
     pub calibration: Option<CalibrationFile>,
     /// An import folder (`--sessions`) and the deferred settings to replay it under.
     pub sessions: Option<(PathBuf, Vec<Variant>)>,
+    /// The user's own scorers (`--scorer exec:...`), evaluated beside the built-ins on every set.
+    pub scorers: Vec<ScorerSpec>,
+    /// The deferred search of every scenario (`--scenario-scorer`), replacing `deferred.scorer`.
+    pub scenario_scorer: Option<ScorerSpec>,
+    /// How external scorers are started and waited for.
+    pub external: ExternalConfig,
 }
 
 /// Runs every part of the report.
@@ -160,14 +168,17 @@ pub fn build(
         data.sessions = Some(replay_dir(dir, variants, inputs.calibration.as_ref())?);
         progress.finish();
     }
-    run_scenarios(
-        &mut data,
-        &inputs.scenarios,
-        inputs.calibration.as_ref(),
-        progress,
-    )?;
+    run_scenarios(&mut data, inputs, progress)?;
     for input in &inputs.evals {
-        let set = eval::every_scorer(input, &EVAL_KS, MISS_K, clock, progress)?;
+        let set = eval::every_scorer(
+            input,
+            &inputs.scorers,
+            &inputs.external,
+            &EVAL_KS,
+            MISS_K,
+            clock,
+            progress,
+        )?;
         data.latency.eval.extend(set.1);
         data.evals.push(set.0);
     }
@@ -267,10 +278,13 @@ fn count_catalogs(
 /// Every scenario, eager and deferred, with modeled search latency.
 fn run_scenarios(
     data: &mut ReportData,
-    files: &[PathBuf],
-    calibration: Option<&CalibrationFile>,
+    inputs: &ReportInputs,
     progress: &dyn Progress,
 ) -> Result<()> {
+    let (files, calibration) = (&inputs.scenarios, inputs.calibration.as_ref());
+    let build = |spec: &_, catalog, bm25: &_, dir: Option<&std::path::Path>| {
+        simulate::build_scorer_with(spec, catalog, bm25, dir, &inputs.external)
+    };
     let scenarios = simulate::load_scenarios(files)?;
     progress.phase("scenarios", files.len());
     for (path, scenario) in files.iter().zip(scenarios) {
@@ -289,14 +303,20 @@ fn run_scenarios(
             progress.advance();
             continue;
         }
+        let mut scenario = scenario;
+        if let Some(s) = &inputs.scenario_scorer {
+            scenario.deferred.scorer = s.clone();
+            scenario.deferred.scorer_dir = None;
+        }
         let counter = simulate::counter_for(&scenario, None);
-        let prepared = simulate::prepare(&scenario, counter, &simulate::build_scorer)?;
+        let prepared = simulate::prepare(&scenario, counter, &build)?;
         let (result, applied) = scenario::run(
             &scenario,
             prepared,
             counter.name(),
             calibration,
             SearchTiming::Modeled,
+            &build,
         )?;
         if let Some(c) = applied {
             data.notes.push(format!(

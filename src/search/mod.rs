@@ -12,6 +12,7 @@ pub mod external;
 pub mod hybrid;
 pub mod keyword;
 pub mod regex_scorer;
+pub mod scorer_name;
 pub mod semantic;
 pub mod spec;
 pub mod text;
@@ -23,6 +24,7 @@ use std::sync::{Arc, Mutex};
 use crate::catalog::Catalog;
 use crate::error::InputError;
 
+pub use scorer_name::ScorerName;
 pub use spec::{ScorerSpec, build_spec};
 
 /// One ranked tool.

@@ -6,6 +6,9 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
+use serde::de::{self, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
 use super::external::{ExternalConfig, exec::ExecScorer, mcp::McpScorer};
 use super::{Scorer, ScorerConfig, ScorerKind};
 use crate::catalog::Catalog;
@@ -87,6 +90,56 @@ impl FromStr for ScorerSpec {
                         .join(", ")
                 )
             })
+    }
+}
+
+/// Written as the CLI spells it (`bm25`, `exec:python3 s.py`).
+impl Serialize for ScorerSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// A scenario's `deferred.scorer`: a name or `"exec:CMD"` as on the command line, or a mapping
+/// with one key, `{exec: CMD}` or `{mcp: CMD}` (no quoting of the prefix needed in YAML).
+impl<'de> Deserialize<'de> for ScorerSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct SpecVisitor;
+        impl<'de> Visitor<'de> for SpecVisitor {
+            type Value = ScorerSpec;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(
+                    "a scorer: keyword, regex, bm25, semantic, hybrid, \"exec:CMD\", \
+                     {exec: CMD} or {mcp: CMD}",
+                )
+            }
+
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<ScorerSpec, E> {
+                s.parse().map_err(E::custom)
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ScorerSpec, A::Error> {
+                let Some(key) = map.next_key::<String>()? else {
+                    return Err(de::Error::custom(
+                        "an empty mapping: expected {exec: CMD} or {mcp: CMD}",
+                    ));
+                };
+                let prefix = match key.as_str() {
+                    "exec" => "exec:",
+                    "mcp" => "mcp:",
+                    other => return Err(de::Error::unknown_field(other, &["exec", "mcp"])),
+                };
+                let line: String = map.next_value()?;
+                if let Some(extra) = map.next_key::<String>()? {
+                    return Err(de::Error::custom(format!(
+                        "one key only ({key} or the other), found {extra} too"
+                    )));
+                }
+                format!("{prefix}{line}").parse().map_err(de::Error::custom)
+            }
+        }
+        d.deserialize_any(SpecVisitor)
     }
 }
 

@@ -12,7 +12,7 @@ use super::profile::Profile;
 use super::request::{Parts, RequestRow};
 use super::scenario::{Discovery, ListStyle, Listing, RetryStep, Reveal, When};
 use crate::counter::{CounterAndTokenizer, CounterKeys, CounterKind, ToolChoice};
-use crate::search::ScorerKind;
+use crate::search::ScorerName;
 use crate::timing::LatencyUs;
 
 /// Totals of one mode (eager or deferred) over the whole conversation, subagents included.
@@ -180,7 +180,8 @@ pub struct Settings {
     #[serde(flatten)]
     pub counter: CounterKeys,
     pub profile: String,
-    pub scorer: ScorerKind,
+    /// The deferred scorer by the name it gives (an external one's `exec:NAME`).
+    pub scorer: ScorerName,
     pub when: When,
     /// Whether the deferred mode deferred anything (false: `auto:N` below threshold, or no
     /// deferrable tool).

@@ -9,6 +9,7 @@ use super::result::{
 };
 use super::scenario::Scenario;
 use crate::counter::CounterNames;
+use crate::search::ScorerName;
 use crate::timing::LatencyUs;
 
 fn mean(xs: &[f64]) -> f64 {
@@ -145,7 +146,7 @@ fn settings(
     Settings {
         counter: CounterNames(prep.counter),
         profile: sc.profile.name.clone(),
-        scorer: d.scorer,
+        scorer: ScorerName::new(&prep.scorer.name()),
         when: d.when,
         deferring,
         discovery: d.discovery,

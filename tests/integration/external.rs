@@ -541,6 +541,12 @@ fn an_mcp_servers_search_tool_is_a_scorer() {
     // The server indexes only the MCP tools: it finds the queries that expect one of them.
     let recall = r["metrics"]["recall@10"].as_f64().unwrap();
     assert!(recall > 0.3 && recall < 1.0, "recall@10 {recall}");
+    // The simulator's deferred searches through the server's tool find each called tool.
+    let v = simulate(&["scenarios/builtins-plus-mcp.yaml", "--scorer", &spec]);
+    let sc = &v["scenarios"][0];
+    assert_eq!(sc["settings"]["scorer"], "mcp:tiny-tool-search");
+    assert_eq!(sc["deferred"]["searches"], 3, "{}", sc["deferred"]);
+    assert_eq!(sc["deferred"]["misses"], 0, "{}", sc["deferred"]);
     // Naming a tool it lacks is an error that lists its tools.
     let o = eval(&["-s", &spec, "--mcp-tool", "nope"]);
     assert_eq!(o.status.code(), Some(2));
@@ -549,5 +555,143 @@ fn an_mcp_servers_search_tool_is_a_scorer() {
             .contains("it has no tool \"nope\" (--mcp-tool); its tools: search_tools, call_tool"),
         "{}",
         stderr(&o)
+    );
+}
+
+/// A scenario over the fixture catalogs, with `deferred.scorer` as given.
+fn scenario_with_scorer(dir: &Path, scorer: &str) -> String {
+    let shipped = std::fs::read_to_string(repo("scenarios/builtins-plus-mcp.yaml")).unwrap();
+    let fixtures = repo("fixtures").display().to_string();
+    let text = shipped
+        .replace("../fixtures", &fixtures)
+        .replace("  scorer: keyword\n", &format!("  scorer: {scorer}\n"));
+    assert!(text.contains(scorer), "the shipped scenario changed shape");
+    write(dir, "scenario.yaml", &text)
+}
+
+fn simulate(args: &[&str]) -> Value {
+    let mut all = vec!["--quiet", "simulate"];
+    all.extend(args);
+    all.extend(["--format", "json"]);
+    json(&run(&all))
+}
+
+/// The deferred search runs through the user's scorer, from the command line or the scenario
+/// (whose command runs in the scenario's folder), and the output names it.
+#[test]
+fn simulate_searches_through_the_users_scorer() {
+    let shipped = "scenarios/builtins-plus-mcp.yaml";
+    let builtin = simulate(&[shipped]);
+    let mut adapters = vec![(
+        "exec:python3 examples/python/bm25_adapter.py",
+        "exec:py-bm25",
+    )];
+    if node() {
+        adapters.push((
+            "exec:node examples/node/tfidf_adapter.mjs",
+            "exec:node-tfidf",
+        ));
+    }
+    for (spec, name) in adapters {
+        let v = simulate(&[shipped, "--scorer", spec]);
+        let sc = &v["scenarios"][0];
+        assert_eq!(sc["settings"]["scorer"], name, "{spec}");
+        assert_eq!(sc["settings"]["scorer_settings"]["version"], "1.0.0");
+        // Eager does not search: the same request whatever the scorer.
+        assert_eq!(sc["eager"], builtin["scenarios"][0]["eager"], "{spec}");
+        // Each of the three calls found its tool through the adapter's search.
+        assert_eq!(sc["deferred"]["searches"], 3, "{spec}: {}", sc["deferred"]);
+        assert_eq!(sc["deferred"]["misses"], 0, "{spec}: {}", sc["deferred"]);
+    }
+    // In the scenario itself, as a mapping; the command runs beside the scenario file.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        repo("examples/python/bm25_adapter.py"),
+        dir.path().join("adapter.py"),
+    )
+    .unwrap();
+    let file = scenario_with_scorer(dir.path(), "{exec: \"python3 adapter.py\"}");
+    let v = simulate(&[&file]);
+    assert_eq!(v["scenarios"][0]["settings"]["scorer"], "exec:py-bm25");
+    // A scenario naming a command that fails is the command's error, located at the scenario.
+    let bad = scenario_with_scorer(dir.path(), "{exec: \"python3 missing.py\"}");
+    let o = run(&["--quiet", "simulate", &bad]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("python3 missing.py"), "{}", stderr(&o));
+    let bad = scenario_with_scorer(dir.path(), "{exec: \"\"}");
+    let o = run(&["--quiet", "simulate", &bad]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("exec: needs a command line"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Two evaluations of an adapter compare by its name; a candidate without it fails the gate.
+#[test]
+fn compare_gates_an_adapter_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = |name: &str, scorers: &[&str]| {
+        let path = dir.path().join(name).display().to_string();
+        let mut args: Vec<&str> = scorers.to_vec();
+        args.extend(["--format", "json", "--per-query", "--out", &path]);
+        let o = eval(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        path
+    };
+    let py = ["-s", "exec:python3 examples/python/bm25_adapter.py"];
+    let base = out("base.json", &py);
+    let cand = out("cand.json", &py);
+    let o = run(&["--quiet", "compare", &base, &cand]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("exec:py-bm25"), "{text}");
+    let other = out("other.json", &["-s", "bm25"]);
+    let o = run(&["--quiet", "compare", &base, &other]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("exec:py-bm25"), "{}", stderr(&o));
+}
+
+/// `report --scorer` adds the adapter to every evaluation; `--scenario-scorer` drives the
+/// scenarios' deferred search through it.
+#[test]
+fn report_evaluates_and_simulates_with_the_users_scorer() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenarios = dir.path().join("scenarios");
+    std::fs::create_dir(&scenarios).unwrap();
+    scenario_with_scorer(&scenarios, "keyword");
+    let out = dir.path().join("report");
+    let spec = "exec:python3 examples/python/bm25_adapter.py";
+    let o = run(&[
+        "--quiet",
+        "report",
+        "--scenarios",
+        &scenarios.display().to_string(),
+        "--scorer",
+        spec,
+        "--scenario-scorer",
+        spec,
+        "--out",
+        &out.display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let index = std::fs::read_to_string(out.join("index.md")).unwrap();
+    assert!(index.contains("exec:py-bm25"), "{index}");
+    let evals = std::fs::read_to_string(out.join("data/eval.csv")).unwrap();
+    let rows: Vec<&str> = evals
+        .lines()
+        .filter(|l| l.contains("exec:py-bm25"))
+        .collect();
+    assert!(!rows.is_empty(), "{evals}");
+    let report: Value =
+        serde_json::from_slice(&std::fs::read(out.join("data/report.json")).unwrap()).unwrap();
+    let sc = &report["scenarios"][0];
+    assert_eq!(sc["settings"]["scorer"], "exec:py-bm25");
+    assert_eq!(sc["deferred"]["searches"], 3);
+    assert_eq!(sc["deferred"]["misses"], 0);
+    assert!(
+        index.contains("scorer `exec:py-bm25`"),
+        "the scenario's settings name the adapter"
     );
 }

@@ -24,8 +24,8 @@ use crate::counter::{CounterKind, ToolChoice};
 use crate::document::Document;
 use crate::error::{Error, Position, Result};
 use crate::path;
-use crate::search::ScorerKind;
 use crate::search::bm25::Bm25Params;
+use crate::search::{ScorerKind, ScorerSpec};
 use crate::tokenize::{Render, Tokenizer};
 
 /// A tool id written in the scenario, with where it was written.
@@ -155,7 +155,11 @@ pub struct DeferredSettings {
     pub always_load: Vec<ToolRef>,
     /// Server names (a `ToolRef` keeps each name's position).
     pub always_load_servers: Vec<ToolRef>,
-    pub scorer: ScorerKind,
+    /// The deferred search: a built-in or the user's own (`{exec: CMD}`, `{mcp: CMD}`).
+    pub scorer: ScorerSpec,
+    /// Where an external scorer the scenario names runs (the scenario's folder, so its command
+    /// line may name scripts relative to the file); `None` for the caller's directory.
+    pub scorer_dir: Option<PathBuf>,
     pub max_results: usize,
     pub discovery: Discovery,
     pub listing: Listing,
@@ -177,7 +181,8 @@ impl Default for DeferredSettings {
             defer_all_builtins: false,
             always_load: Vec::new(),
             always_load_servers: Vec::new(),
-            scorer: ScorerKind::Keyword,
+            scorer: ScorerSpec::Builtin(ScorerKind::Keyword),
+            scorer_dir: None,
             max_results: 5,
             discovery: Discovery::ModelSearch,
             listing: Listing::Names,

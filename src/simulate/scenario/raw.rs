@@ -79,7 +79,7 @@ pub(crate) struct RawDeferred {
     pub(super) always_load: Vec<String>,
     #[serde(default)]
     pub(super) always_load_servers: Vec<String>,
-    pub(super) scorer: Option<ScorerKind>,
+    pub(super) scorer: Option<ScorerSpec>,
     #[serde(default, deserialize_with = "opt_count")]
     pub(super) max_results: Option<usize>,
     pub(super) discovery: Option<Discovery>,

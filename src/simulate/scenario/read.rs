@@ -244,6 +244,17 @@ impl Reader<'_> {
             always_load: self.tool_refs(&child(&p, "always_load"), raw.always_load)?,
             always_load_servers: self
                 .tool_refs(&child(&p, "always_load_servers"), raw.always_load_servers)?,
+            scorer_dir: raw
+                .scorer
+                .as_ref()
+                .is_some_and(ScorerSpec::is_external)
+                .then(|| {
+                    self.doc
+                        .path
+                        .parent()
+                        .map(Path::to_path_buf)
+                        .unwrap_or_default()
+                }),
             scorer: raw.scorer.unwrap_or(default.scorer),
             max_results,
             discovery: raw.discovery.unwrap_or(default.discovery),

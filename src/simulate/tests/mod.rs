@@ -85,9 +85,10 @@ impl Scorer for WordScorer {
 }
 
 pub(crate) fn word_builder(
-    _k: ScorerKind,
+    _spec: &crate::search::ScorerSpec,
     c: Arc<Catalog>,
     _bm25: &crate::search::bm25::Bm25Params,
+    _dir: Option<&std::path::Path>,
 ) -> Result<Box<dyn Scorer>> {
     let lower = c.tools().iter().map(|t| t.id.to_lowercase()).collect();
     Ok(Box::new(WordScorer { catalog: c, lower }))

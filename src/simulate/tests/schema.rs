@@ -88,7 +88,7 @@ fn schema_lists_exactly_the_keys_the_loader_accepts() {
         );
     }
     let enums: [(&str, &Value, Option<&[&str]>); 11] = [
-        ("scorer", &dp["scorer"], of::<ScorerKind>()),
+        ("scorer", &dp["scorer"]["oneOf"][0], of::<ScorerKind>()),
         ("discovery", &dp["discovery"], of::<Discovery>()),
         ("listing", &dp["listing"], of::<Listing>()),
         ("list_style", &dp["list_style"], of::<ListStyle>()),

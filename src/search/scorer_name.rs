@@ -7,7 +7,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::search::ScorerKind;
+use super::ScorerKind;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ScorerName {
