@@ -13,7 +13,7 @@ pub fn run(args: &CompareArgs) -> Result<Outcome> {
     let base = EvalFile::read(&args.baseline)?;
     let candidate = EvalFile::read(&args.candidate)?;
     let options = CompareOptions {
-        metric: args.metric.clone(),
+        metric: toolbudget::eval::metrics::Metric::new(&args.metric),
         max_drop: args.max_drop,
         allow_missing: args.allow_missing.clone(),
         paired_only: args.paired_only,
@@ -27,7 +27,7 @@ pub fn run(args: &CompareArgs) -> Result<Outcome> {
         if !comparison.regressions.is_empty() {
             eprintln!(
                 "regression: {} dropped by more than {} on {}",
-                comparison.regressions.join(", "),
+                comparison.regression_names(),
                 comparison.max_drop,
                 comparison.metric
             );

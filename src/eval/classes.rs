@@ -18,17 +18,74 @@
 use crate::catalog::{Catalog, Tool};
 use crate::search::text;
 
-pub const EXACT_NAME: &str = "exact-name";
-pub const PARTIAL_NAME: &str = "partial-name";
-pub const PARAPHRASE: &str = "paraphrase";
-pub const NO_MATCH: &str = "no-match";
+/// A query's class: one this module derives, or a name the query file gives. Written and read
+/// as its name (`exact-name`, `typo`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum QueryClass {
+    ExactName,
+    PartialName,
+    Paraphrase,
+    NoMatch,
+    /// A class a query file names beyond the derived ones.
+    Named(String),
+}
+
+pub const EXACT_NAME: QueryClass = QueryClass::ExactName;
+pub const PARTIAL_NAME: QueryClass = QueryClass::PartialName;
+pub const PARAPHRASE: QueryClass = QueryClass::Paraphrase;
+pub const NO_MATCH: QueryClass = QueryClass::NoMatch;
 
 /// The derived classes, in the order outputs list them; classes a query file names beyond
 /// these follow in order of first appearance.
-pub const DERIVED: [&str; 4] = [EXACT_NAME, PARTIAL_NAME, PARAPHRASE, NO_MATCH];
+pub const DERIVED: [QueryClass; 4] = [EXACT_NAME, PARTIAL_NAME, PARAPHRASE, NO_MATCH];
+
+impl QueryClass {
+    /// The derived class of that name, else the name as a class of its own.
+    pub fn new(name: &str) -> QueryClass {
+        DERIVED
+            .into_iter()
+            .find(|d| d.as_str() == name)
+            .unwrap_or_else(|| QueryClass::Named(name.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            QueryClass::ExactName => "exact-name",
+            QueryClass::PartialName => "partial-name",
+            QueryClass::Paraphrase => "paraphrase",
+            QueryClass::NoMatch => "no-match",
+            QueryClass::Named(n) => n,
+        }
+    }
+}
+
+impl From<&str> for QueryClass {
+    fn from(name: &str) -> QueryClass {
+        QueryClass::new(name)
+    }
+}
+
+impl std::fmt::Display for QueryClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for QueryClass {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for QueryClass {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = std::borrow::Cow::<'de, str>::deserialize(d)?;
+        Ok(QueryClass::new(&name))
+    }
+}
 
 /// The class of a query that names none.
-pub fn derive(query: &str, expected: &[usize], catalog: &Catalog) -> &'static str {
+pub fn derive(query: &str, expected: &[usize], catalog: &Catalog) -> QueryClass {
     if expected.is_empty() {
         return NO_MATCH;
     }
@@ -87,25 +144,17 @@ pub fn is_valid_name(class: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
 }
 
-/// Class names in output order: the derived ones that occur, then the others by first
+/// Classes in output order: the derived ones that occur, then the others by first
 /// appearance in `classes`.
-pub fn ordered<'a>(classes: impl IntoIterator<Item = &'a str>) -> Vec<String> {
-    let seen: Vec<&str> = classes.into_iter().fold(Vec::new(), |mut acc, c| {
+pub fn ordered<'a>(classes: impl IntoIterator<Item = &'a QueryClass>) -> Vec<QueryClass> {
+    let seen: Vec<&QueryClass> = classes.into_iter().fold(Vec::new(), |mut acc, c| {
         if !acc.contains(&c) {
             acc.push(c);
         }
         acc
     });
-    let mut out: Vec<String> = DERIVED
-        .iter()
-        .filter(|d| seen.contains(d))
-        .map(ToString::to_string)
-        .collect();
-    out.extend(
-        seen.iter()
-            .filter(|c| !DERIVED.contains(c))
-            .map(ToString::to_string),
-    );
+    let mut out: Vec<QueryClass> = DERIVED.into_iter().filter(|d| seen.contains(&d)).collect();
+    out.extend(seen.into_iter().filter(|c| !DERIVED.contains(c)).cloned());
     out
 }
 
@@ -159,9 +208,15 @@ mod tests {
         assert!(!is_valid_name("Exact"));
         assert!(!is_valid_name(""));
         assert!(!is_valid_name("a b"));
+        let typo = QueryClass::new("typo");
         assert_eq!(
-            ordered(["typo", NO_MATCH, EXACT_NAME, "typo", PARAPHRASE]),
-            [EXACT_NAME, PARAPHRASE, NO_MATCH, "typo"]
+            ordered(&[typo.clone(), NO_MATCH, EXACT_NAME, typo.clone(), PARAPHRASE]),
+            [EXACT_NAME, PARAPHRASE, NO_MATCH, typo]
+        );
+        assert_eq!(QueryClass::new("no-match"), NO_MATCH);
+        assert_eq!(
+            serde_json::to_string(&QueryClass::new("typo")).unwrap(),
+            "\"typo\""
         );
     }
 }

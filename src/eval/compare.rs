@@ -24,9 +24,10 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::bootstrap::{self, mean_intervals, sign_flip_p_values};
-use super::metrics::round_metric;
+use super::metrics::{Metric, round_metric};
 use super::pool::PoolInfo;
 use super::result::{EvalResult, QueryResult, ScorerResult, read_eval_result};
+use super::scorer_name::ScorerName;
 use crate::error::{Error, Result};
 
 /// The metric checked when `--metric` is not given.
@@ -56,7 +57,7 @@ impl EvalFile {
 /// What to check and how strictly.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompareOptions {
-    pub metric: String,
+    pub metric: Metric,
     pub max_drop: f64,
     /// Scorers of the baseline the candidate may lack without failing the check.
     pub allow_missing: Vec<String>,
@@ -67,7 +68,7 @@ pub struct CompareOptions {
 impl CompareOptions {
     pub fn new(metric: &str, max_drop: f64) -> Self {
         CompareOptions {
-            metric: metric.to_string(),
+            metric: Metric::new(metric),
             max_drop,
             allow_missing: Vec::new(),
             paired_only: false,
@@ -80,30 +81,30 @@ pub struct Comparison {
     pub baseline: String,
     pub candidate: String,
     /// The metric checked for regressions.
-    pub metric: String,
+    pub metric: Metric,
     pub max_drop: f64,
     /// Whether figures were restricted to the queries both files ranked.
     #[serde(default)]
     pub paired_only: bool,
     pub results: Vec<ScorerComparison>,
     /// Scorers that fail the check by dropping.
-    pub regressions: Vec<String>,
+    pub regressions: Vec<ScorerName>,
     /// What the candidate lacks and the check needs (`bm25`, or `bm25: recall@5`): each fails
     /// the check unless its scorer was allowed to be missing.
     #[serde(default)]
     pub missing: Vec<String>,
     /// Scorers missing from the candidate that the caller allowed.
     #[serde(default)]
-    pub allowed_missing: Vec<String>,
-    pub only_in_baseline: Vec<String>,
-    pub only_in_candidate: Vec<String>,
+    pub allowed_missing: Vec<ScorerName>,
+    pub only_in_baseline: Vec<ScorerName>,
+    pub only_in_candidate: Vec<ScorerName>,
     /// Caveats a reader must know (aggregates only, different query sets).
     pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScorerComparison {
-    pub scorer: String,
+    pub scorer: ScorerName,
     /// Whether per-query rows were paired (else the intervals are null).
     pub paired: bool,
     /// Queries present in both files' rows.
@@ -118,7 +119,7 @@ pub struct ScorerComparison {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricDiff {
-    pub metric: String,
+    pub metric: Metric,
     pub base: f64,
     pub candidate: f64,
     pub difference: f64,
@@ -138,6 +139,12 @@ pub struct QueryDiff {
 }
 
 impl Comparison {
+    /// The scorers that dropped too far, as `bm25, hybrid`.
+    pub fn regression_names(&self) -> String {
+        let names: Vec<&str> = self.regressions.iter().map(ScorerName::as_str).collect();
+        names.join(", ")
+    }
+
     /// Whether the check failed: a drop beyond the tolerance, or something missing.
     pub fn has_regression(&self) -> bool {
         !self.regressions.is_empty() || !self.missing.is_empty()
@@ -175,13 +182,17 @@ pub fn compare(
                 }
                 results.push(r);
             }
-            None if options.allow_missing.contains(&rb.scorer) => {
+            None if options
+                .allow_missing
+                .iter()
+                .any(|a| rb.scorer == a.as_str()) =>
+            {
                 allowed_missing.push(rb.scorer.clone());
             }
-            None => missing.push(rb.scorer.clone()),
+            None => missing.push(rb.scorer.to_string()),
         }
     }
-    let only = |x: &EvalResult, y: &EvalResult| -> Vec<String> {
+    let only = |x: &EvalResult, y: &EvalResult| -> Vec<ScorerName> {
         x.results
             .iter()
             .filter(|r| !y.results.iter().any(|o| o.scorer == r.scorer))
@@ -256,11 +267,13 @@ fn compare_scorer(
     options: &CompareOptions,
     notes: &mut Vec<String>,
 ) -> Result<ScorerComparison> {
-    let (name, metric) = (&b.scorer, options.metric.as_str());
+    let (name, metric) = (&b.scorer, &options.metric);
     let Some(b_checked) = b.metric(metric) else {
-        let known: Vec<&str> = b.metrics.keys().map(String::as_str).collect();
+        let known: Vec<String> = b.metrics.keys().map(ToString::to_string).collect();
         return Err(Error::usage(format!(
-            "metric {metric:?} is not in the baseline's results for scorer {name:?}; it has: {}",
+            "metric {:?} is not in the baseline's results for scorer {:?}; it has: {}",
+            metric.to_string(),
+            name.as_str(),
             known.join(", ")
         )));
     };
@@ -297,7 +310,7 @@ fn compare_scorer(
             // Every figure over the same paired queries: the checked one too.
             out.regression = diffs
                 .iter()
-                .find(|d| d.metric == metric)
+                .find(|d| &d.metric == metric)
                 .is_some_and(|d| d.difference < -options.max_drop);
         }
         None => notes.push(format!(
@@ -341,8 +354,8 @@ fn pairs_to_compare<'a>(
         }
         return Ok(None);
     };
-    let b_ids = unique_ids(bq, name, base_file)?;
-    let c_ids = unique_ids(cq, name, cand_file)?;
+    let b_ids = unique_ids(bq, name.as_str(), base_file)?;
+    let c_ids = unique_ids(cq, name.as_str(), cand_file)?;
     let pairs: Vec<_> = bq
         .iter()
         .filter_map(|x| Some((x, *c_ids.get(x.id.as_str())?)))
@@ -393,7 +406,7 @@ fn pair(
     out: &mut ScorerComparison,
     diffs: &mut [MetricDiff],
     pairs: &[(&QueryResult, &QueryResult)],
-    metric: &str,
+    metric: &Metric,
 ) {
     out.paired = true;
     out.paired_queries = pairs.len();

@@ -86,15 +86,91 @@ pub fn mean(values: &[f64]) -> f64 {
     }
 }
 
-/// The metric names printed for the cutoffs `ks`, in output order: recall@K for each K,
-/// hit@K for each K, complete@K for each K, then `mrr` and `ndcg@10`.
-pub fn metric_names(ks: &[usize]) -> Vec<String> {
-    let mut names = Vec::with_capacity(ks.len() * 3 + 2);
-    for prefix in ["recall", "hit", "complete"] {
-        names.extend(ks.iter().map(|k| format!("{prefix}@{k}")));
+/// A metric a result names, written and read as its name (`recall@5`, `mrr`, `refusal`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Metric {
+    Recall(usize),
+    Hit(usize),
+    Complete(usize),
+    /// Mean reciprocal rank (at the evaluation's depth).
+    Mrr,
+    Ndcg(usize),
+    /// A no-match query's: 1 when nothing was returned.
+    Refusal,
+    /// A name this tool does not compute (read from a file written elsewhere).
+    Named(String),
+}
+
+impl Metric {
+    /// The metric of that name; a name not written the way this tool writes it is kept as
+    /// it is, so every name reads back unchanged.
+    pub fn new(name: &str) -> Metric {
+        let at_k = |f: fn(usize) -> Metric, k: &str| {
+            k.parse::<usize>()
+                .ok()
+                .filter(|n| n.to_string() == k)
+                .map(f)
+        };
+        let parsed = match name.split_once('@') {
+            Some(("recall", k)) => at_k(Metric::Recall, k),
+            Some(("hit", k)) => at_k(Metric::Hit, k),
+            Some(("complete", k)) => at_k(Metric::Complete, k),
+            Some(("ndcg", k)) => at_k(Metric::Ndcg, k),
+            None if name == "mrr" => Some(Metric::Mrr),
+            None if name == "refusal" => Some(Metric::Refusal),
+            _ => None,
+        };
+        parsed.unwrap_or_else(|| Metric::Named(name.to_string()))
     }
-    names.push("mrr".to_string());
-    names.push("ndcg@10".to_string());
+
+    /// recall@k, mrr and ndcg@10: the figures the report's tables show.
+    pub fn in_report_table(&self) -> bool {
+        matches!(self, Metric::Recall(_) | Metric::Mrr | Metric::Ndcg(10))
+    }
+}
+
+impl From<&str> for Metric {
+    fn from(name: &str) -> Metric {
+        Metric::new(name)
+    }
+}
+
+impl std::fmt::Display for Metric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Metric::Recall(k) => write!(f, "recall@{k}"),
+            Metric::Hit(k) => write!(f, "hit@{k}"),
+            Metric::Complete(k) => write!(f, "complete@{k}"),
+            Metric::Mrr => f.write_str("mrr"),
+            Metric::Ndcg(k) => write!(f, "ndcg@{k}"),
+            Metric::Refusal => f.write_str("refusal"),
+            Metric::Named(n) => f.write_str(n),
+        }
+    }
+}
+
+impl serde::Serialize for Metric {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Metric {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = std::borrow::Cow::<'de, str>::deserialize(d)?;
+        Ok(Metric::new(&name))
+    }
+}
+
+/// The metrics printed for the cutoffs `ks`, in output order: recall@K for each K, hit@K for
+/// each K, complete@K for each K, then `mrr` and `ndcg@10`.
+pub fn metric_names(ks: &[usize]) -> Vec<Metric> {
+    let mut names = Vec::with_capacity(ks.len() * 3 + 2);
+    for f in [Metric::Recall, Metric::Hit, Metric::Complete] {
+        names.extend(ks.iter().map(|&k| f(k)));
+    }
+    names.push(Metric::Mrr);
+    names.push(Metric::Ndcg(10));
     names
 }
 
@@ -197,8 +273,12 @@ mod tests {
 
     #[test]
     fn names_follow_value_order() {
+        let names: Vec<String> = metric_names(&[1, 5])
+            .iter()
+            .map(ToString::to_string)
+            .collect();
         assert_eq!(
-            metric_names(&[1, 5]),
+            names,
             vec![
                 "recall@1",
                 "recall@5",

@@ -26,7 +26,7 @@ pub struct LabeledQuery {
     /// Catalog indices of `expected`, same order.
     pub expected_tools: Vec<usize>,
     /// The query's class, as given in the file or derived (`eval::classes`).
-    pub class: String,
+    pub class: classes::QueryClass,
     /// Where the query object starts in its file.
     pub position: Position,
 }
@@ -280,8 +280,8 @@ impl<'a> Checker<'a> {
         }
         self.seen.insert(raw.id.clone(), start);
         let class = match raw.class {
-            Some(c) => c,
-            None => classes::derive(&raw.query, &expected_tools, self.catalog).to_string(),
+            Some(c) => classes::QueryClass::new(&c),
+            None => classes::derive(&raw.query, &expected_tools, self.catalog),
         };
         self.queries.push(LabeledQuery {
             id: raw.id,
@@ -298,7 +298,7 @@ impl<'a> Checker<'a> {
     /// with it (a query no tool answers has nothing else to be).
     fn check_class(&self, raw: &RawQuery, place: &Place<'_>) -> Result<()> {
         let path = self.path;
-        let no_match = classes::NO_MATCH;
+        let no_match = classes::NO_MATCH.as_str();
         match raw.class.as_deref() {
             Some(c) if !classes::is_valid_name(c) => Err(place.error(
                 path,

@@ -9,10 +9,12 @@ use std::path::Path;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
-use super::classes;
+use super::classes::{self, QueryClass};
+use super::metrics::Metric;
 use super::pool::PoolInfo;
 use super::queries::QuerySet;
 use super::run::EvalOptions;
+use super::scorer_name::ScorerName;
 use super::siblings::{Siblings, WrongSibling};
 use super::thresholds::ThresholdPoint;
 use crate::catalog::Catalog;
@@ -45,7 +47,7 @@ pub struct EvalResult {
     pub depth: usize,
     /// Queries per class (`eval::classes`), in output order.
     #[serde(default)]
-    pub classes: IndexMap<String, usize>,
+    pub classes: IndexMap<QueryClass, usize>,
     /// Set when the queries were ranked inside a pool of distractors (`--pool`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool: Option<PoolInfo>,
@@ -67,21 +69,21 @@ pub struct NearDuplicates {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ClassResult {
     pub queries: usize,
-    pub metrics: IndexMap<String, f64>,
+    pub metrics: IndexMap<Metric, f64>,
 }
 
 /// One scorer over every query of the set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScorerResult {
-    pub scorer: String,
+    pub scorer: ScorerName,
     #[serde(default)]
     pub settings: IndexMap<String, String>,
     /// Means over all queries, rounded to 6 decimals, in `EvalOptions::metric_names` order.
-    pub metrics: IndexMap<String, f64>,
+    pub metrics: IndexMap<Metric, f64>,
     /// 95% percentile-bootstrap interval of the mean of recall@k, mrr and ndcg@10 (10,000
     /// resamples, fixed seed).
     #[serde(default)]
-    pub ci95: IndexMap<String, [f64; 2]>,
+    pub ci95: IndexMap<Metric, [f64; 2]>,
     /// Per-query search latency, measured (absent where measured numbers are kept apart, as
     /// in the report's deterministic `report.json`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -92,7 +94,7 @@ pub struct ScorerResult {
     /// The metrics per query class, classes in `EvalResult::classes` order. `metrics` above
     /// average the queries that expect a tool; no-match queries count only here.
     #[serde(default)]
-    pub classes: IndexMap<String, ClassResult>,
+    pub classes: IndexMap<QueryClass, ClassResult>,
     /// How often the first result is a near-duplicate of the expected tool instead.
     #[serde(default)]
     pub wrong_sibling: WrongSibling,
@@ -111,8 +113,8 @@ pub struct QueryResult {
     #[serde(default)]
     pub query: String,
     /// The query's class, given or derived.
-    #[serde(default)]
-    pub class: String,
+    #[serde(default = "no_class")]
+    pub class: QueryClass,
     #[serde(default)]
     pub expected: Vec<String>,
     /// 1-based rank of each expected tool, `null` when not in the ranking.
@@ -125,15 +127,20 @@ pub struct QueryResult {
     /// reads back into the same numbers).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scores: Vec<f64>,
-    pub metrics: IndexMap<String, f64>,
+    pub metrics: IndexMap<Metric, f64>,
     /// Why the scorer refused the query.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<String>,
 }
 
+/// The class of a per-query row written without one (an empty name, as before).
+fn no_class() -> QueryClass {
+    QueryClass::new("")
+}
+
 impl ScorerResult {
-    pub fn metric(&self, name: &str) -> Option<f64> {
-        self.metrics.get(name).copied()
+    pub fn metric(&self, metric: &Metric) -> Option<f64> {
+        self.metrics.get(metric).copied()
     }
 }
 
@@ -147,7 +154,7 @@ impl EvalResult {
         results: Vec<ScorerResult>,
     ) -> EvalResult {
         let search_tool = catalog.search_tool();
-        let names = classes::ordered(set.queries.iter().map(|q| q.class.as_str()));
+        let names = classes::ordered(set.queries.iter().map(|q| &q.class));
         let classes = names
             .into_iter()
             .map(|c| {
@@ -215,7 +222,7 @@ pub fn parse_eval_result(doc: &Document) -> Result<EvalResult> {
         if result.results[..i].iter().any(|o| o.scorer == r.scorer) {
             return Err(doc.error_at(
                 &path!["results", i, "scorer"],
-                format!("scorer {:?} appears twice", r.scorer),
+                format!("scorer {:?} appears twice", r.scorer.as_str()),
             ));
         }
         let rows = r.per_query.as_deref().unwrap_or_default();

@@ -10,9 +10,11 @@
 
 use indexmap::IndexMap;
 
-use super::metrics::{all_metrics, expected_ranks, mean, metric_names, round_metric};
+use super::classes::QueryClass;
+use super::metrics::{Metric, all_metrics, expected_ranks, mean, metric_names, round_metric};
 use super::queries::{LabeledQuery, QuerySet};
 use super::result::{ClassResult, QueryResult, ScorerResult};
+use super::scorer_name::ScorerName;
 use super::siblings::{Siblings, WrongSibling};
 use super::{bootstrap, classes, thresholds};
 use crate::catalog::Catalog;
@@ -75,7 +77,7 @@ impl EvalOptions {
         })
     }
 
-    pub fn metric_names(&self) -> Vec<String> {
+    pub fn metric_names(&self) -> Vec<Metric> {
         metric_names(&self.ks)
     }
 }
@@ -147,7 +149,7 @@ pub fn evaluate(
         }
     }
     Ok(ScorerResult {
-        scorer: scorer.name(),
+        scorer: ScorerName::new(&scorer.name()),
         settings: scorer.settings().into_iter().collect(),
         metrics: names
             .iter()
@@ -165,7 +167,7 @@ pub fn evaluate(
 }
 
 /// Each metric's per-query values over the chosen rows (unrounded).
-fn metric_columns(rows: &[QueryResult], chosen: &[usize], names: &[String]) -> Vec<Vec<f64>> {
+fn metric_columns(rows: &[QueryResult], chosen: &[usize], names: &[Metric]) -> Vec<Vec<f64>> {
     names
         .iter()
         .map(|n| chosen.iter().map(|&i| rows[i].metrics[n]).collect())
@@ -176,18 +178,18 @@ fn metric_columns(rows: &[QueryResult], chosen: &[usize], names: &[String]) -> V
 fn class_results(
     queries: &[LabeledQuery],
     rows: &[QueryResult],
-    names: &[String],
-) -> IndexMap<String, ClassResult> {
-    classes::ordered(queries.iter().map(|q| q.class.as_str()))
+    names: &[Metric],
+) -> IndexMap<QueryClass, ClassResult> {
+    classes::ordered(queries.iter().map(|q| &q.class))
         .into_iter()
         .map(|class| {
             let members: Vec<usize> = (0..queries.len())
                 .filter(|&i| queries[i].class == class)
                 .collect();
             let metrics = if class == classes::NO_MATCH {
-                let refused = members.iter().map(|&i| rows[i].metrics[REFUSAL]);
+                let refused = members.iter().map(|&i| rows[i].metrics[&REFUSAL]);
                 let values: Vec<f64> = refused.collect();
-                IndexMap::from([(REFUSAL.to_string(), round_metric(mean(&values)))])
+                IndexMap::from([(REFUSAL, round_metric(mean(&values)))])
             } else {
                 let columns = metric_columns(rows, &members, names);
                 names
@@ -206,7 +208,7 @@ fn class_results(
 }
 
 /// The metric of a no-match query: 1 when the scorer returned nothing, else 0.
-pub const REFUSAL: &str = "refusal";
+pub const REFUSAL: Metric = Metric::Refusal;
 
 /// One query's ranks, top results, their scores and metrics (unrounded: means are taken from
 /// them), and the first result.
@@ -215,7 +217,7 @@ fn query_result(
     timed: &Timed,
     catalog: &Catalog,
     options: &EvalOptions,
-    names: &[String],
+    names: &[Metric],
 ) -> (QueryResult, Option<usize>) {
     let top_n = options.ks.last().copied().unwrap_or(MIN_DEPTH);
     let (mut hits, refused) = match &timed.outcome {
@@ -228,7 +230,7 @@ fn query_result(
     let ranks = expected_ranks(&q.expected_tools, &ranking);
     let metrics = if q.expected_tools.is_empty() {
         let refusal = if ranking.is_empty() { 1.0 } else { 0.0 };
-        IndexMap::from([(REFUSAL.to_string(), refusal)])
+        IndexMap::from([(REFUSAL, refusal)])
     } else {
         names
             .iter()
@@ -261,11 +263,11 @@ fn query_result(
 /// Intervals for the graded metrics only: hit@k and complete@k are proportions whose
 /// intervals add little and would double the bootstrap's cost.
 fn intervals(
-    names: &[String],
+    names: &[Metric],
     columns: &[Vec<f64>],
     resamples: usize,
-) -> IndexMap<String, [f64; 2]> {
-    let chosen: Vec<(&String, &Vec<f64>)> = names
+) -> IndexMap<Metric, [f64; 2]> {
+    let chosen: Vec<(&Metric, &Vec<f64>)> = names
         .iter()
         .zip(columns)
         .filter(|(n, _)| has_interval(n))
@@ -282,8 +284,8 @@ fn intervals(
 }
 
 /// Whether `evaluate` computes a bootstrap interval for this metric: recall@k, mrr, ndcg@10.
-pub fn has_interval(metric: &str) -> bool {
-    metric.starts_with("recall@") || metric == "mrr" || metric.starts_with("ndcg@")
+pub fn has_interval(metric: &Metric) -> bool {
+    matches!(metric, Metric::Recall(_) | Metric::Mrr | Metric::Ndcg(_))
 }
 
 /// Labels must name tools a search can return: a query expecting the search tool is an input
@@ -469,7 +471,7 @@ pub(crate) mod tests {
             &|_| {},
         )
         .unwrap();
-        let get = |name: &str| e.metric(name).unwrap();
+        let get = |name: &str| e.metric(&name.into()).unwrap();
         // q1: a@1; q2: c@1, b@3; q3: nothing; q4: refused → 0.
         assert_eq!(get("recall@1"), (1.0 + 0.5) / 4.0);
         assert_eq!(get("recall@3"), (1.0 + 1.0) / 4.0);
@@ -491,7 +493,7 @@ pub(crate) mod tests {
         let latency = e.latency_us.unwrap();
         assert_eq!((latency.searches, latency.p50, latency.p95), (4, 2.0, 4.0));
         assert_eq!(e.settings["fixed"], "yes");
-        let ci = e.ci95["recall@1"];
+        let ci = e.ci95[&Metric::Recall(1)];
         assert!(ci[0] <= 0.375 && 0.375 <= ci[1]);
     }
 
@@ -544,7 +546,7 @@ pub(crate) mod tests {
         .unwrap();
         // Without the search tool in the way, `b` ranks second.
         assert_eq!(e.per_query.as_ref().unwrap()[0].top, vec!["a", "b"]);
-        assert_eq!(e.metric("mrr"), Some(0.5));
+        assert_eq!(e.metric(&Metric::Mrr), Some(0.5));
         let set = QuerySet {
             path: "q.jsonl".into(),
             queries: vec![query("q2", "load tools", &["ToolSearch"], &cat)],
@@ -647,7 +649,7 @@ pub(crate) mod tests {
                 set.queries.len(),
                 started.elapsed()
             );
-            let (mrr, ndcg, recall10) = ("mrr", "ndcg@10", "recall@10");
+            let (mrr, ndcg, recall10) = (&Metric::Mrr, &Metric::Ndcg(10), &Metric::Recall(10));
             let mut checked = 0;
             for (q, o) in set.queries.iter().zip(e.per_query.as_deref().unwrap()) {
                 if ambiguous.contains(&q.query) {

@@ -41,9 +41,22 @@ impl ScorerName {
     }
 }
 
+/// No name: what an empty CSV row holds (its header is read from a default row).
+impl Default for ScorerName {
+    fn default() -> Self {
+        ScorerName::Named(String::new())
+    }
+}
+
 impl From<ScorerKind> for ScorerName {
     fn from(k: ScorerKind) -> Self {
         ScorerName::Builtin(k)
+    }
+}
+
+impl From<&str> for ScorerName {
+    fn from(name: &str) -> Self {
+        ScorerName::new(name)
     }
 }
 

@@ -16,7 +16,7 @@
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
-use super::metrics::round_metric;
+use super::metrics::{Metric, round_metric};
 use super::result::QueryResult;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -28,7 +28,7 @@ pub struct ThresholdPoint {
     /// Share of the other queries that still get a result.
     pub answered: f64,
     /// recall@k of the other queries with results below the threshold dropped.
-    pub recall: IndexMap<String, f64>,
+    pub recall: IndexMap<Metric, f64>,
 }
 
 /// The curve over one scorer's per-query rows (`scores` beside `top`, `ranks` of the
@@ -100,7 +100,7 @@ fn point(
             } else {
                 sum / answerable.len() as f64
             };
-            (format!("recall@{k}"), round_metric(mean))
+            (Metric::Recall(k), round_metric(mean))
         })
         .collect();
     ThresholdPoint {
@@ -120,7 +120,7 @@ mod tests {
         QueryResult {
             id: String::new(),
             query: String::new(),
-            class: String::new(),
+            class: "".into(),
             expected: vec!["x".to_string(); expected],
             ranks: ranks.to_vec(),
             top: vec![String::new(); scores.len()],
@@ -146,11 +146,11 @@ mod tests {
         assert_eq!(first.false_positive_rate, Some(round_metric(2.0 / 3.0)));
         assert_eq!(first.answered, 1.0);
         assert_eq!(
-            first.recall["recall@1"],
+            first.recall[&Metric::Recall(1)],
             round_metric((1.0 + 0.0 + 0.5) / 3.0)
         );
         assert_eq!(
-            first.recall["recall@5"],
+            first.recall[&Metric::Recall(5)],
             round_metric((1.0 + 1.0 + 0.5) / 3.0)
         );
         // Tenths of the two no-match tops (0.3, 0.5): 0.3 up to the fifth, then 0.5.
@@ -160,11 +160,11 @@ mod tests {
         assert_eq!(at(1).false_positive_rate, Some(round_metric(2.0 / 3.0)));
         assert_eq!(at(2).false_positive_rate, Some(round_metric(1.0 / 3.0)));
         // At 0.5: query 5's expected tool (0.4) and query 6's (0.35) are dropped.
-        assert_eq!(at(2).recall["recall@5"], round_metric(1.0 / 3.0));
+        assert_eq!(at(2).recall[&Metric::Recall(5)], round_metric(1.0 / 3.0));
         assert_eq!(at(2).answered, round_metric(2.0 / 3.0));
         let last = at(3);
         assert_eq!(last.false_positive_rate, Some(0.0));
-        assert_eq!(last.recall["recall@5"], round_metric(1.0 / 3.0));
+        assert_eq!(last.recall[&Metric::Recall(5)], round_metric(1.0 / 3.0));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::catalog::{Catalog, CatalogSource, load_catalogs};
 use crate::error::Result;
 use crate::eval::run::{EvalOptions, check_labels, evaluate};
 use crate::eval::siblings::Siblings;
-use crate::eval::{EvalResult, load_queries};
+use crate::eval::{EvalResult, ScorerName, load_queries};
 use crate::search::{self, Scorer, ScorerConfig, ScorerKind};
 use crate::timing::{Clock, LatencyUs};
 
@@ -34,7 +34,7 @@ pub struct EvalSet {
     /// `misses` (so `report.json` stays deterministic and small).
     pub result: EvalResult,
     /// Scorers not run, with the reason.
-    pub skipped: Vec<(String, String)>,
+    pub skipped: Vec<(ScorerName, String)>,
     /// Queries whose expected tools were not all in the top `miss_k`, per scorer.
     pub misses: Vec<Miss>,
     pub miss_k: usize,
@@ -50,7 +50,7 @@ impl EvalSet {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Miss {
     pub set: String,
-    pub scorer: String,
+    pub scorer: ScorerName,
     pub query_id: String,
     pub query: String,
     /// Expected tool ids, space-separated.
@@ -62,7 +62,7 @@ pub struct Miss {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct EvalLatency {
     pub set: String,
-    pub scorer: String,
+    pub scorer: ScorerName,
     pub latency_us: LatencyUs,
 }
 
@@ -101,7 +101,7 @@ pub fn every_scorer(
                 clock,
                 &|_| {},
             )?),
-            Err(e) => skipped.push((kind.name().to_string(), e.to_string())),
+            Err(e) => skipped.push((kind.into(), e.to_string())),
         }
         progress.advance();
     }

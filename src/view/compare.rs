@@ -63,8 +63,8 @@ fn rows(c: &Comparison, format: Format) -> Vec<Vec<String>> {
                 }
             });
             rows.push(vec![
-                r.scorer.clone(),
-                m.metric.clone(),
+                r.scorer.to_string(),
+                m.metric.to_string(),
                 format!("{:.4}", m.base),
                 format!("{:.4}", m.candidate),
                 signed(m.difference),
@@ -133,7 +133,7 @@ fn verdict(c: &Comparison) -> String {
     out.push_str(&if !c.regressions.is_empty() {
         format!(
             "FAIL: {} dropped more than {} on {}\n",
-            c.regressions.join(", "),
+            c.regression_names(),
             c.max_drop,
             c.metric
         )

@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::eval::{EvalResult, ScorerResult};
+use crate::eval::metrics::Metric;
+use crate::eval::{EvalResult, ScorerName, ScorerResult};
 use crate::experiment::eval::EvalSet;
 use crate::output::{Format, TableFn, csv, csv_rows as csv_text, md_table, to_json};
 use crate::view::number::{int, metric};
@@ -17,7 +18,7 @@ fn fixed(x: f64) -> String {
     format!("{x:.4}")
 }
 
-fn metric_headers(result: &EvalResult) -> Vec<String> {
+fn metric_headers(result: &EvalResult) -> Vec<Metric> {
     result
         .results
         .first()
@@ -102,18 +103,23 @@ fn setting_text(result: &EvalResult) -> String {
 
 /// Per scorer and class: the recall cutoffs and MRR, or for no-match queries the refusal.
 fn class_table(result: &EvalResult, table: TableFn) -> String {
-    let recalls: Vec<String> = result.ks.iter().map(|k| format!("recall@{k}")).collect();
+    let recalls: Vec<Metric> = result.ks.iter().map(|&k| Metric::Recall(k)).collect();
+    let recall_names: Vec<String> = recalls.iter().map(ToString::to_string).collect();
     let mut headers: Vec<&str> = vec!["scorer", "class", "queries"];
-    headers.extend(recalls.iter().map(String::as_str));
+    headers.extend(recall_names.iter().map(String::as_str));
     headers.extend(["mrr", "refusal"]);
     let mut rows = Vec::new();
     for r in &result.results {
         for (class, c) in &r.classes {
-            let cell = |m: &str| c.metrics.get(m).map(|v| fixed(*v)).unwrap_or_default();
-            let mut row = vec![r.scorer.clone(), class.clone(), c.queries.to_string()];
-            row.extend(recalls.iter().map(|m| cell(m)));
-            row.push(cell("mrr"));
-            row.push(cell(crate::eval::run::REFUSAL));
+            let cell = |m: &Metric| c.metrics.get(m).map(|v| fixed(*v)).unwrap_or_default();
+            let mut row = vec![
+                r.scorer.to_string(),
+                class.to_string(),
+                c.queries.to_string(),
+            ];
+            row.extend(recalls.iter().map(cell));
+            row.push(cell(&Metric::Mrr));
+            row.push(cell(&Metric::Refusal));
             rows.push(row);
         }
     }
@@ -127,13 +133,14 @@ fn class_table(result: &EvalResult, table: TableFn) -> String {
 /// One scorer's refusal curve.
 fn thresholds_table(
     result: &EvalResult,
-    scorer: &str,
+    scorer: &ScorerName,
     points: &[crate::eval::thresholds::ThresholdPoint],
     table: TableFn,
 ) -> String {
-    let recalls: Vec<String> = result.ks.iter().map(|k| format!("recall@{k}")).collect();
+    let recalls: Vec<Metric> = result.ks.iter().map(|&k| Metric::Recall(k)).collect();
+    let recall_names: Vec<String> = recalls.iter().map(ToString::to_string).collect();
     let mut headers: Vec<&str> = vec!["threshold", "false positives", "answered"];
-    headers.extend(recalls.iter().map(String::as_str));
+    headers.extend(recall_names.iter().map(String::as_str));
     let rows: Vec<Vec<String>> = points
         .iter()
         .map(|p| {
@@ -161,14 +168,15 @@ fn thresholds_table(
 
 fn metrics_table(result: &EvalResult, table: TableFn) -> String {
     let names = metric_headers(result);
+    let name_texts: Vec<String> = names.iter().map(ToString::to_string).collect();
     let mut headers: Vec<&str> = vec!["scorer"];
-    headers.extend(names.iter().map(String::as_str));
+    headers.extend(name_texts.iter().map(String::as_str));
     headers.extend(["refused", "p50 µs", "p95 µs"]);
     let rows: Vec<Vec<String>> = result
         .results
         .iter()
         .map(|r| {
-            let mut row = vec![r.scorer.clone()];
+            let mut row = vec![r.scorer.to_string()];
             row.extend(names.iter().map(|m| fixed(r.metric(m).unwrap_or(0.0))));
             row.push(r.refused_queries.to_string());
             row.extend(latency_cells(r));
@@ -208,10 +216,10 @@ fn frame_text(result: &EvalResult) -> String {
 }
 
 fn scorer_line(r: &ScorerResult) -> String {
-    let ci = ["recall@5", "mrr"]
+    let ci = [Metric::Recall(5), Metric::Mrr]
         .iter()
         .filter_map(|m| {
-            let [lo, hi] = r.ci95.get(*m)?;
+            let [lo, hi] = r.ci95.get(m)?;
             Some(format!(
                 "{m} {} (95% CI {}–{})",
                 fixed(r.metric(m).unwrap_or(0.0)),
@@ -260,17 +268,18 @@ fn ranks_text(ranks: &[Option<usize>]) -> String {
 
 fn per_query_table(result: &EvalResult, table: TableFn) -> String {
     let last_k = result.ks.last().copied().unwrap_or(10);
-    let recall = format!("recall@{last_k}");
+    let recall = Metric::Recall(last_k);
+    let recall_name = recall.to_string();
     let mut rows = Vec::new();
     for r in &result.results {
         for q in r.per_query.iter().flatten() {
             rows.push(vec![
-                r.scorer.clone(),
+                r.scorer.to_string(),
                 q.id.clone(),
-                q.class.clone(),
+                q.class.to_string(),
                 ranks_text(&q.ranks),
                 fixed(q.metrics.get(&recall).copied().unwrap_or(0.0)),
-                fixed(q.metrics.get("mrr").copied().unwrap_or(0.0)),
+                fixed(q.metrics.get(&Metric::Mrr).copied().unwrap_or(0.0)),
                 q.top.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
             ]);
         }
@@ -281,7 +290,7 @@ fn per_query_table(result: &EvalResult, table: TableFn) -> String {
             "query",
             "class",
             "expected ranks",
-            &recall,
+            &recall_name,
             "mrr",
             "top 3",
         ],
@@ -292,18 +301,19 @@ fn per_query_table(result: &EvalResult, table: TableFn) -> String {
 
 fn per_query_csv(result: &EvalResult) -> String {
     let metric_names = metric_headers(result);
+    let metric_texts: Vec<String> = metric_names.iter().map(ToString::to_string).collect();
     let mut headers = vec![
         "scorer", "id", "query", "class", "expected", "ranks", "top", "refused",
     ];
-    headers.extend(metric_names.iter().map(String::as_str));
+    headers.extend(metric_texts.iter().map(String::as_str));
     let mut rows = Vec::new();
     for r in &result.results {
         for q in r.per_query.iter().flatten() {
             let mut row = vec![
-                r.scorer.clone(),
+                r.scorer.to_string(),
                 q.id.clone(),
                 q.query.clone(),
-                q.class.clone(),
+                q.class.to_string(),
                 q.expected.join(";"),
                 ranks_text(&q.ranks).replace(',', ";"),
                 q.top.join(";"),
@@ -337,7 +347,7 @@ pub fn csv_rows(result: &EvalResult) -> Vec<EvalCsvRow> {
             tool_count: result.tool_count,
             ranked_tools: result.ranked_tools,
             query_count: result.query_count,
-            scorer: r.scorer.clone(),
+            scorer: r.scorer.to_string(),
             refused_queries: r.refused_queries,
             class: class.to_string(),
             metric: metric.to_string(),
@@ -350,13 +360,13 @@ pub fn csv_rows(result: &EvalResult) -> Vec<EvalCsvRow> {
             rows.push(EvalCsvRow {
                 ci95_low: ci.map(|c| c[0]),
                 ci95_high: ci.map(|c| c[1]),
-                ..row(ALL_CLASSES, metric, value)
+                ..row(ALL_CLASSES, &metric.to_string(), value)
             });
         }
         rows.push(row(ALL_CLASSES, WRONG_SIBLING_RATE, r.wrong_sibling.rate));
         for (class, c) in &r.classes {
             for (metric, &value) in &c.metrics {
-                rows.push(row(class, metric, value));
+                rows.push(row(class.as_str(), &metric.to_string(), value));
             }
         }
     }
@@ -404,7 +414,7 @@ pub fn summary(out: &mut String, evals: &[EvalSet]) {
                 key,
                 metric(best.metric(&key).unwrap_or(0.0)),
                 ci,
-                metric(best.metric("mrr").unwrap_or(0.0)),
+                metric(best.metric(&Metric::Mrr).unwrap_or(0.0)),
             );
         }
     }
@@ -417,22 +427,22 @@ pub const RANKED_SHOWN: usize = 5;
 
 /// The scorer with the highest recall@5 (else the first recall metric), ties broken by MRR,
 /// then by name.
-pub fn best_scorer(set: &EvalSet) -> Option<(&ScorerResult, String)> {
+pub fn best_scorer(set: &EvalSet) -> Option<(&ScorerResult, Metric)> {
     let ks = &set.result.ks;
     let key = if ks.contains(&5) {
-        "recall@5".to_string()
+        Metric::Recall(5)
     } else {
-        format!("recall@{}", ks.first()?)
+        Metric::Recall(*ks.first()?)
     };
     set.result
         .results
         .iter()
         .filter(|s| s.metric(&key).is_some())
         .max_by(|a, b| {
-            let m = |s: &ScorerResult, k: &str| s.metric(k).unwrap_or(0.0);
+            let m = |s: &ScorerResult, k: &Metric| s.metric(k).unwrap_or(0.0);
             m(a, &key)
                 .total_cmp(&m(b, &key))
-                .then_with(|| m(a, "mrr").total_cmp(&m(b, "mrr")))
+                .then_with(|| m(a, &Metric::Mrr).total_cmp(&m(b, &Metric::Mrr)))
                 .then_with(|| b.scorer.cmp(&a.scorer))
         })
         .map(|s| (s, key))
@@ -463,14 +473,14 @@ pub fn sections(out: &mut String, evals: &[EvalSet], charts: &[Figure]) {
         );
         if let Some(first) = set.result.results.first() {
             // recall@k, MRR and nDCG@10 here; hit@k, complete@k and the rest in eval.csv.
-            let names: Vec<&str> = first
+            let names: Vec<&Metric> = first
                 .metrics
                 .keys()
-                .map(String::as_str)
-                .filter(|n| n.starts_with("recall@") || *n == "mrr" || *n == "ndcg@10")
+                .filter(|n| n.in_report_table())
                 .collect();
+            let name_texts: Vec<String> = names.iter().map(ToString::to_string).collect();
             let mut headers = vec!["scorer"];
-            headers.extend(names.iter().copied());
+            headers.extend(name_texts.iter().map(String::as_str));
             headers.push("recall@5 95% CI");
             headers.push("refused queries");
             let rows: Vec<Vec<String>> = set
@@ -478,7 +488,7 @@ pub fn sections(out: &mut String, evals: &[EvalSet], charts: &[Figure]) {
                 .results
                 .iter()
                 .map(|sc| {
-                    let mut row = vec![sc.scorer.clone()];
+                    let mut row = vec![sc.scorer.to_string()];
                     row.extend(
                         names
                             .iter()
@@ -486,7 +496,7 @@ pub fn sections(out: &mut String, evals: &[EvalSet], charts: &[Figure]) {
                     );
                     row.push(
                         sc.ci95
-                            .get("recall@5")
+                            .get(&Metric::Recall(5))
                             .map(|c| format!("{}–{}", metric(c[0]), metric(c[1])))
                             .unwrap_or_default(),
                     );

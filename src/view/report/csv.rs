@@ -121,7 +121,7 @@ fn latency(data: &ReportData) -> Vec<LatencyCsvRow> {
         part: "eval".into(),
         set: l.set.clone(),
         tools: None,
-        scorer: l.scorer.clone(),
+        scorer: l.scorer.to_string(),
         build_ms: None,
         searches: l.latency_us.searches,
         p50_us: l.latency_us.p50,

@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use crate::eval::metrics::Metric;
 use crate::experiment::eval::EvalSet;
 use crate::experiment::report::ReportData;
 use crate::experiment::sweep::Sweep;
@@ -110,11 +111,11 @@ fn recall(set: &EvalSet) -> Result<Option<Figure>, ChartError> {
         .iter()
         .map(|sc| {
             Series::new(
-                sc.scorer.clone(),
+                sc.scorer.to_string(),
                 set.result
                     .ks
                     .iter()
-                    .filter_map(|&k| sc.metric(&format!("recall@{k}")).map(|v| (k as f64, v)))
+                    .filter_map(|&k| sc.metric(&Metric::Recall(k)).map(|v| (k as f64, v)))
                     .collect(),
             )
         })

@@ -266,7 +266,7 @@ fn latency(out: &mut String, data: &ReportData, charts: &[Figure]) {
             .map(|l| {
                 vec![
                     format!("`{}`", l.set),
-                    l.scorer.clone(),
+                    l.scorer.to_string(),
                     fixed1(l.latency_us.p50),
                     fixed1(l.latency_us.p95),
                 ]
