@@ -240,8 +240,8 @@ fn foreign_files(dir: &Path) -> Result<Vec<PathBuf>> {
 
 /// Refuses an `--out` that is one of the command's inputs, so writing the result cannot
 /// replace what the command read: the same file (also through another name or a hard link),
-/// with `tree`, a folder holding one (the folder is replaced whole), or a path inside an input
-/// folder. `-` and paths that do not exist are no inputs to protect.
+/// with `tree`, a folder holding one (the folder is replaced whole), or a file inside an
+/// input folder. `-` and paths that do not exist are no inputs to protect.
 pub fn check_out_not_input(out: &Path, tree: bool, inputs: &[&Path]) -> Result<()> {
     let Some(out_canonical) = canonical_target(out) else {
         return Ok(());
@@ -255,8 +255,9 @@ pub fn check_out_not_input(out: &Path, tree: bool, inputs: &[&Path]) -> Result<(
         };
         let same = input_canonical == out_canonical || same_file(out, input);
         let holds_input = tree && input_canonical.starts_with(&out_canonical);
-        // Inside an input folder (a --pool folder, the scenarios): the next run would read it.
-        let in_input = input.is_dir() && out_canonical.starts_with(&input_canonical);
+        // A file inside an input folder (a --pool folder, whose every catalog file is read):
+        // the next run would read it. (A report folder inside `--data` is not read back.)
+        let in_input = !tree && input.is_dir() && out_canonical.starts_with(&input_canonical);
         if same || holds_input || in_input {
             let what = if same {
                 format!("one of this command's inputs ({})", input.display())
