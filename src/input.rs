@@ -25,6 +25,14 @@ pub fn read(path: &Path) -> Result<Vec<u8>> {
 /// Reads a whole input file (or stdin for `-`) of at most `limit` bytes.
 pub fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>> {
     if is_stdin(path) {
+        // Standard input can be read once: a second `-` found it drained and was reported
+        // as an empty file (#26).
+        static READ: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if READ.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return Err(Error::usage(
+                "`-` (standard input) is given more than once; it can be read only once",
+            ));
+        }
         let stdin = std::io::stdin();
         return read_bounded(stdin.lock(), path, limit);
     }

@@ -138,13 +138,23 @@ pub fn check_out_file(path: &Path) -> Result<()> {
     }
 }
 
-/// The file that marks a folder as written by `write_tree` (so replacing it is safe).
+/// The file that marks a folder as written by `write_tree`: its first line says so, the next
+/// ones list every file the tree holds (relative paths), so a later run knows which files are
+/// its own and which someone else put there.
 pub const TREE_MARKER: &str = ".toolbudget-output";
 
+const TREE_MARKER_HEADER: &str = "written by toolbudget";
+
+/// Most entries of an existing `--out` folder looked at before refusing it (a report holds a
+/// few dozen files; a folder of more is not one toolbudget wrote).
+pub const MAX_OUT_DIR_ENTRIES: usize = 10_000;
+
 /// Checks that `--out DIR` can be replaced by a new tree: a new path, an empty folder, or a
-/// folder this tool wrote before (it holds [`TREE_MARKER`], or an `index.md` from older
-/// versions). Anything else is refused before any work is done: replacing a folder deletes
-/// what is in it.
+/// folder this tool wrote before and nobody added to. A folder holding any file toolbudget
+/// did not write (by its [`TREE_MARKER`] list; a folder of an older version, with an `index.md`
+/// or a marker without list, may hold only `.md`, `.csv`, `.json` and `.svg` files) is refused,
+/// naming the files, before any work is done: replacing a folder deletes what is in it. The
+/// current folder, one holding it and a mount point are refused too (they cannot be swapped).
 pub fn check_out_dir(path: &Path) -> Result<()> {
     const ALLOWED: &str = "to a new folder, an empty one, or a folder toolbudget wrote before";
     match std::fs::symlink_metadata(path) {
@@ -155,23 +165,31 @@ pub fn check_out_dir(path: &Path) -> Result<()> {
         }),
         Ok(m) if m.file_type().is_symlink() => Err(refuse_out(path, "a symbolic link", ALLOWED)),
         Ok(m) if m.is_dir() => {
-            let ours = path.join(TREE_MARKER).is_file() || path.join("index.md").is_file();
-            let empty = std::fs::read_dir(path)
-                .map_err(|source| Error::Write {
-                    path: path.to_path_buf(),
-                    source,
-                })?
-                .next()
-                .is_none();
-            if ours || empty {
-                Ok(())
-            } else {
-                Err(refuse_out(
-                    path,
-                    "a folder that holds other files (it would be replaced whole)",
-                    ALLOWED,
-                ))
+            if let Some(what) = unswappable(path, &m) {
+                return Err(refuse_out(path, what, ALLOWED));
             }
+            let foreign = foreign_files(path)?;
+            if foreign.is_empty() {
+                return Ok(());
+            }
+            let shown: Vec<String> = foreign
+                .iter()
+                .take(5)
+                .map(|f| f.display().to_string())
+                .collect();
+            let more = match foreign.len() {
+                n if n > shown.len() => format!(" and {} more", n - shown.len()),
+                _ => String::new(),
+            };
+            Err(refuse_out(
+                path,
+                &format!(
+                    "a folder holding files toolbudget did not write ({}{more}); replacing it \
+                     would delete them",
+                    shown.join(", ")
+                ),
+                ALLOWED,
+            ))
         }
         Ok(m) => Err(refuse_out(
             path,
@@ -179,6 +197,149 @@ pub fn check_out_dir(path: &Path) -> Result<()> {
             ALLOWED,
         )),
     }
+}
+
+/// Why an existing folder cannot be swapped for a new one: the current folder or one holding
+/// it (renaming it moves the ground under the command), or a mount point (rename fails).
+fn unswappable(path: &Path, meta: &std::fs::Metadata) -> Option<&'static str> {
+    let canonical = std::fs::canonicalize(path).ok()?;
+    if std::env::current_dir().is_ok_and(|cwd| cwd.starts_with(&canonical)) {
+        return Some("the current folder or one holding it");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let parent_dev = canonical
+            .parent()
+            .and_then(|p| std::fs::metadata(p).ok())
+            .map(|p| p.dev());
+        if parent_dev.is_none_or(|d| d != meta.dev()) {
+            return Some("a mount point");
+        }
+    }
+    None
+}
+
+/// The files under `dir` that its [`TREE_MARKER`] does not list (relative paths, sorted).
+fn foreign_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let marker = std::fs::read_to_string(dir.join(TREE_MARKER)).ok();
+    let listed: Option<std::collections::HashSet<&str>> = marker.as_deref().and_then(|m| {
+        let mut lines = m.lines();
+        (lines.next() == Some(TREE_MARKER_HEADER)).then_some(())?;
+        let rest: std::collections::HashSet<&str> = lines.collect();
+        // A marker of an older version holds only its header.
+        (!rest.is_empty()).then_some(rest)
+    });
+    let legacy = listed.is_none() && (marker.is_some() || dir.join("index.md").is_file());
+    let mut foreign = Vec::new();
+    let mut stack = vec![PathBuf::new()];
+    let mut seen = 0usize;
+    while let Some(rel) = stack.pop() {
+        let entries = std::fs::read_dir(dir.join(&rel)).map_err(write_err(dir))?;
+        for entry in entries {
+            let entry = entry.map_err(write_err(dir))?;
+            seen += 1;
+            if seen > MAX_OUT_DIR_ENTRIES {
+                return Err(Error::usage(format!(
+                    "--out {}: holds more than {MAX_OUT_DIR_ENTRIES} entries: not a folder \
+                     toolbudget wrote",
+                    dir.display()
+                )));
+            }
+            let child = rel.join(entry.file_name());
+            let kind = entry.file_type().map_err(write_err(dir))?;
+            if kind.is_dir() {
+                stack.push(child);
+                continue;
+            }
+            let name = child.to_string_lossy();
+            let ours = name == TREE_MARKER
+                || match &listed {
+                    Some(list) => kind.is_file() && list.contains(name.as_ref()),
+                    None => {
+                        legacy
+                            && kind.is_file()
+                            && [".md", ".csv", ".json", ".svg"]
+                                .iter()
+                                .any(|e| name.ends_with(e))
+                    }
+                };
+            if !ours {
+                foreign.push(child);
+            }
+        }
+    }
+    foreign.sort();
+    Ok(foreign)
+}
+
+/// Refuses an `--out` that is one of the command's inputs, so writing the result cannot
+/// replace what the command read: the same file (also through another name or a hard link),
+/// with `tree`, a folder holding one (the folder is replaced whole), or a file inside an
+/// input folder. `-` and paths that do not exist are no inputs to protect.
+pub fn check_out_not_input(out: &Path, tree: bool, inputs: &[&Path]) -> Result<()> {
+    let Some(out_canonical) = canonical_target(out) else {
+        return Ok(());
+    };
+    for input in inputs {
+        if input.as_os_str() == "-" {
+            continue;
+        }
+        let Ok(input_canonical) = std::fs::canonicalize(input) else {
+            continue;
+        };
+        let same = input_canonical == out_canonical || same_file(out, input);
+        let holds_input = tree && input_canonical.starts_with(&out_canonical);
+        // A file inside an input folder (a --pool folder, whose every catalog file is read):
+        // the next run would read it. (A report folder inside `--data` is not read back.)
+        let in_input = !tree && input.is_dir() && out_canonical.starts_with(&input_canonical);
+        if same || holds_input || in_input {
+            let what = if same {
+                format!("one of this command's inputs ({})", input.display())
+            } else if holds_input {
+                format!(
+                    "a folder holding one of this run's inputs ({}), which replacing it would delete",
+                    input.display()
+                )
+            } else {
+                format!(
+                    "inside one of this command's input folders ({})",
+                    input.display()
+                )
+            };
+            return Err(Error::usage(format!(
+                "--out {}: is {what}; write the result elsewhere",
+                out.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Where `path` is or would be: its canonical form, or its canonical parent joined with its
+/// name when it does not exist yet.
+fn canonical_target(path: &Path) -> Option<PathBuf> {
+    if let Ok(c) = std::fs::canonicalize(path) {
+        return Some(c);
+    }
+    let name = path.file_name()?;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    Some(std::fs::canonicalize(parent).ok()?.join(name))
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(a), Ok(b)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return a.dev() == b.dev() && a.ino() == b.ino();
+        }
+    }
+    let _ = (a, b);
+    false
 }
 
 fn write_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
@@ -210,14 +371,20 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         list.push(tmp_path.clone());
         (tmp, tmp_path)
     };
+    // A replaced file keeps its mode (a 0600 file stays private); a new one is 0644, as results
+    // are meant to be shared (tempfile creates 0600 files).
+    #[cfg(unix)]
+    let mode = {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path).map_or(0o644, |m| m.permissions().mode() & 0o7777)
+    };
     let written = (|| {
         tmp.write_all(bytes)?;
-        // tempfile creates 0600 files; results are meant to be shared like any other output.
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
             tmp.as_file()
-                .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+                .set_permissions(std::fs::Permissions::from_mode(mode))?;
         }
         tmp.as_file().sync_all()
     })();
@@ -276,7 +443,12 @@ fn build_tree(root: &Path, files: &[(String, Vec<u8>)]) -> Result<()> {
         std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o755))
             .map_err(write_err(root))?;
     }
-    let mut all: Vec<(&str, &[u8])> = vec![(TREE_MARKER, b"written by toolbudget\n")];
+    let mut marker = format!("{TREE_MARKER_HEADER}\n");
+    for (rel, _) in files {
+        marker.push_str(rel);
+        marker.push('\n');
+    }
+    let mut all: Vec<(&str, &[u8])> = vec![(TREE_MARKER, marker.as_bytes())];
     all.extend(files.iter().map(|(p, b)| (p.as_str(), b.as_slice())));
     for (rel, bytes) in all {
         if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
@@ -424,6 +596,86 @@ pub fn text_table(headers: &[&str], rows: &[Vec<String>], right: &[bool]) -> Str
     out
 }
 
+/// `text` as a Markdown code span that nothing in it can end: control characters (a line
+/// break would end a table row or a heading) written as escapes, and a fence of one backtick
+/// more than the longest run inside. Inside a code span `<script>`, `#` and `*` are text.
+pub fn md_code(text: &str) -> String {
+    let clean = visible_controls(text);
+    let mut longest = 0;
+    let mut run = 0;
+    for c in clean.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    if longest == 0 && !clean.is_empty() {
+        return format!("`{clean}`");
+    }
+    let fence = "`".repeat(longest + 1);
+    format!("{fence} {clean} {fence}")
+}
+
+/// `text` as plain Markdown text inside a line: control characters written as escapes (so no
+/// line break can start a heading or end a row), and the characters that open HTML, links,
+/// emphasis or code escaped with a backslash; `_` only where it could open emphasis (not
+/// inside a word, `parse_config` stays as written). `|` is [`md_table`]'s.
+pub fn md_text(text: &str) -> String {
+    let clean = visible_controls(text);
+    let chars: Vec<char> = clean.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    for (i, &c) in chars.iter().enumerate() {
+        let intraword = |j: Option<usize>| {
+            j.and_then(|j| chars.get(j))
+                .is_some_and(|c| c.is_alphanumeric())
+        };
+        let escape = match c {
+            '\\' | '`' | '<' | '>' | '[' | ']' | '*' => true,
+            '_' => !(intraword(i.checked_sub(1)) && intraword(Some(i + 1))),
+            _ => false,
+        };
+        if escape {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Control characters as `\n`, `\t`, `\u{..}`: visible, and never a line break.
+fn visible_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(
+        text.chars()
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_default().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    )
+}
+
+/// A CSV cell a spreadsheet will not run: text starting with `=`, `+`, `-`, `@`, a tab or a
+/// carriage return is prefixed with `'` (OWASP's CSV injection guidance), unless the whole
+/// cell is a number (`-0.5`, `-inf`) or made only of digits, signs, points, `e` and `;`
+/// (rank lists such as `-;4`, "not found" written `-`): with no letter, `(`, `|` or `!` a
+/// formula can call nothing.
+pub fn csv_cell(cell: &str) -> String {
+    let risky = cell
+        .chars()
+        .next()
+        .is_some_and(|c| matches!(c, '=' | '+' | '-' | '@' | '\t' | '\r'));
+    let inert = |c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.' | ';' | 'e' | 'E');
+    if risky && cell.parse::<f64>().is_err() && !cell.chars().all(inert) {
+        format!("'{cell}")
+    } else {
+        cell.to_string()
+    }
+}
+
 /// A Markdown table; `right` marks numeric columns.
 pub fn md_table(headers: &[&str], rows: &[Vec<String>], right: &[bool]) -> String {
     let mut out = String::new();
@@ -440,7 +692,11 @@ pub fn md_table(headers: &[&str], rows: &[Vec<String>], right: &[bool]) -> Strin
     out.push('\n');
     for row in rows {
         out.push_str("| ");
-        let cells: Vec<String> = row.iter().map(|c| c.replace('|', "\\|")).collect();
+        // A line break would end the row: every cell is one line.
+        let cells: Vec<String> = row
+            .iter()
+            .map(|c| visible_controls(c).replace('|', "\\|"))
+            .collect();
         out.push_str(&cells.join(" | "));
         out.push_str(" |\n");
     }
@@ -453,8 +709,8 @@ pub fn csv(headers: &[&str], rows: &[Vec<String>]) -> String {
     let mut w = ::csv::WriterBuilder::new()
         .flexible(true)
         .from_writer(Vec::new());
-    let records = std::iter::once(headers.to_vec())
-        .chain(rows.iter().map(|r| r.iter().map(String::as_str).collect()));
+    let records = std::iter::once(headers.iter().map(|h| csv_cell(h)).collect::<Vec<_>>())
+        .chain(rows.iter().map(|r| r.iter().map(|c| csv_cell(c)).collect()));
     for record in records {
         w.write_record(record)
             .expect("writing to memory cannot fail");
@@ -470,7 +726,7 @@ pub fn csv_rows<T: serde::Serialize + Default>(rows: &[T]) -> String {
     let (header, records) = serde_table(rows);
     let mut w = ::csv::Writer::from_writer(Vec::new());
     for record in std::iter::once(&header).chain(&records) {
-        w.write_record(record)
+        w.write_record(record.iter().map(|c| csv_cell(c)))
             .expect("writing to memory cannot fail");
     }
     into_text(w)
@@ -630,15 +886,16 @@ mod tests {
                 ("data/a.csv".to_string(), b"a\n".to_vec()),
             ]
         };
-        write_tree(&dir, &files("one")).unwrap();
-        std::fs::write(dir.join("stale.svg"), "old").unwrap();
+        let mut first = files("one");
+        first.push(("figures/stale.svg".to_string(), b"old".to_vec()));
+        write_tree(&dir, &first).unwrap();
         write_tree(&dir, &files("two")).unwrap();
         assert_eq!(
             std::fs::read_to_string(dir.join("index.md")).unwrap(),
             "two"
         );
         assert!(
-            !dir.join("stale.svg").exists(),
+            !dir.join("figures/stale.svg").exists(),
             "the old tree is gone whole"
         );
         assert!(dir.join(TREE_MARKER).is_file());
@@ -648,6 +905,91 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("report")]);
+    }
+
+    /// What someone else put in a report folder is never deleted: the folder is refused,
+    /// naming the files, and left as it was (#26: `session import --out reports/sessions`
+    /// then `report` deleted the imported sessions).
+    #[test]
+    fn a_tree_with_foreign_files_is_refused_and_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("reports");
+        write_tree(&dir, &[("index.md".to_string(), b"one".to_vec())]).unwrap();
+        std::fs::create_dir(dir.join("sessions")).unwrap();
+        std::fs::write(dir.join("sessions/a.yaml"), "mine").unwrap();
+        std::fs::write(dir.join("notes.txt"), "mine too").unwrap();
+        let e = write_tree(&dir, &[("index.md".to_string(), b"two".to_vec())])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("notes.txt, sessions/a.yaml"), "{e}");
+        assert!(e.contains("did not write"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("sessions/a.yaml")).unwrap(),
+            "mine"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("index.md")).unwrap(),
+            "one"
+        );
+        // An older version's folder (index.md, no list): its kinds of files only.
+        let old = tmp.path().join("old");
+        std::fs::create_dir_all(old.join("data")).unwrap();
+        std::fs::write(old.join("index.md"), "x").unwrap();
+        std::fs::write(old.join("data/a.csv"), "x").unwrap();
+        assert!(check_out_dir(&old).is_ok());
+        std::fs::write(old.join("data/s.jsonl"), "x").unwrap();
+        let e = check_out_dir(&old).unwrap_err().to_string();
+        assert!(e.contains("data/s.jsonl"), "{e}");
+    }
+
+    #[test]
+    fn an_out_that_is_an_input_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().join("base.json");
+        std::fs::write(&base, "{}").unwrap();
+        let other = tmp.path().join("cand.json");
+        std::fs::write(&other, "{}").unwrap();
+        let e = check_out_not_input(&base, false, &[&other, &base])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("one of this command's inputs"), "{e}");
+        // Another spelling of the same file, and a hard link to it.
+        let spelled = tmp.path().join(".").join("base.json");
+        assert!(check_out_not_input(&spelled, false, &[&base]).is_err());
+        let link = tmp.path().join("link.json");
+        std::fs::hard_link(&base, &link).unwrap();
+        assert!(check_out_not_input(&link, false, &[&base]).is_err());
+        assert!(check_out_not_input(&tmp.path().join("new.json"), false, &[&base]).is_ok());
+        assert!(check_out_not_input(&other, false, &[&base, Path::new("-")]).is_ok());
+        // A tree holding an input; a file beside it is no input of the tree's.
+        let dir = tmp.path().join("reports");
+        std::fs::create_dir_all(dir.join("sessions")).unwrap();
+        let e = check_out_not_input(&dir, true, &[&dir.join("sessions")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("holding one of this run's inputs"), "{e}");
+        assert!(check_out_not_input(&dir, true, &[&base]).is_ok());
+        // The current folder is never swapped out.
+        let e = check_out_dir(Path::new(".")).unwrap_err().to_string();
+        assert!(e.contains("current folder"), "{e}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_replaced_file_keeps_its_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("secret.json");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        write_atomic(&path, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let fresh = tmp.path().join("fresh.json");
+        write_atomic(&fresh, b"x").unwrap();
+        let mode = std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644);
     }
 
     #[test]
@@ -666,6 +1008,69 @@ mod tests {
             "one"
         );
         assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
+    }
+
+    /// Names and query texts cannot break out of their code span, row or heading (#26).
+    #[test]
+    fn markdown_escapes_what_could_break_out() {
+        assert_eq!(md_code("plain-name"), "`plain-name`");
+        assert_eq!(md_code("a`b"), "`` a`b ``");
+        assert_eq!(md_code("x``y"), "``` x``y ```");
+        assert_eq!(md_code(""), "`  `");
+        let hostile = "x`\n# heading\n<script>alert(1)</script>|";
+        let code = md_code(hostile);
+        assert!(!code.contains('\n'), "{code}");
+        assert!(code.starts_with("`` ") && code.ends_with(" ``"), "{code}");
+        assert!(code.contains("\\n# heading"), "{code}");
+        let text = md_text("**bold** [link](x) <b>_i_</b> parse_config #1\r\n");
+        assert_eq!(
+            text,
+            // Escapes of control characters are text too: a backslash before them.
+            "\\*\\*bold\\*\\* \\[link\\](x) \\<b\\>\\_i\\_\\</b\\> parse_config #1\\\\r\\\\n"
+        );
+        let table = md_table(&["a"], &[vec!["one\ntwo|three".into()]], &[false]);
+        assert_eq!(table.lines().count(), 3, "{table}");
+        assert!(table.contains("one\\ntwo\\|three"), "{table}");
+    }
+
+    /// OWASP's CSV injection guidance: formula-leading text is prefixed, numbers are not.
+    #[test]
+    fn csv_cells_never_start_a_formula() {
+        for (cell, want) in [
+            ("=cmd|' /C calc'!A0", "'=cmd|' /C calc'!A0"),
+            ("+1+1", "+1+1"),
+            ("+1+A1", "'+1+A1"),
+            ("-x", "'-x"),
+            ("@SUM(A1)", "'@SUM(A1)"),
+            ("\tx", "'\tx"),
+            ("\rx", "'\rx"),
+            ("-0.5", "-0.5"),
+            ("+3", "+3"),
+            ("-", "-"),
+            ("-;4", "-;4"),
+            ("-inf", "-inf"),
+            ("-1+cmd|x", "'-1+cmd|x"),
+            ("1e-3", "1e-3"),
+            ("a=b", "a=b"),
+            ("", ""),
+        ] {
+            assert_eq!(csv_cell(cell), want, "{cell:?}");
+        }
+        let text = csv(
+            &["id"],
+            &[vec!["=HYPERLINK(\"x\")".into()], vec!["-2".into()]],
+        );
+        assert_eq!(text, "id\n\"'=HYPERLINK(\"\"x\"\")\"\n-2\n");
+        #[derive(serde::Serialize, Default)]
+        struct Row {
+            name: String,
+            n: i64,
+        }
+        let rows = csv_rows(&[Row {
+            name: "@x".into(),
+            n: -3,
+        }]);
+        assert_eq!(rows, "name,n\n'@x,-3\n");
     }
 
     #[test]

@@ -197,7 +197,7 @@ fn pooled(own: Catalog, args: &EvalArgs) -> Result<(Catalog, Option<PoolInfo>)> 
 }
 
 /// A pool argument's catalog files: the file itself, or every `.json`, `.yaml` and `.yml`
-/// file below a folder, in path order.
+/// file below a folder, in path order (symlinked folders inside it not followed).
 fn pool_files(source: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     if !source.is_dir() {
         if !source.exists() {
@@ -216,12 +216,17 @@ fn pool_files(source: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
             .map_err(|e| Error::usage(format!("--pool {}: cannot read: {e}", dir.display())))?;
         for entry in entries.flatten() {
             let path = entry.path();
-            if path.is_dir() {
+            // Symlinked folders are not followed (as in session folders): two links to `..`
+            // made the walk exponential. A link to a file is read like the file.
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
                 stack.push(path);
-            } else if path
-                .extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| ["json", "yaml", "yml"].contains(&e.to_ascii_lowercase().as_str()))
+            } else if (kind.is_file() || (kind.is_symlink() && path.is_file()))
+                && path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+                    ["json", "yaml", "yml"].contains(&e.to_ascii_lowercase().as_str())
+                })
             {
                 found.push(path);
             }

@@ -42,6 +42,82 @@ pub fn load(args: &CatalogArgs) -> Result<Catalog> {
 /// Checks every `--out` of `command` before any work is done, so a refused path fails at once
 /// instead of after minutes of evaluation.
 pub fn check_outputs(command: &crate::cli::Command) -> Result<()> {
+    // Inputs first: "is one of this run's inputs" says more than "holds files".
+    check_out_inputs(command)?;
+    check_out_kinds(command)
+}
+
+/// No `--out` of `command` is one of its inputs (`compare base.json cand.json --out base.json`
+/// replaced the baseline; `report --out reports --sessions reports/sessions` deleted them).
+fn check_out_inputs(command: &crate::cli::Command) -> Result<()> {
+    use crate::cli::{CatalogCommand, Command, SessionCommand};
+    use std::path::{Path, PathBuf};
+    use toolbudget::output::check_out_not_input;
+    let catalogs = |c: &CatalogArgs| -> Vec<PathBuf> {
+        c.catalogs
+            .iter()
+            .map(|a| parse_catalog_arg(a).path)
+            .collect()
+    };
+    let check = |out: Option<&Path>, tree: bool, inputs: Vec<PathBuf>| -> Result<()> {
+        let Some(out) = out else { return Ok(()) };
+        let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
+        check_out_not_input(out, tree, &inputs)
+    };
+    match command {
+        Command::Count(a) => {
+            let mut inputs = catalogs(&a.catalog);
+            inputs.push(a.api.api_cache.clone());
+            check(a.output.out.as_deref(), false, inputs)
+        }
+        Command::Search(a) => check(a.output.out.as_deref(), false, catalogs(&a.catalog)),
+        Command::Eval(a) => {
+            let mut inputs = catalogs(&a.catalog);
+            inputs.push(a.queries.clone());
+            inputs.extend(a.pool.iter().cloned());
+            check(a.output.out.as_deref(), false, inputs)
+        }
+        Command::Compare(a) => check(
+            a.output.out.as_deref(),
+            false,
+            vec![a.baseline.clone(), a.candidate.clone()],
+        ),
+        Command::Simulate(a) => {
+            let mut inputs = a.scenarios.clone();
+            inputs.extend(a.calibration.iter().cloned());
+            inputs.push(a.api.api_cache.clone());
+            check(a.output.out.as_deref(), false, inputs)
+        }
+        Command::Report(a) => {
+            let mut inputs = vec![a.scenarios.clone(), a.fixtures.clone()];
+            inputs.extend(a.data.iter().cloned());
+            inputs.extend(a.sessions.iter().cloned());
+            inputs.extend(a.calibration.iter().cloned());
+            check(Some(&a.out), true, inputs)
+        }
+        Command::Session(group) => match &group.command {
+            // Files are added beside the sessions (other names): only a session file itself
+            // must not be the folder's path.
+            SessionCommand::Import(a) => {
+                let mut inputs: Vec<PathBuf> =
+                    a.paths.iter().filter(|p| p.is_file()).cloned().collect();
+                inputs.extend(a.catalogs.iter().map(|c| parse_catalog_arg(c).path));
+                check(a.out.as_deref(), false, inputs)
+            }
+        },
+        Command::Calibrate(_) => Ok(()),
+        Command::Catalog(group) => match &group.command {
+            CatalogCommand::Generate(_) => Ok(()),
+            CatalogCommand::Import(a) => {
+                let inputs: Vec<PathBuf> = a.config.iter().cloned().collect();
+                check(a.out.as_deref(), false, inputs.clone())?;
+                check(a.scenario.as_deref(), false, inputs)
+            }
+        },
+    }
+}
+
+fn check_out_kinds(command: &crate::cli::Command) -> Result<()> {
     use crate::cli::{CatalogCommand, Command, SessionCommand};
     use toolbudget::output::{check_out_dir, check_out_file};
     let file = |p: &Option<std::path::PathBuf>| p.as_deref().map_or(Ok(()), check_out_file);

@@ -334,19 +334,21 @@ impl Scorer for Bm25Scorer {
         Self::check_query(request.query)?;
         let lists = self.query_postings(request.query);
         // A dense accumulator indexed by tool (no hashing per posting); `touched` lists the
-        // tools seen, so collecting costs the postings read, not the catalog size.
+        // tools seen, each once, so collecting costs the postings read, not the catalog size.
+        // Seen is its own flag, not a score of 0: a term found only in a field weighted 0
+        // scores 0 points, and a later term would have listed the tool again.
         let mut score = vec![0f64; self.catalog.len()];
+        let mut seen = vec![false; self.catalog.len()];
         let mut touched: Vec<u32> = Vec::new();
         for (_, list) in &lists {
             for (&tool, &points) in list.tools.iter().zip(&list.points) {
                 if !request.is_candidate(tool as usize) {
                     continue;
                 }
-                let s = &mut score[tool as usize];
-                if *s == 0.0 {
+                if !std::mem::replace(&mut seen[tool as usize], true) {
                     touched.push(tool);
                 }
-                *s += points;
+                score[tool as usize] += points;
             }
         }
         let hits = touched
@@ -574,7 +576,170 @@ mod tests {
         assert!(s.settings().contains(&("k1".to_string(), "0".to_string())));
     }
 
+    /// A field weighted 0 makes a term worth 0 points in a tool that has it only there; the
+    /// tool was listed once per such term before another term scored it (#26).
+    #[test]
+    fn a_zero_weight_field_does_not_repeat_tools() {
+        let cat = catalog(vec![
+            tool(
+                "reply",
+                Some("chat"),
+                "reply to a channel message",
+                json!({"type": "object", "properties": {"post": {"type": "string", "description": "a post to send"}}}),
+            ),
+            builtin("Other", "nothing in common"),
+        ]);
+        let params = Bm25Params {
+            weights: [2.0, 1.0, 1.0, 0.0],
+            ..Bm25Params::default()
+        };
+        let s = Bm25Scorer::with_params(cat, params);
+        // "send" and "post" are only in the zero-weighted argument descriptions / names.
+        let out = s
+            .search(&SearchRequest::new("send a post to a channel", 10))
+            .unwrap();
+        assert_eq!(out.hits.len(), 1, "{out:?}");
+        assert_eq!(out.hits[0].tool, 0);
+    }
+
+    /// BM25F written the plain way, from the module's formula over [`tool_fields`]: every
+    /// tool, every distinct query term, statistics of the whole catalog.
+    fn naive(cat: &Catalog, query: &str, p: &Bm25Params, candidates: &[bool]) -> Vec<(usize, f64)> {
+        let fields: Vec<[Vec<String>; FIELD_COUNT]> = cat
+            .tools()
+            .iter()
+            .map(|t| tool_fields(t, p.normalize))
+            .collect();
+        let n = fields.len() as f64;
+        let avg: [f64; FIELD_COUNT] =
+            std::array::from_fn(|f| fields.iter().map(|d| d[f].len()).sum::<usize>() as f64 / n);
+        let terms = query_terms(query, p.normalize);
+        let mut out = Vec::new();
+        for (i, d) in fields.iter().enumerate() {
+            let mut total = 0.0;
+            for term in &terms {
+                let df = fields
+                    .iter()
+                    .filter(|d| d.iter().flatten().any(|w| w == term))
+                    .count();
+                if df == 0 {
+                    continue;
+                }
+                let idf = (1.0 + (n - df as f64 + 0.5) / (df as f64 + 0.5)).ln();
+                let tf: f64 = (0..FIELD_COUNT)
+                    .map(|f| {
+                        let count = d[f].iter().filter(|w| *w == term).count() as f64;
+                        let rel = if avg[f] > 0.0 {
+                            d[f].len() as f64 / avg[f]
+                        } else {
+                            0.0
+                        };
+                        count * (p.weights[f] / (1.0 - p.b + p.b * rel))
+                    })
+                    .sum();
+                if d.iter().flatten().any(|w| w == term) {
+                    total += idf * tf / (p.k1 + tf);
+                }
+            }
+            if candidates[i] && total > 0.0 {
+                out.push((i, total));
+            }
+        }
+        out.sort_by(|a, b| {
+            b.1.total_cmp(&a.1)
+                .then_with(|| cat.get(a.0).id.cmp(&cat.get(b.0).id))
+        });
+        out
+    }
+
+    fn arb_tools() -> impl Strategy<Value = Arc<Catalog>> {
+        let word = "[a-e]{1,3}";
+        let text = "[a-eA-E ]{0,24}";
+        let arg = (word, text);
+        let one = (
+            proptest::collection::vec(word, 1..3).prop_map(|w| w.join("_")),
+            proptest::option::of("[a-c]{1,2}"),
+            text,
+            proptest::collection::vec(arg, 0..3),
+        );
+        proptest::collection::vec(one, 1..10).prop_map(|tools| {
+            let mut seen = std::collections::HashSet::new();
+            let tools = tools
+                .into_iter()
+                .filter_map(|(name, server, desc, args)| {
+                    let props: serde_json::Map<String, serde_json::Value> = args
+                        .into_iter()
+                        .map(|(n, d)| (n, json!({"type": "string", "description": d})))
+                        .collect();
+                    let t = tool(
+                        &name,
+                        server.as_deref(),
+                        &desc,
+                        json!({"type": "object", "properties": props}),
+                    );
+                    seen.insert(t.id.clone()).then_some(t)
+                })
+                .collect();
+            catalog(tools)
+        })
+    }
+
+    fn arb_params() -> impl Strategy<Value = Bm25Params> {
+        let weight = prop_oneof![Just(0.0), Just(1.0), 0.0f64..3.0];
+        (
+            prop_oneof![Just(0.0), 0.0f64..3.0],
+            prop_oneof![Just(0.0), Just(1.0), 0.0f64..=1.0],
+            any::<bool>(),
+            [weight.clone(), weight.clone(), weight.clone(), weight],
+        )
+            .prop_map(|(k1, b, normalize, weights)| Bm25Params {
+                k1,
+                b,
+                normalize,
+                weights,
+            })
+            .prop_filter("not every weight 0", |p| p.validate().is_ok())
+    }
+
     proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+        #[test]
+        fn indexed_scoring_equals_the_naive_formula(
+            cat in arb_tools(),
+            params in arb_params(),
+            query in proptest::collection::vec("[a-eA-E]{1,3}", 1..5),
+            mask in proptest::collection::vec(any::<bool>(), 10),
+            restrict in any::<bool>(),
+        ) {
+            let query = query.join(" ");
+            let candidates: Vec<bool> = (0..cat.len()).map(|i| !restrict || mask[i]).collect();
+            let s = Bm25Scorer::with_params(cat.clone(), params);
+            let request = SearchRequest {
+                query: &query,
+                limit: 100,
+                candidates: restrict.then_some(&candidates[..]),
+                id: None,
+            };
+            let out = s.search(&request).unwrap();
+            let want = naive(&cat, &query, &params, &candidates);
+            let got: Vec<usize> = out.hits.iter().map(|h| h.tool).collect();
+            let want_tools: Vec<usize> = want.iter().map(|w| w.0).collect();
+            // Scores equal to rounding; the order may differ only between near-equal scores.
+            prop_assert_eq!(got.len(), want.len(), "{:?} vs {:?}", out.hits, want);
+            let mut sorted_got = got.clone();
+            sorted_got.sort_unstable();
+            let mut sorted_want = want_tools.clone();
+            sorted_want.sort_unstable();
+            prop_assert_eq!(&sorted_got, &sorted_want);
+            for (h, w) in out.hits.iter().zip(&want) {
+                prop_assert!((h.score - w.1).abs() <= 1e-9 * w.1.abs().max(1.0), "{:?} vs {:?}", h, w);
+            }
+            for h in &out.hits {
+                let e = s.explain_tool(&request, h.tool).unwrap();
+                prop_assert!((e.value - h.score).abs() < 1e-9);
+            }
+        }
+
         #[test]
         fn deterministic_unique_and_explained(
             descs in proptest::collection::vec("[abc ]{0,12}", 1..8),

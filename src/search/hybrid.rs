@@ -46,6 +46,12 @@ pub enum FusionMethod {
 
 crate::named_enum!(FusionMethod, "fusion");
 
+/// Most results of each scorer a fusion may take part: the tool limit of a run.
+pub const MAX_FUSION_DEPTH: usize = crate::catalog::MAX_TOOLS;
+
+/// Largest RRF k: past it every rank weighs the same to 15 digits.
+pub const MAX_RRF_K: f64 = 1e9;
+
 /// Fusion parameters, printed in `settings()`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FusionConfig {
@@ -98,11 +104,25 @@ impl FusionConfig {
         if !(self.k.is_finite() && self.k >= 0.0) {
             return Err(InputError::usage("rrf k must be finite and >= 0"));
         }
-        if self.depth == 0 {
-            return Err(InputError::usage("fusion depth must be at least 1"));
+        // Every place up to the depth is visited per list and query (blend's spread), so the
+        // depth is bounded like a catalog: --fusion-depth 18446744073709551615 hung.
+        if self.depth == 0 || self.depth > MAX_FUSION_DEPTH {
+            return Err(InputError::usage(format!(
+                "fusion depth must be between 1 and {MAX_FUSION_DEPTH} (the tool limit), got {}",
+                self.depth
+            )));
         }
-        if self.floor_rank == 0 {
-            return Err(InputError::usage("fusion floor rank must be at least 1"));
+        if self.floor_rank == 0 || self.floor_rank > MAX_FUSION_DEPTH {
+            return Err(InputError::usage(format!(
+                "fusion floor rank must be between 1 and {MAX_FUSION_DEPTH}, got {}",
+                self.floor_rank
+            )));
+        }
+        if self.k > MAX_RRF_K {
+            return Err(InputError::usage(format!(
+                "rrf k must be at most {MAX_RRF_K}, got {}",
+                self.k
+            )));
         }
         Ok(())
     }
@@ -857,10 +877,43 @@ pub(crate) mod tests {
                 floor_rank: 0,
                 ..Default::default()
             },
+            // Each would visit ~10^19 places per list and query (#26: a hang).
+            FusionConfig {
+                depth: usize::MAX,
+                ..Default::default()
+            },
+            FusionConfig {
+                floor_rank: usize::MAX,
+                ..Default::default()
+            },
+            FusionConfig {
+                k: 1e300,
+                ..Default::default()
+            },
         ];
         for config in bad {
             assert!(config.validate().is_err(), "{config:?}");
         }
         assert!(FusionConfig::default().validate().is_ok());
+        let e = FusionConfig {
+            depth: usize::MAX,
+            ..Default::default()
+        }
+        .validate()
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("between 1 and 200000") && e.contains("18446744073709551615"),
+            "{e}"
+        );
+        assert!(
+            FusionConfig {
+                depth: MAX_FUSION_DEPTH,
+                floor_rank: 5,
+                ..Default::default()
+            }
+            .validate()
+            .is_ok()
+        );
     }
 }

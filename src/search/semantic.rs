@@ -173,10 +173,13 @@ impl Scorer for SemanticScorer {
     ) -> Result<Explanation, SearchError> {
         let query = request.query;
         let q = self.query_vector(query)?;
-        let all = self.cosines(&q, &SearchRequest::new(query, usize::MAX));
-        let cosine = all[tool].score;
+        // Ranked among the tools the search ranks (the request's candidates: never the search
+        // tool), so the rank agrees with the search's "among N tools".
+        let among = self.cosines(&q, request);
+        let row = &self.matrix[tool * self.dim..(tool + 1) * self.dim];
+        let cosine = f64::from(super::bert::dot(&q, row));
         let id = &self.catalog.get(tool).id;
-        let rank = 1 + all
+        let rank = 1 + among
             .iter()
             .filter(|h| {
                 h.score > cosine || (h.score == cosine && self.catalog.get(h.tool).id < *id)
@@ -185,7 +188,7 @@ impl Scorer for SemanticScorer {
         let why = Contribution {
             term: query.to_string(),
             field: "document".to_string(),
-            detail: format!("cosine {cosine:.4}, rank {rank} of {}", all.len()),
+            detail: format!("cosine {cosine:.4}, rank {rank} of {}", among.len()),
             points: cosine,
         };
         let note = format!("document: {:?}", self.documents[tool]);
@@ -402,6 +405,15 @@ pub(crate) mod tests {
             .explain_tool(&SearchRequest::new("open the jupyter notebook cell", 5), 3)
             .unwrap();
         assert!(e.children[0].label.contains("rank 1 of 4"), "{e:?}");
+        // Ranked among the request's candidates, as the search's "among N tools" counts.
+        let mut req = SearchRequest::new("open the jupyter notebook cell", 5);
+        req.candidates = Some(&mask);
+        let masked = scorer.explain_tool(&req, 3).unwrap();
+        assert!(
+            masked.children[0].label.contains("rank 1 of 3"),
+            "{masked:?}"
+        );
+        assert_eq!(masked.value, e.value);
         assert!(e.value > 0.2 && e.value <= 1.0);
         assert!(scorer.search(&SearchRequest::new("  ", 5)).is_err());
     }

@@ -3,6 +3,7 @@
 //! sections of its query sets (`EvalSet`). The CSV rows ([`EvalCsvRow`]) are `eval --format
 //! csv`'s and the report's `data/eval.csv`.
 
+use crate::output::{md_code, md_text};
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
@@ -440,9 +441,9 @@ pub fn summary(out: &mut String, evals: &[EvalSet]) {
                 .unwrap_or_default();
             let _ = writeln!(
                 out,
-                "- Search on `{}` ({} queries, {} tools): best scorer **{}**, {} = **{}**{}, \
+                "- Search on {} ({} queries, {} tools): best scorer **{}**, {} = **{}**{}, \
                  MRR {}.",
-                set.name(),
+                md_code(set.name()),
                 int(set.result.query_count),
                 int(set.result.tool_count),
                 best.scorer,
@@ -500,10 +501,10 @@ pub fn sections(out: &mut String, evals: &[EvalSet], charts: &[Figure]) {
     for set in evals {
         let _ = writeln!(
             out,
-            "### `{}`: {} queries over {} ({} tools)\n",
-            set.name(),
+            "### {}: {} queries over {} ({} tools)\n",
+            md_code(set.name()),
             int(set.result.query_count),
-            set.catalog,
+            md_text(&set.catalog),
             int(set.result.tool_count)
         );
         if let Some(first) = set.result.results.first() {
@@ -568,8 +569,8 @@ pub fn failures(out: &mut String, evals: &[EvalSet]) {
         }
         let _ = writeln!(
             out,
-            "### `{}`: queries whose expected tools were not all in the top {}\n",
-            set.name(),
+            "### {}: queries whose expected tools were not all in the top {}\n",
+            md_code(set.name()),
             set.miss_k
         );
         for sc in &set.result.results {
@@ -597,11 +598,11 @@ pub fn failures(out: &mut String, evals: &[EvalSet]) {
                 .take(MISSES_SHOWN)
                 .map(|m| {
                     vec![
-                        format!("`{}`", m.query_id),
-                        m.query.clone(),
+                        md_code(&m.query_id),
+                        md_text(&m.query),
                         m.expected
                             .split_whitespace()
-                            .map(|e| format!("`{e}`"))
+                            .map(md_code)
                             .collect::<Vec<_>>()
                             .join(" "),
                         if m.ranked.is_empty() {
@@ -610,7 +611,7 @@ pub fn failures(out: &mut String, evals: &[EvalSet]) {
                             m.ranked
                                 .split_whitespace()
                                 .take(RANKED_SHOWN)
-                                .map(|e| format!("`{e}`"))
+                                .map(md_code)
                                 .collect::<Vec<_>>()
                                 .join(" ")
                         },

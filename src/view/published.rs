@@ -3,6 +3,7 @@
 //! same quantity measured, under the counter of the provider it was measured on and under
 //! `o200k-json`, and the gap split into parts), `data/published.csv`, and `simulate`'s lines.
 
+use crate::output::md_code;
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
@@ -54,7 +55,7 @@ fn figures_row(n: usize, s: &ScenarioResult, p: &PublishedComparison) -> Vec<Str
         n.to_string(),
         p.source.clone(),
         p.claim.clone(),
-        format!("`{}` in `{}`", p.metric, s.name),
+        format!("{} in {}", md_code(&p.metric), md_code(&s.name)),
         counter,
         format!(
             "{} → {} ({})",

@@ -4,6 +4,7 @@
 //! the CSV rows ([`ScenarioCsvRow`], [`RequestCsvRow`]) are `simulate --format csv`'s and the
 //! report's `data/scenarios.csv` and `data/requests.csv`.
 
+use crate::output::{md_code, md_text};
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
@@ -54,7 +55,7 @@ fn requests_table(s: &ScenarioResult, md: bool) -> String {
 
 fn scenario_text(s: &ScenarioResult, md: bool) -> String {
     let mut out = if md {
-        format!("### {}\n\n", s.name)
+        format!("### {}\n\n", md_text(&s.name))
     } else {
         format!("== {} ==\n", s.name)
     };
@@ -213,7 +214,7 @@ pub fn summary_table(out: &mut String, scenarios: &[ScenarioResult]) {
         .map(|s| {
             let (e, d) = (&s.eager, &s.deferred);
             vec![
-                format!("`{}`", s.name),
+                md_code(&s.name),
                 format!("{} ({})", int(s.tool_count), int(s.deferred_count)),
                 arrow(int(e.tools_sent), int(d.tools_sent)),
                 arrow(int(e.first_request_tokens), int(d.first_request_tokens)),
@@ -261,7 +262,12 @@ pub fn summary_table(out: &mut String, scenarios: &[ScenarioResult]) {
     ));
     out.push('\n');
     for s in scenarios.iter().filter(|s| !s.savings.caveats.is_empty()) {
-        let _ = writeln!(out, "\\* `{}`: {}.\n", s.name, s.savings.caveats.join("; "));
+        let _ = writeln!(
+            out,
+            "\\* {}: {}.\n",
+            md_code(&s.name),
+            s.savings.caveats.join("; ")
+        );
     }
 }
 
@@ -408,7 +414,7 @@ pub fn sections(out: &mut String, scenarios: &[ScenarioResult], charts: &[Figure
         "## Scenarios\n\nPer-request numbers: `data/requests.csv`; totals: `data/scenarios.csv`.\n\n",
     );
     for s in scenarios {
-        let _ = writeln!(out, "### `{}`\n", s.name);
+        let _ = writeln!(out, "### {}\n", md_code(&s.name));
         if let Some(d) = &s.description {
             let _ = writeln!(out, "{}\n", d.trim());
         }

@@ -176,7 +176,7 @@ fn report_out_is_checked_before_any_work() {
     std::os::unix::fs::symlink(tmp.path().join("home"), tmp.path().join("linked")).unwrap();
     for (out, what) in [
         ("afile", "is a file"),
-        ("home", "holds other files"),
+        ("home", "did not write (notes.txt)"),
         ("linked", "symbolic link"),
     ] {
         let start = Instant::now();
@@ -354,4 +354,143 @@ fn scenario_names_are_unique_within_a_run() {
     let d = run(tmp.path(), &["report", "--scenarios", "sc", "--out", "r"]);
     refused(&d, &["sc/b.yaml:", "already used by"]);
     assert!(!tmp.path().join("r").exists());
+}
+
+/// `--out` never replaces what the command reads (#26): the baseline of a compare, the query
+/// file of an eval, a report folder holding the run's sessions; and a report folder with
+/// someone else's files in it is refused, naming them, with nothing deleted.
+#[test]
+fn out_never_replaces_an_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("base.json"), "{\"keep\": true}").unwrap();
+    std::fs::write(dir.join("cand.json"), "{}").unwrap();
+    let d = run(
+        dir,
+        &["compare", "base.json", "cand.json", "--out", "./base.json"],
+    );
+    refused(
+        &d,
+        &[
+            "--out ./base.json",
+            "one of this command's inputs (base.json)",
+        ],
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("base.json")).unwrap(),
+        "{\"keep\": true}"
+    );
+
+    let queries = "{\"id\":\"q1\",\"query\":\"read a file\",\"expected\":[\"Read\"]}\n";
+    std::fs::write(dir.join("q.jsonl"), queries).unwrap();
+    let d = run(
+        dir,
+        &[
+            "eval",
+            "-c",
+            &builtins(),
+            "--queries",
+            "q.jsonl",
+            "--out",
+            "q.jsonl",
+        ],
+    );
+    refused(&d, &["--out q.jsonl", "inputs (q.jsonl)"]);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("q.jsonl")).unwrap(),
+        queries
+    );
+
+    // The natural layout: sessions imported under reports/, then a report into reports/.
+    std::fs::create_dir_all(dir.join("reports/sessions")).unwrap();
+    std::fs::write(dir.join("reports/sessions/a.yaml"), "name: a\n").unwrap();
+    let d = run(
+        dir,
+        &[
+            "report",
+            "--out",
+            "reports",
+            "--sessions",
+            "reports/sessions",
+        ],
+    );
+    refused(&d, &["--out reports", "reports/sessions"]);
+    let d = run(dir, &["report", "--out", "reports"]);
+    refused(&d, &["did not write (sessions/a.yaml)"]);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("reports/sessions/a.yaml")).unwrap(),
+        "name: a\n"
+    );
+    // The current folder cannot be swapped out either: refused before the work.
+    refused(
+        &run(&dir.join("reports"), &["report", "--out", "."]),
+        &["current folder"],
+    );
+}
+
+/// `-` twice: the second read found standard input drained and said "file is empty" (#26).
+#[test]
+fn stdin_given_twice_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("r.json"), eval_json(&["keyword"], 0..3)).unwrap();
+    let mut cmd = Command::new(bin());
+    cmd.current_dir(tmp.path())
+        .args(["compare", "-", "-"])
+        .stdin(std::fs::File::open(tmp.path().join("r.json")).unwrap());
+    let d = run_with(cmd);
+    refused(&d, &["`-` (standard input) is given more than once"]);
+}
+
+/// User-settable numbers that sized a loop: --fusion-depth 2^64-1 hung (#26).
+#[test]
+fn fusion_numbers_are_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = run(
+        tmp.path(),
+        &[
+            "search",
+            "-c",
+            &builtins(),
+            "--scorer",
+            "hybrid",
+            "--fusion-depth",
+            "18446744073709551615",
+            "read",
+        ],
+    );
+    refused(&d, &["fusion depth must be between 1 and 200000"]);
+}
+
+/// Two symlinks to `..` inside a `--pool` folder made the walk exponential (#26): links to
+/// folders are not followed, the pool's one catalog is read once.
+#[test]
+fn pool_symlink_loops_are_not_followed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pool = tmp.path().join("pool");
+    std::fs::create_dir(&pool).unwrap();
+    std::fs::copy(
+        crate::support::repo("fixtures/catalogs/builtins.yaml"),
+        pool.join("other.yaml"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("..", pool.join("up1")).unwrap();
+    std::os::unix::fs::symlink("..", pool.join("up2")).unwrap();
+    let queries = "{\"id\":\"q1\",\"query\":\"read a file\",\"expected\":[\"Read\"]}\n";
+    std::fs::write(tmp.path().join("q.jsonl"), queries).unwrap();
+    let d = run(
+        tmp.path(),
+        &[
+            "eval",
+            "-c",
+            &builtins(),
+            "--queries",
+            "q.jsonl",
+            "--pool",
+            "pool",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(d.code, Some(0), "{}", d.stderr);
+    assert!(d.stdout.contains("\"pool\""), "{}", d.stdout);
 }

@@ -2,6 +2,7 @@
 //! (from `deferral::Deferral`) and the cache-invalidation section (from every scenario's
 //! result and the reveal comparison), each with its table, chart and CSV file. Pure.
 
+use crate::output::md_code;
 use std::fmt::Write as _;
 
 use serde::Serialize;
@@ -344,7 +345,7 @@ fn invalidations(out: &mut String, data: &ReportData, charts: &[Figure]) {
             );
             vec![
                 (n + 1).to_string(),
-                format!("`{}`", s.name),
+                md_code(&s.name),
                 format!("`{}`", s.settings.reveal),
                 int(e.requests),
                 causes(e),

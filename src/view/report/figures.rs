@@ -1,6 +1,7 @@
 //! Which charts a report has, and the data each one draws: turns a `ReportData` into chart
 //! specs and renders them. Every figure has a caption that says how to read it.
 
+use crate::output::md_code;
 use std::fmt::Write as _;
 
 use crate::eval::metrics::Metric;
@@ -139,10 +140,10 @@ fn recall(set: &EvalSet) -> Result<Option<Figure>, ChartError> {
         title: chart.title.clone(),
         caption: format!(
             "Each line is a scorer; a point is the mean share of a query's expected tools \
-             found in the first k results over the {} queries of `{}`. Higher is better; \
+             found in the first k results over the {} queries of {}. Higher is better; \
              the gap between k = 1 and k = 5 is what returning more tools per search buys.",
             set.result.query_count,
-            set.name()
+            md_code(set.name())
         ),
         svg: line_chart(&chart)?,
         section: Section::Eval(set.name().to_string()),
@@ -478,10 +479,10 @@ fn occupancy(data: &ReportData) -> Result<Option<Figure>, ChartError> {
         path: "charts/occupancy.svg".into(),
         title: chart.title.clone(),
         caption: format!(
-            "How full the model's context window is at each request of `{}` (the scenario whose \
+            "How full the model's context window is at each request of {} (the scenario whose \
              eager run fills it most). What tool definitions occupy is not available for the \
              conversation itself.",
-            s.name
+            md_code(&s.name)
         ),
         svg: line_chart(&chart)?,
         section: Section::Occupancy,

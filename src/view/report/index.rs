@@ -1,6 +1,7 @@
 //! `index.md`: the report a design review reads on GitHub. A summary first, then one section
 //! per part with its table, charts and the CSV behind it, then failures and settings.
 
+use crate::output::md_code;
 use std::fmt::Write as _;
 
 use super::figures::{self, Figure, Section};
@@ -265,7 +266,7 @@ fn latency(out: &mut String, data: &ReportData, charts: &[Figure]) {
             .iter()
             .map(|l| {
                 vec![
-                    format!("`{}`", l.set),
+                    md_code(&l.set),
                     l.scorer.to_string(),
                     fixed1(l.latency_us.p50),
                     fixed1(l.latency_us.p95),
@@ -294,7 +295,7 @@ fn catalogs(out: &mut String, data: &ReportData) {
         .iter()
         .map(|c| {
             vec![
-                format!("`{}`", c.catalog),
+                md_code(&c.catalog),
                 int(c.tool_count),
                 int(c.servers),
                 int(c.tokens),

@@ -1,11 +1,12 @@
 //! Tokenizers and the json tool rendering. Which rendering and framing a count uses is a
 //! counter's business (`crate::counter`), and so is `ToolTokens`, every tool's count computed once.
 
+mod bpe;
+
 use std::fmt::Write as _;
 use std::sync::OnceLock;
 
 use serde_json::Value;
-use tiktoken_rs::CoreBPE;
 
 use crate::catalog::Tool;
 
@@ -21,23 +22,34 @@ pub enum Tokenizer {
 impl Tokenizer {
     pub const ALL: [Tokenizer; 2] = [Tokenizer::O200kBase, Tokenizer::Cl100kBase];
 
-    fn bpe(self) -> &'static CoreBPE {
-        static O200K: OnceLock<CoreBPE> = OnceLock::new();
-        static CL100K: OnceLock<CoreBPE> = OnceLock::new();
+    /// The reference implementation (tiktoken-rs) of this vocabulary.
+    fn reference(self) -> tiktoken_rs::CoreBPE {
         match self {
-            Tokenizer::O200kBase => O200K.get_or_init(|| {
-                tiktoken_rs::o200k_base().expect("the o200k_base vocabulary is compiled in")
-            }),
-            Tokenizer::Cl100kBase => CL100K.get_or_init(|| {
-                tiktoken_rs::cl100k_base().expect("the cl100k_base vocabulary is compiled in")
-            }),
+            Tokenizer::O200kBase => tiktoken_rs::o200k_base(),
+            Tokenizer::Cl100kBase => tiktoken_rs::cl100k_base(),
         }
+        .expect("the vocabularies are compiled in")
+    }
+
+    fn bpe(self) -> &'static bpe::Bpe {
+        static O200K: OnceLock<bpe::Bpe> = OnceLock::new();
+        static CL100K: OnceLock<bpe::Bpe> = OnceLock::new();
+        let (cell, o200k) = match self {
+            Tokenizer::O200kBase => (&O200K, true),
+            Tokenizer::Cl100kBase => (&CL100K, false),
+        };
+        cell.get_or_init(|| bpe::Bpe::from_reference(&self.reference(), o200k))
     }
 
     /// Number of tokens in `text`; special-token text counts as ordinary text, as it would in
-    /// a tool description sent to a model.
+    /// a tool description sent to a model. Equal to tiktoken's `encode_ordinary` count, in
+    /// linear time and bounded stack on any text (`bpe.rs` says why and how).
     pub fn count(self, text: &str) -> usize {
-        self.bpe().encode_ordinary(text).len()
+        let bpe = self.bpe();
+        bpe::LOCAL_REGEX.with(|cells| {
+            let regex = cells[self as usize].get_or_init(|| bpe.regex().clone());
+            bpe.count(regex, text)
+        })
     }
 }
 
