@@ -1,6 +1,7 @@
 //! `toolbudget report`: finds the shipped scenarios, fixtures and (with `--data`) real data,
-//! hands them to the report pipeline (`report::pipeline`) with a monotonic clock and a
-//! progress bar, and writes the files the renderers return. Nothing here computes results.
+//! hands them to the report pipeline (`experiment::report`) with a monotonic clock and a
+//! progress bar, and writes the files `view::report` renders (with `--live DIR`, the live
+//! run's section appended). Nothing here computes results.
 
 use std::cell::RefCell;
 use std::io::IsTerminal;

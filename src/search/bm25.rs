@@ -488,6 +488,22 @@ mod tests {
         assert!(e.children[0].label.starts_with("description"), "{e:?}");
     }
 
+    /// "query" is only in tool 2's argument names, weighted 0 here; "web" is in its
+    /// description: the tool is one hit, scored by "web" alone.
+    #[test]
+    fn a_term_of_a_field_weighted_0_does_not_list_a_tool_twice() {
+        let params = Bm25Params {
+            weights: [0.0, 1.0, 0.0, 0.0],
+            ..Bm25Params::default()
+        };
+        let s = Bm25Scorer::with_params(tiny(), params);
+        let both = s.search(&SearchRequest::new("query web", 5)).unwrap();
+        let web = s.search(&SearchRequest::new("web", 5)).unwrap();
+        assert_eq!(both.hits.len(), 1, "{:?}", both.hits);
+        assert_eq!(both.hits, web.hits);
+        assert_eq!(both.hits[0].tool, 2);
+    }
+
     #[test]
     fn name_outweighs_description_and_ties_break_by_id() {
         let s = Bm25Scorer::new(tiny());

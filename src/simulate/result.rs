@@ -267,11 +267,14 @@ pub struct PublishedComparison {
     pub measured_eager_tokens: f64,
     pub measured_deferred_tokens: f64,
     pub measured_saved_pct: f64,
-    /// The counter of the provider the figure was measured on, which `measured_*` uses.
-    pub counter: CounterKind,
+    /// The counter of the provider the figure was measured on, which `measured_*` uses
+    /// (always set by `simulate`; absent only in a file written without it, and then written
+    /// back as `""`, as it was read).
+    #[serde(default, serialize_with = "name_or_empty")]
+    pub counter: Option<CounterKind>,
     /// `tokens` or `seconds` (the `*_tokens` fields hold seconds for a latency figure).
-    #[serde(default)]
-    pub unit: super::published::Unit,
+    #[serde(default, serialize_with = "name_or_empty")]
+    pub unit: Option<super::published::Unit>,
     /// The settings measured beyond the scenario's (`model gpt-5.4, listing stubs`).
     #[serde(default)]
     pub variant: String,
@@ -327,6 +330,30 @@ pub struct PublishedComparison {
 
 fn yes() -> bool {
     true
+}
+
+/// A name, or `""` for none.
+#[allow(clippy::ref_option)] // serde's serialize_with passes the field by reference
+fn name_or_empty<T: std::fmt::Display, S: serde::Serializer>(
+    v: &Option<T>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => s.collect_str(v),
+        None => s.serialize_str(""),
+    }
+}
+
+impl PublishedComparison {
+    /// The counter's name (`""` when the file named none).
+    pub fn counter_name(&self) -> &'static str {
+        self.counter.map_or("", CounterKind::name)
+    }
+
+    /// The unit's name (`""` when the file named none).
+    pub fn unit_name(&self) -> &'static str {
+        self.unit.map_or("", super::published::Unit::name)
+    }
 }
 
 /// What `simulate --format json` writes: every scenario's result.

@@ -16,7 +16,7 @@ use crate::view::number::thousands;
 
 /// A value in the figure's unit: `53,000`, `5.2 s`.
 fn value(p: &PublishedComparison, x: f64) -> String {
-    if p.unit == Unit::Seconds {
+    if p.unit == Some(Unit::Seconds) {
         format!("{x:.1} s")
     } else {
         thousands(x, 0)
@@ -47,7 +47,7 @@ fn figures_row(n: usize, s: &ScenarioResult, p: &PublishedComparison) -> Vec<Str
             format!("{:.0}%", (a - b) / a * 100.0)
         }
     };
-    let mut counter = format!("`{}`", p.counter);
+    let mut counter = format!("`{}`", p.counter_name());
     if !p.variant.is_empty() {
         let _ = write!(counter, " ({})", p.variant);
     }
@@ -302,8 +302,8 @@ pub fn text(s: &ScenarioResult, md: bool) -> String {
             p.claim,
             p.source,
             p.metric,
-            p.unit,
-            p.counter,
+            p.unit_name(),
+            p.counter_name(),
             if p.variant.is_empty() {
                 String::new()
             } else {
@@ -401,8 +401,8 @@ impl PublishedCsvRow {
             measured_eager_tokens: p.measured_eager_tokens,
             measured_deferred_tokens: p.measured_deferred_tokens,
             measured_saved_pct: p.measured_saved_pct,
-            counter: p.counter.to_string(),
-            unit: p.unit.to_string(),
+            counter: p.counter_name().to_string(),
+            unit: p.unit_name().to_string(),
             variant: p.variant.clone(),
             measured_eager_tokens_o200k_json: p.measured_eager_o200k_json,
             measured_deferred_tokens_o200k_json: p.measured_deferred_o200k_json,

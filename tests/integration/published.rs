@@ -30,7 +30,7 @@ fn check(file: &str, pins: &[Pin]) {
             "{file}: {:?} vs {claim:?}",
             p.claim
         );
-        assert_eq!(p.counter.name(), counter, "{claim}");
+        assert_eq!(p.counter_name(), counter, "{claim}");
         assert_eq!(
             (
                 p.measured_eager_tokens,
@@ -169,7 +169,7 @@ fn lazy_loading_design() {
     // Seconds come from the latency model: not reproduced, and said why.
     for p in f
         .iter()
-        .filter(|p| p.unit == toolbudget::simulate::published::Unit::Seconds)
+        .filter(|p| p.unit == Some(toolbudget::simulate::published::Unit::Seconds))
     {
         assert!(!p.reproduced && p.not_reproduced.contains("model"));
         assert_eq!(p.eager_gap.unwrap().catalog, 0.0);
