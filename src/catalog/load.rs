@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde::de::Unexpected;
 use serde_json::{Value, json};
 
-use super::{Catalog, Origin, Tool, mcp_id};
+use super::{Catalog, Origin, ServerFlags, ServerInfo, Tool, mcp_id};
 use crate::document::{Document, Seg, with_path};
 use crate::error::{Error, Result};
 use crate::path;
@@ -99,19 +99,15 @@ fn assemble(loaded: Vec<Result<(Vec<Tool>, Vec<ServerDesc>)>>) -> Result<Catalog
     drop(first);
     let mut catalog = Catalog::from_tools(tools).map_err(Error::usage)?;
     // One pass over the servers (not one search per description): a file may hold
-    // 100,000 servers. A later description of the same server wins, as before.
-    let descs: HashMap<String, String> = descs
-        .into_iter()
-        .map(|d| (d.server, d.description))
-        .collect();
-    catalog.set_server_descriptions(&descs);
+    // 100,000 servers. A later entry of the same server wins, as before.
+    let descs: HashMap<String, ServerInfo> =
+        descs.into_iter().map(|d| (d.name.clone(), d)).collect();
+    catalog.set_server_info(&descs);
     Ok(catalog)
 }
 
-struct ServerDesc {
-    server: String,
-    description: String,
-}
+/// A native server entry's own description and flags.
+type ServerDesc = ServerInfo;
 
 fn load_one(source: &CatalogSource) -> Result<(Vec<Tool>, Vec<ServerDesc>)> {
     let doc = Document::read(&source.path)?;
@@ -141,6 +137,19 @@ struct RawTool {
     #[serde(rename = "inputSchema")]
     input_schema_camel: Option<SchemaObject>,
     input_schema: Option<SchemaObject>,
+    /// Anthropic's tool search: `defer_loading: true` defers the tool.
+    defer_loading: Option<bool>,
+    /// MCP's `_meta`; Claude Code reads `anthropic/alwaysLoad` from it.
+    #[serde(rename = "_meta")]
+    meta: Option<RawMeta>,
+}
+
+/// The part of an MCP tool's `_meta` that deferral reads; other keys are the server's.
+#[derive(Deserialize)]
+#[serde(expecting = "an object")]
+struct RawMeta {
+    #[serde(rename = "anthropic/alwaysLoad")]
+    always_load: Option<bool>,
 }
 
 /// An OpenAI function (Chat Completions' `function` object, or a Responses API tool).
@@ -150,6 +159,15 @@ struct RawFunction {
     name: String,
     description: Option<String>,
     parameters: Option<SchemaObject>,
+    /// OpenAI's tool search: `defer_loading: true` defers the function.
+    defer_loading: Option<bool>,
+}
+
+/// The keys beside Chat Completions' `function` object that deferral reads.
+#[derive(Deserialize)]
+#[serde(expecting = "a tool object")]
+struct RawWrapper {
+    defer_loading: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -170,6 +188,8 @@ struct RawServer {
     name: String,
     description: Option<String>,
     always_load: Option<bool>,
+    should_defer: Option<bool>,
+    search_hint: Option<String>,
     #[serde(default)]
     tools: Vec<RawNativeTool>,
 }
@@ -186,6 +206,12 @@ struct RawNativeTool {
     always_load: Option<bool>,
     search_hint: Option<String>,
     depends_on: Option<Vec<String>>,
+}
+
+/// An MCP / Anthropic tool's flags: `defer_loading` and `_meta`'s `anthropic/alwaysLoad`.
+fn raw_flags(t: &RawTool) -> (Option<bool>, bool) {
+    let always = t.meta.as_ref().and_then(|m| m.always_load).unwrap_or(false);
+    (t.defer_loading, always)
 }
 
 /// A tool's input schema: any JSON object.
@@ -277,7 +303,7 @@ impl Loader<'_> {
         Ok(name)
     }
 
-    /// A tool of the MCP or API forms: no deferral settings of its own.
+    /// A tool of the MCP or API forms; its flags are `defer_loading` and MCP `_meta`.
     fn plain_tool(
         &self,
         p: &[Seg],
@@ -285,20 +311,43 @@ impl Loader<'_> {
         name: String,
         description: Option<String>,
         input_schema: Value,
+        flags: (Option<bool>, bool),
     ) -> Result<Tool> {
         let name = self.name(p, name)?;
+        let (should_defer, always_load) = flags;
+        self.consistent(p, should_defer, always_load, "defer_loading")?;
         Ok(Tool {
             id: server.map_or_else(|| name.clone(), |s| mcp_id(s, &name)),
             name,
             server: server.map(str::to_string),
             description: description.unwrap_or_default(),
             input_schema,
-            should_defer: None,
-            always_load: false,
+            should_defer,
+            always_load,
             search_hint: None,
             depends_on: Vec::new(),
             origin: self.origin(p),
         })
+    }
+
+    /// Refuses `always_load: true` beside a request to defer: the two contradict.
+    fn consistent(
+        &self,
+        p: &[Seg],
+        should_defer: Option<bool>,
+        always_load: bool,
+        key: &str,
+    ) -> Result<()> {
+        if always_load && should_defer == Some(true) {
+            return Err(self.doc.error_at(
+                p,
+                with_path(
+                    p,
+                    &format!("always_load: true and {key}: true contradict (choose one)"),
+                ),
+            ));
+        }
+        Ok(())
     }
 
     fn load_tools_list(&self, at: &[Seg], tools: &Value) -> Result<(Vec<Tool>, Vec<ServerDesc>)> {
@@ -313,8 +362,9 @@ impl Loader<'_> {
         for (i, t) in raw.into_iter().enumerate() {
             let mut p = at.to_vec();
             p.push(Seg::Index(i));
+            let flags = raw_flags(&t);
             let schema = schema_or_empty(t.input_schema_camel, t.input_schema);
-            out.push(self.plain_tool(&p, Some(&server), t.name, t.description, schema)?);
+            out.push(self.plain_tool(&p, Some(&server), t.name, t.description, schema, flags)?);
         }
         Ok((out, Vec::new()))
     }
@@ -330,21 +380,26 @@ impl Loader<'_> {
         let mut out = Vec::new();
         let mut descs = Vec::new();
         for (i, t) in raw.builtins.into_iter().enumerate() {
-            out.push(self.native_tool(&path!["builtins", i], t, None, false)?);
+            out.push(self.native_tool(&path!["builtins", i], t, None, None)?);
         }
         for (si, server) in raw.servers.into_iter().enumerate() {
-            let name = self.name(&path!["servers", si], server.name)?;
-            if let Some(d) = server.description {
-                descs.push(ServerDesc {
-                    server: name.clone(),
-                    description: d,
-                });
-            }
-            let always = server.always_load.unwrap_or(false);
+            let sp = path!["servers", si];
+            let name = self.name(&sp, server.name)?;
+            let flags = ServerFlags {
+                should_defer: server.should_defer,
+                always_load: server.always_load.unwrap_or(false),
+                search_hint: server.search_hint,
+            };
+            self.consistent(&sp, flags.should_defer, flags.always_load, "should_defer")?;
             for (ti, t) in server.tools.into_iter().enumerate() {
                 let p = path!["servers", si, "tools", ti];
-                out.push(self.native_tool(&p, t, Some(&name), always)?);
+                out.push(self.native_tool(&p, t, Some(&name), flags.search_hint.as_deref())?);
             }
+            descs.push(ServerDesc {
+                name,
+                description: server.description,
+                flags,
+            });
         }
         Ok((out, descs))
     }
@@ -354,9 +409,11 @@ impl Loader<'_> {
         p: &[Seg],
         raw: RawNativeTool,
         server: Option<&str>,
-        server_always: bool,
+        server_hint: Option<&str>,
     ) -> Result<Tool> {
         let name = self.name(p, raw.name)?;
+        let always_load = raw.always_load.unwrap_or(false);
+        self.consistent(p, raw.should_defer, always_load, "should_defer")?;
         Ok(Tool {
             id: server.map_or_else(|| name.clone(), |s| mcp_id(s, &name)),
             name,
@@ -364,8 +421,8 @@ impl Loader<'_> {
             description: raw.description.unwrap_or_default(),
             input_schema: schema_or_empty(raw.input_schema, raw.input_schema_camel),
             should_defer: raw.should_defer,
-            always_load: server_always || raw.always_load.unwrap_or(false),
-            search_hint: raw.search_hint,
+            always_load,
+            search_hint: raw.search_hint.or_else(|| server_hint.map(str::to_string)),
             depends_on: raw.depends_on.unwrap_or_default(),
             origin: self.origin(p),
         })
@@ -382,18 +439,23 @@ impl Loader<'_> {
             let tool = if let Some(f) = item.get("function") {
                 let fp = path![i, "function"];
                 let raw: RawFunction = self.doc.decode(&fp, f)?;
+                let outer: RawWrapper = self.doc.decode(&p, item)?;
                 let schema = schema_or_empty(raw.parameters, None);
-                let mut t = self.plain_tool(&fp, server, raw.name, raw.description, schema)?;
+                let flags = (outer.defer_loading.or(raw.defer_loading), false);
+                let mut t =
+                    self.plain_tool(&fp, server, raw.name, raw.description, schema, flags)?;
                 t.origin = self.origin(&p);
                 t
             } else if item.get("type").and_then(Value::as_str) == Some("function") {
                 let raw: RawFunction = self.doc.decode(&p, item)?;
                 let schema = schema_or_empty(raw.parameters, None);
-                self.plain_tool(&p, server, raw.name, raw.description, schema)?
+                let flags = (raw.defer_loading, false);
+                self.plain_tool(&p, server, raw.name, raw.description, schema, flags)?
             } else {
                 let raw: RawTool = self.doc.decode(&p, item)?;
+                let flags = raw_flags(&raw);
                 let schema = schema_or_empty(raw.input_schema, raw.input_schema_camel);
-                self.plain_tool(&p, server, raw.name, raw.description, schema)?
+                self.plain_tool(&p, server, raw.name, raw.description, schema, flags)?
             };
             out.push(tool);
         }
@@ -450,8 +512,84 @@ mod tests {
         assert_eq!(c.get(0).search_hint.as_deref(), Some("open view"));
         assert_eq!(c.get(0).should_defer, Some(true));
         assert_eq!(c.get(1).id, "mcp__github__create_issue");
-        assert!(c.get(1).always_load);
+        // The server's always_load is the server's, not copied into its tools.
+        assert!(!c.get(1).always_load);
+        assert!(c.servers()[0].flags.always_load);
+        assert_eq!(c.servers()[0].flags.defer(), Some(false));
         assert_eq!(c.get(1).description, "");
+    }
+
+    #[test]
+    fn server_level_should_defer_and_search_hint_are_accepted() {
+        let text = "servers:
+  - name: gh
+    should_defer: false
+    search_hint: git forge
+    tools:
+      - name: a
+      - name: b
+        search_hint: own words
+        should_defer: true
+";
+        let c = load("cat.yaml", text, None).unwrap();
+        let s = &c.servers()[0];
+        assert_eq!(s.flags.should_defer, Some(false));
+        assert_eq!(s.flags.defer(), Some(false));
+        // A tool without a hint takes its server's; its own wins.
+        assert_eq!(c.get(0).search_hint.as_deref(), Some("git forge"));
+        assert_eq!(c.get(1).search_hint.as_deref(), Some("own words"));
+        assert_eq!(c.get(0).defer(), None);
+        assert_eq!(c.get(1).defer(), Some(true));
+        // The native writer keeps the server's keys and drops the inherited hint.
+        let written = crate::catalog::to_native_json(&c);
+        assert_eq!(written.matches("git forge").count(), 1, "{written}");
+        let again = load_catalog_bytes(Path::new("w.json"), written.into_bytes(), None).unwrap();
+        let flags = |c: &Catalog| -> Vec<(String, Option<bool>, bool, Option<String>)> {
+            c.tools()
+                .iter()
+                .map(|t| {
+                    (
+                        t.id.clone(),
+                        t.should_defer,
+                        t.always_load,
+                        t.search_hint.clone(),
+                    )
+                })
+                .collect()
+        };
+        assert_eq!(flags(&again), flags(&c));
+        assert_eq!(again.servers(), c.servers());
+    }
+
+    #[test]
+    fn contradicting_flags_are_refused_where_written() {
+        let e = err(
+            "c.yaml",
+            "servers:\n  - name: gh\n    always_load: true\n    should_defer: true\n",
+        );
+        assert!(
+            e.contains(
+                "c.yaml:2:5: servers[0]: always_load: true and should_defer: true contradict"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn mcp_meta_always_load_and_api_defer_loading_are_read() {
+        let text = r#"{"tools": [{"name": "a", "_meta": {"anthropic/alwaysLoad": true, "other": 1}}, {"name": "b", "_meta": {"x": 2}}]}"#;
+        let c = load("gh.json", text, None).unwrap();
+        assert!(c.get(0).always_load);
+        assert_eq!(c.get(0).defer(), Some(false));
+        assert_eq!(c.get(1).defer(), None);
+        let a = r#"[{"name": "w", "input_schema": {"type": "object"}, "defer_loading": true}, {"name": "v"}]"#;
+        let c = load("a.json", a, None).unwrap();
+        assert_eq!(c.get(0).should_defer, Some(true));
+        assert_eq!(c.get(1).should_defer, None);
+        let o = r#"[{"type": "function", "function": {"name": "f"}, "defer_loading": true}, {"type": "function", "name": "g", "defer_loading": false}]"#;
+        let c = load("o.json", o, None).unwrap();
+        assert_eq!(c.get(0).should_defer, Some(true));
+        assert_eq!(c.get(1).should_defer, Some(false));
     }
 
     #[test]

@@ -43,11 +43,14 @@ pub struct Tool {
     pub description: String,
     /// The JSON Schema of the input, an object, keys in source order.
     pub input_schema: Value,
-    /// Native form only: a built-in's explicit choice to be deferred or not.
+    /// The tool's own choice to be deferred or not: the native `should_defer`, or an
+    /// Anthropic/OpenAI tools array's `defer_loading`. Wins over its server's and the client's.
     pub should_defer: Option<bool>,
-    /// Never deferred (per tool, or inherited from its server).
+    /// The tool's own `always_load` (native) or MCP `_meta: {"anthropic/alwaysLoad": true}`:
+    /// never deferred. A server-wide `always_load` is the server's (`ServerInfo`).
     pub always_load: bool,
-    /// Extra words the keyword scorer matches (Claude Code's `searchHint`).
+    /// Extra words the keyword scorer matches (Claude Code's `searchHint`); a tool without
+    /// one takes its server's.
     pub search_hint: Option<String>,
     /// Tools that must be loaded together with this one (ids).
     pub depends_on: Vec<String>,
@@ -65,6 +68,40 @@ impl Tool {
 pub struct ServerInfo {
     pub name: String,
     pub description: Option<String>,
+    /// The server's own deferral flags (native form), below a tool's own and above the
+    /// client's default.
+    pub flags: ServerFlags,
+}
+
+/// A server's deferral settings as the native catalog writes them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ServerFlags {
+    pub should_defer: Option<bool>,
+    pub always_load: bool,
+    pub search_hint: Option<String>,
+}
+
+impl ServerFlags {
+    /// The server's decision: `Some(false)` to keep its tools loaded, `Some(true)` to defer
+    /// them, `None` to leave it to the client's default.
+    pub fn defer(&self) -> Option<bool> {
+        if self.always_load {
+            Some(false)
+        } else {
+            self.should_defer
+        }
+    }
+}
+
+impl Tool {
+    /// The tool's own decision, `None` when it has none (its server's then applies).
+    pub fn defer(&self) -> Option<bool> {
+        if self.always_load {
+            Some(false)
+        } else {
+            self.should_defer
+        }
+    }
 }
 
 /// A validated set of tools with unique ids, in load order.
@@ -92,7 +129,7 @@ impl Catalog {
             {
                 servers.push(ServerInfo {
                     name: s.clone(),
-                    description: None,
+                    ..ServerInfo::default()
                 });
             }
         }
@@ -142,11 +179,12 @@ impl Catalog {
         &self.servers
     }
 
-    /// Sets the description of every listed server that the catalog has.
-    pub(crate) fn set_server_descriptions(&mut self, descriptions: &HashMap<String, String>) {
+    /// Sets the description and flags of every listed server that the catalog has.
+    pub(crate) fn set_server_info(&mut self, info: &HashMap<String, ServerInfo>) {
         for s in &mut self.servers {
-            if let Some(d) = descriptions.get(&s.name) {
-                s.description = Some(d.clone());
+            if let Some(i) = info.get(&s.name) {
+                s.description.clone_from(&i.description);
+                s.flags = i.flags.clone();
             }
         }
     }

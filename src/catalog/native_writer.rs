@@ -11,6 +11,13 @@ pub fn to_native_json(catalog: &Catalog) -> String {
     let mut builtins = Vec::new();
     let mut servers: Vec<(String, Vec<Value>)> = Vec::new();
     for t in catalog.tools() {
+        let server_hint = t.server.as_ref().and_then(|name| {
+            catalog
+                .servers()
+                .iter()
+                .find(|s| &s.name == name)
+                .and_then(|s| s.flags.search_hint.as_ref())
+        });
         let mut obj = Map::new();
         obj.insert("name".into(), json!(t.name));
         obj.insert("description".into(), json!(t.description));
@@ -21,7 +28,9 @@ pub fn to_native_json(catalog: &Catalog) -> String {
         if t.always_load {
             obj.insert("always_load".into(), json!(true));
         }
-        if let Some(h) = &t.search_hint {
+        if let Some(h) = &t.search_hint
+            && Some(h) != server_hint
+        {
             obj.insert("search_hint".into(), json!(h));
         }
         if !t.depends_on.is_empty() {
@@ -40,13 +49,19 @@ pub fn to_native_json(catalog: &Catalog) -> String {
         .map(|(name, tools)| {
             let mut obj = Map::new();
             obj.insert("name".into(), json!(name));
-            if let Some(d) = catalog
-                .servers()
-                .iter()
-                .find(|s| s.name == name)
-                .and_then(|s| s.description.clone())
-            {
-                obj.insert("description".into(), json!(d));
+            if let Some(info) = catalog.servers().iter().find(|s| s.name == name) {
+                if let Some(d) = &info.description {
+                    obj.insert("description".into(), json!(d));
+                }
+                if info.flags.always_load {
+                    obj.insert("always_load".into(), json!(true));
+                }
+                if let Some(d) = info.flags.should_defer {
+                    obj.insert("should_defer".into(), json!(d));
+                }
+                if let Some(h) = &info.flags.search_hint {
+                    obj.insert("search_hint".into(), json!(h));
+                }
             }
             obj.insert("tools".into(), Value::Array(tools));
             Value::Object(obj)

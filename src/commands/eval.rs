@@ -2,7 +2,7 @@
 //! metrics and search latency. Metric definitions: `eval::metrics`.
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::EvalArgs;
 use toolbudget::catalog::{Catalog, CatalogSource, parse_catalog_arg};
-use toolbudget::error::{Error, Result};
+use toolbudget::error::Result;
 use toolbudget::eval::pool::PoolInfo;
 use toolbudget::eval::run::{EvalOptions, check_labels, evaluate, evaluate_run};
 use toolbudget::eval::runfile::read_runs;
@@ -78,14 +78,23 @@ pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
             &clock,
             &tick,
         );
+        // The warning goes above the bar (bar.println), not after its last character.
+        if let Ok(r) = &r
+            && r.refused_queries > 0
+            && !quiet
+        {
+            let warning = format!(
+                "warning: {kind} refused {}; they score 0 (see `refused` in --per-query rows)",
+                toolbudget::view::number::plural(r.refused_queries, "query", "queries")
+            );
+            if visible {
+                bar.println(warning);
+            } else {
+                eprintln!("{warning}");
+            }
+        }
         bar.finish();
         let r = r?;
-        if r.refused_queries > 0 && !quiet {
-            eprintln!(
-                "warning: {name} refused {} queries; they score 0 (see `refused` in --per-query rows)",
-                r.refused_queries
-            );
-        }
         results.push(r);
     }
     for run in &runs {
@@ -182,7 +191,7 @@ fn pooled(own: Catalog, args: &EvalArgs) -> Result<(Catalog, Option<PoolInfo>)> 
         .collect();
     let mut files = Vec::new();
     for source in &args.pool {
-        pool_files(source, &mut files)?;
+        crate::commands::catalog_files("--pool", source, &mut files)?;
     }
     let found = files.len();
     files.retain(|f| f.canonicalize().map_or(true, |c| !own_files.contains(&c)));
@@ -194,53 +203,6 @@ fn pooled(own: Catalog, args: &EvalArgs) -> Result<(Catalog, Option<PoolInfo>)> 
     info.sources = args.pool.iter().map(|p| p.display().to_string()).collect();
     info.skipped_files = found - sources.len();
     Ok((catalog, Some(info)))
-}
-
-/// A pool argument's catalog files: the file itself, or every `.json`, `.yaml` and `.yml`
-/// file below a folder, in path order (symlinked folders inside it not followed).
-fn pool_files(source: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    if !source.is_dir() {
-        if !source.exists() {
-            return Err(Error::usage(format!(
-                "--pool {}: no such file or folder",
-                source.display()
-            )));
-        }
-        out.push(source.to_path_buf());
-        return Ok(());
-    }
-    let mut found = Vec::new();
-    let mut stack = vec![source.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let entries = std::fs::read_dir(&dir)
-            .map_err(|e| Error::usage(format!("--pool {}: cannot read: {e}", dir.display())))?;
-        for entry in entries.flatten() {
-            let path = entry.path();
-            // Symlinked folders are not followed (as in session folders): two links to `..`
-            // made the walk exponential. A link to a file is read like the file.
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            if kind.is_dir() {
-                stack.push(path);
-            } else if (kind.is_file() || (kind.is_symlink() && path.is_file()))
-                && path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
-                    ["json", "yaml", "yml"].contains(&e.to_ascii_lowercase().as_str())
-                })
-            {
-                found.push(path);
-            }
-        }
-    }
-    if found.is_empty() {
-        return Err(Error::usage(format!(
-            "--pool {}: no catalog files (.json, .yaml, .yml) in the folder",
-            source.display()
-        )));
-    }
-    found.sort();
-    out.extend(found);
-    Ok(())
 }
 
 /// One bar per scorer over its queries (hidden when stderr is not a terminal or `--quiet`).

@@ -14,8 +14,10 @@ pub mod session_import;
 pub mod simulate;
 
 use crate::cli::CatalogArgs;
-use toolbudget::catalog::{Catalog, load_catalogs, parse_catalog_arg};
-use toolbudget::error::Result;
+use std::path::{Path, PathBuf};
+
+use toolbudget::catalog::{Catalog, CatalogSource, load_catalogs, parse_catalog_arg};
+use toolbudget::error::{Error, Result};
 
 /// How a command that ran to completion ends: `CheckFailed` (exit 1) is a result, not an
 /// error — the output was written, and a check it reports (a regression) failed.
@@ -34,9 +36,96 @@ impl From<Outcome> for std::process::ExitCode {
     }
 }
 
+/// The `--catalog` arguments' catalogs; a folder stands for every catalog file below it
+/// (the walk of `eval --pool`), its tools' servers named by each file's stem.
 pub fn load(args: &CatalogArgs) -> Result<Catalog> {
-    let sources: Vec<_> = args.catalogs.iter().map(parse_catalog_arg).collect();
+    let mut sources = Vec::new();
+    for arg in &args.catalogs {
+        let source = parse_catalog_arg(arg);
+        if source.path.is_dir() {
+            if source.server.is_some() {
+                return Err(Error::usage(format!(
+                    "--catalog {}: SERVER=FOLDER is ambiguous (each file of a folder is its own \
+                     server, named by its file stem)",
+                    arg.to_string_lossy()
+                )));
+            }
+            let mut files = Vec::new();
+            catalog_files("--catalog", &source.path, &mut files)?;
+            sources.extend(
+                files
+                    .into_iter()
+                    .map(|path| CatalogSource { path, server: None }),
+            );
+        } else {
+            sources.push(source);
+        }
+    }
     load_catalogs(&sources)
+}
+
+/// A catalog argument's files: the file itself, or every `.json`, `.yaml` and `.yml` file
+/// below a folder, in path order. `flag` names the argument in errors.
+pub fn catalog_files(flag: &str, source: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    if !source.is_dir() {
+        if !source.exists() {
+            return Err(Error::usage(format!(
+                "{flag} {}: no such file or folder",
+                source.display()
+            )));
+        }
+        out.push(source.to_path_buf());
+        return Ok(());
+    }
+    let mut found = Vec::new();
+    let mut stack = vec![source.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries = std::fs::read_dir(&dir)
+            .map_err(|e| Error::usage(format!("{flag} {}: cannot read: {e}", dir.display())))?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            // Symlinked folders are not followed (as in session folders): two links to `..`
+            // made the walk exponential. A link to a file is read like the file.
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                stack.push(path);
+            } else if (kind.is_file() || (kind.is_symlink() && path.is_file()))
+                && path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+                    ["json", "yaml", "yml"].contains(&e.to_ascii_lowercase().as_str())
+                })
+            {
+                found.push(path);
+            }
+        }
+    }
+    if found.is_empty() {
+        return Err(Error::usage(format!(
+            "{flag} {}: no catalog files (.json, .yaml, .yml) in the folder",
+            source.display()
+        )));
+    }
+    found.sort();
+    out.extend(found);
+    Ok(())
+}
+
+/// A progress bar's rate as a whole number per second (`1006/s`): indicatif's `{per_sec}`
+/// prints four decimals after a thousands comma (`1,006.1715/s`).
+pub fn rate_key(state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write) {
+    let _ = write!(w, "{}/s", rate_text(state.per_sec()));
+}
+
+/// `1006`, `3.5` below ten, `0` for no rate yet.
+pub fn rate_text(per_sec: f64) -> String {
+    if !per_sec.is_finite() || per_sec <= 0.0 {
+        "0".into()
+    } else if per_sec < 10.0 {
+        format!("{per_sec:.1}")
+    } else {
+        format!("{per_sec:.0}")
+    }
 }
 
 /// Checks every `--out` of `command` before any work is done, so a refused path fails at once
@@ -173,9 +262,10 @@ pub fn embed_progress(visible: bool) -> Option<toolbudget::search::EmbedProgress
                 let bar = ProgressBar::new(all as u64);
                 bar.set_style(
                     ProgressStyle::with_template(
-                        "{prefix:>12} [{bar:30}] {pos}/{len} tools {per_sec} eta {eta}",
+                        "{prefix:>12} [{bar:30}] {pos}/{len} tools {rate} eta {eta}",
                     )
                     .expect("the template is valid")
+                    .with_key("rate", rate_key)
                     .progress_chars("=> "),
                 );
                 bar.set_prefix("embedding");
@@ -187,4 +277,17 @@ pub fn embed_progress(visible: bool) -> Option<toolbudget::search::EmbedProgress
             }
         },
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rate_text;
+
+    #[test]
+    fn progress_rates_print_without_thousands_commas_or_four_decimals() {
+        assert_eq!(rate_text(1006.1715), "1006");
+        assert_eq!(rate_text(3.52), "3.5");
+        assert_eq!(rate_text(0.0), "0");
+        assert_eq!(rate_text(f64::NAN), "0");
+    }
 }

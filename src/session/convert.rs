@@ -353,10 +353,10 @@ impl<'a> Converter<'a> {
         ScenarioFile {
             name: self.input.name.clone(),
             description: format!(
-                "Imported by `toolbudget session import` from a {} session ({} billed requests, {} tool calls; ran {}).",
+                "Imported by `toolbudget session import` from a {} session ({}, {}; ran {}).",
                 self.session.format.name(),
-                requests,
-                tool_calls,
+                crate::view::number::plural(requests, "billed request", "billed requests"),
+                crate::view::number::plural(tool_calls, "tool call", "tool calls"),
                 match ran_as {
                     RanAs::Eager => "eager",
                     RanAs::Deferred => "deferred, with tool search",

@@ -565,7 +565,7 @@ fn plan(scenario: &Scenario, catalog: &Catalog) -> Result<Plan> {
         }
     }
     Ok(Plan {
-        deferrable: deferrable(scenario, catalog)?,
+        deferrable: deferrable(scenario, catalog, &server_of)?,
         deps: dependencies(scenario, catalog)?,
         server_of,
         servers,
@@ -574,16 +574,22 @@ fn plan(scenario: &Scenario, catalog: &Catalog) -> Result<Plan> {
     })
 }
 
-/// Which tools the deferred mode may defer: never the search tool or an always-loaded tool;
-/// MCP tools per `defer_mcp`, built-ins when named or marked `should_defer`.
-fn deferrable(scenario: &Scenario, catalog: &Catalog) -> Result<Vec<bool>> {
+/// Which tools the deferred mode may defer. The first level that decides wins:
+/// 1. the search tool is never deferred;
+/// 2. the tool: the scenario's `always_load` / `defer_builtins` naming it, then the catalog
+///    tool's own `always_load` (MCP `_meta: {"anthropic/alwaysLoad": true}`) or
+///    `should_defer` (`defer_loading` in a tools array);
+/// 3. its server: the scenario's `always_load_servers`, then the catalog server's
+///    `always_load` or `should_defer`;
+/// 4. the client's default: MCP tools per `defer_mcp`, built-ins per `defer_builtins: ['*']`.
+fn deferrable(
+    scenario: &Scenario,
+    catalog: &Catalog,
+    server_of: &[Option<usize>],
+) -> Result<Vec<bool>> {
     let n = catalog.len();
     let d = &scenario.deferred;
-    let mut always = vec![false; n];
-    for r in &d.always_load {
-        always[lookup(scenario, catalog, r, "always_load names unknown tool")?] = true;
-    }
-    let mut defer_builtin = vec![false; n];
+    let mut tool_level: Vec<Option<bool>> = catalog.tools().iter().map(Tool::defer).collect();
     for r in &d.defer_builtins {
         let i = lookup(scenario, catalog, r, "defer_builtins names unknown tool")?;
         if catalog.get(i).is_mcp() {
@@ -596,26 +602,36 @@ fn deferrable(scenario: &Scenario, catalog: &Catalog) -> Result<Vec<bool>> {
                 ),
             ));
         }
-        defer_builtin[i] = true;
+        tool_level[i] = Some(true);
     }
+    for r in &d.always_load {
+        tool_level[lookup(scenario, catalog, r, "always_load names unknown tool")?] = Some(false);
+    }
+    let server_level: Vec<Option<bool>> = catalog
+        .servers()
+        .iter()
+        .map(|s| {
+            if d.always_load_servers.iter().any(|r| r.id == s.name) {
+                Some(false)
+            } else {
+                s.flags.defer()
+            }
+        })
+        .collect();
     let search_tool = catalog.search_tool();
     Ok((0..n)
         .map(|i| {
-            let t = catalog.get(i);
-            if Some(i) == search_tool
-                || t.always_load
-                || always[i]
-                || t.server
-                    .as_ref()
-                    .is_some_and(|s| d.always_load_servers.iter().any(|r| &r.id == s))
-            {
+            if Some(i) == search_tool {
                 return false;
             }
-            if t.is_mcp() {
-                d.defer_mcp
-            } else {
-                d.defer_all_builtins || defer_builtin[i] || t.should_defer == Some(true)
-            }
+            let server = server_of[i].and_then(|s| server_level[s]);
+            tool_level[i].or(server).unwrap_or_else(|| {
+                if catalog.get(i).is_mcp() {
+                    d.defer_mcp
+                } else {
+                    d.defer_all_builtins
+                }
+            })
         })
         .collect())
 }

@@ -35,6 +35,14 @@ pub struct ModeResult {
     pub mean_request_tokens: f64,
     /// Tools + deferred list of the main agent's first request (what tool definitions cost).
     pub first_request_tool_tokens: usize,
+    /// The deferred list alone in the main agent's first request (0 eager): what the tools
+    /// that are never loaded still cost per request.
+    #[serde(default)]
+    pub first_request_deferred_list_tokens: usize,
+    /// `parts.deferred_list` at the profile's input price, no caching: the whole
+    /// conversation's bill for listing the deferred tools.
+    #[serde(default)]
+    pub deferred_list_cost_usd: f64,
     /// Input tokens by part, summed over requests (`total()` equals `total_input_tokens`).
     pub parts: Parts,
     pub cost_usd: Cost,
@@ -208,8 +216,10 @@ pub struct Settings {
     pub tool_choice: ToolChoice,
     /// Whether `latency_ms` uses the modeled or the measured search latency.
     pub search_latency: SearchLatencySource,
-    /// The profile's modeled search latency (used when `search_latency` is `modeled`).
-    pub search_latency_ms: f64,
+    /// The profile's modeled search latency, present only when `search_latency` is `modeled`
+    /// (measured runs carry their timings in `measured_search_us`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search_latency_ms: Option<f64>,
     /// The deferred scorer's own settings (bm25's k1, b and field weights; hybrid's fusion),
     /// as `search --explain` and `eval` print them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

@@ -55,6 +55,8 @@ pub(crate) fn mode_result(run: &Run<'_>) -> ModeResult {
             round(total as f64 / rows.len() as f64, 2)
         },
         first_request_tool_tokens: first_tools,
+        first_request_deferred_list_tokens: first_row.map_or(0, |r| r.parts.deferred_list),
+        deferred_list_cost_usd: 0.0,
         parts,
         cost_usd: Cost {
             without_caching: round(cost, 6),
@@ -162,7 +164,8 @@ fn settings(
         counter_error_pct: prep.counter.error_pct(),
         tool_choice: sc.tool_choice,
         search_latency,
-        search_latency_ms: sc.profile.search_latency_ms,
+        search_latency_ms: (search_latency == SearchLatencySource::Modeled)
+            .then_some(sc.profile.search_latency_ms),
         scorer_settings: prep.scorer.settings().into_iter().collect(),
     }
 }
@@ -173,8 +176,14 @@ pub(crate) fn summarize(
     eager: Run<'_>,
     deferred: Run<'_>,
 ) -> ScenarioResult {
-    let e = mode_result(&eager);
-    let d = mode_result(&deferred);
+    let mut e = mode_result(&eager);
+    let mut d = mode_result(&deferred);
+    for m in [&mut e, &mut d] {
+        m.deferred_list_cost_usd = round(
+            m.parts.deferred_list as f64 * sc.profile.input_per_mtok / 1e6,
+            6,
+        );
+    }
     let deferring = deferred.deferring;
     let deferred_count = if deferring {
         prep.plan.deferrable.iter().filter(|&&b| b).count()

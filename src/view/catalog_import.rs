@@ -44,9 +44,9 @@ pub fn render(report: &ImportReport, format: Format) -> String {
                 .filter(|s| s.status == ServerStatus::Ok)
                 .count();
             format!(
-                "{}\n{} tools, {} tokens in total ({}, {} rendering) from {} of {} server{}\n",
+                "{}\n{}, {} tokens in total ({}, {} rendering) from {} of {} server{}\n",
                 table(&headers, &rows, &right),
-                report.total_tools,
+                crate::view::number::plural(report.total_tools, "tool", "tools"),
                 report.total_tokens,
                 report.tokenizer,
                 report.render,

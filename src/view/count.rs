@@ -35,9 +35,9 @@ pub fn render(report: &CountReport, format: Format) -> String {
             ));
             out.push('\n');
             out.push_str(&format!(
-                "{} tools, {} tokens in total{} (counter {}: {}, {} rendering); per tool: mean {:.1}, median {:.1}, max {}\n\
+                "{}, {} tokens in total{} (counter {}: {}, {} rendering); per tool: mean {:.1}, median {:.1}, max {}\n\
                  sending any tools adds {} more ({} preamble with tool_choice {} + the counter's framing)\n",
-                report.tool_count,
+                crate::view::number::plural(report.tool_count, "tool", "tools"),
                 report.total_tokens,
                 error_note(report.error_pct),
                 report.counter.0,

@@ -195,7 +195,7 @@ fn frame_text(result: &EvalResult) -> String {
             "{} tools ({} ranked: {s} is the search tool, never a result)",
             result.tool_count, result.ranked_tools
         ),
-        None => format!("{} tools", result.tool_count),
+        None => crate::view::number::plural(result.tool_count, "tool", "tools"),
     };
     let classes = result
         .classes

@@ -92,3 +92,15 @@ mod tests {
         assert_eq!(fixed1(1999.96), "2,000.0");
     }
 }
+
+#[cfg(test)]
+mod plural_tests {
+    use super::plural;
+
+    #[test]
+    fn one_is_singular() {
+        assert_eq!(plural(1, "tool", "tools"), "1 tool");
+        assert_eq!(plural(0, "tool", "tools"), "0 tools");
+        assert_eq!(plural(1200, "query", "queries"), "1,200 queries");
+    }
+}

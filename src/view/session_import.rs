@@ -105,10 +105,10 @@ pub fn render(s: &ImportSummary, format: Format) -> String {
 fn footer(s: &ImportSummary) -> String {
     let t = &s.totals;
     let mut out = format!(
-        "\n{} sessions, {} billed requests, {} tool calls; billed input {}, modeled {} ({}).\n",
-        t.sessions,
-        t.requests,
-        t.tool_calls,
+        "\n{}, {}, {}; billed input {}, modeled {} ({}).\n",
+        crate::view::number::plural(t.sessions, "session", "sessions"),
+        crate::view::number::plural(t.requests, "billed request", "billed requests"),
+        crate::view::number::plural(t.tool_calls, "tool call", "tool calls"),
         t.billed_input_tokens,
         t.modeled_input_tokens,
         s.counter

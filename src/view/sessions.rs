@@ -357,13 +357,13 @@ fn counterfactual_table(s: &SessionsReport) -> String {
 /// The Markdown section; `figures` are the ones [`figures`] returned.
 pub fn markdown(s: &SessionsReport, figures: &[Figure]) -> String {
     let mut out = format!(
-        "## Your sessions\n\n{} sessions imported by `toolbudget session import` into {}, replayed by the \
+        "## Your sessions\n\n{} imported by `toolbudget session import` into {}, replayed by the \
          simulator with the system prompt and counter scale fitted from their own bills \
          (`calibration.json`).\n\n### Billed vs modeled\n\nEach billed request is set against the \
          simulator's request for the same turn, in the mode the session really ran (deferred when it \
          used the search tool, its searches replayed as they happened). Fit, by least squares over \
          the main agent's requests (billed = system prompt + preamble + scale × counted):\n\n",
-        s.sessions.len(),
+        crate::view::number::plural(s.sessions.len(), "session", "sessions"),
         crate::output::md_code(&s.folder)
     );
     out.push_str(&fit_lines(s));

@@ -150,7 +150,7 @@ fn latency_line(s: &ScenarioResult) -> String {
         (SearchLatencySource::Modeled, _) => format!(
             "search latency: modeled, {} ms per search (profile; --search-latency measured \
              times the real scorer)\n",
-            st.search_latency_ms
+            st.search_latency_ms.unwrap_or(s.model.search_latency_ms)
         ),
     }
 }
@@ -197,6 +197,57 @@ fn call_failures(s: &ScenarioResult) -> String {
     text
 }
 
+/// The answer to "do deferred tools that are never loaded cost anything?", from the
+/// scenarios that defer: the list's range per first request, its share of the deferred
+/// run's input, and its cost per 1,000 conversations. Empty when none defers.
+pub fn never_loaded_sentence(scenarios: &[ScenarioResult]) -> String {
+    let listing: Vec<&ScenarioResult> = scenarios
+        .iter()
+        .filter(|s| s.deferred_count > 0 && s.deferred.parts.deferred_list > 0)
+        .collect();
+    if listing.is_empty() {
+        return String::new();
+    }
+    let range = |f: &dyn Fn(&ScenarioResult) -> f64| {
+        let xs: Vec<f64> = listing.iter().map(|s| f(s)).collect();
+        let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (lo, hi)
+    };
+    let (first_lo, first_hi) = range(&|s| s.deferred.first_request_deferred_list_tokens as f64);
+    let (share_lo, share_hi) = range(&|s| {
+        100.0 * s.deferred.parts.deferred_list as f64 / s.deferred.total_input_tokens.max(1) as f64
+    });
+    let (cost_lo, cost_hi) = range(&|s| s.deferred.deferred_list_cost_usd * 1000.0);
+    format!(
+        "**Do deferred tools that are never loaded cost anything?** Yes: their names (or \
+         descriptions) stay in the deferred list, sent with every request (announced once, then part of the history, under `list_style: delta`). In the {} scenarios \
+         that list tools it is {}–{} tokens in the first request, {}–{} of the deferred \
+         run's input over the conversation, {}–{} per 1,000 conversations without caching \
+         (column *deferred list*; with prompt caching it is mostly read back at the cache-read \
+         price). Per scenario: `data/scenarios.csv`, columns `deferred_first_request_list_tokens`, \
+         `deferred_list_tokens`, `deferred_list_cost_usd`.\n\n",
+        listing.len(),
+        int(first_lo as usize),
+        int(first_hi as usize),
+        pct(share_lo),
+        pct(share_hi),
+        usd(cost_lo),
+        usd(cost_hi),
+    )
+}
+
+/// What listing the never-loaded tools cost the deferred run: `526 · 4,208 ($12.62)`, the
+/// cost per 1,000 conversations like the table's other costs.
+fn deferred_list_cell(d: &ModeResult) -> String {
+    format!(
+        "{} · {} ({})",
+        int(d.first_request_deferred_list_tokens),
+        int(d.parts.deferred_list),
+        usd(d.deferred_list_cost_usd * 1000.0)
+    )
+}
+
 /// The report's summary table: one row per scenario, and the caveats under it.
 pub fn summary_table(out: &mut String, scenarios: &[ScenarioResult]) {
     out.push_str(
@@ -219,6 +270,7 @@ pub fn summary_table(out: &mut String, scenarios: &[ScenarioResult]) {
                 arrow(int(e.tools_sent), int(d.tools_sent)),
                 arrow(int(e.first_request_tokens), int(d.first_request_tokens)),
                 saved(s, s.savings.first_request_pct),
+                deferred_list_cell(d),
                 arrow(int(e.total_input_tokens), int(d.total_input_tokens)),
                 saved(s, s.savings.total_input_pct),
                 searches(d),
@@ -246,6 +298,7 @@ pub fn summary_table(out: &mut String, scenarios: &[ScenarioResult]) {
             "tools sent",
             "first request, tokens eager → deferred",
             "saved",
+            "deferred list: first request · conversation (per 1,000, no caching)",
             "whole conversation, input tokens",
             "saved",
             "searches (misses, retries)",
@@ -257,10 +310,11 @@ pub fn summary_table(out: &mut String, scenarios: &[ScenarioResult]) {
         ],
         &rows,
         &[
-            false, true, true, true, true, true, true, true, true, true, true, true, true,
+            false, true, true, true, true, true, true, true, true, true, true, true, true, true,
         ],
     ));
     out.push('\n');
+    out.push_str(&never_loaded_sentence(scenarios));
     for s in scenarios.iter().filter(|s| !s.savings.caveats.is_empty()) {
         let _ = writeln!(
             out,
@@ -298,10 +352,10 @@ pub fn mode_rows(s: &ScenarioResult) -> Vec<Vec<String>> {
     let row = |name: &str, a: String, b: String, c: String| vec![name.to_string(), a, b, c];
     let both = |name: &str, f: &dyn Fn(&ModeResult) -> String| row(name, f(e), f(d), String::new());
     let cost = |x: f64| format!("${x:.4}");
-    let tool_pct = savings_pct(
-        e.first_request_tool_tokens as f64,
-        d.first_request_tool_tokens as f64,
-    );
+    let definitions = |m: &ModeResult| {
+        (m.first_request_tool_tokens - m.first_request_deferred_list_tokens) as f64
+    };
+    let tool_pct = savings_pct(definitions(e), definitions(d));
     vec![
         both("tools sent (first request)", &|m| int(m.tools_sent)),
         row(
@@ -311,10 +365,16 @@ pub fn mode_rows(s: &ScenarioResult) -> Vec<Vec<String>> {
             saved(s, sv.first_request_pct),
         ),
         row(
-            "  of which tools + deferred list",
-            int(e.first_request_tool_tokens),
-            int(d.first_request_tool_tokens),
+            "  of which tool definitions",
+            int(e.first_request_tool_tokens - e.first_request_deferred_list_tokens),
+            int(d.first_request_tool_tokens - d.first_request_deferred_list_tokens),
             saved(s, sv.first_request_pct.map(|_| tool_pct)),
+        ),
+        row(
+            "  of which the deferred list",
+            "–".into(),
+            int(d.first_request_deferred_list_tokens),
+            String::new(),
         ),
         row(
             "whole conversation, input tokens",
@@ -337,6 +397,16 @@ pub fn mode_rows(s: &ScenarioResult) -> Vec<Vec<String>> {
             "calls failed / premature / unavailable",
             format!("– / – / {}", int(e.counts.unavailable_calls)),
             failed_premature_unavailable(d),
+            String::new(),
+        ),
+        row(
+            "deferred list, whole conversation (cost, no caching)",
+            "–".into(),
+            format!(
+                "{} (${:.4})",
+                int(d.parts.deferred_list),
+                d.deferred_list_cost_usd
+            ),
             String::new(),
         ),
         both("output tokens", &|m| int(m.output_tokens)),
@@ -451,10 +521,18 @@ pub struct ScenarioCsvRow {
     pub deferred_tools_sent: usize,
     pub eager_first_request_tokens: usize,
     pub deferred_first_request_tokens: usize,
+    /// The deferred list alone in the deferred run's first request.
+    #[serde(default)]
+    pub deferred_first_request_list_tokens: usize,
     pub first_request_savings_pct: Option<f64>,
     pub eager_total_input_tokens: usize,
     pub deferred_total_input_tokens: usize,
     pub total_input_savings_pct: Option<f64>,
+    /// The deferred list over the whole deferred conversation, and its cost without caching.
+    #[serde(default)]
+    pub deferred_list_tokens: usize,
+    #[serde(default)]
+    pub deferred_list_cost_usd: f64,
     pub eager_requests: usize,
     pub deferred_requests: usize,
     pub deferred_searches: usize,
@@ -500,10 +578,13 @@ impl ScenarioCsvRow {
             deferred_tools_sent: d.tools_sent,
             eager_first_request_tokens: e.first_request_tokens,
             deferred_first_request_tokens: d.first_request_tokens,
+            deferred_first_request_list_tokens: d.first_request_deferred_list_tokens,
             first_request_savings_pct: s.savings.first_request_pct,
             eager_total_input_tokens: e.total_input_tokens,
             deferred_total_input_tokens: d.total_input_tokens,
             total_input_savings_pct: s.savings.total_input_pct,
+            deferred_list_tokens: d.parts.deferred_list,
+            deferred_list_cost_usd: d.deferred_list_cost_usd,
             eager_requests: e.requests,
             deferred_requests: d.requests,
             deferred_searches: d.counts.searches,

@@ -148,7 +148,7 @@ fn csv_and_table_formats() {
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("1 tools,") && text.contains("o200k_base, json rendering"),
+        text.contains("1 tool,") && text.contains("o200k_base, json rendering"),
         "{text}"
     );
 }
@@ -279,4 +279,42 @@ fn ten_thousand_tools_load_and_count() {
     let v = count_json(&["--catalog", &p]);
     assert_eq!(v["tool_count"], 10_000);
     assert_eq!(v["tools"][9999]["id"], "mcp__big__tool_9999");
+}
+
+/// `count -c DIR` walks the folder like `eval --pool`: every catalog file below it, in path
+/// order, each file's tools under its stem; the totals equal one `-c` per file.
+#[test]
+fn a_folder_counts_every_catalog_file_below_it() {
+    let dir = crate::support::repo("fixtures/catalogs/mcp");
+    let folder = count_json(&["--catalog", dir.to_str().unwrap()]);
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path().to_string_lossy().into_owned())
+        .filter(|p| p.ends_with(".json"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 5);
+    let mut args = Vec::new();
+    for f in &files {
+        args.push("--catalog");
+        args.push(f.as_str());
+    }
+    let each = count_json(&args);
+    assert_eq!(folder["tool_count"], 77);
+    assert_eq!(folder["total_tokens"], each["total_tokens"]);
+    assert_eq!(folder["tools"], each["tools"]);
+    // A server name cannot be given to a whole folder.
+    let out = toolbudget()
+        .args(["count", "--catalog", &format!("srv={}", dir.display())])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("SERVER=FOLDER is ambiguous"));
+    let empty = tempfile::tempdir().unwrap();
+    let out = toolbudget()
+        .args(["count", "--catalog", empty.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no catalog files"));
 }

@@ -318,6 +318,7 @@ fn the_output_says_which_search_latency_it_used() {
     let m = &modeled["scenarios"][0];
     assert_eq!(m["settings"]["search_latency"], "modeled");
     assert!(m["deferred"].get("measured_search_us").is_none());
+    assert_eq!(m["settings"]["search_latency_ms"], 1.0);
     let measured: serde_json::Value = serde_json::from_str(&stdout_ok(&[
         "simulate",
         s,
@@ -329,6 +330,8 @@ fn the_output_says_which_search_latency_it_used() {
     .unwrap();
     let m = &measured["scenarios"][0];
     assert_eq!(m["settings"]["search_latency"], "measured");
+    // The modeled 1 ms is not what a measured run used: it is absent, not 1.0.
+    assert!(m["settings"].get("search_latency_ms").is_none(), "{m}");
     // The miss and its select: retry: both searches the replay sent are timed.
     assert_eq!(m["deferred"]["searches"], 1);
     assert_eq!(m["deferred"]["retries"], 1);

@@ -100,8 +100,8 @@ fn run_stdio(
         None => {
             emit(None, &imported.json)?;
             eprintln!(
-                "{server}: {} tools, {} tokens ({}, json rendering), {} page{}, {:.1} s",
-                imported.tools,
+                "{server}: {}, {} tokens ({}, json rendering), {} page{}, {:.1} s",
+                toolbudget::view::number::plural(imported.tools, "tool", "tools"),
                 imported.tokens,
                 args.tokenizer.name(),
                 imported.pages,
@@ -111,6 +111,9 @@ fn run_stdio(
         }
         Some(path) => {
             write_atomic(path, imported.json.as_bytes())?;
+            if let Some(note) = stem_note(server, path) {
+                eprintln!("{note}");
+            }
             write_scenario(
                 args.scenario.as_deref(),
                 &[(server.to_string(), path.clone())],
@@ -123,6 +126,21 @@ fn run_stdio(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The written file's ids take the server name only when the file is read as `SERVER=FILE`;
+/// read plainly, its stem names the server and the ids (part of every tool's rendering)
+/// count differently. `None` when stem and server agree.
+fn stem_note(server: &str, path: &Path) -> Option<String> {
+    let stem = path.file_stem()?.to_string_lossy();
+    (stem != server).then(|| {
+        format!(
+            "note: the counts above are of ids mcp__{server}__*; `count -c {}` would name the \
+             server {stem:?} after the file (other ids, other counts): use `count -c {server}={}`",
+            path.display(),
+            path.display()
+        )
+    })
 }
 
 fn run_config(
@@ -305,5 +323,18 @@ fn print_failure(server: &str, command: &ServerCommand, f: &Failed) {
         for l in &f.stderr_tail {
             eprintln!("  | {l}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stem_note;
+    use std::path::Path;
+
+    #[test]
+    fn a_file_named_after_another_server_gets_a_note() {
+        assert_eq!(stem_note("gh", Path::new("out/gh.json")), None);
+        let note = stem_note("gh", Path::new("out/github.json")).unwrap();
+        assert!(note.contains("use `count -c gh=out/github.json`"), "{note}");
     }
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::*;
-use crate::catalog::{Catalog, Tool};
+use crate::catalog::{Catalog, ServerFlags, Tool};
 use crate::counter::ToolTokens;
 use crate::document::Document;
 use crate::search::{Explanation, Hit, SearchOutcome, SearchRequest};

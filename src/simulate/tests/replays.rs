@@ -238,6 +238,69 @@ fn always_load_and_auto_threshold_decide_what_is_deferred() {
     assert_eq!(r.deferred_count, 2);
 }
 
+/// Tool over server over client default: each level decides only where the one above is silent.
+#[test]
+fn deferral_precedence_is_tool_then_server_then_client_default() {
+    let deferred_ids = |tools: Vec<Tool>, server: ServerFlags, yaml: &str| {
+        let mut c = Catalog::from_tools(tools).unwrap();
+        let info = crate::catalog::ServerInfo {
+            name: "gh".into(),
+            description: None,
+            flags: server,
+        };
+        c.set_server_info(&std::collections::HashMap::from([("gh".to_string(), info)]));
+        let t = ToolTokens::from_counts(Tokenizer::O200kBase, Render::Json, vec![100, 200, 150]);
+        let sc = scenario(yaml).unwrap();
+        let prep = prepare_with(&sc, c, t, &word_builder).unwrap();
+        (0..prep.catalog.len())
+            .filter(|&i| prep.plan.deferrable[i])
+            .map(|i| prep.catalog.get(i).id.clone())
+            .collect::<Vec<_>>()
+    };
+    let base = || worked_catalog().0.tools().to_vec();
+    // Client default: MCP deferred, built-ins not.
+    assert_eq!(
+        deferred_ids(base(), ServerFlags::default(), WORKED),
+        ["mcp__gh__create_issue", "mcp__gh__list_issues"]
+    );
+    // Server says keep loaded; one tool says defer (tool wins over server).
+    let mut tools = base();
+    tools[2].should_defer = Some(true);
+    let keep = ServerFlags {
+        always_load: true,
+        ..ServerFlags::default()
+    };
+    assert_eq!(deferred_ids(tools, keep, WORKED), ["mcp__gh__list_issues"]);
+    // Server says defer while the client default does not (server wins over client).
+    let no_mcp = WORKED.replace("  defer_mcp: true", "  defer_mcp: false");
+    let defer = ServerFlags {
+        should_defer: Some(true),
+        ..ServerFlags::default()
+    };
+    assert_eq!(
+        deferred_ids(base(), defer.clone(), &no_mcp),
+        ["mcp__gh__create_issue", "mcp__gh__list_issues"]
+    );
+    // An MCP `_meta` alwaysLoad tool stays loaded under a deferring server; a built-in with
+    // its own `defer_loading: true` is deferred although built-ins default to loaded.
+    let mut tools = base();
+    tools[1].always_load = true;
+    tools[0].should_defer = Some(true);
+    assert_eq!(
+        deferred_ids(tools, defer, WORKED),
+        ["Read", "mcp__gh__list_issues"]
+    );
+    // The scenario's own per-tool list is the tool level too, above the server.
+    let listed = WORKED.replace(
+        "  defer_mcp: true",
+        "  always_load: [mcp__gh__create_issue]",
+    );
+    assert_eq!(
+        deferred_ids(base(), ServerFlags::default(), &listed),
+        ["mcp__gh__list_issues"]
+    );
+}
+
 #[test]
 fn dependencies_load_with_a_discovered_tool() {
     let (c, t) = worked_catalog();
