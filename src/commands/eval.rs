@@ -2,7 +2,7 @@
 //! metrics and search latency. Metric definitions: `eval::metrics`.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::EvalArgs;
 use toolbudget::catalog::{Catalog, CatalogSource, parse_catalog_arg};
-use toolbudget::error::Result;
+use toolbudget::error::{Error, Result};
 use toolbudget::eval::pool::PoolInfo;
 use toolbudget::eval::run::{EvalOptions, check_labels, evaluate, evaluate_run};
 use toolbudget::eval::runfile::read_runs;
@@ -84,7 +84,7 @@ pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
             && !quiet
         {
             let warning = format!(
-                "warning: {kind} refused {}; they score 0 (see `refused` in --per-query rows)",
+                "warning: {name} refused {}; they score 0 (see `refused` in --per-query rows)",
                 toolbudget::view::number::plural(r.refused_queries, "query", "queries")
             );
             if visible {
@@ -136,7 +136,7 @@ pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
 }
 
 /// `NAME=FILE` or `FILE`. A path that itself holds `=` is read whole when it exists.
-fn split_run_arg(arg: &str) -> (Option<&str>, PathBuf) {
+pub(crate) fn split_run_arg(arg: &str) -> (Option<&str>, PathBuf) {
     if !Path::new(arg).exists()
         && let Some((name, path)) = arg.split_once('=')
         && !name.is_empty()

@@ -164,7 +164,9 @@ fn check_out_inputs(command: &crate::cli::Command) -> Result<()> {
             let mut inputs = catalogs(&a.catalog);
             inputs.push(a.queries.clone());
             inputs.extend(a.pool.iter().cloned());
-            check(a.output.out.as_deref(), false, inputs)
+            inputs.extend(a.runs.iter().map(|r| eval::split_run_arg(r).1));
+            check(a.output.out.as_deref(), false, inputs.clone())?;
+            check(a.write_run.as_deref(), false, inputs)
         }
         Command::Compare(a) => check(
             a.output.out.as_deref(),
@@ -194,6 +196,11 @@ fn check_out_inputs(command: &crate::cli::Command) -> Result<()> {
                 check(a.out.as_deref(), false, inputs)
             }
         },
+        Command::Live(a) => {
+            let mut inputs = a.scenarios.clone();
+            inputs.push(a.cassette.clone());
+            check(a.out.as_deref(), true, inputs)
+        }
         Command::Calibrate(_) => Ok(()),
         Command::Catalog(group) => match &group.command {
             CatalogCommand::Generate(_) => Ok(()),

@@ -55,7 +55,7 @@ fn figures_row(n: usize, s: &ScenarioResult, p: &PublishedComparison) -> Vec<Str
         n.to_string(),
         p.source.clone(),
         p.claim.clone(),
-        format!("{} in {}", md_code(&p.metric), md_code(&s.name)),
+        format!("{} in {}", md_code(p.metric.name()), md_code(&s.name)),
         counter,
         format!(
             "{} → {} ({})",
