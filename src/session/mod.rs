@@ -6,15 +6,12 @@
 //!
 //! Scenarios hold counts and ids, never message text unless asked (`keep_text`).
 
-pub mod claude;
-pub mod codex;
 pub mod compare;
 pub mod convert;
 pub mod counterfactual;
 pub mod fit;
 pub mod group;
 pub mod import;
-pub mod lines;
 pub mod read;
 pub mod transcript;
 
@@ -26,6 +23,7 @@ use crate::tokenize::Tokenizer;
 
 pub use group::{Session, group};
 pub use read::{FileLog, LogFormat, ReadOptions, ReadStats, read_file};
+pub use read::{claude, codex, lines};
 pub use transcript::{Call, Request, Step, ToolResult, Transcript, Usage};
 
 /// The search tool's name in Claude Code logs and in scenarios.

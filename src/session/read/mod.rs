@@ -2,6 +2,10 @@
 //! every line, routes Claude Code records to the main conversation or a subagent, and keeps
 //! the damage report (ignored record types, skipped lines, a truncated last line).
 
+pub mod claude;
+pub mod codex;
+pub mod lines;
+
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -10,11 +14,11 @@ use serde::Deserialize;
 use serde::Serialize;
 use serde::de::IgnoredAny;
 
-use super::claude::{self, Apply, Message, Record};
-use super::codex;
-use super::lines::{Line, for_each_line};
-use super::transcript::Transcript;
+use claude::{Apply, Message, Record};
+
 use crate::error::{Error, Position, Result};
+use crate::session::transcript::Transcript;
+use lines::{Line, for_each_line};
 
 /// Which agent wrote the log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -11,8 +11,8 @@ use serde::Deserialize;
 use serde::de::{Deserializer, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::transcript::{Call, Step, ToolResult, Transcript, Usage};
-use super::{SEARCH_TOOL, count_text};
+use crate::session::transcript::{Call, Step, ToolResult, Transcript, Usage};
+use crate::session::{SEARCH_TOOL, count_text};
 
 /// Claude tokens of one image block (the ~1,600-token ceiling for a full-size image: the log
 /// keeps only the base64 bytes, so the real size is not known).

@@ -11,9 +11,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::claude::render_call;
-use super::count_text;
-use super::read::{BadLine, ignore};
-use super::transcript::{Call, Request, Step, ToolResult, Transcript, Usage};
+use super::{BadLine, ignore};
+use crate::session::count_text;
+use crate::session::transcript::{Call, Request, Step, ToolResult, Transcript, Usage};
 
 /// Top-level line types of a rollout file.
 pub const TOP_TYPES: &[&str] = &[
@@ -142,7 +142,7 @@ impl State {
     pub fn line(
         &mut self,
         text: &str,
-        opts: super::read::ReadOptions,
+        opts: super::ReadOptions,
         ignored: &mut BTreeMap<String, usize>,
     ) -> Result<(), BadLine> {
         let line: RolloutLine<'_> = serde_json::from_str(text).map_err(|e| BadLine::json(&e, 0))?;
@@ -183,7 +183,7 @@ impl State {
     fn item(
         &mut self,
         p: &Payload<'_>,
-        opts: super::read::ReadOptions,
+        opts: super::ReadOptions,
         ignored: &mut BTreeMap<String, usize>,
     ) {
         let kind = p.kind.as_deref().unwrap_or("");
@@ -313,8 +313,8 @@ impl State {
         mut self,
     ) -> (
         Option<String>,
-        Option<super::transcript::Transcript>,
-        Vec<super::transcript::Transcript>,
+        Option<crate::session::transcript::Transcript>,
+        Vec<crate::session::transcript::Transcript>,
     ) {
         self.close(None);
         (self.session_id, Some(self.tx), Vec::new())
