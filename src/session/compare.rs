@@ -33,18 +33,20 @@ pub struct Alignment {
 }
 
 /// Pairs billed requests with the rows of `mode` (`eager` or `deferred`) of one replay: a
-/// turn is compared only when the replay sent as many requests in it as the session did.
+/// turn is compared only when the replay sent as many requests in it as the session did (one
+/// more in a turn the user interrupted: the replay sends the reply the user cut off). Warm-up
+/// requests are not part of the conversation and are neither paired nor counted unpaired.
 pub fn align(billed: &[BilledRequest], rows: &[RequestRow], mode: &str) -> Alignment {
     let mut by_turn: HashMap<(usize, usize), Vec<&RequestRow>> = HashMap::new();
     for r in rows.iter().filter(|r| r.mode.name() == mode) {
         by_turn.entry((r.agent, r.turn)).or_default().push(r);
     }
     let mut out = Alignment::default();
-    for b in billed {
+    for b in billed.iter().filter(|b| !b.warmup) {
         let row = match (b.agent, b.turn) {
             (Some(a), Some(t)) => by_turn
                 .get(&(a, t))
-                .filter(|rs| rs.len() == b.of)
+                .filter(|rs| rs.len() == b.of || (b.interrupted && rs.len() == b.of + 1))
                 .map(|rs| rs[b.index]),
             _ => None,
         };

@@ -259,6 +259,15 @@ fn replay_session(
     };
     let mut stripped = s.scenario.clone();
     stripped.conversation = without_recorded_searches(&s.scenario.conversation);
+    let main = s.scenario.profile.name.as_str();
+    let priced = |r: &crate::simulate::ScenarioResult, mode: &str| {
+        let m = if mode == "eager" {
+            &r.eager
+        } else {
+            &r.deferred
+        };
+        ModeTotals::priced(m, &r.requests, mode, main, &s.usage.agent_profiles).rounded()
+    };
     let mut eager = None;
     let mut deferred = Vec::with_capacity(variants.len());
     for v in variants {
@@ -266,10 +275,10 @@ fn replay_session(
         sc.deferred.scorer = v.scorer;
         sc.deferred.listing = v.listing;
         let r = replay(&sc, ctx, k)?;
-        eager.get_or_insert_with(|| ModeTotals::of(&r.eager).rounded());
+        eager.get_or_insert_with(|| priced(&r, "eager"));
         deferred.push(VariantResult {
             variant: v.label(),
-            deferred: ModeTotals::of(&r.deferred).rounded(),
+            deferred: priced(&r, "deferred"),
         });
     }
     Ok(SessionReplay {
@@ -283,7 +292,7 @@ fn replay_session(
         modeled_input_tokens: ran.total_input_tokens as u64,
         error: error_stats(&pairs),
         pairs,
-        eager: eager.unwrap_or_else(|| ModeTotals::of(&actual.eager).rounded()),
+        eager: eager.unwrap_or_else(|| priced(&actual, "eager")),
         deferred,
     })
 }

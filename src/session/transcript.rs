@@ -1,11 +1,15 @@
 //! The format-neutral shape both readers produce: per agent, the steps of its conversation in
-//! file order (user text, API requests with what the model wrote, tool results, compaction and
-//! `/clear`), sizes already counted (o200k_base tokens: [`super::convert`] maps each size the
+//! file order (user text, API requests with what the model wrote, tool results, compaction,
+//! `/clear`, an interrupted turn, history copied from an earlier file), sizes already counted (o200k_base tokens: [`super::convert`] maps each size the
 //! scenario records to the session's counter), no text kept unless asked.
 
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
+
+/// Largest token count one field of a request's usage may hold: a billion tokens is far past
+/// any context window.
+pub const MAX_USAGE_TOKENS: u64 = 1_000_000_000;
 
 /// Usage the provider billed for one API request.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -25,6 +29,24 @@ impl Usage {
         self.input + self.cache_creation + self.cache_read
     }
 
+    /// Refuses a field above [`MAX_USAGE_TOKENS`]: a damaged record, not a bill (sums of
+    /// checked fields cannot overflow).
+    pub fn check(&self) -> Result<(), String> {
+        for (name, v) in [
+            ("input_tokens", self.input),
+            ("cache_creation_input_tokens", self.cache_creation),
+            ("cache_read_input_tokens", self.cache_read),
+            ("output_tokens", self.output),
+        ] {
+            if v > MAX_USAGE_TOKENS {
+                return Err(format!(
+                    "usage {name} is {v}, more than the {MAX_USAGE_TOKENS} tokens any request can bill"
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Field-wise maximum: the records of one streamed response repeat its usage, the last
     /// one complete.
     pub fn merge_max(&mut self, o: &Usage) {
@@ -41,6 +63,9 @@ pub struct Call {
     /// `tool_use` id (Claude) or `call_id` (Codex): how its result finds it.
     pub id: String,
     pub name: String,
+    /// Another name the call may be looked up by: the bare name of a Codex call whose
+    /// namespace is not an MCP server's (`multi_agent_v1` + `spawn_agent`).
+    pub alt_name: Option<String>,
     /// The rendered call `{"name": …, "input": …}`, counted.
     pub tokens: usize,
     /// The query of a search-tool call.
@@ -50,16 +75,14 @@ pub struct Call {
 /// One API request: what the model wrote in answer, and the bill.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Request {
-    /// `message.id` (Claude) or the position of the `token_count` event (Codex).
+    /// `message.id` + `requestId` (Claude; the record's uuid without them, its line without
+    /// either) or the position of the `token_count` event (Codex).
     pub key: String,
     pub model: Option<String>,
     pub usage: Option<Usage>,
     /// Text and thinking the model wrote, counted.
     pub text_tokens: usize,
     pub calls: Vec<Call>,
-    /// Seen in an earlier session file (a resumed session copies its history): part of this
-    /// conversation's context, but billed in the other file.
-    pub duplicate: bool,
 }
 
 /// The result of one tool call.
@@ -89,6 +112,14 @@ pub enum Step {
         summary_tokens: usize,
     },
     Clear,
+    /// The user stopped the model (a refused tool use, an interrupted answer, Codex
+    /// `turn_aborted`): the next message opens a new turn.
+    Interrupt,
+    /// History an earlier file already holds (a resumed or forked session copies it): context
+    /// of this conversation of this size, billed and counted in the other file.
+    Copied {
+        tokens: usize,
+    },
 }
 
 /// One agent's conversation.
@@ -98,6 +129,8 @@ pub struct Transcript {
     pub agent_id: Option<String>,
     pub steps: Vec<Step>,
     pub requests: Vec<Request>,
+    /// Its first user message was Claude Code's `Warmup` (a subagent primed at start-up).
+    pub warmup: bool,
     by_key: HashMap<String, usize>,
 }
 
@@ -148,11 +181,18 @@ impl Transcript {
         });
     }
 
-    /// Requests the provider billed in this file (usage recorded, not a copy).
+    /// Requests the provider billed in this file (usage recorded; copies are never requests).
     pub fn billed(&self) -> impl Iterator<Item = &Request> {
-        self.requests
-            .iter()
-            .filter(|r| r.usage.is_some() && !r.duplicate)
+        self.requests.iter().filter(|r| r.usage.is_some())
+    }
+
+    /// Adds copied history, merging with a copied step just before it.
+    pub fn copied(&mut self, tokens: usize) {
+        if let Some(Step::Copied { tokens: t }) = self.steps.last_mut() {
+            *t += tokens;
+            return;
+        }
+        self.steps.push(Step::Copied { tokens });
     }
 
     pub fn tool_calls(&self) -> usize {

@@ -25,4 +25,5 @@ mod roundtrip_any_form;
 mod search_cli;
 mod session_import;
 mod session_known;
+mod session_shapes;
 mod simulate_cli;

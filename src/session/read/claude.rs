@@ -1,16 +1,24 @@
 //! Claude Code session JSONL (`~/.claude/projects/<project>/<session>.jsonl`, subagents in
-//! `agent-<id>.jsonl` files or inline as `isSidechain` records). Records are read by serde
-//! derive with borrowed strings; `message` is kept raw and parsed only for `user` and
-//! `assistant` records, so a record type added later never fails on its own fields.
+//! `<session>/subagents/agent-<id>.jsonl`, older ones beside it or inline as `isSidechain`
+//! records). Records are read by serde derive with borrowed strings; `message` is kept raw and
+//! parsed only for `user` and `assistant` records, so a record type added later never fails on
+//! its own fields. A record without a top-level `type` is read by its message's role when it
+//! has a valid user or assistant message (counted in [`ReadStats::untyped`]).
+//!
+//! A response is keyed by `message.id` together with `requestId` (as ccusage does), else by
+//! the record's `uuid`, else by its line: records without ids never merge. A record an earlier
+//! file already holds ([`Copies`]: a resumed or forked session copies its history verbatim)
+//! becomes copied context, never a request or a call.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::marker::PhantomData;
 
 use serde::Deserialize;
 use serde::de::{Deserializer, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
+use super::{BadLine, Copies, ReadOptions, ReadStats, count_untyped, ignore, key_hash};
 use crate::session::transcript::{Call, Step, ToolResult, Transcript, Usage};
 use crate::session::{SEARCH_TOOL, count_text};
 
@@ -28,10 +36,21 @@ pub fn image_tokens() -> usize {
 /// Record types this reader uses; every other type is ignored and counted.
 pub const KNOWN_TYPES: &[&str] = &["user", "assistant", "system", "summary"];
 
+/// The name an ignored record without a `type` (and without a user or assistant message) is
+/// counted under.
+pub const NO_TYPE: &str = "(no type)";
+
+/// The text Claude Code writes as a user message when the user stops the model: after a
+/// refused tool use (`… for tool use]`) or mid-answer.
+pub const INTERRUPT_MARKER: &str = "[Request interrupted by user";
+
+/// The first message Claude Code sends a subagent it primes at start-up.
+pub const WARMUP: &str = "Warmup";
+
 #[derive(Deserialize)]
 pub(super) struct Record<'a> {
-    #[serde(rename = "type", borrow)]
-    pub kind: Cow<'a, str>,
+    #[serde(rename = "type", borrow, default)]
+    pub kind: Option<Cow<'a, str>>,
     #[serde(rename = "isSidechain", default)]
     pub is_sidechain: Option<bool>,
     #[serde(rename = "sessionId", borrow, default)]
@@ -42,6 +61,8 @@ pub(super) struct Record<'a> {
     pub uuid: Option<Cow<'a, str>>,
     #[serde(rename = "parentUuid", borrow, default)]
     pub parent_uuid: Option<Cow<'a, str>>,
+    #[serde(rename = "requestId", borrow, default)]
+    pub request_id: Option<Cow<'a, str>>,
     #[serde(rename = "isCompactSummary", default)]
     is_compact_summary: Option<bool>,
     #[serde(borrow, default)]
@@ -56,6 +77,8 @@ pub(super) struct Record<'a> {
 pub(super) struct Message<'a> {
     #[serde(borrow, default)]
     id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    role: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     model: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
@@ -77,13 +100,15 @@ struct RawUsage {
 }
 
 impl RawUsage {
-    fn usage(&self) -> Usage {
-        Usage {
+    fn usage(&self) -> Result<Usage, String> {
+        let u = Usage {
             input: self.input.unwrap_or(0),
             cache_creation: self.cache_creation.unwrap_or(0),
             cache_read: self.cache_read.unwrap_or(0),
             output: self.output.unwrap_or(0),
-        }
+        };
+        u.check()?;
+        Ok(u)
     }
 }
 
@@ -152,9 +177,9 @@ struct SearchInput<'a> {
 }
 
 #[derive(Deserialize)]
-struct AgentRef<'a> {
+pub(super) struct AgentRef<'a> {
     #[serde(rename = "agentId", borrow, default)]
-    agent_id: Option<Cow<'a, str>>,
+    pub agent_id: Option<Cow<'a, str>>,
 }
 
 /// The rendered call `{"name":NAME,"input":INPUT}` as a provider sees it; the log's input
@@ -182,7 +207,189 @@ fn is_clear(text: &str) -> bool {
     text.contains("<command-name>/clear</command-name>")
 }
 
-/// Applies one parsed record to its transcript. `message` is the record's parsed message.
+/// The key of a response (see the module notes): global ids first, `None` for a record that
+/// has none (keyed by its line, local to the file).
+pub fn response_key(
+    message_id: Option<&str>,
+    request_id: Option<&str>,
+    uuid: Option<&str>,
+) -> Option<String> {
+    match (message_id, uuid) {
+        (Some(m), _) if !m.is_empty() => Some(format!("m:{m}:{}", request_id.unwrap_or(""))),
+        (_, Some(u)) if !u.is_empty() => Some(format!("u:{u}")),
+        _ => None,
+    }
+}
+
+/// The session file being read: routing of records to the main conversation or a subagent
+/// (by `agentId`, or in older logs without it by the sidechain its parent belongs to).
+pub(super) struct State<'c> {
+    copies: &'c Copies,
+    pub session_id: Option<String>,
+    main: Option<Transcript>,
+    agents: Vec<Transcript>,
+    agent_index: HashMap<String, usize>,
+    /// uuid → agent, for sidechain records that carry no `agentId`.
+    chain_of: HashMap<String, usize>,
+    call_names: HashMap<String, String>,
+    /// Record uuids seen in this file: a repeated one is a record written twice.
+    seen: HashSet<u64>,
+}
+
+impl<'c> State<'c> {
+    pub fn new(copies: &'c Copies) -> State<'c> {
+        State {
+            copies,
+            session_id: None,
+            main: None,
+            agents: Vec::new(),
+            agent_index: HashMap::new(),
+            chain_of: HashMap::new(),
+            call_names: HashMap::new(),
+            seen: HashSet::new(),
+        }
+    }
+
+    pub fn line(
+        &mut self,
+        text: &str,
+        number: usize,
+        opts: ReadOptions,
+        stats: &mut ReadStats,
+    ) -> Result<(), BadLine> {
+        let rec: Record<'_> = serde_json::from_str(text).map_err(|e| BadLine::json(&e, 0))?;
+        fn parse_message<'t>(text: &str, raw: &'t RawValue) -> Result<Message<'t>, BadLine> {
+            let offset = raw.get().as_ptr() as usize - text.as_ptr() as usize;
+            serde_json::from_str::<Message<'t>>(raw.get()).map_err(|e| BadLine::json(&e, offset))
+        }
+        let (kind, msg): (Cow<'_, str>, Option<Message<'_>>) = match (&rec.kind, rec.message) {
+            (Some(k), raw) if k == "user" || k == "assistant" => {
+                (k.clone(), raw.map(|r| parse_message(text, r)).transpose()?)
+            }
+            (Some(k), _) if KNOWN_TYPES.contains(&k.as_ref()) => (k.clone(), None),
+            (Some(k), _) => {
+                ignore(&mut stats.ignored, k);
+                return Ok(());
+            }
+            (None, Some(raw)) => {
+                // No type: read by the message's role when it is a user or assistant message.
+                let role = parse_message(text, raw).ok().and_then(|m| {
+                    let r = m.role.as_deref()?.to_string();
+                    (r == "user" || r == "assistant").then_some((r, m))
+                });
+                match role {
+                    Some((r, m)) => {
+                        count_untyped(&mut stats.untyped, &r);
+                        (Cow::Owned(r), Some(m))
+                    }
+                    None => {
+                        ignore(&mut stats.ignored, NO_TYPE);
+                        return Ok(());
+                    }
+                }
+            }
+            (None, None) => {
+                ignore(&mut stats.ignored, NO_TYPE);
+                return Ok(());
+            }
+        };
+        if let Some(u) = rec.uuid.as_deref()
+            && !self.seen.insert(key_hash(&format!("u:{u}")))
+        {
+            stats.repeated_records += 1;
+            return Ok(());
+        }
+        if self.session_id.is_none()
+            && let Some(s) = &rec.session_id
+        {
+            self.session_id = Some(s.to_string());
+        }
+        let copied = self.is_copy(&rec, &kind, msg.as_ref());
+        let tx = match self.route(&rec) {
+            None => self.main.get_or_insert_with(|| Transcript::new(None)),
+            Some(i) => &mut self.agents[i],
+        };
+        let mut apply = Apply {
+            tx,
+            keep_text: opts.keep_text,
+            call_names: &mut self.call_names,
+        };
+        if copied {
+            stats.copied_records += 1;
+            apply.copied(&kind, msg, stats);
+            return Ok(());
+        }
+        apply
+            .record(&rec, &kind, msg, number)
+            .map_err(|message| BadLine { column: 1, message })
+    }
+
+    /// Whether an earlier file holds this record: its response key or its uuid was seen there.
+    fn is_copy(&self, rec: &Record<'_>, kind: &str, msg: Option<&Message<'_>>) -> bool {
+        if self.copies.is_empty() {
+            return false;
+        }
+        if let Some(u) = rec.uuid.as_deref()
+            && self.copies.uuids.contains(&key_hash(&format!("u:{u}")))
+        {
+            return true;
+        }
+        kind == "assistant"
+            && msg
+                .and_then(|m| {
+                    response_key(
+                        m.id.as_deref(),
+                        rec.request_id.as_deref(),
+                        rec.uuid.as_deref(),
+                    )
+                })
+                .is_some_and(|k| self.copies.keys.contains(&key_hash(&k)))
+    }
+
+    /// The subagent a record belongs to (`None`: the main conversation).
+    fn route(&mut self, rec: &Record<'_>) -> Option<usize> {
+        if rec.is_sidechain != Some(true) {
+            return None;
+        }
+        let idx = if let Some(a) = &rec.agent_id {
+            self.agent(a)
+        } else {
+            let parent = rec
+                .parent_uuid
+                .as_deref()
+                .and_then(|p| self.chain_of.get(p).copied());
+            match parent {
+                Some(i) => i,
+                None => {
+                    let name = format!("sidechain-{}", self.agents.len() + 1);
+                    self.agent(&name)
+                }
+            }
+        };
+        if rec.agent_id.is_none()
+            && let Some(u) = &rec.uuid
+        {
+            self.chain_of.insert(u.to_string(), idx);
+        }
+        Some(idx)
+    }
+
+    fn agent(&mut self, id: &str) -> usize {
+        if let Some(&i) = self.agent_index.get(id) {
+            return i;
+        }
+        let i = self.agents.len();
+        self.agents.push(Transcript::new(Some(id.to_string())));
+        self.agent_index.insert(id.to_string(), i);
+        i
+    }
+
+    pub fn finish(self) -> (Option<String>, Option<Transcript>, Vec<Transcript>) {
+        (self.session_id, self.main, self.agents)
+    }
+}
+
+/// Applies one parsed record to its transcript.
 pub(super) struct Apply<'t> {
     pub tx: &'t mut Transcript,
     pub keep_text: bool,
@@ -191,11 +398,18 @@ pub(super) struct Apply<'t> {
 }
 
 impl Apply<'_> {
-    pub fn record(&mut self, rec: &Record<'_>, msg: Option<Message<'_>>) {
-        match rec.kind.as_ref() {
+    /// `number` is the record's line: the key of a response with no id to share.
+    pub fn record(
+        &mut self,
+        rec: &Record<'_>,
+        kind: &str,
+        msg: Option<Message<'_>>,
+        number: usize,
+    ) -> Result<(), String> {
+        match kind {
             "assistant" => {
                 if let Some(m) = msg {
-                    self.assistant(rec, m);
+                    self.assistant(rec, m, number)?;
                 }
             }
             "user" => {
@@ -208,18 +422,64 @@ impl Apply<'_> {
             }
             _ => {}
         }
+        Ok(())
     }
 
-    fn assistant(&mut self, rec: &Record<'_>, m: Message<'_>) {
+    /// A record an earlier file holds: its sizes as context, nothing else.
+    fn copied(&mut self, kind: &str, msg: Option<Message<'_>>, stats: &mut ReadStats) {
+        let Some(m) = msg else { return };
+        let mut tokens = 0;
+        let mut calls = Vec::new();
+        if let Some(content) = &m.content {
+            match content {
+                Content::Text(t) => tokens += count_text(t),
+                Content::Blocks(blocks) => {
+                    for b in blocks {
+                        match b.kind.as_deref() {
+                            Some("tool_result") => tokens += Self::result_tokens(b),
+                            _ => tokens += self.assistant_block(b, &mut calls),
+                        }
+                    }
+                }
+            }
+        }
+        tokens += calls.iter().map(|c| c.tokens).sum::<usize>();
+        if kind == "assistant" && m.usage.is_some() {
+            stats.copied_requests += 1;
+        }
+        self.tx.copied(tokens);
+    }
+
+    fn result_tokens(b: &Block<'_>) -> usize {
+        match &b.content {
+            Some(Content::Text(t)) => count_text(t),
+            Some(Content::Blocks(inner)) => inner
+                .iter()
+                .map(|ib| match ib.kind.as_deref() {
+                    Some("text") => ib.text.as_deref().map_or(0, count_text),
+                    Some("tool_reference") => {
+                        count_text(&render_reference(ib.tool_name.as_deref().unwrap_or("")))
+                    }
+                    Some("image") => image_tokens(),
+                    _ => 0,
+                })
+                .sum(),
+            None => 0,
+        }
+    }
+
+    fn assistant(&mut self, rec: &Record<'_>, m: Message<'_>, number: usize) -> Result<(), String> {
         // Client-made messages (interruptions, API errors) were never an API request.
         if m.model.as_deref() == Some("<synthetic>") {
-            return;
+            return Ok(());
         }
-        let key =
-            m.id.as_deref()
-                .or(rec.uuid.as_deref())
-                .unwrap_or("")
-                .to_string();
+        let usage = m.usage.as_ref().map(RawUsage::usage).transpose()?;
+        let key = response_key(
+            m.id.as_deref(),
+            rec.request_id.as_deref(),
+            rec.uuid.as_deref(),
+        )
+        .unwrap_or_else(|| format!("line:{number}"));
         let mut text_tokens = 0;
         let mut calls = Vec::new();
         if let Some(content) = &m.content {
@@ -236,13 +496,12 @@ impl Apply<'_> {
         if let Some(model) = m.model {
             req.model = Some(model.into_owned());
         }
-        if let Some(u) = &m.usage {
-            req.usage
-                .get_or_insert_with(Usage::default)
-                .merge_max(&u.usage());
+        if let Some(u) = &usage {
+            req.usage.get_or_insert_with(Usage::default).merge_max(u);
         }
         req.text_tokens += text_tokens;
         req.calls.extend(calls);
+        Ok(())
     }
 
     /// Counts one assistant block; a `tool_use` becomes a call. Returns the text tokens.
@@ -266,6 +525,7 @@ impl Apply<'_> {
                 calls.push(Call {
                     id,
                     name,
+                    alt_name: None,
                     tokens,
                     query,
                 });
@@ -281,9 +541,16 @@ impl Apply<'_> {
         let mut user_text: Option<String> = None;
         let mut results = Vec::new();
         let mut clear = false;
+        let mut interrupt = false;
+        let mut first_text: Option<&str> = None;
+        let note_text = |t: &str, interrupt: &mut bool, clear: &mut bool| {
+            *clear |= is_clear(t);
+            *interrupt |= t.trim_start().starts_with(INTERRUPT_MARKER);
+        };
         match &content {
             Content::Text(t) => {
-                clear |= is_clear(t);
+                note_text(t, &mut interrupt, &mut clear);
+                first_text = Some(t);
                 user_tokens += count_text(t);
                 user_text = self.keep_text.then(|| t.to_string());
             }
@@ -293,7 +560,8 @@ impl Apply<'_> {
                         Some("tool_result") => results.push(self.tool_result(b, rec)),
                         Some("text") => {
                             let t = b.text.as_deref().unwrap_or("");
-                            clear |= is_clear(t);
+                            note_text(t, &mut interrupt, &mut clear);
+                            first_text.get_or_insert(t);
                             user_tokens += count_text(t);
                             if self.keep_text {
                                 user_text.get_or_insert_with(String::new).push_str(t);
@@ -313,8 +581,17 @@ impl Apply<'_> {
             self.tx.steps.push(Step::Clear);
             return;
         }
+        if self.tx.requests.is_empty()
+            && !self.tx.steps.iter().any(|s| matches!(s, Step::User { .. }))
+            && first_text.is_some_and(|t| t.trim() == WARMUP)
+        {
+            self.tx.warmup = true;
+        }
         if !results.is_empty() {
             self.tx.steps.push(Step::Results(results));
+        }
+        if interrupt {
+            self.tx.steps.push(Step::Interrupt);
         }
         if user_tokens > 0 || user_text.is_some() {
             self.tx.user(user_tokens, user_text.as_deref());
@@ -333,34 +610,24 @@ impl Apply<'_> {
 
     fn tool_result(&mut self, b: &Block<'_>, rec: &Record<'_>) -> ToolResult {
         let call_id = b.tool_use_id.as_deref().unwrap_or("").to_string();
-        let mut tokens = 0;
         let mut references = Vec::new();
         let mut texts: Vec<&str> = Vec::new();
         match &b.content {
-            Some(Content::Text(t)) => {
-                tokens += count_text(t);
-                texts.push(t);
-            }
+            Some(Content::Text(t)) => texts.push(t),
             Some(Content::Blocks(inner)) => {
                 for ib in inner {
                     match ib.kind.as_deref() {
-                        Some("text") => {
-                            let t = ib.text.as_deref().unwrap_or("");
-                            tokens += count_text(t);
-                            texts.push(t);
-                        }
+                        Some("text") => texts.push(ib.text.as_deref().unwrap_or("")),
                         Some("tool_reference") => {
-                            let tool = ib.tool_name.as_deref().unwrap_or("");
-                            tokens += count_text(&render_reference(tool));
-                            references.push(tool.to_string());
+                            references.push(ib.tool_name.as_deref().unwrap_or("").to_string());
                         }
-                        Some("image") => tokens += image_tokens(),
                         _ => {}
                     }
                 }
             }
             None => {}
         }
+        let tokens = Self::result_tokens(b);
         let is_task = self
             .call_names
             .get(&call_id)
@@ -381,7 +648,7 @@ impl Apply<'_> {
 
 /// The subagent a `Task` result names: `toolUseResult.agentId`, else an `agentId: X` line in
 /// the result text.
-fn agent_of(tool_use_result: Option<&RawValue>, texts: &[&str]) -> Option<String> {
+pub(super) fn agent_of(tool_use_result: Option<&RawValue>, texts: &[&str]) -> Option<String> {
     if let Some(raw) = tool_use_result
         && let Ok(r) = serde_json::from_str::<AgentRef<'_>>(raw.get())
         && let Some(id) = r.agent_id
@@ -396,4 +663,46 @@ fn agent_of(tool_use_result: Option<&RawValue>, texts: &[&str]) -> Option<String
             .collect();
         (!id.is_empty()).then_some(id)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn responses_are_keyed_by_message_and_request_then_uuid_never_empty() {
+        assert_eq!(
+            response_key(Some("msg_1"), Some("req_1"), Some("u1")).as_deref(),
+            Some("m:msg_1:req_1")
+        );
+        assert_eq!(
+            response_key(Some("msg_1"), None, None).as_deref(),
+            Some("m:msg_1:")
+        );
+        assert_eq!(
+            response_key(None, Some("req_1"), Some("u1")).as_deref(),
+            Some("u:u1")
+        );
+        assert_eq!(response_key(Some(""), None, Some("")), None);
+        assert_eq!(response_key(None, None, None), None);
+    }
+
+    #[test]
+    fn usage_beyond_any_bill_is_refused_not_wrapped() {
+        let u = RawUsage {
+            input: Some(u64::MAX),
+            ..RawUsage::default()
+        };
+        assert!(
+            u.usage().unwrap_err().contains("input_tokens"),
+            "{:?}",
+            u.usage()
+        );
+        let ok = RawUsage {
+            input: Some(3),
+            cache_read: Some(14_000),
+            ..RawUsage::default()
+        };
+        assert_eq!(ok.usage().unwrap().prompt(), 14_003);
+    }
 }
