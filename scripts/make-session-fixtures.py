@@ -290,3 +290,88 @@ L(8, "event_msg", {"type": "token_count", "info": {"total_token_usage": {"input_
 p = f"{root}/codex/2025/11/03/rollout-2025-11-03T09-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl"
 os.makedirs(os.path.dirname(p), exist_ok=True)
 open(p, "w").write("".join(json.dumps(l, separators=(",", ":")) + "\n" for l in lines))
+
+# 15. Codex CLI 0.128: the system prompt in session_meta.base_instructions, developer, AGENTS.md
+# and environment messages before the first prompt, prompts as an item and an event, unified
+# exec, a namespaced MCP call, a freeform apply_patch beside update_plan, a server-side web
+# search, a compaction with its replacement history, and Codex's own tool search.
+lines = []
+def C(t, typ, payload, day="2026-01-15"): lines.append({"timestamp": f"{day}T10:{t // 60:02d}:{t % 60:02d}.000Z", "type": typ, "payload": payload})
+def tc(inp, cached, out, tot):
+    last = {"input_tokens": inp, "cached_input_tokens": cached, "output_tokens": out, "reasoning_output_tokens": 0, "total_tokens": inp + out}
+    return {"type": "token_count", "info": {"total_token_usage": dict(last, input_tokens=tot), "last_token_usage": last, "model_context_window": 272000}, "rate_limits": None}
+sid = "019b2c3d-4e5f-7a6b-8c7d-9e0f1a2b3c4d"
+C(0, "session_meta", {"id": sid, "timestamp": "2026-01-15T10:00:00.000Z", "cwd": "/home/dev/shop", "originator": "codex_cli_rs", "cli_version": "0.128.0", "source": "cli", "model_provider": "openai",
+    "base_instructions": {"text": "You are a coding agent working in the user's terminal. Read the code before changing it, keep edits small, run the tests you touch, and say plainly what you changed and what you did not check."}})
+C(0, "response_item", {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "<permissions instructions>\nCommands run in a sandbox that can write inside the workspace only. Ask before anything that needs the network.\n</permissions instructions>"}]})
+C(0, "response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "# AGENTS.md instructions for /home/dev/shop\n\n<INSTRUCTIONS>\nRun `make test` before committing. Money amounts are integers in cents.\n</INSTRUCTIONS>"}]})
+C(0, "response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<environment_context>\n  <cwd>/home/dev/shop</cwd>\n  <shell>bash</shell>\n</environment_context>"}]})
+C(1, "turn_context", {"cwd": "/home/dev/shop", "approval_policy": "on-request", "model": "gpt-5.2-codex", "effort": "medium", "summary": "auto"})
+C(1, "response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "The coupon total is wrong; find it and fix it."}]})
+C(1, "event_msg", {"type": "user_message", "message": "The coupon total is wrong; find it and fix it.", "images": []})
+C(2, "event_msg", {"type": "token_count", "info": None, "rate_limits": {"primary": {"used_percent": 3.0}}})
+C(3, "response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": "**Looking for the coupon code**"}], "content": None, "encrypted_content": "gAAAAC"})
+C(3, "response_item", {"type": "function_call", "name": "exec_command", "arguments": "{\"cmd\":\"rg -n coupon src\",\"workdir\":\"/home/dev/shop\"}", "call_id": "call_x1"})
+C(4, "event_msg", tc(9120, 0, 48, 9120))
+C(5, "response_item", {"type": "function_call_output", "call_id": "call_x1", "output": "Chunk ID: 1a2b\nWall time: 0.1 seconds\nProcess exited with code 0\nOutput:\nsrc/cart.py:42:    total -= coupon.amount\nsrc/cart.py:57:    if coupon.percent:\n"})
+C(6, "response_item", {"type": "function_call", "name": "js", "namespace": "mcp__node_repl__", "arguments": "{\"code\":\"(1000 - 250) * 0.9\"}", "call_id": "call_x2"})
+C(7, "event_msg", tc(9260, 9088, 31, 18380))
+C(8, "response_item", {"type": "function_call_output", "call_id": "call_x2", "output": "675"})
+C(9, "response_item", {"type": "custom_tool_call", "status": "completed", "call_id": "call_x3", "name": "apply_patch", "input": "*** Begin Patch\n*** Update File: src/cart.py\n@@\n-    total -= coupon.amount\n+    total = total * (1 - coupon.percent / 100) - coupon.amount\n*** End Patch\n"})
+C(9, "response_item", {"type": "function_call", "name": "update_plan", "arguments": "{\"plan\":[{\"step\":\"Fix the order of discounts\",\"status\":\"completed\"},{\"step\":\"Run the tests\",\"status\":\"in_progress\"}]}", "call_id": "call_x4"})
+C(10, "event_msg", tc(9330, 9216, 120, 27710))
+C(11, "response_item", {"type": "custom_tool_call_output", "call_id": "call_x3", "output": "{\"output\":\"Success. Updated the following files:\\nM src/cart.py\\n\",\"metadata\":{\"exit_code\":0,\"duration_seconds\":0.0}}"})
+C(11, "response_item", {"type": "function_call_output", "call_id": "call_x4", "output": "Plan updated"})
+C(12, "response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "The percentage now applies before the fixed amount; 1000 cents with 10% and 250 off gives 650."}]})
+C(12, "event_msg", {"type": "agent_message", "message": "The percentage now applies before the fixed amount; 1000 cents with 10% and 250 off gives 650."})
+C(13, "event_msg", tc(9520, 9344, 38, 37230))
+C(20, "response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Is that how other shops round coupons?"}]})
+C(20, "event_msg", {"type": "user_message", "message": "Is that how other shops round coupons?", "images": []})
+C(21, "response_item", {"type": "web_search_call", "status": "completed", "action": {"type": "search", "query": "coupon percent before fixed discount rounding"}})
+C(22, "response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Most apply the percentage first and round each line to the cent."}]})
+C(23, "event_msg", tc(9600, 9472, 90, 46830))
+C(30, "compacted", {"message": "Summary: the coupon order was fixed in src/cart.py (percentage first, then the fixed amount).",
+    "replacement_history": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "The coupon total is wrong; find it and fix it."}]}]})
+C(31, "response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "File an issue about the old behaviour."}]})
+C(31, "event_msg", {"type": "user_message", "message": "File an issue about the old behaviour.", "images": []})
+C(32, "response_item", {"type": "tool_search_call", "call_id": "call_s1", "status": "completed", "execution": "client", "arguments": {"query": "tracker create issue", "limit": 5}})
+C(33, "event_msg", tc(2410, 0, 25, 49240))
+C(34, "response_item", {"type": "tool_search_output", "call_id": "call_s1", "status": "completed", "execution": "client", "tools": [{"type": "namespace", "name": "mcp__tracker__", "tools": [{"type": "function", "name": "create_issue", "parameters": {"type": "object"}}, {"type": "function", "name": "search_issues", "parameters": {"type": "object"}}]}]})
+C(35, "response_item", {"type": "function_call", "name": "create_issue", "namespace": "mcp__tracker__", "arguments": "{\"project\":\"SHOP\",\"title\":\"Coupons applied the fixed amount before the percentage\"}", "call_id": "call_x5"})
+C(36, "event_msg", tc(3120, 2304, 41, 52360))
+C(37, "response_item", {"type": "function_call_output", "call_id": "call_x5", "output": "Created SHOP-342"})
+C(38, "response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Filed SHOP-342."}]})
+C(39, "event_msg", tc(3190, 3072, 9, 55550))
+p = f"{root}/codex/2026/01/15/rollout-2026-01-15T10-00-00-{sid}.jsonl"
+os.makedirs(os.path.dirname(p), exist_ok=True)
+open(p, "w").write("".join(json.dumps(l, separators=(",", ":")) + "\n" for l in lines))
+
+# 16. Codex Desktop: prompts only as event_msg user_message, the system prompt as a string,
+# a dynamic tool of the app's own namespace, and a turn the user stopped.
+lines = []
+sid = "019b3d4e-5f60-7b7c-8d9e-0f1a2b3c4d5e"
+C(0, "session_meta", {"id": sid, "timestamp": "2026-01-16T09:00:00.000Z", "cwd": "/home/dev/shop", "originator": "Codex Desktop", "cli_version": "0.129.0", "source": "vscode", "model_provider": "openai",
+    "base_instructions": "You are a coding agent inside a desktop app. Prefer showing the user files in the editor over pasting them.",
+    "dynamic_tools": [{"name": "open_in_editor", "description": "Opens a file of the workspace in the app's editor at a line.", "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}, "line": {"type": "number"}}, "required": ["path"]}, "namespace": "codex_app", "deferLoading": False}]}, day="2026-01-16")
+C(0, "response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<environment_context>\n  <cwd>/home/dev/shop</cwd>\n</environment_context>"}]}, day="2026-01-16")
+C(1, "turn_context", {"cwd": "/home/dev/shop", "approval_policy": "on-request", "model": "gpt-5.2-codex", "summary": "auto"}, day="2026-01-16")
+C(1, "event_msg", {"type": "user_message", "message": "Show me where refunds are computed.", "images": []}, day="2026-01-16")
+C(2, "response_item", {"type": "function_call", "name": "exec_command", "arguments": "{\"cmd\":\"rg -ln refund src\"}", "call_id": "call_d1"}, day="2026-01-16")
+C(3, "event_msg", tc(6140, 0, 30, 6140), day="2026-01-16")
+C(4, "response_item", {"type": "function_call_output", "call_id": "call_d1", "output": "src/refunds.py\n"}, day="2026-01-16")
+C(5, "response_item", {"type": "function_call", "name": "open_in_editor", "namespace": "codex_app", "arguments": "{\"path\":\"src/refunds.py\",\"line\":12}", "call_id": "call_d2"}, day="2026-01-16")
+C(6, "event_msg", tc(6230, 6016, 24, 12370), day="2026-01-16")
+C(7, "response_item", {"type": "function_call_output", "call_id": "call_d2", "output": "opened"}, day="2026-01-16")
+C(8, "response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Refunds are computed in src/refunds.py, opened at line 12."}]}, day="2026-01-16")
+C(9, "event_msg", tc(6290, 6144, 17, 18660), day="2026-01-16")
+C(20, "event_msg", {"type": "user_message", "message": "Now run the refund tests.", "images": []}, day="2026-01-16")
+C(21, "response_item", {"type": "function_call", "name": "exec_command", "arguments": "{\"cmd\":\"make test-refunds\"}", "call_id": "call_d3"}, day="2026-01-16")
+C(22, "event_msg", tc(6360, 6272, 22, 25020), day="2026-01-16")
+C(23, "response_item", {"type": "function_call_output", "call_id": "call_d3", "output": "aborted by user"}, day="2026-01-16")
+C(23, "event_msg", {"type": "turn_aborted", "reason": "interrupted"}, day="2026-01-16")
+C(30, "event_msg", {"type": "user_message", "message": "Only the fast ones, please.", "images": []}, day="2026-01-16")
+C(31, "response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Run `make test-refunds FAST=1`: it skips the slow ledger tests."}]}, day="2026-01-16")
+C(32, "event_msg", tc(6420, 6336, 19, 31440), day="2026-01-16")
+p = f"{root}/codex/desktop/rollout-2026-01-16T09-00-00-{sid}.jsonl"
+os.makedirs(os.path.dirname(p), exist_ok=True)
+open(p, "w").write("".join(json.dumps(l, separators=(",", ":")) + "\n" for l in lines))

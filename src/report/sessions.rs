@@ -240,24 +240,45 @@ fn int(x: u64) -> String {
 fn fit_lines(s: &SessionsReport) -> String {
     let mut out = String::new();
     for c in &s.calibrations {
+        let held = c.held_out.as_ref().map_or_else(
+            || "no held-out error (too few requests)".to_string(),
+            |h| {
+                format!(
+                    "held-out error median {}, p90 {} against {} and {} uncalibrated ({} folds)",
+                    pct(h.median_abs_pct),
+                    pct(h.p90_abs_pct),
+                    pct(h.uncalibrated_median_abs_pct),
+                    pct(h.uncalibrated_p90_abs_pct),
+                    h.folds
+                )
+            },
+        );
         out.push_str(&format!(
-            "- **{}** ({}): system prompt {} tokens, {} provider tokens per counted token (R² {}, residual {} tokens RMS, {} requests){}.\n",
+            "- **{}** ({}): n = {} requests, R² {}, {held}; system prompt {} tokens, {} provider tokens per counted token (residual {} tokens RMS){}. {}\n",
             c.model,
             c.counter,
+            c.requests,
+            c.r2,
             thousands(c.system_prompt_tokens, 0),
             c.scale,
-            c.r2,
             thousands(c.rms_residual_tokens, 0),
-            c.requests,
             c.subagent_system_prompt_tokens
                 .map(|p| format!("; subagents' system prompt {} tokens over {} requests", thousands(p, 0), c.subagent_requests))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            if c.applied {
+                "Applied.".to_string()
+            } else {
+                format!("**Not applied** ({}): these sessions are replayed uncalibrated.", c.notes.join("; "))
+            }
         ));
     }
     if out.is_empty() {
         out.push_str("- No calibration in the folder: the model is uncalibrated (system prompt 0, scale 1).\n");
     }
-    if s.calibrations.iter().any(|c| c.constrained || c.r2 < 0.9) {
+    if s.calibrations
+        .iter()
+        .any(|c| c.applied && (c.constrained || c.r2 < 0.9))
+    {
         out.push_str(
             "\n**The bills do not follow the model well** (the free fit wanted a negative system \
              prompt, so it is fixed at 0, or R² is under 0.9): the sessions send something \
@@ -359,10 +380,12 @@ pub fn markdown(s: &SessionsReport, figures: &[Figure]) -> String {
     let mut out = format!(
         "## Your sessions\n\n{} sessions imported by `toolbudget session import` into `{}`, replayed by the \
          simulator with the system prompt and counter scale fitted from their own bills \
-         (`calibration.json`).\n\n### Billed vs modeled\n\nEach billed request is set against the \
+         (`calibration.json`) where that fit does better than none on requests held out of it.\n\n### Billed vs modeled\n\nEach billed request is set against the \
          simulator's request for the same turn, in the mode the session really ran (deferred when it \
          used the search tool, its searches replayed as they happened). Fit, by least squares over \
-         the main agent's requests (billed = system prompt + preamble + scale × counted):\n\n",
+         the main agent's requests (billed = system prompt + preamble + scale × counted), checked \
+         by 5-fold cross-validation and applied only when its held-out error is no worse than \
+         the uncalibrated model's:\n\n",
         s.sessions.len(),
         s.folder
     );

@@ -12,7 +12,7 @@
 //! them. An interrupted turn ends where the user stopped it. Sizes only, no text, in the
 //! tokens of the main profile's counter (the scenario's `counter:`).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -38,6 +38,10 @@ pub struct DeferredOut {
     pub defer_mcp: bool,
     pub scorer: &'static str,
     pub max_results: usize,
+    /// In a session that searched, the MCP tools it called with no search loading them first:
+    /// they were loaded from the start in that session.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub always_load: Vec<String>,
 }
 
 /// A scenario file (the keys of `scenarios/schema.json`).
@@ -239,6 +243,8 @@ struct Converter<'a> {
     models: BTreeMap<String, String>,
     counter: CounterKind,
     agent_profiles: BTreeMap<usize, String>,
+    /// MCP tools called before any search of their agent loaded them.
+    direct: BTreeSet<String>,
 }
 
 /// Every size of a conversation built from o200k counts, in `counter`'s tokens: each size
@@ -286,6 +292,7 @@ pub fn convert(session: &Session, input: &ConvertInput<'_>) -> Converted {
         models: BTreeMap::new(),
         counter: CounterKind::O200kJson,
         agent_profiles: BTreeMap::new(),
+        direct: BTreeSet::new(),
     };
     let profile = c.main_profile();
     let (counter, replaced_counter) = session_counter(&profile);
@@ -405,6 +412,11 @@ impl<'a> Converter<'a> {
                 defer_mcp: true,
                 scorer: "keyword",
                 max_results: 5,
+                always_load: if ran_as == RanAs::Deferred {
+                    self.direct.iter().cloned().collect()
+                } else {
+                    Vec::new()
+                },
             },
             conversation,
         }
@@ -585,9 +597,9 @@ impl<'a> Converter<'a> {
             for r in result.map_or(&[][..], |r| &r.references[..]) {
                 match resolve(self.input.catalog, r, None) {
                     Some(id) => {
-                        if let Some(q) = &call.query {
-                            queries.insert(id.clone(), q.clone());
-                        }
+                        // A search without a query (never in practice) replays by the name.
+                        let q = call.query.clone().unwrap_or_else(|| name_query(&id));
+                        queries.insert(id.clone(), q);
                         loads.push(id);
                     }
                     None => {
@@ -611,6 +623,15 @@ impl<'a> Converter<'a> {
             self.unknown.left_out_tokens += tokens;
             return None;
         };
+        if !queries.contains_key(&id)
+            && self
+                .input
+                .catalog
+                .index_of(&id)
+                .is_some_and(|i| self.input.catalog.get(i).is_mcp())
+        {
+            self.direct.insert(id.clone());
+        }
         let subagent = self.subagent(&id, result);
         Some(CallOut {
             query: Some(queries.get(&id).cloned().unwrap_or_else(|| name_query(&id))),

@@ -1,7 +1,9 @@
 //! Values fitted from real bills (`toolbudget session import` writes them): the system prompt
-//! a model really carried and how many provider tokens one counted token is. `simulate` and
-//! `report` apply them with `--calibration FILE` to every scenario of the same model profile
-//! and counter.
+//! a model really carried and how many provider tokens one counted token is, with the error
+//! the fit makes on requests it was not fitted on. `simulate` and `report` apply them with
+//! `--calibration FILE` to every scenario of the same model profile and counter; an entry the
+//! import did not apply (`applied: false`: too few requests, or no better than none on the
+//! held-out requests) is kept for the record and never applied.
 
 use std::path::Path;
 
@@ -39,6 +41,36 @@ pub struct Calibration {
     /// (the bills carry less than the scenarios hold; read the fit as rough).
     #[serde(default)]
     pub constrained: bool,
+    /// Whether the import applied it (files written before this field: every entry was).
+    #[serde(default = "applied_by_default")]
+    pub applied: bool,
+    /// The error on requests held out of the fit, against the uncalibrated model on the same
+    /// requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_out: Option<HeldOut>,
+    /// Why it is not applied, or a warning (fitted on fewer requests than asked for).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+fn applied_by_default() -> bool {
+    true
+}
+
+/// Held-out error of a fit: each request predicted by a fit on the other folds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeldOut {
+    /// How requests were held out (e.g. `5-fold cross-validation`).
+    pub method: String,
+    pub folds: usize,
+    pub requests: usize,
+    /// Median and 90th percentile of |predicted − billed| / billed, percent: calibrated, and
+    /// the uncalibrated model on the same requests.
+    pub median_abs_pct: f64,
+    pub p90_abs_pct: f64,
+    pub uncalibrated_median_abs_pct: f64,
+    pub uncalibrated_p90_abs_pct: f64,
 }
 
 /// A calibration file: one entry per (model, counter).
@@ -53,7 +85,7 @@ impl CalibrationFile {
         let doc = Document::read(path)?;
         let file: CalibrationFile =
             serde_json::from_str(doc.text()).map_err(|e| json_error(path, &e))?;
-        for c in &file.calibrations {
+        for c in file.calibrations.iter().filter(|c| c.applied) {
             if !c.scale.is_finite() || c.scale <= 0.0 || !c.system_prompt_tokens.is_finite() {
                 return Err(Error::input(
                     path,
@@ -68,12 +100,12 @@ impl CalibrationFile {
         Ok(file)
     }
 
-    /// The entry for this scenario's profile and counter (`session import` keys them by the
-    /// counter the simulator selects for the scenario, `session::import::counter_of`).
+    /// The applied entry for this scenario's profile and counter (`session import` keys them
+    /// by the counter the simulator selects for the scenario, `session::import::counter_of`).
     pub fn for_scenario(&self, scenario: &Scenario, counter: &str) -> Option<&Calibration> {
         self.calibrations
             .iter()
-            .find(|c| c.model == scenario.profile.name && c.counter == counter)
+            .find(|c| c.applied && c.model == scenario.profile.name && c.counter == counter)
     }
 }
 

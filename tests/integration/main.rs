@@ -23,6 +23,7 @@ mod report;
 mod report_interrupt;
 mod roundtrip_any_form;
 mod search_cli;
+mod session_codex;
 mod session_import;
 mod session_known;
 mod session_shapes;

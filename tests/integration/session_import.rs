@@ -468,7 +468,7 @@ fn a_codex_rollout_gives_turns_from_its_items_and_requests_from_token_counts() {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::cargo_bin("toolbudget")
         .unwrap()
-        .args(["session", "import", &fixture("codex")])
+        .args(["session", "import", &fixture("codex/2025")])
         .args(["--catalog", &fixture("codex-tools.json")])
         .args(["--out", dir.path().to_str().unwrap(), "--format", "json"])
         .output()

@@ -274,8 +274,8 @@ fn with_no_path_the_agents_own_folders_are_read_and_narrowed_by_date_and_project
     );
     let codex = home.path().join("codex");
     copy_tree(
-        &crate::support::repo("fixtures/sessions/codex"),
-        &codex.join("sessions"),
+        &crate::support::repo("fixtures/sessions/codex/2025"),
+        &codex.join("sessions/2025"),
     );
     let go = |extra: &[&str]| {
         let out = crate::support::toolbudget()

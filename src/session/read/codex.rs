@@ -8,8 +8,9 @@
 //!   session's own tools (catalog entries).
 //! - `response_item` payloads are the conversation: messages, reasoning summaries, calls
 //!   (`function_call` with its `namespace`: `mcp__server__` + `tool` is `mcp__server__tool`;
-//!   `custom_tool_call`, `local_shell_call`, `web_search_call`, `tool_search_call`) and their
-//!   outputs. A prompt arrives as a user `message` item, an `event_msg` `user_message`, or
+//!   `custom_tool_call`, `local_shell_call`, `tool_search_call`) and their outputs; a
+//!   `web_search_call` runs on the provider inside the same response, so it counts as what
+//!   the model wrote, not as a call. A prompt arrives as a user `message` item, an `event_msg` `user_message`, or
 //!   (Codex CLI) both: the event counts only when no item carries the same text.
 //! - An `event_msg` `token_count` closes one model request and carries its usage
 //!   (`last_token_usage`: input with cached input inside it, and output); `info: null` is a
@@ -377,8 +378,14 @@ impl State {
                 let n = p.summary.map_or(0, |c| texts_tokens(c, None));
                 self.out().text_tokens += n;
             }
-            "function_call" | "custom_tool_call" | "local_shell_call" | "web_search_call"
-            | "tool_search_call" => {
+            "web_search_call" => {
+                // The provider runs it inside the same response: part of the model's answer,
+                // not a call the client answers.
+                let action = p.action.map_or("{}", RawValue::get);
+                let n = count_text(&render_call("web_search", action));
+                self.out().text_tokens += n;
+            }
+            "function_call" | "custom_tool_call" | "local_shell_call" | "tool_search_call" => {
                 let call = self.call(kind, p);
                 self.out().calls.push(call);
             }
@@ -479,7 +486,6 @@ impl State {
     fn call(&mut self, kind: &str, p: &Payload<'_>) -> Call {
         let (name, alt_name) = match kind {
             "local_shell_call" => ("local_shell".to_string(), None),
-            "web_search_call" => ("web_search".to_string(), None),
             "tool_search_call" => (SEARCH_TOOL.to_string(), None),
             _ => flat_name(p.namespace.as_deref(), p.name.as_deref().unwrap_or("")),
         };
