@@ -47,6 +47,85 @@ pub enum Command {
     Session(SessionArgsGroup),
     /// Refit the anthropic-estimate counter from its public count_tokens observations.
     Calibrate(CalibrateArgs),
+    /// Play scenarios against a real model endpoint, eager and deferred: accuracy against the
+    /// scenarios' calls, searches, billed usage beside toolbudget's count, latency; every
+    /// exchange recorded in a cassette that `--offline` replays.
+    Live(LiveArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LiveArgs {
+    /// Scenario files (YAML or JSON); each turn's `calls` are the labels.
+    #[arg(value_name = "SCENARIO", required = true)]
+    pub scenarios: Vec<PathBuf>,
+    /// The endpoint's request shape.
+    #[arg(long, value_enum)]
+    pub provider: crate::live::Provider,
+    /// The model name sent with every request.
+    #[arg(long)]
+    pub model: String,
+    /// Base URL [default: the provider's own, https://api.openai.com/v1 or
+    /// https://api.anthropic.com]; e.g. http://127.0.0.1:8765/v1 for a local server (which
+    /// needs no key).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Where the deferred mode's searches run: toolbudget's search core (client) or the
+    /// provider's own tool search (provider: anthropic, openai-responses).
+    #[arg(long, value_enum, default_value = "client")]
+    pub search: crate::live::SearchSide,
+    /// Client-side scorer (overrides every scenario's `deferred.scorer`).
+    #[arg(long, value_enum, value_name = "S")]
+    pub scorer: Option<ScorerKind>,
+    /// Runs of each scenario and mode.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+    /// Requests per turn at most (a turn that reaches it is counted as hitting the limit).
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u64).range(1..=100))]
+    pub max_steps: u64,
+    /// max_tokens of every request.
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_tokens: u32,
+    /// Sampling temperature (not sent unless given).
+    #[arg(long, value_name = "T", value_parser = parse_temperature)]
+    pub temperature: Option<f64>,
+    /// Seed sent where the API takes one (openai-chat); run r sends SEED + r.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// tool_choice of every request (overrides the scenarios'); `any` is sent as `required`
+    /// to OpenAI shapes, which llama-cpp-python's server answers with HTTP 500.
+    #[arg(long, value_enum)]
+    pub tool_choice: Option<ToolChoice>,
+    /// Counter of toolbudget's count beside the billed usage [default: the provider's:
+    /// openai-chat, openai-responses, anthropic-estimate].
+    #[arg(long, value_enum, value_name = "NAME")]
+    pub counter: Option<CounterKind>,
+    /// The cassette: every request and answer, keyed by the sha256 of the canonical request
+    /// (JSON, no keys or headers, safe to commit).
+    #[arg(
+        long,
+        default_value = ".toolbudget/live-cassette.json",
+        value_name = "FILE"
+    )]
+    pub cassette: PathBuf,
+    /// Never call the endpoint: every answer must be in the cassette.
+    #[arg(long)]
+    pub offline: bool,
+    /// Seconds to wait for one answer.
+    #[arg(long, default_value = "300", value_name = "SECS", value_parser = parse_seconds)]
+    pub timeout_secs: f64,
+    /// Folder for live.json, turns.csv, requests.csv and summary.md (`report --live` reads it).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Summary format on stdout.
+    #[arg(long, default_value = "table", value_enum)]
+    pub format: Format,
+}
+
+fn parse_temperature(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(t) if (0.0..=2.0).contains(&t) => Ok(t),
+        _ => Err(format!("expected a temperature from 0 to 2, got {s:?}")),
+    }
 }
 
 #[derive(Debug, Args)]
@@ -167,6 +246,9 @@ pub struct ReportArgs {
     /// the same model profile and tokenizer (and to the sessions instead of their folder's).
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<PathBuf>,
+    /// Add the accuracy section: a folder written by `toolbudget live --out DIR`.
+    #[arg(long, value_name = "DIR")]
+    pub live: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -71,6 +71,10 @@ pub enum Error {
     /// A resource the tool needs is not installed (an embedding model, say).
     #[error("{0}")]
     Missing(String),
+    /// A scorer failed while answering (an external scorer that crashed, timed out or broke
+    /// its protocol): exit code 2, the message names the scorer and the query.
+    #[error("{0}")]
+    Scorer(String),
 }
 
 impl Error {

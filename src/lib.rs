@@ -19,6 +19,7 @@ pub mod error;
 pub mod eval;
 pub mod generate;
 pub mod input;
+pub mod live;
 pub mod mcp;
 pub mod names;
 pub mod output;

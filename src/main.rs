@@ -36,6 +36,7 @@ fn main() -> ExitCode {
             }
         },
         Command::Calibrate(args) => commands::calibrate::run(args).map(ExitCode::from),
+        Command::Live(args) => commands::live::run(args, cli.quiet).map(|()| ExitCode::SUCCESS),
         Command::Catalog(group) => match &group.command {
             CatalogCommand::Import(args) => commands::catalog_import::run(args, cli.quiet),
             CatalogCommand::Generate(args) => {

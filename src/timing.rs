@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::InputError;
 use crate::search::{Scorer, SearchOutcome, SearchRequest};
 
 /// A monotonic clock: the time elapsed since some fixed origin.
@@ -17,7 +16,7 @@ pub type Clock<'a> = &'a dyn Fn() -> Duration;
 /// time it took to refuse).
 #[derive(Debug, Clone)]
 pub struct Timed {
-    pub outcome: Result<SearchOutcome, InputError>,
+    pub outcome: Result<SearchOutcome, crate::search::SearchError>,
     pub elapsed: Duration,
 }
 

@@ -69,6 +69,7 @@ pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
             &tick,
         );
         bar.finish();
+        let r = r?;
         if r.refused_queries > 0 && !quiet {
             eprintln!(
                 "warning: {kind} refused {} queries; they score 0 (see `refused` in --per-query rows)",

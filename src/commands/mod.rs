@@ -9,6 +9,7 @@ pub mod compare;
 pub mod count;
 pub mod count_compare;
 pub mod eval;
+pub mod live;
 pub mod report;
 pub mod search;
 pub mod session_import;
@@ -63,6 +64,10 @@ pub fn check_outputs(command: &crate::cli::Command) -> Result<()> {
         },
         Command::Calibrate(a) if a.write => check_out_file(&a.data),
         Command::Calibrate(_) => Ok(()),
+        Command::Live(a) => {
+            file(&Some(a.cassette.clone()))?;
+            a.out.as_deref().map_or(Ok(()), check_out_dir)
+        }
         Command::Catalog(group) => match &group.command {
             CatalogCommand::Generate(a) => file(&a.out),
             CatalogCommand::Import(a) => {

@@ -84,7 +84,10 @@ pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
     let data = pipeline::build(&inputs, &|| origin.elapsed(), &bars)?;
     let files = crate::report::render(&data).map_err(|e| Error::Missing(e.to_string()))?;
     bars.phase("writing", 1);
-    let files: Vec<(String, Vec<u8>)> = files.into_iter().map(|f| (f.path, f.bytes)).collect();
+    let mut files: Vec<(String, Vec<u8>)> = files.into_iter().map(|f| (f.path, f.bytes)).collect();
+    if let Some(dir) = &args.live {
+        add_live_section(&mut files, dir)?;
+    }
     write_tree(&args.out, &files)?;
     bars.finish();
     if !quiet {
@@ -94,6 +97,19 @@ pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
             args.out.join("index.md").display()
         );
     }
+    Ok(())
+}
+
+/// `--live DIR`: the accuracy section appended to index.md, its chart and CSVs beside.
+fn add_live_section(files: &mut Vec<(String, Vec<u8>)>, dir: &Path) -> Result<()> {
+    let live = super::live::load_result(dir)?;
+    let (md, extra) =
+        crate::report::live::section(&live).map_err(|e| Error::Missing(e.to_string()))?;
+    if let Some((_, index)) = files.iter_mut().find(|(p, _)| p == "index.md") {
+        index.extend_from_slice(b"\n");
+        index.extend_from_slice(md.as_bytes());
+    }
+    files.extend(extra);
     Ok(())
 }
 

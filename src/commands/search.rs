@@ -65,10 +65,10 @@ pub fn search(
     let candidates = catalog.search_candidates();
     let mut request = SearchRequest::new(query, limit);
     request.candidates = candidates.as_deref();
-    let outcome = scorer.search(&request).map_err(Error::Input)?;
-    let matched = scorer.count_matches(&request).map_err(Error::Input)?;
+    let outcome = scorer.search(&request).map_err(Error::from)?;
+    let matched = scorer.count_matches(&request).map_err(Error::from)?;
     let explanations = if explain {
-        let tree = scorer.explain(&request).map_err(Error::Input)?;
+        let tree = scorer.explain(&request).map_err(Error::from)?;
         // The tree's children are the same search's hits, in order.
         let rows = outcome
             .hits

@@ -74,8 +74,15 @@ pub struct Ureq {
 
 impl Default for Ureq {
     fn default() -> Self {
+        Ureq::with_timeout(Duration::from_secs(60))
+    }
+}
+
+impl Ureq {
+    /// A transport whose requests give up after `timeout` (a model's answer can take minutes).
+    pub fn with_timeout(timeout: Duration) -> Ureq {
         let agent = ureq::Agent::config_builder()
-            .timeout_global(Some(Duration::from_secs(60)))
+            .timeout_global(Some(timeout))
             .http_status_as_error(false)
             .build()
             .into();

@@ -17,7 +17,7 @@ use super::siblings::{Siblings, WrongSibling};
 use super::{bootstrap, classes, thresholds};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
-use crate::search::{Scorer, SearchRequest};
+use crate::search::{Scorer, SearchError, SearchRequest};
 use crate::timing::{Clock, LatencyUs, Timed, time_search};
 
 /// Cutoffs of `--k` when none are given.
@@ -94,7 +94,7 @@ pub fn evaluate(
     options: &EvalOptions,
     clock: Clock<'_>,
     progress: &dyn Fn(usize),
-) -> ScorerResult {
+) -> Result<ScorerResult> {
     let names = options.metric_names();
     let candidates = catalog.search_candidates();
     let mut timed = Vec::with_capacity(queries.len());
@@ -103,8 +103,18 @@ pub fn evaluate(
             query: &q.query,
             limit: options.depth,
             candidates: candidates.as_deref(),
+            id: Some(&q.id),
         };
-        timed.push(time_search(scorer, &request, clock));
+        let t = time_search(scorer, &request, clock);
+        // A scorer that failed (not one that refused a query) has no result to score.
+        if let Err(SearchError::Failed(why)) = &t.outcome {
+            return Err(Error::Scorer(format!(
+                "{}: query {:?}: {why}",
+                scorer.name(),
+                q.id
+            )));
+        }
+        timed.push(t);
         progress(i + 1);
     }
     let mut firsts = Vec::with_capacity(queries.len());
@@ -136,8 +146,8 @@ pub fn evaluate(
             *v = round_metric(*v);
         }
     }
-    ScorerResult {
-        scorer: scorer.kind().name().to_string(),
+    Ok(ScorerResult {
+        scorer: scorer.name(),
         settings: scorer.settings().into_iter().collect(),
         metrics: names
             .iter()
@@ -151,7 +161,7 @@ pub fn evaluate(
         wrong_sibling,
         thresholds,
         per_query: options.per_query.then_some(rows),
-    }
+    })
 }
 
 /// Each metric's per-query values over the chosen rows (unrounded).
@@ -306,7 +316,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::error::InputError;
     use crate::eval::queries::tests::catalog;
-    use crate::search::{Explanation, Hit, ScorerKind, SearchOutcome};
+    use crate::search::{Explanation, Hit, ScorerKind, SearchError, SearchOutcome};
     use std::cell::Cell;
     use std::collections::HashMap;
     use std::time::Duration;
@@ -318,12 +328,12 @@ pub(crate) mod tests {
     }
 
     impl Scorer for FixedScorer {
-        fn kind(&self) -> ScorerKind {
-            ScorerKind::Keyword
+        fn name(&self) -> String {
+            ScorerKind::Keyword.name().to_string()
         }
-        fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, InputError> {
+        fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, SearchError> {
             if request.query == "bad(" {
-                return Err(InputError::usage("unbalanced parenthesis"));
+                return Err(InputError::usage("unbalanced parenthesis").into());
             }
             let ids = self
                 .rankings
@@ -352,7 +362,7 @@ pub(crate) mod tests {
             &self,
             _: &SearchRequest<'_>,
             tool: usize,
-        ) -> Result<Explanation, InputError> {
+        ) -> Result<Explanation, SearchError> {
             Ok(Explanation::leaf(format!("tool {tool}"), 0.0))
         }
         fn settings(&self) -> Vec<(String, String)> {
@@ -432,7 +442,8 @@ pub(crate) mod tests {
             &options,
             &fake_clock(),
             &|_| {},
-        );
+        )
+        .unwrap();
         crate::eval::EvalResult::new(
             &scorer.catalog,
             &set,
@@ -456,7 +467,8 @@ pub(crate) mod tests {
             &options,
             &fake_clock(),
             &|_| {},
-        );
+        )
+        .unwrap();
         let get = |name: &str| e.metric(name).unwrap();
         // q1: a@1; q2: c@1, b@3; q3: nothing; q4: refused → 0.
         assert_eq!(get("recall@1"), (1.0 + 0.5) / 4.0);
@@ -495,7 +507,8 @@ pub(crate) mod tests {
             &options,
             &fake_clock(),
             &|_| {},
-        );
+        )
+        .unwrap();
         let b = evaluate(
             &scorer,
             &scorer.catalog,
@@ -504,7 +517,8 @@ pub(crate) mod tests {
             &options,
             &fake_clock(),
             &|_| {},
-        );
+        )
+        .unwrap();
         assert_eq!(a, b);
     }
 
@@ -526,7 +540,8 @@ pub(crate) mod tests {
             &options,
             &fake_clock(),
             &|_| {},
-        );
+        )
+        .unwrap();
         // Without the search tool in the way, `b` ranks second.
         assert_eq!(e.per_query.as_ref().unwrap()[0].top, vec!["a", "b"]);
         assert_eq!(e.metric("mrr"), Some(0.5));
@@ -558,10 +573,10 @@ pub(crate) mod tests {
     }
 
     impl Scorer for OracleScorer {
-        fn kind(&self) -> ScorerKind {
-            ScorerKind::Bm25
+        fn name(&self) -> String {
+            ScorerKind::Bm25.name().to_string()
         }
-        fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, InputError> {
+        fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, SearchError> {
             let first = self.by_text.get(request.query).cloned().unwrap_or_default();
             let rest = (0..self.tool_count).filter(|t| !first.contains(t));
             let hits = first
@@ -586,7 +601,7 @@ pub(crate) mod tests {
             &self,
             _: &SearchRequest<'_>,
             tool: usize,
-        ) -> Result<Explanation, InputError> {
+        ) -> Result<Explanation, SearchError> {
             Ok(Explanation::leaf(format!("tool {tool}"), 0.0))
         }
         fn settings(&self) -> Vec<(String, String)> {
@@ -625,7 +640,8 @@ pub(crate) mod tests {
                 &options,
                 &fake_clock(),
                 &|_| {},
-            );
+            )
+            .unwrap();
             eprintln!(
                 "{name}: {} queries evaluated with 95% intervals in {:?}",
                 set.queries.len(),

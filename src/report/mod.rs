@@ -18,6 +18,7 @@ pub mod deferral;
 pub mod deferral_view;
 pub mod figures;
 pub mod json;
+pub mod live;
 pub mod markdown;
 pub mod pipeline;
 pub mod published;

@@ -301,7 +301,7 @@ fn run_eval(
                 &options,
                 clock,
                 &|_| {},
-            )),
+            )?),
             Err(e) => skipped.push((kind.name().to_string(), e.to_string())),
         }
         progress.advance();

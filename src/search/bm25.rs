@@ -32,7 +32,8 @@ use std::sync::Arc;
 
 use super::text::{STOPWORDS, schema_text, stem_plural, strip_prefix_ignore_case, words};
 use super::{
-    Contribution, Explanation, Hit, Scorer, ScorerKind, SearchOutcome, SearchRequest, rank_hits,
+    Contribution, Explanation, Hit, Scorer, ScorerKind, SearchError, SearchOutcome, SearchRequest,
+    rank_hits,
 };
 use crate::catalog::{Catalog, Tool};
 use crate::error::InputError;
@@ -325,11 +326,11 @@ impl Bm25Scorer {
 }
 
 impl Scorer for Bm25Scorer {
-    fn kind(&self) -> ScorerKind {
-        ScorerKind::Bm25
+    fn name(&self) -> String {
+        ScorerKind::Bm25.name().to_string()
     }
 
-    fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, InputError> {
+    fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, SearchError> {
         Self::check_query(request.query)?;
         let lists = self.query_postings(request.query);
         // A dense accumulator indexed by tool (no hashing per posting); `touched` lists the
@@ -370,7 +371,7 @@ impl Scorer for Bm25Scorer {
         &self,
         request: &SearchRequest<'_>,
         tool: usize,
-    ) -> Result<Explanation, InputError> {
+    ) -> Result<Explanation, SearchError> {
         let query = request.query;
         Self::check_query(query)?;
         let mut contributions = Vec::new();
@@ -516,6 +517,7 @@ mod tests {
                 query: "file",
                 limit: 5,
                 candidates: Some(&only),
+                id: None,
             })
             .unwrap();
         assert_eq!(some.total_tools, 1);

@@ -29,7 +29,7 @@
 
 use std::sync::Arc;
 
-use super::{Explanation, Hit, Scorer, ScorerKind, SearchOutcome, SearchRequest};
+use super::{Explanation, Hit, Scorer, ScorerKind, SearchError, SearchOutcome, SearchRequest};
 use crate::catalog::Catalog;
 use crate::error::InputError;
 
@@ -271,7 +271,7 @@ impl HybridScorer {
         &self,
         request: &SearchRequest<'_>,
         depth: usize,
-    ) -> Result<(Vec<Hit>, Vec<Hit>), InputError> {
+    ) -> Result<(Vec<Hit>, Vec<Hit>), SearchError> {
         let inner = SearchRequest {
             limit: depth,
             ..*request
@@ -282,18 +282,19 @@ impl HybridScorer {
         // so a refused query ranks by the other list alone instead of failing the search.
         let lexical = match self.lexical.search(&inner) {
             Ok(outcome) => outcome.hits,
-            Err(_) => Vec::new(),
+            Err(SearchError::Refused(_)) => Vec::new(),
+            Err(e @ SearchError::Failed(_)) => return Err(e),
         };
         Ok((lexical, semantic))
     }
 }
 
 impl Scorer for HybridScorer {
-    fn kind(&self) -> ScorerKind {
-        ScorerKind::Hybrid
+    fn name(&self) -> String {
+        ScorerKind::Hybrid.name().to_string()
     }
 
-    fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, InputError> {
+    fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, SearchError> {
         let (lexical, semantic) = self.both(request, self.fusion.depth)?;
         let fused = self.fusion.fuse(&lexical, &semantic);
         Ok(SearchOutcome {
@@ -310,7 +311,7 @@ impl Scorer for HybridScorer {
         &self,
         request: &SearchRequest<'_>,
         tool: usize,
-    ) -> Result<Explanation, InputError> {
+    ) -> Result<Explanation, SearchError> {
         let everything = SearchRequest {
             limit: self.catalog.len(),
             ..*request
@@ -330,7 +331,7 @@ impl Scorer for HybridScorer {
         ];
         let mut children = Vec::with_capacity(2);
         for (i, (part, list)) in parts.into_iter().enumerate() {
-            let name = part.kind().name();
+            let name = part.name();
             let (detail, points) = match position(list) {
                 Some(p) if p < self.fusion.depth => {
                     let points = self.fusion.fuse_single(i, list, p, weights[i]);
@@ -399,11 +400,11 @@ impl Scorer for HybridScorer {
             ("fusion".to_string(), f.method.name().to_string()),
             ("rrf_k".to_string(), format_number(f.k)),
             (
-                format!("weight_{}", self.lexical.kind()),
+                format!("weight_{}", self.lexical.name()),
                 format_number(f.lexical_weight),
             ),
             (
-                format!("weight_{}", self.semantic.kind()),
+                format!("weight_{}", self.semantic.name()),
                 format_number(f.semantic_weight),
             ),
             ("depth".to_string(), f.depth.to_string()),
@@ -420,7 +421,7 @@ impl Scorer for HybridScorer {
         }
         for (name, inner) in [&self.lexical, &self.semantic]
             .iter()
-            .map(|s| (s.kind(), s.settings()))
+            .map(|s| (s.name(), s.settings()))
         {
             out.extend(inner.into_iter().map(|(k, v)| (format!("{name}.{k}"), v)));
         }
@@ -592,10 +593,10 @@ pub(crate) mod tests {
     }
 
     impl Scorer for Fixed {
-        fn kind(&self) -> ScorerKind {
-            self.kind
+        fn name(&self) -> String {
+            self.kind.name().to_string()
         }
-        fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, InputError> {
+        fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, SearchError> {
             let hits: Vec<Hit> = self
                 .ranking
                 .iter()
@@ -614,7 +615,7 @@ pub(crate) mod tests {
             &self,
             _: &SearchRequest<'_>,
             tool: usize,
-        ) -> Result<Explanation, InputError> {
+        ) -> Result<Explanation, SearchError> {
             Ok(Explanation::leaf(format!("fixed t{tool}"), 0.0))
         }
         fn settings(&self) -> Vec<(String, String)> {
@@ -665,14 +666,18 @@ pub(crate) mod tests {
     struct Refuses;
 
     impl Scorer for Refuses {
-        fn kind(&self) -> ScorerKind {
-            ScorerKind::Bm25
+        fn name(&self) -> String {
+            ScorerKind::Bm25.name().to_string()
         }
-        fn search(&self, _: &SearchRequest<'_>) -> Result<SearchOutcome, InputError> {
-            Err(InputError::usage("query too long"))
+        fn search(&self, _: &SearchRequest<'_>) -> Result<SearchOutcome, SearchError> {
+            Err(InputError::usage("query too long").into())
         }
-        fn explain_tool(&self, _: &SearchRequest<'_>, _: usize) -> Result<Explanation, InputError> {
-            Err(InputError::usage("query too long"))
+        fn explain_tool(
+            &self,
+            _: &SearchRequest<'_>,
+            _: usize,
+        ) -> Result<Explanation, SearchError> {
+            Err(InputError::usage("query too long").into())
         }
         fn settings(&self) -> Vec<(String, String)> {
             Vec::new()

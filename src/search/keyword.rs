@@ -45,11 +45,10 @@ use memchr::memmem::Finder;
 
 use super::text::{self, ascii_word_runs, is_all_word, name_parts, occurrences_with_boundaries};
 use super::{
-    Ambiguous, Contribution, Explanation, Hit, Scorer, ScorerKind, SearchOutcome, SearchRequest,
-    rank_hits,
+    Ambiguous, Contribution, Explanation, Hit, Scorer, ScorerKind, SearchError, SearchOutcome,
+    SearchRequest, rank_hits,
 };
 use crate::catalog::Catalog;
-use crate::error::InputError;
 
 pub const DEFAULT_LIMIT: usize = 5;
 pub const MAX_LIMIT: usize = 20;
@@ -751,11 +750,11 @@ impl KeywordScorer {
 }
 
 impl Scorer for KeywordScorer {
-    fn kind(&self) -> ScorerKind {
-        ScorerKind::Keyword
+    fn name(&self) -> String {
+        ScorerKind::Keyword.name().to_string()
     }
 
-    fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, InputError> {
+    fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, SearchError> {
         let query = request.query.trim();
         let limit = request.limit.min(MAX_LIMIT);
         let hits = match self.route(query, request) {
@@ -779,7 +778,7 @@ impl Scorer for KeywordScorer {
     }
 
     /// Counted without the cap of 20 that `search` applies.
-    fn count_matches(&self, request: &SearchRequest<'_>) -> Result<usize, InputError> {
+    fn count_matches(&self, request: &SearchRequest<'_>) -> Result<usize, SearchError> {
         Ok(match self.route(request.query.trim(), request) {
             Route::Select(names) => self.select(names, request).hits.len(),
             Route::ExactId { tools, terms, .. } => {
@@ -795,7 +794,7 @@ impl Scorer for KeywordScorer {
         &self,
         request: &SearchRequest<'_>,
         tool: usize,
-    ) -> Result<Explanation, InputError> {
+    ) -> Result<Explanation, SearchError> {
         let query = request.query.trim();
         let mut why = Vec::new();
         let (score, note) = match self.route(query, request) {
@@ -1052,6 +1051,7 @@ mod tests {
             query: "select:create_issue",
             limit: 5,
             candidates: Some(&mask),
+            id: None,
         };
         assert_eq!(ids(&s.search(&req).unwrap()), ["mcp__github__create_issue"]);
     }
@@ -1110,6 +1110,7 @@ mod tests {
             query: "send",
             limit: 5,
             candidates: Some(&only),
+            id: None,
         };
         let out = s.search(&req).unwrap();
         assert_eq!(out.total_tools, 1);

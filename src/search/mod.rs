@@ -37,6 +37,9 @@ pub struct SearchRequest<'a> {
     pub limit: usize,
     /// When set, only tools whose flag is true are searchable (`len() == catalog.len()`).
     pub candidates: Option<&'a [bool]>,
+    /// The caller's name for the query (a labeled query's id), which an external scorer
+    /// receives and error messages name; `None`: the scorer numbers its queries itself.
+    pub id: Option<&'a str>,
 }
 
 impl<'a> SearchRequest<'a> {
@@ -45,6 +48,7 @@ impl<'a> SearchRequest<'a> {
             query,
             limit,
             candidates: None,
+            id: None,
         }
     }
 
@@ -143,22 +147,57 @@ impl Explanation {
     }
 }
 
-pub trait Scorer: Send + Sync {
-    fn kind(&self) -> ScorerKind;
+/// Why a search returned no ranking.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SearchError {
+    /// The scorer cannot answer this query (a bad regex, a query too long): `eval` counts it
+    /// refused and scores it 0, the simulator stops at the scenario line that sent it.
+    #[error("{0}")]
+    Refused(#[from] InputError),
+    /// The scorer itself failed (an external scorer crashed, timed out or answered something
+    /// that is not an answer): the run stops with the message.
+    #[error("{0}")]
+    Failed(String),
+}
 
-    /// Ranks tools for the query. Invalid queries (bad regex, too long) are input errors.
-    fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, InputError>;
+impl SearchError {
+    /// The message without its kind.
+    pub fn message(&self) -> &str {
+        match self {
+            SearchError::Refused(e) => &e.message,
+            SearchError::Failed(m) => m,
+        }
+    }
+}
+
+impl From<SearchError> for crate::error::Error {
+    fn from(e: SearchError) -> Self {
+        match e {
+            SearchError::Refused(e) => crate::error::Error::Input(e),
+            SearchError::Failed(m) => crate::error::Error::Scorer(m),
+        }
+    }
+}
+
+pub trait Scorer: Send + Sync {
+    /// The name every output gives the scorer: a built-in's name (`bm25`), or an external
+    /// scorer's `exec:NAME` / `mcp:NAME` as it reported itself.
+    fn name(&self) -> String;
+
+    /// Ranks tools for the query. Invalid queries (bad regex, too long) are refused; a scorer
+    /// that cannot answer at all (an external process that crashed) fails.
+    fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, SearchError>;
 
     /// Why `tool` gets the score `search` gives it for `request` (0 when it is not ranked).
     fn explain_tool(
         &self,
         request: &SearchRequest<'_>,
         tool: usize,
-    ) -> Result<Explanation, InputError>;
+    ) -> Result<Explanation, SearchError>;
 
     /// The ranking `search` returns for `request`, explained: a root whose children are the
     /// ranked tools in rank order (`hits[i]` of the same search is child `i`).
-    fn explain(&self, request: &SearchRequest<'_>) -> Result<Explanation, InputError> {
+    fn explain(&self, request: &SearchRequest<'_>) -> Result<Explanation, SearchError> {
         let outcome = self.search(request)?;
         let children = outcome
             .hits
@@ -169,11 +208,11 @@ pub trait Scorer: Send + Sync {
                 e.label = format!("rank {}: {}", rank + 1, e.label);
                 Ok(e)
             })
-            .collect::<Result<Vec<_>, InputError>>()?;
+            .collect::<Result<Vec<_>, SearchError>>()?;
         Ok(Explanation {
             label: format!(
                 "{} ranked {} of {} tools for {:?}",
-                self.kind(),
+                self.name(),
                 children.len(),
                 outcome.total_tools,
                 request.query
@@ -185,7 +224,7 @@ pub trait Scorer: Send + Sync {
 
     /// How many searchable tools the query matches before any limit (a scorer that ranks
     /// every tool, as semantic does, matches them all).
-    fn count_matches(&self, request: &SearchRequest<'_>) -> Result<usize, InputError> {
+    fn count_matches(&self, request: &SearchRequest<'_>) -> Result<usize, SearchError> {
         let all = SearchRequest {
             limit: usize::MAX,
             ..*request

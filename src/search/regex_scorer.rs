@@ -25,7 +25,8 @@ use regex_syntax::hir::literal::Extractor;
 use super::text::{SchemaText, schema_text};
 use super::trigram::TrigramIndex;
 use super::{
-    Contribution, Explanation, Hit, Scorer, ScorerKind, SearchOutcome, SearchRequest, rank_hits,
+    Contribution, Explanation, Hit, Scorer, ScorerKind, SearchError, SearchOutcome, SearchRequest,
+    rank_hits,
 };
 use crate::catalog::Catalog;
 use crate::error::InputError;
@@ -294,11 +295,11 @@ impl RegexScorer {
 }
 
 impl Scorer for RegexScorer {
-    fn kind(&self) -> ScorerKind {
-        ScorerKind::Regex
+    fn name(&self) -> String {
+        ScorerKind::Regex.name().to_string()
     }
 
-    fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, InputError> {
+    fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, SearchError> {
         let re = compile(request.query)?;
         let hits = self
             .candidates(request.query)
@@ -321,7 +322,7 @@ impl Scorer for RegexScorer {
         &self,
         request: &SearchRequest<'_>,
         tool: usize,
-    ) -> Result<Explanation, InputError> {
+    ) -> Result<Explanation, SearchError> {
         let query = request.query;
         let re = compile(query)?;
         let matched = self.fields[tool].matched(&re);
@@ -453,20 +454,24 @@ mod tests {
         let s = sample();
         let err = s.search(&SearchRequest::new("weather(", 5)).unwrap_err();
         assert!(
-            err.message.contains("invalid regex pattern"),
+            err.message().contains("invalid regex pattern"),
             "{}",
-            err.message
+            err.message()
         );
-        assert!(err.message.contains("unclosed group"), "{}", err.message);
+        assert!(
+            err.message().contains("unclosed group"),
+            "{}",
+            err.message()
+        );
         let long = "a".repeat(MAX_PATTERN_CHARS + 1);
         let err = s.search(&SearchRequest::new(&long, 5)).unwrap_err();
-        assert!(err.message.contains("at most 200"), "{}", err.message);
+        assert!(err.message().contains("at most 200"), "{}", err.message());
         assert!(s.search(&SearchRequest::new(&"a".repeat(200), 5)).is_ok());
         // Within 200 characters but enormous once compiled: an error, not a blow-up.
         let err = s
             .search(&SearchRequest::new(r"\w{1000}{1000}", 5))
             .unwrap_err();
-        assert!(err.message.contains("size limit"), "{}", err.message);
+        assert!(err.message().contains("size limit"), "{}", err.message());
     }
 
     /// Text where lowercasing is not plain ASCII: the Kelvin sign, the long s, final sigma.

@@ -16,7 +16,9 @@ use std::sync::Arc;
 
 use super::embed::{Embedder, MAX_TOKENS, MODEL_NAME};
 use super::embed_cache::{CacheStatus, DocumentKey, EmbedCache};
-use super::{Contribution, Explanation, Hit, Scorer, ScorerKind, SearchOutcome, SearchRequest};
+use super::{
+    Contribution, Explanation, Hit, Scorer, ScorerKind, SearchError, SearchOutcome, SearchRequest,
+};
 use crate::catalog::{Catalog, Tool};
 use crate::error::{Error, InputError};
 
@@ -148,11 +150,11 @@ impl SemanticScorer {
 }
 
 impl Scorer for SemanticScorer {
-    fn kind(&self) -> ScorerKind {
-        ScorerKind::Semantic
+    fn name(&self) -> String {
+        ScorerKind::Semantic.name().to_string()
     }
 
-    fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, InputError> {
+    fn search(&self, request: &SearchRequest<'_>) -> Result<SearchOutcome, SearchError> {
         let query = self.query_vector(request.query)?;
         let hits = self.cosines(&query, request);
         Ok(SearchOutcome {
@@ -167,7 +169,7 @@ impl Scorer for SemanticScorer {
         &self,
         request: &SearchRequest<'_>,
         tool: usize,
-    ) -> Result<Explanation, InputError> {
+    ) -> Result<Explanation, SearchError> {
         let query = request.query;
         let q = self.query_vector(query)?;
         let all = self.cosines(&q, &SearchRequest::new(query, usize::MAX));

@@ -17,7 +17,7 @@ use super::scenario::{
     Call, Discovery, Event, Item, ListStyle, Listing, RetryStep, Reveal, Scenario, Subagent, Turn,
 };
 use crate::error::{Error, Position, Result};
-use crate::search::SearchRequest;
+use crate::search::{SearchError, SearchRequest};
 use crate::timing::time_search;
 use std::time::Duration;
 
@@ -929,6 +929,7 @@ impl<'a> Run<'a> {
             query,
             limit: self.sc.deferred.max_results,
             candidates: Some(&candidates),
+            id: None,
         };
         let (outcome, ms) = match self.timing {
             SearchTiming::Modeled => (scorer.search(&request), self.profile().search_latency_ms),
@@ -938,12 +939,13 @@ impl<'a> Run<'a> {
                 (timed.outcome, timed.elapsed.as_secs_f64() * 1000.0)
             }
         };
-        let outcome = outcome.map_err(|e| {
-            Error::input(
+        let outcome = outcome.map_err(|e| match e {
+            SearchError::Refused(e) => Error::input(
                 &self.sc.path,
                 at,
                 format!("search query {} refused: {}", quote_short(query), e.message),
-            )
+            ),
+            failed @ SearchError::Failed(_) => Error::from(failed),
         })?;
         let hits = outcome
             .hits

@@ -212,6 +212,9 @@ pub struct Call {
     /// What the model types into the search tool; default the turn's user text.
     pub query: Option<String>,
     pub result_tokens: Option<usize>,
+    /// The tool's answer as text: what `toolbudget live` returns to the model for this call
+    /// (without it, a result of `result_tokens` size). The simulator counts sizes only.
+    pub result: Option<String>,
     pub call_tokens: Option<usize>,
     /// The call's input, rendered into `{"name":ID,"input":{...}}` and counted.
     pub input: Option<Value>,
@@ -543,6 +546,7 @@ pub(crate) struct RawCall {
     query: Option<String>,
     #[serde(default, deserialize_with = "opt_tokens")]
     result_tokens: Option<usize>,
+    result: Option<String>,
     #[serde(default, deserialize_with = "opt_tokens")]
     call_tokens: Option<usize>,
     input: Option<Map<String, Value>>,
@@ -1052,6 +1056,7 @@ impl Reader<'_> {
                 tool,
                 query: c.query,
                 result_tokens: c.result_tokens,
+                result: c.result,
                 call_tokens: c.call_tokens,
                 input: c.input.map(Value::Object),
                 parallel: c.parallel,

@@ -8,7 +8,6 @@ use serde_json::json;
 use super::*;
 use crate::catalog::{Catalog, Tool};
 use crate::document::Document;
-use crate::error::InputError;
 use crate::search::{Explanation, Hit, SearchOutcome, SearchRequest};
 use crate::tokenize::{Render, Tokenizer, ToolTokens};
 
@@ -20,11 +19,14 @@ pub(crate) struct WordScorer {
 }
 
 impl Scorer for WordScorer {
-    fn kind(&self) -> ScorerKind {
-        ScorerKind::Keyword
+    fn name(&self) -> String {
+        ScorerKind::Keyword.name().to_string()
     }
 
-    fn search(&self, r: &SearchRequest<'_>) -> std::result::Result<SearchOutcome, InputError> {
+    fn search(
+        &self,
+        r: &SearchRequest<'_>,
+    ) -> std::result::Result<SearchOutcome, crate::search::SearchError> {
         let mut hits = Vec::new();
         if let Some(names) = r.query.strip_prefix("select:") {
             for n in names.split(',') {
@@ -65,7 +67,7 @@ impl Scorer for WordScorer {
         &self,
         _: &SearchRequest<'_>,
         tool: usize,
-    ) -> std::result::Result<Explanation, InputError> {
+    ) -> std::result::Result<Explanation, crate::search::SearchError> {
         Ok(Explanation::leaf(format!("tool {tool}"), 0.0))
     }
 

@@ -14,6 +14,7 @@ mod eval_pool;
 mod fixtures;
 mod fuzz_corpus;
 mod hostile;
+mod live;
 mod mcp_import;
 mod mcp_live;
 mod provider_counts;

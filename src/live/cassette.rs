@@ -1,0 +1,225 @@
+//! The cassette: every request `toolbudget live` sent and the answer it got, keyed by the
+//! sha256 of the provider, the run index and the canonical request (keys sorted, compact), so a
+//! recorded run replays with `--offline` byte for byte, without a key or a network.
+//!
+//! Modelled on the count_tokens cache (`counter::api`): entries sorted by key, a checksum over
+//! them, a file that does not parse or fails its checksum discarded (and refused offline),
+//! never trusted. Headers are never stored, so no key reaches the file; the request body and
+//! the answer are stored as sent and received (one entry a line, so diffs stay readable). The
+//! latency recorded with an answer is the latency a replay reports.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use super::provider::Provider;
+
+pub const FORMAT: &str = "toolbudget-live-cassette/1";
+
+/// One recorded exchange.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    pub provider: Provider,
+    /// The repeat this request belongs to (0-based): the same request in another run is
+    /// another exchange.
+    pub run: u32,
+    /// The body as sent, canonical.
+    pub request: Value,
+    /// The answer's body (a JSON value; a body that was not JSON is never recorded).
+    pub response: Value,
+    /// Milliseconds from sending to the whole answer, retries excluded (the last attempt).
+    pub latency_ms: f64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    format: String,
+    checksum: String,
+    entries: BTreeMap<String, Entry>,
+}
+
+/// What loading found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Load {
+    Missing,
+    Loaded(usize),
+    /// Unparsable, another format or a failed checksum: not used.
+    Discarded(String),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Cassette {
+    entries: BTreeMap<String, Entry>,
+    dirty: bool,
+}
+
+/// `v` with every object's keys sorted (arrays keep their order).
+pub fn canonical(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            let mut out = Map::with_capacity(m.len());
+            for k in keys {
+                out.insert(k.clone(), canonical(&m[k]));
+            }
+            Value::Object(out)
+        }
+        Value::Array(a) => Value::Array(a.iter().map(canonical).collect()),
+        other => other.clone(),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The key of a request: sha256 of `provider \n run \n canonical body`.
+pub fn key(provider: Provider, run: u32, canonical_body: &Value) -> String {
+    let mut h = Sha256::new();
+    h.update(provider.name().as_bytes());
+    h.update(b"\n");
+    h.update(run.to_string().as_bytes());
+    h.update(b"\n");
+    h.update(canonical_body.to_string().as_bytes());
+    hex(&h.finalize())
+}
+
+fn checksum(entries: &BTreeMap<String, Entry>) -> String {
+    hex(&Sha256::digest(
+        serde_json::to_vec(entries).expect("entries serialize"),
+    ))
+}
+
+impl Cassette {
+    /// Reads a cassette file's bytes; anything doubtful is discarded.
+    pub fn from_bytes(bytes: &[u8]) -> (Cassette, Load) {
+        match serde_json::from_slice::<File>(bytes) {
+            Ok(f) if f.format != FORMAT => (
+                Cassette::rebuilt(),
+                Load::Discarded(format!("unknown format {:?}", f.format)),
+            ),
+            Ok(f) if checksum(&f.entries) != f.checksum => (
+                Cassette::rebuilt(),
+                Load::Discarded("checksum mismatch".into()),
+            ),
+            Ok(f) => {
+                let n = f.entries.len();
+                (
+                    Cassette {
+                        entries: f.entries,
+                        dirty: false,
+                    },
+                    Load::Loaded(n),
+                )
+            }
+            Err(e) => (Cassette::rebuilt(), Load::Discarded(e.to_string())),
+        }
+    }
+
+    fn rebuilt() -> Cassette {
+        Cassette {
+            entries: BTreeMap::new(),
+            dirty: true,
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Entry> {
+        self.entries.get(key)
+    }
+
+    pub fn insert(&mut self, key: String, entry: Entry) {
+        self.entries.insert(key, entry);
+        self.dirty = true;
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Whether exchanges were added (or a bad file discarded) since loading.
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
+    /// Keeps only the entries whose keys are in `used` (a re-recording drops stale ones).
+    pub fn retain(&mut self, used: &std::collections::BTreeSet<String>) {
+        let before = self.entries.len();
+        self.entries.retain(|k, _| used.contains(k));
+        self.dirty |= self.entries.len() != before;
+    }
+
+    /// The file: `format`, `checksum`, then one entry a line, sorted by key.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut s = String::new();
+        s.push_str("{\"format\":");
+        s.push_str(&Value::from(FORMAT).to_string());
+        s.push_str(",\"checksum\":");
+        s.push_str(&Value::from(checksum(&self.entries)).to_string());
+        s.push_str(",\"entries\":{");
+        for (i, (k, e)) in self.entries.iter().enumerate() {
+            s.push_str(if i == 0 { "\n" } else { ",\n" });
+            s.push_str(&Value::from(k.as_str()).to_string());
+            s.push(':');
+            s.push_str(&serde_json::to_string(e).expect("entry serializes"));
+        }
+        s.push_str("\n}}\n");
+        s.into_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn canonical_bodies_key_the_same_whatever_the_key_order() {
+        let a = json!({"b": 1, "a": {"y": [2, {"d": 1, "c": 0}], "x": null}});
+        let b = json!({"a": {"x": null, "y": [2, {"c": 0, "d": 1}]}, "b": 1});
+        assert_eq!(canonical(&a).to_string(), canonical(&b).to_string());
+        assert_eq!(
+            canonical(&a).to_string(),
+            r#"{"a":{"x":null,"y":[2,{"c":0,"d":1}]},"b":1}"#
+        );
+        let k = key(Provider::OpenaiChat, 0, &canonical(&a));
+        assert_eq!(k, key(Provider::OpenaiChat, 0, &canonical(&b)));
+        assert_ne!(k, key(Provider::OpenaiChat, 1, &canonical(&a)));
+        assert_ne!(k, key(Provider::Anthropic, 0, &canonical(&a)));
+        assert_eq!(k.len(), 64);
+    }
+
+    #[test]
+    fn files_round_trip_and_tampering_is_refused() {
+        let mut c = Cassette::default();
+        c.insert(
+            "k1".into(),
+            Entry {
+                provider: Provider::OpenaiChat,
+                run: 0,
+                request: json!({"model": "m"}),
+                response: json!({"choices": []}),
+                latency_ms: 12.5,
+            },
+        );
+        let bytes = c.to_bytes();
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        assert_eq!(text.lines().count(), 3, "{text}");
+        let (back, load) = Cassette::from_bytes(&bytes);
+        assert_eq!(load, Load::Loaded(1));
+        assert_eq!(back.get("k1").unwrap().latency_ms, 12.5);
+        assert_eq!(back.to_bytes(), bytes);
+        let tampered = text.replace("12.5", "13.5");
+        let (bad, load) = Cassette::from_bytes(tampered.as_bytes());
+        assert_eq!(load, Load::Discarded("checksum mismatch".into()));
+        assert!(bad.is_empty() && bad.is_dirty());
+    }
+}

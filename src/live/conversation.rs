@@ -1,0 +1,123 @@
+//! The provider-neutral conversation of one live turn loop: the messages the agent keeps, the
+//! functions it sends, and what a provider answered. Each provider module turns a [`Request`]
+//! into its own body and its answer back into a [`Reply`].
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::counter::ToolChoice;
+
+/// One call the model wrote: the provider's call id, the function name as sent, and the
+/// arguments exactly as the model wrote them (checked later, never trusted).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// A message of the conversation the agent sends back every step.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    User(String),
+    /// What the model answered. `native` holds the provider's own items when the next
+    /// request must carry them back as they were (Anthropic content blocks with server tool
+    /// use, Responses output items with `tool_search_call`).
+    Assistant {
+        text: String,
+        calls: Vec<ToolCall>,
+        native: Option<Value>,
+    },
+    ToolResult {
+        call_id: String,
+        name: String,
+        content: String,
+        is_error: bool,
+    },
+}
+
+/// A function as sent to the provider.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FunctionDef {
+    /// The name the provider sees (`counter::api::api_tool_name` of the tool id).
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+    /// Provider-side search: sent with `defer_loading: true`, found by the provider's search.
+    pub defer_loading: bool,
+}
+
+/// The provider's own tool search, when the deferred mode uses it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderSearch {
+    /// Anthropic's `tool_search_tool_regex_20251119` (the regex scorer stands for it).
+    AnthropicRegex,
+    /// Anthropic's `tool_search_tool_bm25_20251119` (every other scorer).
+    AnthropicBm25,
+    /// OpenAI Responses' hosted `tool_search`.
+    OpenaiToolSearch,
+}
+
+/// Everything one request carries.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    pub model: &'a str,
+    pub system: &'a str,
+    pub messages: &'a [Message],
+    pub tools: &'a [FunctionDef],
+    pub provider_search: Option<ProviderSearch>,
+    pub tool_choice: ToolChoice,
+    pub max_tokens: u32,
+    pub temperature: Option<f64>,
+    /// Sent where the API takes one (OpenAI shapes): the run's seed.
+    pub seed: Option<u64>,
+}
+
+/// What the provider billed for one request, as it reported it (`None`: not reported).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Every input token billed: Anthropic's `input_tokens` plus its cache writes and reads,
+    /// OpenAI's `prompt_tokens` / `input_tokens` (cached ones included).
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+    /// The cached part of `input_tokens`, when reported.
+    pub cached_tokens: Option<u64>,
+}
+
+/// One search the provider ran itself, and the tools it loaded (names as sent).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderSearchCall {
+    pub query: String,
+    pub loaded: Vec<String>,
+}
+
+/// A provider's answer, read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    pub text: String,
+    pub calls: Vec<ToolCall>,
+    pub native: Option<Value>,
+    pub usage: Usage,
+    pub provider_searches: Vec<ProviderSearchCall>,
+    /// Why the model stopped (`stop`, `tool_calls`, `end_turn`, …), as the provider says it.
+    pub stop: Option<String>,
+}
+
+/// A string field of a JSON object, or "".
+pub(crate) fn str_of<'v>(v: &'v Value, key: &str) -> &'v str {
+    v.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// An unsigned field of a JSON object.
+pub(crate) fn u64_of(v: &Value, key: &str) -> Option<u64> {
+    v.get(key).and_then(Value::as_u64)
+}
+
+/// `tool_choice` as both OpenAI shapes write it (`any` and a named tool become `required`).
+pub(crate) fn openai_tool_choice(choice: ToolChoice) -> &'static str {
+    match choice {
+        ToolChoice::Auto => "auto",
+        ToolChoice::None => "none",
+        ToolChoice::Any | ToolChoice::Tool => "required",
+    }
+}

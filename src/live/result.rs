@@ -1,0 +1,258 @@
+//! The result of `toolbudget live`: one serializable type, of which the table, the json, the
+//! CSVs and the report's accuracy section are views. Nothing here depends on the clock or the
+//! host: a replay from the cassette gives the same bytes.
+
+use serde::{Deserialize, Serialize};
+
+use super::provider::{Provider, SearchSide};
+use super::stats;
+use crate::counter::CounterKind;
+
+/// How one turn ended, eager or deferred, against the scenario's `calls` (the labels).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Every expected tool was called with valid arguments (a turn expecting none: no tool
+    /// was called).
+    #[default]
+    Correct,
+    /// Tools were called, but not every expected one (or one was called where none was due).
+    WrongTool,
+    /// No tool was called where one was expected.
+    NoTool,
+    /// Every expected tool was called, but some only with malformed arguments (not JSON, or
+    /// against the schema).
+    Malformed,
+}
+
+impl Outcome {
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Correct => "correct",
+            Outcome::WrongTool => "wrong-tool",
+            Outcome::NoTool => "no-tool",
+            Outcome::Malformed => "malformed",
+        }
+    }
+}
+
+/// One played turn.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TurnRow {
+    pub scenario: String,
+    pub mode: String,
+    pub run: u32,
+    /// 1-based, over the turns played.
+    pub turn: usize,
+    /// Expected tool ids, space-separated.
+    pub expected: String,
+    /// Tools called with valid arguments, in call order, space-separated.
+    pub called: String,
+    pub outcome: Outcome,
+    pub steps: usize,
+    pub hit_step_limit: bool,
+    pub searches: usize,
+    /// A search of this turn returned (loaded) an expected tool.
+    pub search_found_expected: bool,
+    /// Calls to a deferred tool that was not loaded yet.
+    pub premature_calls: usize,
+    /// Calls whose arguments were not JSON or broke the tool's schema.
+    pub malformed_calls: usize,
+    /// Calls to a name no tool has.
+    pub unknown_calls: usize,
+}
+
+/// One request sent (or replayed).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RequestRow {
+    pub scenario: String,
+    pub mode: String,
+    pub run: u32,
+    pub turn: usize,
+    /// 1-based step within the turn.
+    pub step: usize,
+    /// Function definitions sent in full (provider-side deferred ones not included).
+    pub tools_sent: usize,
+    /// The provider's `usage` for the request (billed input, cache included).
+    pub billed_input_tokens: Option<u64>,
+    /// toolbudget's count of the same request under the provider's counter.
+    pub counted_input_tokens: u64,
+    pub billed_output_tokens: Option<u64>,
+    pub cached_tokens: Option<u64>,
+    pub latency_ms: f64,
+    /// Names the model called, space-separated.
+    pub calls: String,
+    pub provider_searches: usize,
+    pub stop: String,
+}
+
+/// One mode over every turn and run of a scenario (or of all of them).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModeSummary {
+    pub turns: usize,
+    pub correct: usize,
+    pub accuracy: f64,
+    /// Wilson score 95% interval of `accuracy`.
+    pub accuracy_low: f64,
+    pub accuracy_high: f64,
+    pub wrong_tool: usize,
+    pub no_tool: usize,
+    pub malformed: usize,
+    pub hit_step_limit: usize,
+    pub searches: usize,
+    /// Turns in which the model searched at least once.
+    pub turns_searched: usize,
+    /// Turns in which a search returned an expected tool.
+    pub turns_search_found_expected: usize,
+    pub premature_calls: usize,
+    pub malformed_calls: usize,
+    pub unknown_calls: usize,
+    pub requests: usize,
+    /// Requests whose answer reported no input usage.
+    pub requests_without_usage: usize,
+    pub billed_input_tokens: u64,
+    /// toolbudget's count of the requests that reported usage.
+    pub counted_input_tokens: u64,
+    pub billed_output_tokens: u64,
+    /// billed / counted over the requests that reported usage.
+    pub billed_over_counted: Option<f64>,
+    pub latency_ms_p50: f64,
+    pub latency_ms_p95: f64,
+    pub latency_ms_total: f64,
+}
+
+/// Eager against deferred on the same turns (same scenario, turn and run).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Paired {
+    pub pairs: usize,
+    pub both_correct: usize,
+    pub eager_only: usize,
+    pub deferred_only: usize,
+    pub neither: usize,
+    /// Exact McNemar (two-sided binomial on `eager_only` vs `deferred_only`).
+    pub p_value: f64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioLive {
+    pub name: String,
+    /// The client-side scorer (or the provider's search it stands for).
+    pub scorer: String,
+    pub tools: usize,
+    /// Tools the deferred mode deferred (0: it behaved eagerly).
+    pub deferred_tools: usize,
+    pub eager: ModeSummary,
+    pub deferred: ModeSummary,
+    pub paired: Paired,
+    /// What the live loop did not play (subagents, turns given only as token counts).
+    pub notes: Vec<String>,
+    pub turns: Vec<TurnRow>,
+    pub requests: Vec<RequestRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LiveResult {
+    pub provider: Provider,
+    pub model: String,
+    pub search: SearchSide,
+    /// The counter of the `counted` columns.
+    pub counter: CounterKind,
+    pub repeat: u32,
+    pub max_steps: usize,
+    pub seed: u64,
+    pub temperature: Option<f64>,
+    pub interval: String,
+    pub paired_test: String,
+    pub scenarios: Vec<ScenarioLive>,
+    pub eager: ModeSummary,
+    pub deferred: ModeSummary,
+    pub paired: Paired,
+}
+
+pub const INTERVAL: &str = "Wilson score interval, 95%, per turn and run";
+pub const PAIRED_TEST: &str =
+    "exact McNemar: two-sided binomial test on the turns only one mode got right";
+
+/// Sums one mode's rows.
+pub fn summarize(turns: &[&TurnRow], requests: &[&RequestRow]) -> ModeSummary {
+    let count = |o: Outcome| turns.iter().filter(|t| t.outcome == o).count();
+    let correct = count(Outcome::Correct);
+    let (low, high) = stats::wilson(correct, turns.len()).unwrap_or((0.0, 0.0));
+    let with_usage: Vec<&&RequestRow> = requests
+        .iter()
+        .filter(|r| r.billed_input_tokens.is_some())
+        .collect();
+    let billed: u64 = with_usage
+        .iter()
+        .filter_map(|r| r.billed_input_tokens)
+        .sum();
+    let counted: u64 = with_usage.iter().map(|r| r.counted_input_tokens).sum();
+    let latencies: Vec<f64> = requests.iter().map(|r| r.latency_ms).collect();
+    ModeSummary {
+        turns: turns.len(),
+        correct,
+        accuracy: if turns.is_empty() {
+            0.0
+        } else {
+            round(correct as f64 / turns.len() as f64, 4)
+        },
+        accuracy_low: round(low, 4),
+        accuracy_high: round(high, 4),
+        wrong_tool: count(Outcome::WrongTool),
+        no_tool: count(Outcome::NoTool),
+        malformed: count(Outcome::Malformed),
+        hit_step_limit: turns.iter().filter(|t| t.hit_step_limit).count(),
+        searches: turns.iter().map(|t| t.searches).sum(),
+        turns_searched: turns.iter().filter(|t| t.searches > 0).count(),
+        turns_search_found_expected: turns.iter().filter(|t| t.search_found_expected).count(),
+        premature_calls: turns.iter().map(|t| t.premature_calls).sum(),
+        malformed_calls: turns.iter().map(|t| t.malformed_calls).sum(),
+        unknown_calls: turns.iter().map(|t| t.unknown_calls).sum(),
+        requests: requests.len(),
+        requests_without_usage: requests.len() - with_usage.len(),
+        billed_input_tokens: billed,
+        counted_input_tokens: counted,
+        billed_output_tokens: requests.iter().filter_map(|r| r.billed_output_tokens).sum(),
+        billed_over_counted: (counted > 0).then(|| round(billed as f64 / counted as f64, 4)),
+        latency_ms_p50: stats::percentile(&latencies, 50.0),
+        latency_ms_p95: stats::percentile(&latencies, 95.0),
+        latency_ms_total: round(latencies.iter().sum(), 1),
+    }
+}
+
+/// Pairs eager and deferred turns by (scenario, run, turn).
+pub fn pair(turns: &[&TurnRow]) -> Paired {
+    let mut p = Paired::default();
+    for e in turns.iter().filter(|t| t.mode == "eager") {
+        let Some(d) = turns.iter().find(|d| {
+            d.mode == "deferred" && d.scenario == e.scenario && d.run == e.run && d.turn == e.turn
+        }) else {
+            continue;
+        };
+        p.pairs += 1;
+        match (e.outcome == Outcome::Correct, d.outcome == Outcome::Correct) {
+            (true, true) => p.both_correct += 1,
+            (true, false) => p.eager_only += 1,
+            (false, true) => p.deferred_only += 1,
+            (false, false) => p.neither += 1,
+        }
+    }
+    p.p_value = round(stats::mcnemar_exact(p.eager_only, p.deferred_only), 6);
+    p
+}
+
+/// Both modes' summaries and the paired test of a set of rows.
+pub fn modes(turns: &[TurnRow], requests: &[RequestRow]) -> (ModeSummary, ModeSummary, Paired) {
+    let of = |mode: &str| {
+        let t: Vec<&TurnRow> = turns.iter().filter(|t| t.mode == mode).collect();
+        let r: Vec<&RequestRow> = requests.iter().filter(|r| r.mode == mode).collect();
+        summarize(&t, &r)
+    };
+    let all: Vec<&TurnRow> = turns.iter().collect();
+    (of("eager"), of("deferred"), pair(&all))
+}
+
+pub fn round(x: f64, digits: i32) -> f64 {
+    let f = 10f64.powi(digits);
+    (x * f).round() / f
+}

@@ -1,0 +1,411 @@
+//! The report's accuracy section (`report --live DIR`) and the views `toolbudget live` prints
+//! and writes: pure functions from a finished [`LiveResult`] to text and (path, bytes).
+
+use crate::live::result::{ModeSummary, Paired, RequestRow, ScenarioLive, TurnRow};
+use crate::live::{LiveResult, SearchSide};
+use crate::output::{Format, csv_rows, serde_table, table_for, to_json};
+
+use super::charts::{self, ChartError, LineChart, Series};
+
+/// Files of a view: (path relative to its folder, bytes).
+pub type Files = Vec<(String, Vec<u8>)>;
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+/// Accuracy with its interval: `50.0% [23.7–76.3%]`.
+pub fn accuracy(m: &ModeSummary) -> String {
+    if m.turns == 0 {
+        return "-".into();
+    }
+    format!(
+        "{} [{}–{}]",
+        pct(m.accuracy),
+        pct(m.accuracy_low).trim_end_matches('%'),
+        pct(m.accuracy_high)
+    )
+}
+
+fn ratio(x: Option<f64>) -> String {
+    x.map_or("-".into(), |r| format!("{r:.3}"))
+}
+
+/// The rows of the eager-vs-deferred table: (label, eager, deferred).
+pub fn mode_rows(e: &ModeSummary, d: &ModeSummary) -> Vec<Vec<String>> {
+    let row = |label: &str, f: &dyn Fn(&ModeSummary) -> String| vec![label.to_string(), f(e), f(d)];
+    vec![
+        row("turns (× runs)", &|m| m.turns.to_string()),
+        row("correct", &|m| m.correct.to_string()),
+        row("accuracy [95% Wilson]", &accuracy),
+        row("wrong tool / no tool / malformed", &|m| {
+            format!("{} / {} / {}", m.wrong_tool, m.no_tool, m.malformed)
+        }),
+        row("turns at the step limit", &|m| m.hit_step_limit.to_string()),
+        row("searches", &|m| m.searches.to_string()),
+        row("turns searched / found an expected tool", &|m| {
+            format!("{} / {}", m.turns_searched, m.turns_search_found_expected)
+        }),
+        row("calls: premature / malformed / unknown", &|m| {
+            format!(
+                "{} / {} / {}",
+                m.premature_calls, m.malformed_calls, m.unknown_calls
+            )
+        }),
+        row("requests (without usage)", &|m| {
+            format!("{} ({})", m.requests, m.requests_without_usage)
+        }),
+        row("billed input tokens", &|m| {
+            charts::thousands(m.billed_input_tokens as f64, 0)
+        }),
+        row("counted input tokens", &|m| {
+            charts::thousands(m.counted_input_tokens as f64, 0)
+        }),
+        row("billed / counted", &|m| ratio(m.billed_over_counted)),
+        row("billed output tokens", &|m| {
+            charts::thousands(m.billed_output_tokens as f64, 0)
+        }),
+        row("latency p50 / p95 (ms)", &|m| {
+            format!("{:.0} / {:.0}", m.latency_ms_p50, m.latency_ms_p95)
+        }),
+    ]
+}
+
+/// The paired test in one line.
+pub fn paired_line(p: &Paired) -> String {
+    format!(
+        "paired turns {}: both correct {}, eager only {}, deferred only {}, neither {}; exact \
+         McNemar p = {:.3}",
+        p.pairs, p.both_correct, p.eager_only, p.deferred_only, p.neither, p.p_value
+    )
+}
+
+fn header(r: &LiveResult) -> String {
+    format!(
+        "provider {}, model {}, {} search, counted with {}; {} run{} a mode, at most {} \
+         steps a turn, seed {}, temperature {}",
+        r.provider,
+        r.model,
+        match r.search {
+            SearchSide::Client => "client-side",
+            SearchSide::Provider => "provider-side",
+        },
+        r.counter,
+        r.repeat,
+        if r.repeat == 1 { "" } else { "s" },
+        r.max_steps,
+        r.seed,
+        r.temperature
+            .map_or("(provider's default)".into(), |t| t.to_string()),
+    )
+}
+
+fn mode_table(e: &ModeSummary, d: &ModeSummary, format: Format) -> String {
+    table_for(format)(
+        &["", "eager", "deferred"],
+        &mode_rows(e, d),
+        &[false, true, true],
+    )
+}
+
+/// What `toolbudget live` prints (table or md): each scenario, then the total.
+pub fn text(r: &LiveResult, md: bool) -> String {
+    let format = if md { Format::Md } else { Format::Table };
+    let br = if md { "\n\n" } else { "\n" };
+    let mut out = String::new();
+    out.push_str(&header(r));
+    out.push_str(br);
+    for s in &r.scenarios {
+        out.push_str(&if md {
+            format!("### {}\n\n", s.name)
+        } else {
+            format!("== {} ==\n", s.name)
+        });
+        out.push_str(&format!(
+            "{} tools, {} deferred; scorer {}{br}",
+            s.tools, s.deferred_tools, s.scorer
+        ));
+        out.push_str(&mode_table(&s.eager, &s.deferred, format));
+        if md {
+            out.push('\n');
+        }
+        out.push_str(&paired_line(&s.paired));
+        out.push_str(br);
+        for n in &s.notes {
+            out.push_str(&format!("* {n}\n"));
+        }
+        out.push('\n');
+    }
+    if r.scenarios.len() > 1 {
+        out.push_str(if md {
+            "### All scenarios\n\n"
+        } else {
+            "== all scenarios ==\n"
+        });
+        out.push_str(&mode_table(&r.eager, &r.deferred, format));
+        if md {
+            out.push('\n');
+        }
+        out.push_str(&paired_line(&r.paired));
+        out.push('\n');
+    }
+    out
+}
+
+/// The per-request table: billed usage beside toolbudget's count, for every request.
+pub fn requests_table(requests: &[RequestRow], format: Format) -> String {
+    let (header, rows) = serde_table(requests);
+    let names: Vec<&str> = header.iter().map(String::as_str).collect();
+    let right: Vec<bool> = names
+        .iter()
+        .map(|c| !matches!(*c, "scenario" | "mode" | "calls" | "stop"))
+        .collect();
+    table_for(format)(&names, &rows, &right)
+}
+
+/// The files `toolbudget live --out DIR` writes.
+pub fn files(r: &LiveResult) -> Files {
+    let turns: Vec<TurnRow> = r.scenarios.iter().flat_map(|s| s.turns.clone()).collect();
+    let requests: Vec<RequestRow> = r
+        .scenarios
+        .iter()
+        .flat_map(|s| s.requests.clone())
+        .collect();
+    let mut summary = text(r, true);
+    summary.push_str("\n### Every request\n\n");
+    summary.push_str(&requests_table(&requests, Format::Md));
+    vec![
+        ("live.json".into(), to_json(r).into_bytes()),
+        ("turns.csv".into(), csv_rows(&turns).into_bytes()),
+        ("requests.csv".into(), csv_rows(&requests).into_bytes()),
+        ("summary.md".into(), summary.into_bytes()),
+    ]
+}
+
+/// Mean input tokens per request of a mode: billed where reported, else counted.
+fn tokens_per_request(m: &ModeSummary) -> f64 {
+    if m.requests == 0 {
+        return 0.0;
+    }
+    let with_usage = m.requests - m.requests_without_usage;
+    if with_usage > 0 {
+        m.billed_input_tokens as f64 / with_usage as f64
+    } else {
+        m.counted_input_tokens as f64 / m.requests as f64
+    }
+}
+
+/// Accuracy against input tokens per request, one point per scenario and mode.
+pub fn chart(r: &LiveResult) -> Result<String, ChartError> {
+    let points = |f: &dyn Fn(&ScenarioLive) -> &ModeSummary| -> Vec<(f64, f64)> {
+        r.scenarios
+            .iter()
+            .map(|s| (tokens_per_request(f(s)), f(s).accuracy))
+            .collect()
+    };
+    let mut spec = LineChart::new(
+        &format!(
+            "Accuracy against input tokens ({}, {})",
+            r.provider, r.model
+        ),
+        "input tokens per request (billed; counted where none reported)",
+        "accuracy (share of turns)",
+        vec![
+            Series::new("eager", points(&|s| &s.eager))
+                .scatter()
+                .colored(0),
+            Series::new("deferred", points(&|s| &s.deferred))
+                .scatter()
+                .colored(1),
+        ],
+    );
+    spec.y_range = Some((0.0, 1.0));
+    charts::line_chart(&spec)
+}
+
+/// The report's section: Markdown to append to index.md, and the files it links.
+pub fn section(r: &LiveResult) -> Result<(String, Files), ChartError> {
+    let mut md = String::from("## Model in the loop\n\n");
+    md.push_str(
+        "Measured by `toolbudget live` against a real endpoint (each turn's `calls` are the \
+         labels). Accuracy is the share of turns whose expected tools were all called with \
+         valid arguments; the interval is Wilson's 95%; the paired test compares eager and \
+         deferred on the same turns. Billed tokens are the provider's `usage`, counted tokens \
+         toolbudget's count of the same request under the provider's counter.\n\n",
+    );
+    md.push_str(&header(r));
+    md.push_str("\n\n");
+    let rows: Vec<Vec<String>> = r
+        .scenarios
+        .iter()
+        .flat_map(|s| {
+            [("eager", &s.eager), ("deferred", &s.deferred)].map(|(mode, m)| {
+                vec![
+                    s.name.clone(),
+                    mode.into(),
+                    m.turns.to_string(),
+                    accuracy(m),
+                    format!("{} / {} / {}", m.wrong_tool, m.no_tool, m.malformed),
+                    format!(
+                        "{} ({} / {})",
+                        m.searches, m.turns_searched, m.turns_search_found_expected
+                    ),
+                    charts::thousands(m.billed_input_tokens as f64, 0),
+                    charts::thousands(m.counted_input_tokens as f64, 0),
+                    ratio(m.billed_over_counted),
+                    format!("{:.0}", m.latency_ms_p50),
+                ]
+            })
+        })
+        .collect();
+    md.push_str(&crate::output::md_table(
+        &[
+            "scenario",
+            "mode",
+            "turns",
+            "accuracy [95%]",
+            "wrong / none / malformed",
+            "searches (turns / found)",
+            "billed input",
+            "counted input",
+            "billed / counted",
+            "p50 ms",
+        ],
+        &rows,
+        &[false, false, true, true, true, true, true, true, true, true],
+    ));
+    md.push('\n');
+    for s in &r.scenarios {
+        md.push_str(&format!("- {}: {}\n", s.name, paired_line(&s.paired)));
+    }
+    if r.scenarios.len() > 1 {
+        md.push_str(&format!("- all scenarios: {}\n", paired_line(&r.paired)));
+    }
+    md.push_str("\n![accuracy against tokens](charts/live-accuracy.svg)\n\n");
+    let requests: Vec<RequestRow> = r
+        .scenarios
+        .iter()
+        .flat_map(|s| s.requests.clone())
+        .collect();
+    md.push_str(
+        "<details><summary>Every request: billed usage beside toolbudget's count</summary>\n\n",
+    );
+    md.push_str(&requests_table(&requests, Format::Md));
+    md.push_str("\n</details>\n\nData: [data/live-turns.csv](data/live-turns.csv), [data/live-requests.csv](data/live-requests.csv).\n");
+    let turns: Vec<TurnRow> = r.scenarios.iter().flat_map(|s| s.turns.clone()).collect();
+    let files = vec![
+        (
+            "charts/live-accuracy.svg".to_string(),
+            chart(r)?.into_bytes(),
+        ),
+        (
+            "data/live-turns.csv".to_string(),
+            csv_rows(&turns).into_bytes(),
+        ),
+        (
+            "data/live-requests.csv".to_string(),
+            csv_rows(&requests).into_bytes(),
+        ),
+    ];
+    Ok((md, files))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::live::result::{self, Outcome};
+    use crate::live::{Provider, Settings};
+
+    fn turn(mode: &str, turn: usize, outcome: Outcome) -> TurnRow {
+        TurnRow {
+            scenario: "s".into(),
+            mode: mode.into(),
+            turn,
+            outcome,
+            ..TurnRow::default()
+        }
+    }
+
+    fn request(mode: &str, billed: Option<u64>, counted: u64) -> RequestRow {
+        RequestRow {
+            scenario: "s".into(),
+            mode: mode.into(),
+            billed_input_tokens: billed,
+            counted_input_tokens: counted,
+            latency_ms: 10.0,
+            ..RequestRow::default()
+        }
+    }
+
+    #[test]
+    fn the_section_shows_intervals_the_paired_test_and_every_request() {
+        let turns = vec![
+            turn("eager", 1, Outcome::Correct),
+            turn("eager", 2, Outcome::WrongTool),
+            turn("deferred", 1, Outcome::Correct),
+            turn("deferred", 2, Outcome::Correct),
+        ];
+        let requests = vec![
+            request("eager", Some(1200), 1000),
+            request("eager", None, 900),
+            request("deferred", Some(300), 250),
+        ];
+        let (eager, deferred, paired) = result::modes(&turns, &requests);
+        assert_eq!(eager.billed_input_tokens, 1200);
+        assert_eq!(
+            eager.counted_input_tokens, 1000,
+            "only requests that reported usage"
+        );
+        assert_eq!(eager.requests_without_usage, 1);
+        assert_eq!(eager.billed_over_counted, Some(1.2));
+        assert_eq!((paired.both_correct, paired.deferred_only), (1, 1));
+        let s = ScenarioLive {
+            name: "s".into(),
+            scorer: "bm25".into(),
+            tools: 10,
+            deferred_tools: 10,
+            eager,
+            deferred,
+            paired,
+            notes: vec![],
+            turns,
+            requests,
+        };
+        let st = Settings {
+            model: "m".into(),
+            search: SearchSide::Client,
+            max_steps: 4,
+            max_tokens: 64,
+            temperature: None,
+            seed: 1,
+            repeat: 1,
+            tool_choice: None,
+        };
+        let r = crate::live::finish(
+            Provider::OpenaiChat,
+            crate::counter::CounterKind::OpenaiChat,
+            &st,
+            vec![s],
+        );
+        let (md, files) = section(&r).unwrap();
+        assert!(md.starts_with("## Model in the loop\n"));
+        // 1 of 2: Wilson 9.45% to 90.5%; 2 of 2: 34.2% to 100%.
+        assert!(md.contains("| s | eager | 2 | 50.0% [9.4–90.5%] |"), "{md}");
+        assert!(
+            md.contains("| s | deferred | 2 | 100.0% [34.2–100.0%] |"),
+            "{md}"
+        );
+        assert!(md.contains("exact McNemar p = 1.000"));
+        assert_eq!(md.matches("| s | eager | 0 | 0 | 0 |").count(), 2, "{md}");
+        let paths: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "charts/live-accuracy.svg",
+                "data/live-turns.csv",
+                "data/live-requests.csv"
+            ]
+        );
+        assert!(String::from_utf8_lossy(&files[0].1).starts_with("<svg"));
+    }
+}
