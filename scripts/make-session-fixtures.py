@@ -270,6 +270,25 @@ t.user([tr("toolu_14B", "GET /cart p95=840ms\nGET /search p95=410ms")], side=Tru
 t.asst("msg_01WarmU", [text("GET /cart, 840 ms at p95.")], U(4, 40, 6300, 11), model="us.anthropic.claude-haiku-4-5-20251001-v1:0", side=True, agent="c31d5e2")
 t.write(f"{root}/claude/warmup/{sid}/subagents/agent-c31d5e2.jsonl")
 
+# 17. searches of both forms: a select: query, a keyword search whose result lists no tool
+# (the next call labels it), and one after which nothing was called.
+s = S("d0f1b2c3-9e0a-4b12-b324-354657687980", day="2025-11-07")
+s.user("Show me SHOP-201, then note on it that the fix shipped.")
+s.asst("msg_01SelA", [tu("toolu_17A", "ToolSearch", {"query": "select:mcp__tracker__get_issue", "max_results": 1})], U(3, 9100, 0, 30))
+s.user([tr("toolu_17A", [{"type": "tool_reference", "tool_name": "mcp__tracker__get_issue"}])])
+s.asst("msg_01SelB", [tu("toolu_17B", "mcp__tracker__get_issue", {"key": "SHOP-201"})], U(4, 400, 9100, 25))
+s.user([tr("toolu_17B", [text("SHOP-201 Coupon rounding error (closed)")])])
+s.asst("msg_01SelC", [tu("toolu_17C", "ToolSearch", {"query": "comment on an issue", "max_results": 5})], U(4, 60, 9500, 28))
+s.user([tr("toolu_17C", "Loaded: mcp__tracker__add_comment")])
+s.asst("msg_01SelD", [tu("toolu_17D", "mcp__tracker__add_comment", {"key": "SHOP-201", "body": "The fix shipped in 2.4."})], U(4, 500, 9560, 40))
+s.user([tr("toolu_17D", [text("Comment added")])])
+s.asst("msg_01SelE", [text("Noted on SHOP-201.")], U(5, 30, 10060, 6))
+s.user("Who is on call for payments this week?")
+s.asst("msg_01SelF", [tu("toolu_17E", "ToolSearch", {"query": "on-call rota pager", "max_results": 5})], U(4, 40, 10090, 26))
+s.user([tr("toolu_17E", "No matching deferred tools found")])
+s.asst("msg_01SelG", [text("No tool here knows the on-call rota; check the team calendar.")], U(5, 60, 10130, 15))
+s.write(f"{root}/claude/searches/d0f1b2c3-9e0a-4b12-b324-354657687980.jsonl")
+
 # 7. Codex rollout.
 lines = []
 def L(ts, typ, payload): lines.append({"timestamp": f"2025-11-03T09:00:{ts:02d}.000Z", "type": typ, "payload": payload})

@@ -173,9 +173,15 @@ pub struct SessionImportArgs {
     /// Keep user message text in the scenarios (default: sizes and ids only).
     #[arg(long)]
     pub keep_text: bool,
-    /// Folder for the scenarios, their bills (NAME.usage.json) and calibration.json.
+    /// Folder for the scenarios, their bills (NAME.usage.json), calibration.json and the
+    /// mined queries (queries.jsonl).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Write the model's real search queries (ToolSearch calls, keyword and select: forms),
+    /// labeled with the deferred tools it went on to call, as a query file `eval --queries`
+    /// reads (JSONL {"id","query","expected","class"}).
+    #[arg(long, value_name = "FILE")]
+    pub queries_out: Option<PathBuf>,
     /// Summary format on stdout.
     #[arg(long, default_value = "table", value_enum)]
     pub format: Format,

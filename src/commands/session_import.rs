@@ -102,6 +102,9 @@ fn ticker(bar: &ProgressBar, n: usize) -> impl Fn(u64) + Sync + '_ {
 }
 
 pub fn run(args: &SessionImportArgs, quiet: bool) -> Result<()> {
+    if let Some(q) = &args.queries_out {
+        crate::output::check_out_file(q)?;
+    }
     let paths = session_paths(args, quiet)?;
     let files = discover(&paths)?;
     if files.is_empty() {
@@ -162,6 +165,12 @@ pub fn run(args: &SessionImportArgs, quiet: bool) -> Result<()> {
             write_atomic(&out.join(name), text.as_bytes())?;
         }
     }
+    if let Some(q) = &args.queries_out {
+        write_atomic(
+            q,
+            crate::session::queries::to_jsonl(&result.queries).as_bytes(),
+        )?;
+    }
     if !quiet {
         for n in notes(&result.summary) {
             eprintln!("note: {n}");
@@ -172,6 +181,12 @@ pub fn run(args: &SessionImportArgs, quiet: bool) -> Result<()> {
 
 fn notes(s: &ImportSummary) -> Vec<String> {
     let mut out = s.notes.clone();
+    if s.searches_mined + s.searches_unlabeled > 0 {
+        out.push(format!(
+            "{} of the model's searches mined as labeled queries ({} with no call after them left out)",
+            s.searches_mined, s.searches_unlabeled
+        ));
+    }
     for c in &s.calibrations {
         for n in &c.notes {
             out.push(format!("calibration {} ({}): {n}", c.model, c.counter));

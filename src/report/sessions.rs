@@ -290,6 +290,52 @@ fn fit_lines(s: &SessionsReport) -> String {
     out
 }
 
+/// How each scorer does on the searches the model really made (the folder's mined queries).
+fn searches_section(s: &SessionsReport) -> String {
+    let Some(first) = s.searches.first().filter(|x| x.searches > 0) else {
+        return String::new();
+    };
+    let mut out = format!(
+        "\n### The model's own searches\n\n{} {} the model made with the search tool, each \
+         labeled with the deferred tools it then called (`queries.jsonl`, written by `session \
+         import`; `eval --queries` scores them too). A search is *answered* when every one of \
+         those tools is in the scorer's top k (the session's `max_results`).\n\n",
+        first.searches,
+        noun(first.searches as u64, "search", "searches"),
+    );
+    let classes: Vec<String> = first.by_class.iter().map(|c| c.0.clone()).collect();
+    let mut headers: Vec<String> = vec![
+        "scorer".into(),
+        "answered in top k".into(),
+        "at least one in top k".into(),
+    ];
+    headers.extend(classes.iter().map(|c| format!("{c}: answered")));
+    let rows: Vec<Vec<String>> = s
+        .searches
+        .iter()
+        .map(|x| {
+            let mut r = vec![
+                x.scorer.clone(),
+                format!("{} of {}", x.answered, x.searches),
+                format!("{} of {}", x.answered_any, x.searches),
+            ];
+            for c in &classes {
+                let (n, a) = x
+                    .by_class
+                    .iter()
+                    .find(|b| &b.0 == c)
+                    .map_or((0, 0), |b| (b.1, b.2));
+                r.push(format!("{a} of {n}"));
+            }
+            r
+        })
+        .collect();
+    let h: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let right: Vec<bool> = (0..h.len()).map(|i| i > 0).collect();
+    out.push_str(&md_table(&h, &rows, &right));
+    out
+}
+
 fn bill_table(s: &SessionsReport) -> String {
     let headers = [
         "#",
@@ -415,6 +461,7 @@ pub fn markdown(s: &SessionsReport, figures: &[Figure]) -> String {
     out.push_str(&counterfactual_table(s));
     fig("charts/sessions-input.svg", &mut out);
     fig("charts/sessions-cost.svg", &mut out);
+    out.push_str(&searches_section(s));
     out.push_str("\nData: `data/sessions.csv` (one row per session and mode).\n\n");
     out
 }

@@ -16,6 +16,7 @@ use super::compare::{Alignment, Pair, align, calibrate};
 use super::convert::{BilledRequest, CatalogOut, ConvertInput, Converted, RanAs, convert};
 use super::fit::{ErrorStats, error_stats};
 use super::group::{Planned, Session, assemble, copies, plan};
+use super::queries::{Mined, MinedQuery, mine, to_jsonl};
 use super::read::index::{FileIndex, index_file};
 use super::read::{Copies, LogFormat, ReadOptions, ReadStats, read_file};
 use super::{discover, profile_for_model};
@@ -530,6 +531,9 @@ pub struct ImportSummary {
     pub counter: String,
     pub calibrations: Vec<Calibration>,
     pub unknown_tools: BTreeMap<String, usize>,
+    /// The model's searches mined as labeled queries, and those left out (no call after).
+    pub searches_mined: usize,
+    pub searches_unlabeled: usize,
     /// Sessions `--since`/`--until`/`--project` left out.
     pub filtered_out: usize,
     pub notes: Vec<String>,
@@ -554,7 +558,12 @@ pub struct ImportResult {
     pub summary: ImportSummary,
     /// (file name inside the output folder, contents).
     pub files: Vec<(String, String)>,
+    /// The model's search queries, labeled, in session order (`--queries-out`).
+    pub queries: Vec<MinedQuery>,
 }
+
+/// The mined queries' file in an import folder (read back by `report --sessions`).
+pub const QUERIES_FILE: &str = "queries.jsonl";
 
 /// What a session's summary needs of its files once the transcripts are dropped.
 struct Facts {
@@ -574,6 +583,8 @@ struct Processed {
     ctx: Arc<CatalogContext>,
     /// Files of its own to write (its dynamic tools' catalog).
     own_files: Vec<(String, String)>,
+    /// Its search queries, labeled (`session::queries`).
+    mined: Mined,
 }
 
 /// The counter `simulate` counts a scenario with (no flag), by whose name calibrations are
@@ -755,6 +766,7 @@ fn process(
             vec![(file, crate::catalog::to_native_json(&own))],
         )
     };
+    let mined = mine(&session, &name, &ctx.catalog);
     let converted = convert(
         &session,
         &ConvertInput {
@@ -782,6 +794,7 @@ fn process(
         raw,
         ctx,
         own_files,
+        mined,
     })
 }
 
@@ -844,7 +857,18 @@ pub fn import(
         "calibration.json".to_string(),
         crate::output::to_json(&cal_file),
     ));
-    Ok(ImportResult { summary, files })
+    let queries: Vec<MinedQuery> = processed
+        .iter()
+        .flat_map(|p| p.mined.queries.iter().cloned())
+        .collect();
+    if !queries.is_empty() {
+        files.push((QUERIES_FILE.to_string(), to_jsonl(&queries)));
+    }
+    Ok(ImportResult {
+        summary,
+        files,
+        queries,
+    })
 }
 
 /// One calibration per model profile and counter, from the raw pairs of its sessions.
@@ -1077,6 +1101,8 @@ fn summarize(
         counter: counters.into_iter().collect::<Vec<_>>().join(", "),
         calibrations,
         unknown_tools: unknown,
+        searches_mined: processed.iter().map(|p| p.mined.queries.len()).sum(),
+        searches_unlabeled: processed.iter().map(|p| p.mined.unlabeled).sum(),
         filtered_out,
         notes: std::mem::take(notes),
     }

@@ -12,6 +12,7 @@ pub mod counterfactual;
 pub mod fit;
 pub mod group;
 pub mod import;
+pub mod queries;
 pub mod read;
 pub mod tools;
 pub mod transcript;

@@ -27,5 +27,6 @@ mod search_cli;
 mod session_codex;
 mod session_import;
 mod session_known;
+mod session_queries;
 mod session_shapes;
 mod simulate_cli;

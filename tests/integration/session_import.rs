@@ -547,8 +547,8 @@ fn the_json_summary_has_the_contract_fields_and_is_byte_identical_across_runs() 
         }
         assert!(e["modeled_input_tokens"].as_u64().unwrap() > 0);
     }
-    // 15 sessions from 19 files: subagent files fold into their parents.
-    assert_eq!(v["sessions"].as_array().unwrap().len(), 15);
+    // 16 sessions from 20 files: subagent files fold into their parents.
+    assert_eq!(v["sessions"].as_array().unwrap().len(), 16);
     let strip = |v: &Value| {
         let mut v = v.clone();
         for e in v["sessions"].as_array_mut().unwrap() {
@@ -742,7 +742,7 @@ fn an_import_folder_replays_as_it_ran_and_under_other_settings() {
         },
     ];
     let r = replay_dir(dir.path(), &variants, None).unwrap();
-    assert_eq!(r.sessions.len(), 17);
+    assert_eq!(r.sessions.len(), 18);
     assert_eq!(r.variants, ["keyword / names", "bm25 / descriptions"]);
     for s in &r.sessions {
         let e = entry(&v, &s.name);
@@ -810,7 +810,7 @@ fn report_sessions_renders_the_section_with_its_charts() {
     assert_eq!(code, Some(0), "{stderr}");
     let index = std::fs::read_to_string(report.join("index.md")).unwrap();
     let section = &index[index.find("## Your sessions").expect("the section")..];
-    assert!(section.contains("17 sessions imported"), "{section}");
+    assert!(section.contains("18 sessions imported"), "{section}");
     assert!(
         section.contains("| deferred keyword / names: input |"),
         "{section}"
@@ -834,7 +834,7 @@ fn report_sessions_renders_the_section_with_its_charts() {
     }
     let csv = std::fs::read_to_string(report.join("data/sessions.csv")).unwrap();
     // One row per session and mode: eager and two deferred variants, plus the header.
-    assert_eq!(csv.lines().count(), 1 + 17 * 3, "{csv}");
+    assert_eq!(csv.lines().count(), 1 + 18 * 3, "{csv}");
     assert!(csv.lines().any(|l| l.contains("deferred bm25 / names")));
 }
 
