@@ -112,6 +112,9 @@ pub fn run(args: &SessionImportArgs, quiet: bool) -> Result<()> {
             "no session files (*.jsonl) under the given paths".to_string(),
         ));
     }
+    // The folder is made before the work (one that cannot be made fails at once) and removed
+    // again, if this run made it and left it empty, when the import fails.
+    let made = args.out.as_ref().filter(|d| !d.exists()).cloned();
     let dir = match &args.out {
         Some(d) => {
             std::fs::create_dir_all(d).map_err(|source| Error::Write {
@@ -122,7 +125,19 @@ pub fn run(args: &SessionImportArgs, quiet: bool) -> Result<()> {
         }
         None => PathBuf::from("."),
     };
-    let cats = catalog_context(args, &dir, quiet)?;
+    let outcome = import_into(args, quiet, &files, &dir);
+    if outcome.is_err()
+        && let Some(d) = made
+    {
+        // Only an empty folder goes: remove_dir refuses anything else.
+        let _ = std::fs::remove_dir(d);
+    }
+    outcome
+}
+
+/// The import once its output folder exists.
+fn import_into(args: &SessionImportArgs, quiet: bool, files: &[PathBuf], dir: &Path) -> Result<()> {
+    let cats = catalog_context(args, dir, quiet)?;
     let visible = !quiet && std::io::stderr().is_terminal();
     let total: u64 = files
         .iter()
@@ -130,7 +145,7 @@ pub fn run(args: &SessionImportArgs, quiet: bool) -> Result<()> {
         .map(|m| m.len())
         .sum();
     let indexing = bar(total, "indexing", visible);
-    let index = index_all(&files, &ticker(&indexing, files.len()))?;
+    let index = index_all(files, &ticker(&indexing, files.len()))?;
     indexing.finish_and_clear();
     let filter = Filter {
         since: args.since.clone(),
@@ -155,7 +170,7 @@ pub fn run(args: &SessionImportArgs, quiet: bool) -> Result<()> {
         &plan,
         &cats,
         &opts,
-        &dir,
+        dir,
         args.out.is_some(),
         &ticker(&importing, n),
     )?;

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::convert::BilledRequest;
 use super::fit::{self, fit_intercept, fit_line, fit_slope};
 use crate::simulate::RequestRow;
-use crate::simulate::calibration::{Calibration, HeldOut};
+use crate::simulate::calibration::{Calibration, HeldOut, scale_problem, system_prompt_problem};
 
 /// One billed request and the simulator's request for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -197,6 +197,22 @@ pub fn calibrate(
         )));
     }
     let f = fit(pairs, overhead)?;
+    // A value the calibration file would refuse is never written: the bills are not a fit.
+    let prompt = (f.intercept - overhead as f64).max(0.0);
+    let sub_prompt = f.sub_intercept.map(|a| (a - overhead as f64).max(0.0));
+    let out_of_range = [
+        ("system prompt", system_prompt_problem(prompt)),
+        (
+            "subagent system prompt",
+            sub_prompt.and_then(system_prompt_problem),
+        ),
+        ("scale", scale_problem(f.scale)),
+    ]
+    .into_iter()
+    .find_map(|(what, p)| p.map(|p| format!("not fitted: the fitted {what} {p}")));
+    if let Some(why) = out_of_range {
+        return Some(refused(why));
+    }
     let mut applied = true;
     if !(f.scale.is_finite() && f.scale > 0.0) {
         applied = false;
@@ -232,10 +248,8 @@ pub fn calibrate(
     Some(Calibration {
         model: model.to_string(),
         counter: counter.to_string(),
-        system_prompt_tokens: round((f.intercept - overhead as f64).max(0.0)),
-        subagent_system_prompt_tokens: f
-            .sub_intercept
-            .map(|a| round((a - overhead as f64).max(0.0))),
+        system_prompt_tokens: round(prompt),
+        subagent_system_prompt_tokens: sub_prompt.map(round),
         constrained: f.constrained,
         scale: round_scale(f.scale),
         tool_overhead_tokens: overhead,
@@ -451,5 +465,41 @@ mod tests {
         )
         .unwrap();
         assert!(c.applied && c.notes.is_empty(), "{c:?}");
+    }
+
+    #[test]
+    fn a_fit_the_calibration_file_would_refuse_is_never_written() {
+        // Bills 300 times what is counted: a scale no calibration file takes.
+        let pairs: Vec<Pair> = (1..=30)
+            .map(|i| pair(0, 100 * i, 30_000 * i as u64 + 346))
+            .collect();
+        let c = calibrate("m", "o200k_base", &pairs, 346).unwrap();
+        assert!(!c.applied, "{c:?}");
+        assert_eq!((c.scale, c.system_prompt_tokens), (1.0, 0.0));
+        assert!(
+            c.notes[0].contains("not fitted: the fitted scale"),
+            "{:?}",
+            c.notes
+        );
+        // A system prompt of 2e7 tokens: past the file's bound too.
+        let pairs: Vec<Pair> = (1..=30)
+            .map(|i| pair(0, 100 * i, 20_000_000 + 100 * i as u64))
+            .collect();
+        let c = calibrate("m", "o200k_base", &pairs, 346).unwrap();
+        assert!(
+            !c.applied && c.notes[0].contains("fitted system prompt"),
+            "{c:?}"
+        );
+        // What is written reads back.
+        let file = crate::simulate::calibration::CalibrationFile {
+            calibrations: vec![c],
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("calibration.json");
+        std::fs::write(&path, crate::output::to_json(&file)).unwrap();
+        assert_eq!(
+            crate::simulate::calibration::CalibrationFile::load(&path).unwrap(),
+            file
+        );
     }
 }

@@ -60,6 +60,31 @@ pub struct ScenarioFile {
     pub conversation: Vec<ItemOut>,
 }
 
+impl ScenarioFile {
+    /// Turns and requests the scenario loader will count for this conversation, checked
+    /// against its limits before anything is written: the most turns of one conversation (the
+    /// main one or a subagent's, each counted on its own) and the requests of the whole (one
+    /// per turn and per call, subagents' included).
+    pub fn work(&self) -> (usize, u64) {
+        fn walk(items: &[ItemOut], most_turns: &mut usize, work: &mut u64) {
+            let mut turns = 0;
+            for it in items {
+                if let ItemOut::Turn(t) = it {
+                    turns += 1;
+                    *work += 1 + t.calls.len() as u64;
+                    for s in t.calls.iter().filter_map(|c| c.subagent.as_ref()) {
+                        walk(&s.conversation, most_turns, work);
+                    }
+                }
+            }
+            *most_turns = (*most_turns).max(turns);
+        }
+        let (mut turns, mut work) = (0, 0);
+        walk(&self.conversation, &mut turns, &mut work);
+        (turns, work)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum ItemOut {

@@ -13,7 +13,9 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::compare::{Alignment, Pair, align, calibrate};
-use super::convert::{BilledRequest, CatalogOut, ConvertInput, Converted, RanAs, convert};
+use super::convert::{
+    BilledRequest, CatalogOut, ConvertInput, Converted, RanAs, ScenarioFile, convert,
+};
 use super::fit::{ErrorStats, error_stats};
 use super::group::{Planned, Session, assemble, copies, plan};
 use super::queries::{Mined, MinedQuery, mine, to_jsonl};
@@ -578,6 +580,8 @@ struct Facts {
 struct Processed {
     facts: Facts,
     converted: Converted,
+    /// `NAME.yaml`, or `NAME.json` for a scenario too large for the YAML reader.
+    scenario_file: String,
     scenario: Option<Scenario>,
     raw: Alignment,
     ctx: Arc<CatalogContext>,
@@ -698,15 +702,82 @@ fn check_unknown<'a>(
     Ok(all)
 }
 
-/// Serializes a scenario (YAML) and reads it back through the scenario loader.
-fn load(c: &Converted, dir: &Path) -> Result<Option<Scenario>> {
+/// Nodes a value is as YAML (sequences, mappings and scalars, keys included): what the YAML
+/// reader's node budget counts.
+fn yaml_nodes(v: &serde_json::Value) -> usize {
+    use serde_json::Value as V;
+    match v {
+        V::Array(a) => 1 + a.iter().map(yaml_nodes).sum::<usize>(),
+        V::Object(m) => 1 + m.values().map(|v| 1 + yaml_nodes(v)).sum::<usize>(),
+        _ => 1,
+    }
+}
+
+/// The file a session's scenario is written as: `NAME.yaml`, or `NAME.json` when it is more
+/// than the YAML reader takes ([`YAML_SCENARIO_NODES`] nodes; JSON has no such budget).
+fn scenario_file_name(s: &ScenarioFile) -> Result<String> {
+    let value = serde_json::to_value(s)
+        .map_err(|e| Error::usage(format!("cannot write the scenario {}: {e}", s.name)))?;
+    Ok(if yaml_nodes(&value) > YAML_SCENARIO_NODES {
+        format!("{}.json", s.name)
+    } else {
+        format!("{}.yaml", s.name)
+    })
+}
+
+/// Most YAML nodes an imported scenario is written with (the YAML reader refuses more than
+/// 250,000; the rest of the budget is the margin).
+pub const YAML_SCENARIO_NODES: usize = 200_000;
+
+/// A scenario's text in the syntax its file name says.
+fn scenario_text(s: &ScenarioFile, file: &str) -> Result<String> {
+    if file.ends_with(".json") {
+        Ok(crate::output::to_json(s))
+    } else {
+        to_yaml(s)
+    }
+}
+
+/// Checks that the scenario loader will take a session's scenario before any of it is
+/// written (its limits on turns, requests and file size), then reads it back through the
+/// loader. Every refusal names the session's log (the scenario file does not exist).
+fn load(c: &Converted, session: &Path, file: &str, dir: &Path) -> Result<Option<Scenario>> {
+    use crate::simulate::scenario::{MAX_TURNS, MAX_WORK_REQUESTS};
     if c.scenario.conversation.is_empty() {
         return Ok(None);
     }
-    let yaml = to_yaml(&c.scenario)?;
-    let path = dir.join(format!("{}.yaml", c.scenario.name));
-    let doc = Document::parse(&path, yaml.into_bytes())?;
-    Ok(Some(simulate::scenario::parse(&doc)?))
+    let refuse = |why: String| {
+        Error::input(
+            session,
+            None,
+            format!("this session cannot be imported: its scenario ({file}, not written) {why}"),
+        )
+    };
+    let (turns, work) = c.scenario.work();
+    if turns > MAX_TURNS {
+        return Err(refuse(format!(
+            "has {turns} turns in one conversation, more than the {MAX_TURNS} a scenario may hold"
+        )));
+    }
+    if work > MAX_WORK_REQUESTS {
+        return Err(refuse(format!(
+            "sends at least {work} requests (turns and calls, subagents included), more than \
+             the {MAX_WORK_REQUESTS} a scenario may send"
+        )));
+    }
+    let text = scenario_text(&c.scenario, file)?;
+    let limit = crate::document::MAX_FILE_BYTES;
+    if text.len() as u64 > limit {
+        return Err(refuse(format!(
+            "is {} bytes, more than the {limit} bytes a scenario file may be",
+            text.len()
+        )));
+    }
+    let doc = Document::parse(&dir.join(file), text.into_bytes())
+        .map_err(|e| refuse(format!("is refused by the scenario reader: {e}")))?;
+    simulate::scenario::parse(&doc)
+        .map(Some)
+        .map_err(|e| refuse(format!("is refused by the scenario reader: {e}")))
 }
 
 pub fn to_yaml<T: Serialize>(v: &T) -> Result<String> {
@@ -776,7 +847,8 @@ fn process(
             keep_text: opts.keep_text,
         },
     );
-    let scenario = load(&converted, dir)?;
+    let scenario_file = scenario_file_name(&converted.scenario)?;
+    let scenario = load(&converted, &session.file, &scenario_file, dir)?;
     let raw = match &scenario {
         Some(s) => {
             let r = replay(s, &ctx, None)?;
@@ -790,6 +862,7 @@ fn process(
     Ok(Processed {
         facts: facts(&session),
         converted,
+        scenario_file,
         scenario,
         raw,
         ctx,
@@ -1002,11 +1075,8 @@ fn session_summary(
     };
     SessionSummary {
         file: f.file.display().to_string(),
-        scenario: (written && p.scenario.is_some()).then(|| {
-            dir.join(format!("{}.yaml", c.scenario.name))
-                .display()
-                .to_string()
-        }),
+        scenario: (written && p.scenario.is_some())
+            .then(|| dir.join(&p.scenario_file).display().to_string()),
         requests: c.billed.len(),
         tool_calls: c.tool_calls,
         billed_input_tokens: c.billed.iter().map(|b| b.usage.prompt()).sum(),
@@ -1123,12 +1193,15 @@ fn session_files(p: &Processed, cal: &CalibrationFile) -> Result<Vec<(String, St
         session: p.facts.file.display().to_string(),
         format: p.facts.format.name().to_string(),
         ran_as: c.ran_as,
-        scenario: format!("{name}.yaml"),
+        scenario: p.scenario_file.clone(),
         billed: c.billed.clone(),
         agent_profiles: c.agent_profiles.clone(),
     };
     Ok(vec![
-        (format!("{name}.yaml"), to_yaml(&scenario)?),
+        (
+            p.scenario_file.clone(),
+            scenario_text(&scenario, &p.scenario_file)?,
+        ),
         (format!("{name}.usage.json"), crate::output::to_json(&usage)),
     ])
 }

@@ -25,6 +25,7 @@ mod report_interrupt;
 mod roundtrip_any_form;
 mod search_cli;
 mod session_codex;
+mod session_hostile;
 mod session_import;
 mod session_known;
 mod session_queries;

@@ -19,7 +19,7 @@ use serde::de::{Deserializer, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::{BadLine, Copies, ReadOptions, ReadStats, count_untyped, ignore, key_hash};
-use crate::session::transcript::{Call, Step, ToolResult, Transcript, Usage};
+use crate::session::transcript::{Call, Step, ToolResult, Transcript, Usage, tokens};
 use crate::session::{SEARCH_TOOL, count_text};
 
 /// Claude tokens of one image block (the ~1,600-token ceiling for a full-size image: the log
@@ -87,25 +87,45 @@ pub(super) struct Message<'a> {
     usage: Option<RawUsage>,
 }
 
+/// A message's `usage`: each field a whole number up to [`MAX_USAGE_TOKENS`], refused where
+/// it stands otherwise (`transcript::token_count`).
+///
+/// [`MAX_USAGE_TOKENS`]: crate::session::transcript::MAX_USAGE_TOKENS
 #[derive(Deserialize, Default)]
 struct RawUsage {
-    #[serde(rename = "input_tokens", default)]
-    input: Option<u64>,
-    #[serde(rename = "cache_creation_input_tokens", default)]
-    cache_creation: Option<u64>,
-    #[serde(rename = "cache_read_input_tokens", default)]
-    cache_read: Option<u64>,
-    #[serde(rename = "output_tokens", default)]
-    output: Option<u64>,
+    #[serde(
+        rename = "input_tokens",
+        default,
+        deserialize_with = "tokens::input_tokens"
+    )]
+    input: u64,
+    #[serde(
+        rename = "cache_creation_input_tokens",
+        default,
+        deserialize_with = "tokens::cache_creation_input_tokens"
+    )]
+    cache_creation: u64,
+    #[serde(
+        rename = "cache_read_input_tokens",
+        default,
+        deserialize_with = "tokens::cache_read_input_tokens"
+    )]
+    cache_read: u64,
+    #[serde(
+        rename = "output_tokens",
+        default,
+        deserialize_with = "tokens::output_tokens"
+    )]
+    output: u64,
 }
 
 impl RawUsage {
     fn usage(&self) -> Result<Usage, String> {
         let u = Usage {
-            input: self.input.unwrap_or(0),
-            cache_creation: self.cache_creation.unwrap_or(0),
-            cache_read: self.cache_read.unwrap_or(0),
-            output: self.output.unwrap_or(0),
+            input: self.input,
+            cache_creation: self.cache_creation,
+            cache_read: self.cache_read,
+            output: self.output,
         };
         u.check()?;
         Ok(u)
@@ -688,21 +708,54 @@ mod tests {
     }
 
     #[test]
-    fn usage_beyond_any_bill_is_refused_not_wrapped() {
-        let u = RawUsage {
-            input: Some(u64::MAX),
-            ..RawUsage::default()
+    fn usage_beyond_any_bill_is_refused_where_it_stands_not_wrapped() {
+        let err = |json: &str| {
+            serde_json::from_str::<RawUsage>(json)
+                .err()
+                .map(|e| e.to_string())
         };
+        let e =
+            err(r#"{"input_tokens": 3, "cache_read_input_tokens": 18446744073709551615}"#).unwrap();
         assert!(
-            u.usage().unwrap_err().contains("input_tokens"),
-            "{:?}",
-            u.usage()
+            e.contains("cache_read_input_tokens is 18446744073709551615, more than the 1000000000"),
+            "{e}"
         );
-        let ok = RawUsage {
-            input: Some(3),
-            cache_read: Some(14_000),
+        assert!(e.contains("column 67"), "{e}");
+        // Past u64 (a float to serde_json), negative, fractional: refused by name too.
+        for (json, says) in [
+            (
+                r#"{"output_tokens": 18446744073709551616}"#,
+                "output_tokens is 1.8446744073709552e19, more than",
+            ),
+            (
+                r#"{"input_tokens": 9.2e18}"#,
+                "input_tokens is 9.2e18, more than",
+            ),
+            (
+                r#"{"input_tokens": -1}"#,
+                "input_tokens is -1: a token count cannot be negative",
+            ),
+            (
+                r#"{"input_tokens": 2.5}"#,
+                "input_tokens is 2.5: expected a whole number",
+            ),
+            (
+                r#"{"input_tokens": "7"}"#,
+                "a whole number of tokens (input_tokens)",
+            ),
+        ] {
+            let e = err(json).unwrap();
+            assert!(e.contains(says), "{json}: {e}");
+        }
+        let ok: RawUsage = serde_json::from_str(
+            r#"{"input_tokens": 3, "cache_read_input_tokens": 14000, "cache_creation_input_tokens": null}"#,
+        )
+        .unwrap();
+        assert_eq!(ok.usage().unwrap().prompt(), 14_003);
+        let at_limit = RawUsage {
+            input: u64::MAX,
             ..RawUsage::default()
         };
-        assert_eq!(ok.usage().unwrap().prompt(), 14_003);
+        assert!(at_limit.usage().unwrap_err().contains("input_tokens"));
     }
 }

@@ -25,7 +25,7 @@ use serde_json::value::RawValue;
 use super::claude::{image_tokens, render_call, render_reference};
 use super::{BadLine, ReadOptions, ReadStats, ignore, key_hash};
 use crate::catalog::Tool;
-use crate::session::transcript::{Call, Request, Step, ToolResult, Transcript, Usage};
+use crate::session::transcript::{Call, Request, Step, ToolResult, Transcript, Usage, tokens};
 use crate::session::{SEARCH_TOOL, count_text};
 
 /// Top-level line types of a rollout file.
@@ -101,21 +101,74 @@ struct Payload<'a> {
     dynamic_tools: Option<&'a RawValue>,
 }
 
+/// One request's usage (`last_token_usage`): each field at most a request's bill.
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq, Default)]
 struct TokenUsage {
     /// Every input token, the cached ones included (OpenAI's convention).
-    #[serde(rename = "input_tokens", default)]
+    #[serde(
+        rename = "input_tokens",
+        default,
+        deserialize_with = "tokens::input_tokens"
+    )]
     input: u64,
-    #[serde(rename = "cached_input_tokens", default)]
+    #[serde(
+        rename = "cached_input_tokens",
+        default,
+        deserialize_with = "tokens::cached_input_tokens"
+    )]
     cached: u64,
-    #[serde(rename = "output_tokens", default)]
+    #[serde(
+        rename = "output_tokens",
+        default,
+        deserialize_with = "tokens::output_tokens"
+    )]
     output: u64,
+}
+
+/// The session's running totals (`total_token_usage`): each field at most a session's total.
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq, Default)]
+struct TotalUsage {
+    #[serde(
+        rename = "input_tokens",
+        default,
+        deserialize_with = "tokens::total_input_tokens"
+    )]
+    input: u64,
+    #[serde(
+        rename = "cached_input_tokens",
+        default,
+        deserialize_with = "tokens::total_cached_input_tokens"
+    )]
+    cached: u64,
+    #[serde(
+        rename = "output_tokens",
+        default,
+        deserialize_with = "tokens::total_output_tokens"
+    )]
+    output: u64,
+}
+
+impl TotalUsage {
+    /// What one request added to the totals: each field's difference from the previous ones.
+    /// Totals that went down are a damaged log, not a request of negative size.
+    fn since(&self, prev: &TotalUsage) -> Result<TokenUsage, String> {
+        let field = |name: &str, now: u64, was: u64| {
+            now.checked_sub(was).ok_or_else(|| {
+                format!("total_token_usage {name} went down from {was} to {now} (a running total)")
+            })
+        };
+        Ok(TokenUsage {
+            input: field("input_tokens", self.input, prev.input)?,
+            cached: field("cached_input_tokens", self.cached, prev.cached)?,
+            output: field("output_tokens", self.output, prev.output)?,
+        })
+    }
 }
 
 #[derive(Deserialize)]
 struct TokenInfo {
     #[serde(default)]
-    total_token_usage: Option<TokenUsage>,
+    total_token_usage: Option<TotalUsage>,
     #[serde(default)]
     last_token_usage: Option<TokenUsage>,
 }
@@ -278,7 +331,7 @@ pub(super) struct State {
     model: Option<String>,
     /// What the model wrote since the last request closed.
     pending: Option<Request>,
-    last_total: Option<TokenUsage>,
+    last_total: Option<TotalUsage>,
     requests: usize,
     searches: usize,
     /// System prompt and system context (o200k counts), before the first prompt.
@@ -558,14 +611,7 @@ impl State {
             self.last_total,
         ) {
             (Some(l), _, _) => l,
-            (None, Some(t), prev) => {
-                let p = prev.unwrap_or_default();
-                TokenUsage {
-                    input: t.input.saturating_sub(p.input),
-                    cached: t.cached.saturating_sub(p.cached),
-                    output: t.output.saturating_sub(p.output),
-                }
-            }
+            (None, Some(t), prev) => t.since(&prev.unwrap_or_default())?,
             _ => return Ok(()),
         };
         if info.total_token_usage.is_some() {
@@ -703,6 +749,41 @@ mod tests {
             tokens,
             count_text(&render_reference("get_weather"))
                 + count_text(&render_reference("mcp__node_repl__js"))
+        );
+    }
+
+    #[test]
+    fn running_totals_are_checked_not_saturated() {
+        let t = |i: u64, c: u64, o: u64| TotalUsage {
+            input: i,
+            cached: c,
+            output: o,
+        };
+        let d = t(9_000, 4_000, 70).since(&t(5_000, 1_000, 20)).unwrap();
+        assert_eq!((d.input, d.cached, d.output), (4_000, 3_000, 50));
+        let e = t(9_000, 500, 70).since(&t(5_000, 1_000, 20)).err().unwrap();
+        assert!(
+            e.contains("total_token_usage cached_input_tokens went down from 1000 to 500"),
+            "{e}"
+        );
+        // A total may pass one request's bound, not a session's; a request may not pass its own.
+        let big: TotalUsage =
+            serde_json::from_str(r#"{"input_tokens": 5000000000, "output_tokens": 1}"#).unwrap();
+        assert_eq!(big.input, 5_000_000_000);
+        let e = serde_json::from_str::<TotalUsage>(r#"{"input_tokens": 18446744073709551614}"#)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("any session can total"), "{e}");
+        let e = serde_json::from_str::<TokenUsage>(r#"{"input_tokens": 5000000000}"#)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains(
+                "input_tokens is 5000000000, more than the 1000000000 tokens any request can bill"
+            ),
+            "{e}"
         );
     }
 }
