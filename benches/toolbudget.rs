@@ -253,7 +253,10 @@ mod embedding {
             .into_iter()
             .map(|n| (n, Arc::new(catalog(n))))
             .collect();
-        fill_cache(&catalogs, &cached);
+        // Filled when a cached bench first runs, so a filter that selects none of them (`cargo
+        // bench -- external`) does not embed 10,000 tools.
+        let filled = std::sync::Once::new();
+        let fill = || filled.call_once(|| fill_cache(&catalogs, &cached));
 
         let mut g = c.benchmark_group("embed/build");
         g.sampling_mode(SamplingMode::Flat).sample_size(10);
@@ -278,7 +281,10 @@ mod embedding {
                 g.bench_with_input(
                     BenchmarkId::new(format!("{kind}_cached"), size),
                     catalog,
-                    |b, c| b.iter(|| build(kind, c.clone(), &cached).expect("builds")),
+                    |b, c| {
+                        fill();
+                        b.iter(|| build(kind, c.clone(), &cached).expect("builds"));
+                    },
                 );
             }
         }
@@ -288,9 +294,13 @@ mod embedding {
         g.sample_size(20);
         for kind in [ScorerKind::Semantic, ScorerKind::Hybrid] {
             for (size, catalog) in &catalogs {
-                let scorer = build(kind, catalog.clone(), &cached).expect("builds");
+                let scorer = std::cell::OnceCell::new();
                 let mut next = 0;
-                g.bench_with_input(BenchmarkId::new(kind.to_string(), size), &scorer, |b, s| {
+                g.bench_with_input(BenchmarkId::new(kind.to_string(), size), catalog, |b, c| {
+                    let s = scorer.get_or_init(|| {
+                        fill();
+                        build(kind, c.clone(), &cached).expect("builds")
+                    });
                     b.iter(|| {
                         next = (next + 1) % QUERIES.len();
                         black_box(s.search(&SearchRequest::new(QUERIES[next], 5)))
@@ -393,6 +403,46 @@ mod counters {
     }
 }
 
+mod external {
+    //! The external-scorer protocol's own cost: a trivial adapter (`examples/python/
+    //! trivial_adapter.py`, which answers at once and reports 0 µs of its own) answering one
+    //! search over a 1,000-tool catalog, so the round trip is the protocol (both sides' JSON
+    //! and the pipes); and starting an adapter on a 10,000-tool catalog (spawn, the index sent
+    //! and parsed, `ready`).
+    use super::*;
+    use toolbudget::search::external::ExternalConfig;
+    use toolbudget::search::external::exec::ExecScorer;
+    use toolbudget::search::{Scorer, SearchRequest};
+
+    const ADAPTER: &str = "python3 examples/python/trivial_adapter.py";
+
+    pub fn bench(c: &mut Criterion) {
+        let config = ExternalConfig::default();
+        let mut g = c.benchmark_group("external");
+        let small = Arc::new(catalog(1000));
+        match ExecScorer::start(small, ADAPTER, &config) {
+            Ok(scorer) => {
+                g.bench_function("exec_roundtrip/1000", |b| {
+                    b.iter(|| {
+                        black_box(scorer.search(&SearchRequest::new(black_box(QUERIES[0]), 5)))
+                    })
+                });
+            }
+            Err(e) => eprintln!("external benches skipped: {e}"),
+        }
+        let big = Arc::new(catalog(10_000));
+        g.sample_size(10);
+        g.bench_function("exec_index/10000", |b| {
+            b.iter(|| {
+                let s =
+                    ExecScorer::start(big.clone(), ADAPTER, &config).expect("the adapter starts");
+                black_box(s.name())
+            })
+        });
+        g.finish();
+    }
+}
+
 /// Defaults for every group; groups lower the sample size where an iteration is long.
 /// Command-line flags (`--measurement-time`, `--warm-up-time`) override these, which is how
 /// `just bench-check` shortens its rounds.
@@ -408,6 +458,6 @@ criterion_group! {
     name = benches;
     config = config();
     targets = tokenizing::bench, search::bench, devset::bench, embedding::bench, simulation::bench,
-        counters::bench
+        counters::bench, external::bench
 }
 criterion_main!(benches);

@@ -16,8 +16,9 @@ use crate::simulate::{self, Scenario};
 /// The scenario with the scorer the live run searches with. The one place the scorer is
 /// chosen: `--scorer` over the scenario's `deferred.scorer`.
 pub fn with_scorer(mut scenario: Scenario, args: &LiveArgs) -> Scenario {
-    if let Some(s) = args.scorer {
-        scenario.deferred.scorer = s;
+    if let Some(s) = &args.scorer {
+        scenario.deferred.scorer = s.clone();
+        scenario.deferred.scorer_dir = None;
     }
     scenario
 }
@@ -62,7 +63,7 @@ pub fn run(args: &LiveArgs, quiet: bool) -> Result<()> {
     let provider = args.provider;
     if args.search == SearchSide::Provider
         && provider
-            .provider_search(crate::search::ScorerKind::Keyword)
+            .provider_search(&crate::search::ScorerKind::Keyword.into())
             .is_none()
     {
         return Err(Error::usage(format!(
@@ -109,7 +110,11 @@ pub fn run(args: &LiveArgs, quiet: bool) -> Result<()> {
     let mut results = Vec::new();
     for scenario in simulate::load_scenarios(&args.scenarios)? {
         let scenario = with_scorer(scenario, args);
-        let prepared = simulate::prepare(&scenario, counter, &simulate::build_scorer)?;
+        let external = args.external.config();
+        let build = |spec: &_, catalog, bm25: &_, dir: Option<&Path>| {
+            simulate::build_scorer_with(spec, catalog, bm25, dir, &external)
+        };
+        let prepared = simulate::prepare(&scenario, counter, &build)?;
         if !quiet {
             eprintln!(
                 "live: {}: {} run{} eager and deferred against {} ({})",

@@ -76,6 +76,9 @@ pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
         .sessions
         .clone()
         .map(|dir| (dir, session_variants(args)));
+    inputs.scorers.clone_from(&args.scorers);
+    inputs.scenario_scorer.clone_from(&args.scenario_scorer);
+    inputs.external = args.external.config();
     let bars = Bars {
         visible: !quiet && std::io::stderr().is_terminal(),
         bar: RefCell::new(ProgressBar::hidden()),

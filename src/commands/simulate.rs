@@ -28,7 +28,11 @@ fn latency_source(args: &SimulateArgs) -> SearchLatencySource {
 
 /// `anthropic-api`: the system prompt, user messages, tools and search tool measured by
 /// count_tokens (cached); the cache is saved even when a request fails.
-fn prepare_api(scenario: &Scenario, api: &ApiArgs) -> Result<simulate::Prepared> {
+fn prepare_api(
+    scenario: &Scenario,
+    api: &ApiArgs,
+    build: &simulate::ScorerBuilder<'_>,
+) -> Result<simulate::Prepared> {
     let catalog = simulate::load_scenario_catalogs(scenario)?;
     let mut client = super::count::api_client(api, &scenario.profile.api_model)?;
     let users = simulate::user_texts(scenario);
@@ -50,13 +54,7 @@ fn prepare_api(scenario: &Scenario, api: &ApiArgs) -> Result<simulate::Prepared>
         search_tool: parts.search_tool,
     };
     let tokens = ToolTokens::of(CounterKind::AnthropicApi, parts.tools.counts);
-    simulate::prepare_exact(
-        scenario,
-        catalog,
-        tokens,
-        Some(exact),
-        &simulate::build_scorer,
-    )
+    simulate::prepare_exact(scenario, catalog, tokens, Some(exact), build)
 }
 
 pub fn run(args: &SimulateArgs, quiet: bool) -> Result<()> {
@@ -71,16 +69,24 @@ pub fn run(args: &SimulateArgs, quiet: bool) -> Result<()> {
         .as_deref()
         .map(simulate::calibration::CalibrationFile::load)
         .transpose()?;
+    let external = args.external.config();
+    let build = |spec: &_, catalog, bm25: &_, dir: Option<&std::path::Path>| {
+        simulate::build_scorer_with(spec, catalog, bm25, dir, &external)
+    };
     let mut scenarios = Vec::new();
-    for scenario in simulate::load_scenarios(&args.scenarios)? {
+    for mut scenario in simulate::load_scenarios(&args.scenarios)? {
+        if let Some(s) = &args.scorer {
+            scenario.deferred.scorer = s.clone();
+            scenario.deferred.scorer_dir = None;
+        }
         let flag = args.counter.or(args
             .tokenizer
             .map(|t| CounterKind::from_legacy(t, scenario.render)));
         let counter = simulate::counter_for(&scenario, flag);
         let mut prepared = if counter.is_local() {
-            simulate::prepare(&scenario, counter, &simulate::build_scorer)?
+            simulate::prepare(&scenario, counter, &build)?
         } else {
-            prepare_api(&scenario, &args.api)?
+            prepare_api(&scenario, &args.api, &build)?
         };
         if let Some(c) = calibration
             .as_ref()
@@ -89,8 +95,7 @@ pub fn run(args: &SimulateArgs, quiet: bool) -> Result<()> {
             c.apply(&mut prepared);
         }
         let mut result = simulate::run_timed(&scenario, &prepared, timing)?;
-        result.published =
-            simulate::published::compare(&scenario, &prepared, &simulate::build_scorer)?;
+        result.published = simulate::published::compare(&scenario, &prepared, &build)?;
         if !args.per_request {
             result.requests.clear();
         }

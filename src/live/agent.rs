@@ -173,7 +173,7 @@ pub(crate) fn play(
     let names = Names::new(prep, &api_tool_name(&search_def.id));
     let deferring = mode == Mode::Deferred && decides_to_defer(sc, prep);
     let provider_search = (deferring && st.search == SearchSide::Provider)
-        .then(|| ep.provider.provider_search(sc.deferred.scorer))
+        .then(|| ep.provider.provider_search(&sc.deferred.scorer))
         .flatten();
     let mut a = Agent {
         sc,

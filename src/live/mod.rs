@@ -65,9 +65,9 @@ pub fn run_scenario(
         notes.push("nothing was deferred: the deferred mode played eagerly".into());
     }
     let (eager, deferred, paired) = result::modes(&turns, &requests);
-    let scorer = match (st.search, ep.provider.provider_search(sc.deferred.scorer)) {
+    let scorer = match (st.search, ep.provider.provider_search(&sc.deferred.scorer)) {
         (SearchSide::Provider, Some(s)) => format!("provider ({s:?})"),
-        _ => sc.deferred.scorer.name().to_string(),
+        _ => prep.scorer.name(),
     };
     Ok(ScenarioLive {
         name: sc.name.clone(),

@@ -9,6 +9,7 @@ use super::conversation::{ProviderSearch, Reply, Request};
 use super::{anthropic, openai_chat, openai_responses};
 use crate::counter::CounterKind;
 use crate::search::ScorerKind;
+use crate::search::spec::ScorerSpec;
 
 #[derive(
     Debug,
@@ -75,7 +76,9 @@ impl Provider {
     }
 
     /// The provider's own search standing for `scorer` (`None`: it has none).
-    pub fn provider_search(self, scorer: ScorerKind) -> Option<ProviderSearch> {
+    /// None for the user's own scorer (`exec:`, `mcp:`), which always searches client-side.
+    pub fn provider_search(self, scorer: &ScorerSpec) -> Option<ProviderSearch> {
+        let scorer = scorer.builtin()?;
         match self {
             Provider::OpenaiChat => None,
             Provider::OpenaiResponses => Some(ProviderSearch::OpenaiToolSearch),

@@ -19,6 +19,8 @@ use crate::eval::run::{EvalOptions, check_labels, evaluate};
 use crate::eval::siblings::Siblings;
 use crate::eval::{EvalResult, load_queries};
 use crate::generate;
+use crate::search::external::ExternalConfig;
+use crate::search::spec::ScorerSpec;
 use crate::search::{self, Scorer, ScorerConfig, ScorerKind, SearchRequest};
 use crate::session::counterfactual::{Variant, replay_dir};
 use crate::simulate::calibration::CalibrationFile;
@@ -55,6 +57,12 @@ pub struct ReportInputs {
     pub calibration: Option<CalibrationFile>,
     /// An import folder (`--sessions`) and the deferred settings to replay it under.
     pub sessions: Option<(PathBuf, Vec<Variant>)>,
+    /// The user's own scorers (`--scorer exec:...`), evaluated beside the built-ins on every set.
+    pub scorers: Vec<ScorerSpec>,
+    /// The deferred search of every scenario (`--scenario-scorer`), replacing `deferred.scorer`.
+    pub scenario_scorer: Option<ScorerSpec>,
+    /// How external scorers are started and waited for.
+    pub external: ExternalConfig,
 }
 
 /// One labeled query set and its catalog.
@@ -119,14 +127,9 @@ pub fn build(
         data.sessions = Some(replay_dir(dir, variants, inputs.calibration.as_ref())?);
         progress.finish();
     }
-    run_scenarios(
-        &mut data,
-        &inputs.scenarios,
-        inputs.calibration.as_ref(),
-        progress,
-    )?;
+    run_scenarios(&mut data, inputs, progress)?;
     for input in &inputs.evals {
-        let set = run_eval(input, clock, progress)?;
+        let set = run_eval(input, &inputs.scorers, &inputs.external, clock, progress)?;
         data.latency.eval.extend(set.1);
         data.evals.push(set.0);
     }
@@ -227,10 +230,13 @@ fn build_scorer(kind: ScorerKind, catalog: Arc<Catalog>) -> Result<Box<dyn Score
 /// Every scenario, eager and deferred, with modeled search latency.
 fn run_scenarios(
     data: &mut ReportData,
-    files: &[PathBuf],
-    calibration: Option<&CalibrationFile>,
+    inputs: &ReportInputs,
     progress: &dyn Progress,
 ) -> Result<()> {
+    let (files, calibration) = (&inputs.scenarios, inputs.calibration.as_ref());
+    let build = |spec: &_, catalog, bm25: &_, dir: Option<&std::path::Path>| {
+        simulate::build_scorer_with(spec, catalog, bm25, dir, &inputs.external)
+    };
     let scenarios = simulate::load_scenarios(files)?;
     progress.phase("scenarios", files.len());
     for (path, scenario) in files.iter().zip(scenarios) {
@@ -249,8 +255,13 @@ fn run_scenarios(
             progress.advance();
             continue;
         }
+        let mut scenario = scenario;
+        if let Some(s) = &inputs.scenario_scorer {
+            scenario.deferred.scorer = s.clone();
+            scenario.deferred.scorer_dir = None;
+        }
         let counter = simulate::counter_for(&scenario, None);
-        let mut prepared = simulate::prepare(&scenario, counter, &simulate::build_scorer)?;
+        let mut prepared = simulate::prepare(&scenario, counter, &build)?;
         if let Some(c) = calibration.and_then(|f| f.for_scenario(&scenario, counter.name())) {
             c.apply(&mut prepared);
             data.notes.push(format!(
@@ -260,8 +271,7 @@ fn run_scenarios(
         }
         let mut result = simulate::run(&scenario, &prepared)?;
         // Published figures are measured uncalibrated: each under its provider's counter.
-        result.published =
-            simulate::published::compare(&scenario, &prepared, &simulate::build_scorer)?;
+        result.published = simulate::published::compare(&scenario, &prepared, &build)?;
         if counter.name() != data.settings.counter {
             data.notes.push(format!(
                 "scenario `{}` counts with its own counter `{counter}`",
@@ -279,6 +289,8 @@ fn run_scenarios(
 /// (the embedding model is missing) is listed as skipped with the reason.
 fn run_eval(
     input: &EvalInput,
+    extra: &[ScorerSpec],
+    external: &ExternalConfig,
     clock: Clock<'_>,
     progress: &dyn Progress,
 ) -> Result<(EvalSet, Vec<EvalLatency>)> {
@@ -289,7 +301,7 @@ fn run_eval(
     let siblings = Siblings::find(&catalog, |t| Some(t) != catalog.search_tool());
     let mut results = Vec::new();
     let mut skipped = Vec::new();
-    progress.phase("eval", ScorerKind::ALL.len());
+    progress.phase("eval", ScorerKind::ALL.len() + extra.len());
     for kind in ScorerKind::ALL {
         progress.step(&format!("{}: {kind}", input.queries.display()));
         match build_scorer(kind, catalog.clone()) {
@@ -304,6 +316,25 @@ fn run_eval(
             )?),
             Err(e) => skipped.push((kind.name().to_string(), e.to_string())),
         }
+        progress.advance();
+    }
+    // The user's own scorers: asked for by name, so one that cannot start is an error.
+    let config = ScorerConfig {
+        external: external.clone(),
+        ..ScorerConfig::default()
+    };
+    for spec in extra {
+        progress.step(&format!("{}: {spec}", input.queries.display()));
+        let scorer = search::spec::build_spec(spec, catalog.clone(), &config)?;
+        results.push(evaluate(
+            scorer.as_ref(),
+            &catalog,
+            &siblings,
+            &set.queries,
+            &options,
+            clock,
+            &|_| {},
+        )?);
         progress.advance();
     }
     progress.finish();

@@ -405,7 +405,8 @@ fn replay_session(
     let mut deferred = Vec::with_capacity(variants.len());
     for v in variants {
         let mut sc = stripped.clone();
-        sc.deferred.scorer = v.scorer;
+        sc.deferred.scorer = v.scorer.into();
+        sc.deferred.scorer_dir = None;
         sc.deferred.listing = v.listing;
         let r = replay(&sc, ctx, k)?;
         eager.get_or_insert_with(|| priced(&r, "eager"));

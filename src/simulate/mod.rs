@@ -21,6 +21,7 @@ pub mod result;
 pub mod scenario;
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
@@ -29,6 +30,8 @@ use crate::catalog::{Catalog, CatalogSource, Tool, load_catalogs};
 use crate::counter::CounterKind;
 use crate::error::{Error, Result};
 use crate::search::bm25::Bm25Params;
+use crate::search::external::ExternalConfig;
+use crate::search::spec::ScorerSpec;
 use crate::search::{Scorer, ScorerKind};
 use crate::timing::Clock;
 use crate::tokenize::{Tokenizer, ToolTokens};
@@ -41,20 +44,37 @@ pub use scenario::{Scenario, load_scenario, load_scenarios};
 /// Builds a scorer over a catalog with the scenario's bm25 settings (the real one is
 /// [`build_scorer`]; tests pass their own).
 pub type ScorerBuilder<'a> =
-    dyn Fn(ScorerKind, Arc<Catalog>, &Bm25Params) -> Result<Box<dyn Scorer>> + 'a;
+    dyn Fn(&ScorerSpec, Arc<Catalog>, &Bm25Params, Option<&Path>) -> Result<Box<dyn Scorer>> + 'a;
 
-/// [`search::build`](crate::search::build) with the default embedding settings and the given
-/// bm25 settings (a scenario's `deferred.bm25`).
+/// [`search::spec::build_spec`](crate::search::spec::build_spec) with the default embedding
+/// and external-process settings and the given bm25 settings (a scenario's `deferred.bm25`);
+/// an external scorer runs in `dir` when given (the scenario's folder).
 pub fn build_scorer(
-    kind: ScorerKind,
+    spec: &ScorerSpec,
     catalog: Arc<Catalog>,
     bm25: &Bm25Params,
+    dir: Option<&Path>,
 ) -> Result<Box<dyn Scorer>> {
-    let config = crate::search::ScorerConfig {
+    build_scorer_with(spec, catalog, bm25, dir, &ExternalConfig::default())
+}
+
+/// As [`build_scorer`], with the time-outs and MCP settings of the command line.
+pub fn build_scorer_with(
+    spec: &ScorerSpec,
+    catalog: Arc<Catalog>,
+    bm25: &Bm25Params,
+    dir: Option<&Path>,
+    external: &ExternalConfig,
+) -> Result<Box<dyn Scorer>> {
+    let mut config = crate::search::ScorerConfig {
         bm25: *bm25,
+        external: external.clone(),
         ..crate::search::ScorerConfig::default()
     };
-    crate::search::build(kind, catalog, &config)
+    if let Some(dir) = dir {
+        config.external.cwd = Some(dir.to_path_buf());
+    }
+    crate::search::spec::build_spec(spec, catalog, &config)
 }
 
 /// Per-tool facts derived from the scenario's deferred settings.
@@ -293,11 +313,12 @@ pub fn prepare_shared(
     let plan = plan(scenario, &catalog)?;
     validate_conversation(scenario, &catalog, &plan)?;
     let d = &scenario.deferred;
-    let scorer = build(d.scorer, catalog.clone(), &d.bm25)?;
+    let scorer = build(&d.scorer, catalog.clone(), &d.bm25, d.scorer_dir.as_deref())?;
     let needs_select = d.discovery == scenario::Discovery::Select
         || d.retry.contains(&scenario::RetryStep::Select);
-    let select_scorer = if needs_select && d.scorer != ScorerKind::Keyword {
-        Some(build(ScorerKind::Keyword, catalog.clone(), &d.bm25)?)
+    let select_scorer = if needs_select && d.scorer.builtin() != Some(ScorerKind::Keyword) {
+        let keyword = ScorerSpec::Builtin(ScorerKind::Keyword);
+        Some(build(&keyword, catalog.clone(), &d.bm25, None)?)
     } else {
         None
     };
@@ -372,7 +393,12 @@ fn search_tool(
             format!("{} ({} measured)", o.variant, o.tokens),
         );
     }
-    if provider && let Some(o) = scenario.profile.search_overhead(scenario.deferred.scorer) {
+    // A provider's measured search overhead stands for its own server-side search, which a
+    // built-in scorer models; the user's own scorer is a client-side search tool.
+    if provider
+        && let Some(kind) = scenario.deferred.scorer.builtin()
+        && let Some(o) = scenario.profile.search_overhead(kind)
+    {
         return (
             o.tokens.saturating_sub(overhead),
             format!("{} ({} measured)", o.variant, o.tokens),

@@ -328,7 +328,8 @@ fn variant_scenario(sc: &Scenario, v: &Variant) -> Scenario {
         out.profile = p;
     }
     if let Some(s) = v.scorer {
-        out.deferred.scorer = s;
+        out.deferred.scorer = s.into();
+        out.deferred.scorer_dir = None;
     }
     if let Some(l) = v.listing {
         out.deferred.listing = l;

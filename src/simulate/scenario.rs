@@ -20,6 +20,7 @@ use crate::error::{Error, Position, Result};
 use crate::path;
 use crate::search::ScorerKind;
 use crate::search::bm25::Bm25Params;
+use crate::search::spec::ScorerSpec;
 use crate::tokenize::{Render, Tokenizer};
 
 /// A tool id written in the scenario, with where it was written.
@@ -132,7 +133,11 @@ pub struct DeferredSettings {
     pub always_load: Vec<ToolRef>,
     /// Server names (a `ToolRef` keeps each name's position).
     pub always_load_servers: Vec<ToolRef>,
-    pub scorer: ScorerKind,
+    /// The deferred search: a built-in or the user's own (`{exec: CMD}`, `{mcp: CMD}`).
+    pub scorer: ScorerSpec,
+    /// Where an external scorer the scenario names runs (the scenario's folder, so its command
+    /// line may name scripts relative to the file); `None` for the caller's directory.
+    pub scorer_dir: Option<PathBuf>,
     pub max_results: usize,
     pub discovery: Discovery,
     pub listing: Listing,
@@ -154,7 +159,8 @@ impl Default for DeferredSettings {
             defer_all_builtins: false,
             always_load: Vec::new(),
             always_load_servers: Vec::new(),
-            scorer: ScorerKind::Keyword,
+            scorer: ScorerSpec::Builtin(ScorerKind::Keyword),
+            scorer_dir: None,
             max_results: 5,
             discovery: Discovery::ModelSearch,
             listing: Listing::Names,
@@ -458,7 +464,7 @@ pub(crate) struct RawDeferred {
     always_load: Vec<String>,
     #[serde(default)]
     always_load_servers: Vec<String>,
-    scorer: Option<ScorerKind>,
+    scorer: Option<ScorerSpec>,
     #[serde(default, deserialize_with = "opt_count")]
     max_results: Option<usize>,
     discovery: Option<Discovery>,
@@ -966,6 +972,17 @@ impl Reader<'_> {
             always_load: self.tool_refs(&child(&p, "always_load"), raw.always_load)?,
             always_load_servers: self
                 .tool_refs(&child(&p, "always_load_servers"), raw.always_load_servers)?,
+            scorer_dir: raw
+                .scorer
+                .as_ref()
+                .is_some_and(ScorerSpec::is_external)
+                .then(|| {
+                    self.doc
+                        .path
+                        .parent()
+                        .map(Path::to_path_buf)
+                        .unwrap_or_default()
+                }),
             scorer: raw.scorer.unwrap_or(default.scorer),
             max_results,
             discovery: raw.discovery.unwrap_or(default.discovery),

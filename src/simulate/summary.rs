@@ -146,7 +146,7 @@ fn settings(
         tokenizer: prep.counter.tokenizer_label().into(),
         render: prep.counter.render_name().into(),
         profile: sc.profile.name.clone(),
-        scorer: d.scorer.name().into(),
+        scorer: prep.scorer.name(),
         when: match d.when {
             When::Always => "always".into(),
             When::Auto(n) => format!("auto:{n}"),

@@ -60,6 +60,7 @@ impl Scorer for WordScorer {
             not_found: Vec::new(),
             ambiguous: Vec::new(),
             total_tools: r.searchable(self.catalog.len()),
+            reported_us: None,
         })
     }
 
@@ -77,9 +78,10 @@ impl Scorer for WordScorer {
 }
 
 pub(crate) fn word_builder(
-    _k: ScorerKind,
+    _spec: &crate::search::spec::ScorerSpec,
     c: Arc<Catalog>,
     _bm25: &crate::search::bm25::Bm25Params,
+    _dir: Option<&std::path::Path>,
 ) -> Result<Box<dyn Scorer>> {
     let lower = c.tools().iter().map(|t| t.id.to_lowercase()).collect();
     Ok(Box::new(WordScorer { catalog: c, lower }))
@@ -1016,7 +1018,7 @@ fn schema_lists_exactly_the_keys_the_loader_accepts() {
         );
     }
     let enums: [(&str, &Value, Option<&[&str]>); 11] = [
-        ("scorer", &dp["scorer"], of::<ScorerKind>()),
+        ("scorer", &dp["scorer"]["oneOf"][0], of::<ScorerKind>()),
         ("discovery", &dp["discovery"], of::<Discovery>()),
         ("listing", &dp["listing"], of::<Listing>()),
         ("list_style", &dp["list_style"], of::<ListStyle>()),
