@@ -277,9 +277,14 @@ fn score_searches(
             let sc = &sessions[si].scenario;
             let scorer = match scorers.entry(si) {
                 std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-                std::collections::btree_map::Entry::Vacant(e) => e.insert(
-                    crate::simulate::build_scorer(kind, ctx.catalog.clone(), &sc.deferred.bm25)?,
-                ),
+                std::collections::btree_map::Entry::Vacant(e) => {
+                    e.insert(crate::simulate::build_scorer(
+                        &crate::search::spec::ScorerSpec::Builtin(kind),
+                        ctx.catalog.clone(),
+                        &sc.deferred.bm25,
+                        None,
+                    )?)
+                }
             };
             let candidates = ctx.catalog.search_candidates();
             let mut req = crate::search::SearchRequest::new(&q.query, sc.deferred.max_results);
