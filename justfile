@@ -110,20 +110,22 @@ fuzz-cmin:
         RUSTC_BOOTSTRAP=1 cargo fuzz cmin -O "$t" "fuzz/corpus/$t" -- -max_len=65536
     done
 
-# Time `session import` on ~1 GB of synthetic Claude Code sessions (1,000 files, subagent files
-# every tenth session) generated into target/sessions-synth (seeded: same bytes every time).
-# Prints the wall-clock and CPU time; the README records a run.
+# Time `session import` on ~1 GB of synthetic Claude Code sessions (1,000 files of ~1 MB,
+# subagent files every tenth session) generated into target/sessions-synth-N (seeded: same bytes
+# every time; the first 100 sessions of 1,000 are the 100 of `just bench-import 100`, so their
+# peak memory compares a folder ten times the size). Prints wall-clock, CPU and peak memory;
+# the README records a run.
 bench-import SESSIONS="1000":
     #!/usr/bin/env bash
     set -euo pipefail
-    if [ ! -f target/sessions-synth/.done-{{SESSIONS}} ]; then
-        rm -rf target/sessions-synth
-        python3 scripts/gen-sessions.py --sessions {{SESSIONS}} --out target/sessions-synth
-        touch target/sessions-synth/.done-{{SESSIONS}}
+    dir=target/sessions-synth-{{SESSIONS}}
+    if [ ! -f "$dir/.done" ]; then
+        rm -rf "$dir"
+        python3 scripts/gen-sessions.py --sessions {{SESSIONS}} --out "$dir"
+        touch "$dir/.done"
     fi
     cargo build --release --quiet
-    du -sh --exclude=.done-* target/sessions-synth
-    rm -rf target/sessions-synth-out
+    du -sh --exclude=.done "$dir"
+    rm -rf "$dir-out"
     /usr/bin/time -f "import: %e s wall, %U s user, %S s system, %M KB peak memory" \
-        ./target/release/toolbudget --quiet session import target/sessions-synth \
-        --catalog fixtures/catalogs/builtins.yaml --out target/sessions-synth-out > /dev/null
+        ./target/release/toolbudget --quiet session import "$dir" --out "$dir-out" > /dev/null

@@ -146,14 +146,27 @@ pub enum SessionCommand {
 
 #[derive(Debug, Args)]
 pub struct SessionImportArgs {
-    /// Session files, or folders searched recursively for *.jsonl (e.g. ~/.claude/projects,
-    /// ~/.codex/sessions).
-    #[arg(value_name = "PATH", required = true)]
+    /// Session files, or folders searched recursively for *.jsonl. None: where the agents keep
+    /// them, ~/.claude/projects (each of CLAUDE_CONFIG_DIR's folders' projects/ when set) and
+    /// ~/.codex/sessions (CODEX_HOME/sessions when set).
+    #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// A catalog of the tools the sessions may call, or SERVER=PATH. Repeatable. Default: the
-    /// shipped catalog of Claude Code's built-in tools (fixtures/catalogs/builtins.yaml).
+    /// A catalog of the tools the sessions may call, or SERVER=PATH. Repeatable. The agents'
+    /// shipped built-ins are added for their own sessions (fixtures/catalogs/builtins.yaml for
+    /// Claude Code, fixtures/catalogs/codex-builtins.yaml for Codex) unless a catalog given
+    /// defines their tools.
     #[arg(long = "catalog", short = 'c', value_name = "[SERVER=]PATH")]
     pub catalogs: Vec<String>,
+    /// Only sessions active on or after this date (YYYY-MM-DD, UTC).
+    #[arg(long, value_name = "DATE", value_parser = toolbudget::session::parse_date)]
+    pub since: Option<String>,
+    /// Only sessions active on or before this date (YYYY-MM-DD, UTC).
+    #[arg(long, value_name = "DATE", value_parser = toolbudget::session::parse_date)]
+    pub until: Option<String>,
+    /// Only sessions of this project: its directory, the directory's last component, or its
+    /// Claude Code folder under projects/.
+    #[arg(long, value_name = "NAME")]
+    pub project: Option<String>,
     /// Leave tools that no catalog has out of the scenarios (default: exit 2 listing them).
     #[arg(long)]
     pub allow_unknown_tools: bool,
@@ -163,9 +176,15 @@ pub struct SessionImportArgs {
     /// Keep user message text in the scenarios (default: sizes and ids only).
     #[arg(long)]
     pub keep_text: bool,
-    /// Folder for the scenarios, their bills (NAME.usage.json) and calibration.json.
+    /// Folder for the scenarios, their bills (NAME.usage.json), calibration.json and the
+    /// mined queries (queries.jsonl).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Write the model's real search queries (ToolSearch calls, keyword and select: forms),
+    /// labeled with the deferred tools it went on to call, as a query file `eval --queries`
+    /// reads (JSONL {"id","query","expected","class"}).
+    #[arg(long, value_name = "FILE")]
+    pub queries_out: Option<PathBuf>,
     /// Summary format on stdout.
     #[arg(long, default_value = "table", value_enum)]
     pub format: Format,

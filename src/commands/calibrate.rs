@@ -13,13 +13,7 @@ pub fn run(args: &CalibrateArgs) -> Result<Outcome> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::input(path, None, format!("cannot read the calibration file: {e}")))?;
     let c = Calibration::parse(&text).map_err(|(at, e)| Error::input(path, at, e))?;
-    let fit = c.refit().ok_or_else(|| {
-        Error::input(
-            path,
-            None,
-            "the observations cannot determine the fit (they need texts, tool counts and requests with and without tools that vary)",
-        )
-    })?;
+    let fit = c.refit().map_err(|why| Error::input(path, None, why))?;
     let mut r = report(&path.display().to_string(), &c, fit);
     if args.write {
         r.stored_fit_matches = true;

@@ -11,64 +11,111 @@ use crate::cli::SessionImportArgs;
 use toolbudget::catalog::{CatalogSource, parse_catalog_arg};
 use toolbudget::error::{Error, Result};
 use toolbudget::output::{emit, write_atomic};
-use toolbudget::session::import::{CatalogContext, ImportOptions, catalogs, import, read_all};
-use toolbudget::session::{ReadOptions, discover};
+use toolbudget::session::import::{
+    Catalogs, Filter, ImportOptions, Plan, catalogs_for, import, index_all,
+};
+use toolbudget::session::{LogFormat, default_roots, discover};
 use toolbudget::view::session_import::{notes, render};
 
-/// The shipped catalog of Claude Code's built-in tools: from the current folder (the
-/// repository root) or beside the crate this binary was built from.
-fn shipped_builtins() -> Option<PathBuf> {
-    let rel = Path::new("fixtures/catalogs/builtins.yaml");
+/// A shipped catalog of an agent's built-in tools: from the current folder (the repository
+/// root) or beside the crate this binary was built from.
+fn shipped(file: &str) -> Option<PathBuf> {
+    let rel = Path::new("fixtures/catalogs").join(file);
     [
-        rel.to_path_buf(),
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(rel),
+        rel.clone(),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(&rel),
     ]
     .into_iter()
     .find(|p| p.is_file())
 }
 
-fn catalog_context(args: &SessionImportArgs, dir: &Path, quiet: bool) -> Result<CatalogContext> {
-    let mut sources: Vec<CatalogSource> = args
+fn catalog_context(args: &SessionImportArgs, dir: &Path, quiet: bool) -> Result<Catalogs> {
+    let sources: Vec<CatalogSource> = args
         .catalogs
         .iter()
         .map(String::as_str)
         .map(parse_catalog_arg)
         .collect();
-    if sources.is_empty() {
-        let path = shipped_builtins().ok_or_else(|| {
-            Error::usage("session import needs --catalog: the tools the sessions may call")
-        })?;
-        if !quiet {
-            eprintln!(
-                "note: no --catalog given: looking tools up in {}",
-                path.display()
-            );
+    let builtins = [
+        (LogFormat::ClaudeCode, shipped("builtins.yaml")),
+        (LogFormat::Codex, shipped("codex-builtins.yaml")),
+    ];
+    if sources.is_empty() && !quiet {
+        for (f, p) in &builtins {
+            if let Some(p) = p {
+                eprintln!(
+                    "note: no --catalog given: {} tools looked up in {}",
+                    f.name(),
+                    p.display()
+                );
+            }
         }
-        sources.push(CatalogSource { path, server: None });
     }
-    catalogs(&sources, dir)
+    catalogs_for(&sources, builtins, dir)
 }
-fn bar(len: usize, visible: bool) -> ProgressBar {
+
+/// The paths given, or the agents' own log folders that exist.
+fn session_paths(args: &SessionImportArgs, quiet: bool) -> Result<Vec<PathBuf>> {
+    if !args.paths.is_empty() {
+        return Ok(args.paths.clone());
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let candidates = default_roots(&|k| std::env::var(k).ok(), home.as_deref());
+    let found: Vec<PathBuf> = candidates.iter().filter(|p| p.is_dir()).cloned().collect();
+    if found.is_empty() {
+        let tried: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
+        return Err(Error::usage(format!(
+            "no session folder found (tried {}); give session files or folders",
+            tried.join(", ")
+        )));
+    }
+    if !quiet {
+        let list: Vec<String> = found.iter().map(|p| p.display().to_string()).collect();
+        eprintln!("note: reading sessions from {}", list.join(", "));
+    }
+    Ok(found)
+}
+
+fn bar(len: u64, prefix: &'static str, visible: bool) -> ProgressBar {
     if !visible {
         return ProgressBar::hidden();
     }
-    let bar = ProgressBar::new(len as u64);
+    let bar = ProgressBar::new(len);
     bar.set_style(
-        ProgressStyle::with_template("{prefix:>12} [{bar:30}] {pos}/{len} files {elapsed}")
-            .expect("the template is valid")
-            .progress_chars("=> "),
+        ProgressStyle::with_template(
+            "{prefix:>12} [{bar:30}] {bytes}/{total_bytes} {msg} {elapsed}",
+        )
+        .expect("the template is valid")
+        .progress_chars("=> "),
     );
-    bar.set_prefix("sessions");
+    bar.set_prefix(prefix);
     bar
 }
 
+/// Counts files and bytes on a bar (`n` files in all).
+fn ticker(bar: &ProgressBar, n: usize) -> impl Fn(u64) + Sync + '_ {
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    move |bytes| {
+        let k = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        bar.inc(bytes);
+        bar.set_message(format!("{k}/{n} files"));
+    }
+}
+
 pub fn run(args: &SessionImportArgs, quiet: bool) -> Result<()> {
-    let files = discover(&args.paths)?;
+    if let Some(q) = &args.queries_out {
+        toolbudget::output::check_out_file(q)?;
+    }
+    let paths = session_paths(args, quiet)?;
+    let files = discover(&paths)?;
     if files.is_empty() {
         return Err(Error::usage(
             "no session files (*.jsonl) under the given paths".to_string(),
         ));
     }
+    // The folder is made before the work (one that cannot be made fails at once) and removed
+    // again, if this run made it and left it empty, when the import fails.
+    let made = args.out.as_ref().filter(|d| !d.exists()).cloned();
     let dir = match &args.out {
         Some(d) => {
             std::fs::create_dir_all(d).map_err(|source| Error::Write {
@@ -79,24 +126,66 @@ pub fn run(args: &SessionImportArgs, quiet: bool) -> Result<()> {
         }
         None => PathBuf::from("."),
     };
-    let ctx = catalog_context(args, &dir, quiet)?;
-    let read = ReadOptions {
-        keep_text: args.keep_text,
-        skip_bad_lines: args.skip_bad_lines,
+    let outcome = import_into(args, quiet, &files, &dir);
+    if outcome.is_err()
+        && let Some(d) = made
+    {
+        // Only an empty folder goes: remove_dir refuses anything else.
+        let _ = std::fs::remove_dir(d);
+    }
+    outcome
+}
+
+/// The import once its output folder exists.
+fn import_into(args: &SessionImportArgs, quiet: bool, files: &[PathBuf], dir: &Path) -> Result<()> {
+    let cats = catalog_context(args, dir, quiet)?;
+    let visible = !quiet && std::io::stderr().is_terminal();
+    let total: u64 = files
+        .iter()
+        .filter_map(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .sum();
+    let indexing = bar(total, "indexing", visible);
+    let index = index_all(files, &ticker(&indexing, files.len()))?;
+    indexing.finish_and_clear();
+    let filter = Filter {
+        since: args.since.clone(),
+        until: args.until.clone(),
+        project: args.project.clone(),
     };
-    let progress = bar(files.len(), !quiet && std::io::stderr().is_terminal());
-    let logs = read_all(&files, &read, &|| progress.inc(1))?;
-    progress.finish_and_clear();
+    let plan = Plan::new(index, &filter);
+    if plan.sessions.is_empty() {
+        return Err(Error::usage(format!(
+            "no session matches the filters ({} left out by --since/--until/--project)",
+            plan.filtered_out
+        )));
+    }
+    let n: usize = plan.sessions.iter().map(|s| s.files().count()).sum();
+    let importing = bar(plan.bytes(), "sessions", visible);
     let opts = ImportOptions {
         keep_text: args.keep_text,
         skip_bad_lines: args.skip_bad_lines,
         allow_unknown_tools: args.allow_unknown_tools,
     };
-    let result = import(logs, &ctx, &opts, &dir, args.out.is_some())?;
+    let result = import(
+        &plan,
+        &cats,
+        &opts,
+        dir,
+        args.out.is_some(),
+        &ticker(&importing, n),
+    )?;
+    importing.finish_and_clear();
     if let Some(out) = &args.out {
         for (name, text) in &result.files {
             write_atomic(&out.join(name), text.as_bytes())?;
         }
+    }
+    if let Some(q) = &args.queries_out {
+        write_atomic(
+            q,
+            toolbudget::session::queries::to_jsonl(&result.queries).as_bytes(),
+        )?;
     }
     if !quiet {
         for n in notes(&result.summary) {

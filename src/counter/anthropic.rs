@@ -128,8 +128,18 @@ impl Calibration {
 
     #[allow(clippy::needless_range_loop)]
     /// Least squares over the observations (the documented tool-use prompt is subtracted, not
-    /// fitted). `None` when the observations cannot determine the three coefficients.
-    pub fn refit(&self) -> Option<Fit> {
+    /// fitted). An error, saying why, when the observations cannot determine the three
+    /// coefficients or determine a fit no estimate can use: a ratio that is not positive, a
+    /// value that is not finite (never written, so `--check` can always read the file back).
+    pub fn refit(&self) -> Result<Fit, String> {
+        const CANNOT: &str = "the observations cannot determine the fit (they need texts, tool \
+            counts and requests with and without tools that vary)";
+        if let Some(o) = self.observations.iter().find(|o| o.billed == 0) {
+            return Err(format!(
+                "observation {:?} billed 0 tokens: a count_tokens answer is never 0",
+                o.label
+            ));
+        }
         let mut xtx = [[0.0f64; 3]; 3];
         let mut xty = [0.0f64; 3];
         for o in &self.observations {
@@ -142,7 +152,18 @@ impl Calibration {
                 }
             }
         }
-        let c = solve3(xtx, xty)?;
+        let c = solve3(xtx, xty).ok_or_else(|| CANNOT.to_string())?;
+        for (name, v) in [("text_ratio", c[0]), ("per_tool_ratio", c[2])] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(format!(
+                    "the observations fit {name} = {v}, not a positive ratio: they do not \
+                     determine a usable fit ({CANNOT})"
+                ));
+            }
+        }
+        if !c[1].is_finite() {
+            return Err(CANNOT.to_string());
+        }
         let residuals: Vec<f64> = self
             .observations
             .iter()
@@ -154,7 +175,10 @@ impl Calibration {
             .collect();
         let max = residuals.iter().fold(0.0f64, |m, r| m.max(r.abs()));
         let rms = (residuals.iter().map(|r| r * r).sum::<f64>() / residuals.len() as f64).sqrt();
-        Some(Fit {
+        if !(max.is_finite() && rms.is_finite()) {
+            return Err(CANNOT.to_string());
+        }
+        Ok(Fit {
             text_ratio: c[0],
             tools_fixed: c[1],
             per_tool_ratio: c[2],
@@ -309,5 +333,30 @@ mod tests {
                 .1
                 .contains("sends 99 tools")
         );
+    }
+
+    #[test]
+    fn degenerate_observations_are_refused_never_fitted_to_nan() {
+        let c = Calibration::committed();
+        // One count of 0: every residual divides by it.
+        let mut zero = c.clone();
+        zero.observations[0].billed = 0;
+        let e = zero.refit().unwrap_err();
+        assert!(e.contains("billed 0 tokens"), "{e}");
+        // Bills that do not grow with the tools sent: the per-tool ratio is not positive.
+        let mut flat = c.clone();
+        for o in &mut flat.observations {
+            o.billed = 5_000;
+        }
+        let e = flat.refit().unwrap_err();
+        assert!(e.contains("not a positive ratio"), "{e}");
+        // Every observation alike: nothing determines the three coefficients.
+        let mut same = c.clone();
+        let first = same.observations[0].clone();
+        for o in &mut same.observations {
+            *o = first.clone();
+        }
+        let e = same.refit().unwrap_err();
+        assert!(e.contains("cannot determine the fit"), "{e}");
     }
 }

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::convert::BilledRequest;
 use super::fit::{self, fit_intercept, fit_line, fit_slope};
 use crate::simulate::RequestRow;
-use crate::simulate::calibration::Calibration;
+use crate::simulate::calibration::{Calibration, HeldOut, scale_problem, system_prompt_problem};
 
 /// One billed request and the simulator's request for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,18 +33,20 @@ pub struct Alignment {
 }
 
 /// Pairs billed requests with the rows of `mode` (`eager` or `deferred`) of one replay: a
-/// turn is compared only when the replay sent as many requests in it as the session did.
+/// turn is compared only when the replay sent as many requests in it as the session did (one
+/// more in a turn the user interrupted: the replay sends the reply the user cut off). Warm-up
+/// requests are not part of the conversation and are neither paired nor counted unpaired.
 pub fn align(billed: &[BilledRequest], rows: &[RequestRow], mode: &str) -> Alignment {
     let mut by_turn: HashMap<(usize, usize), Vec<&RequestRow>> = HashMap::new();
     for r in rows.iter().filter(|r| r.mode.name() == mode) {
         by_turn.entry((r.agent, r.turn)).or_default().push(r);
     }
     let mut out = Alignment::default();
-    for b in billed {
+    for b in billed.iter().filter(|b| !b.warmup) {
         let row = match (b.agent, b.turn) {
             (Some(a), Some(t)) => by_turn
                 .get(&(a, t))
-                .filter(|rs| rs.len() == b.of)
+                .filter(|rs| rs.len() == b.of || (b.interrupted && rs.len() == b.of + 1))
                 .map(|rs| rs[b.index]),
             _ => None,
         };
@@ -62,16 +64,54 @@ pub fn align(billed: &[BilledRequest], rows: &[RequestRow], mode: &str) -> Align
     out
 }
 
-/// Fits one model's calibration from uncalibrated pairs (system prompt 0, scale 1): a line
-/// through the main agent's requests gives the scale and the system prompt (the intercept
-/// less the preamble); with that scale, the subagents' requests give their prompt.
+/// Unknowns of the fit: the system prompt and the counter's scale.
+pub const PARAMETERS: usize = 2;
+
+/// Fewest main-agent requests a fit is trusted on; below, the fit is still made (and applied
+/// when it does better held out) but carries a warning.
+pub const MIN_REQUESTS: usize = 20;
+
+/// Fewest main-agent requests held-out validation is attempted on: every training set of
+/// [`FOLDS`]-fold cross-validation then has more requests than parameters.
+pub const MIN_VALIDATED: usize = 2 * PARAMETERS;
+
+/// Folds of the cross-validation (fewer when there are fewer requests).
+pub const FOLDS: usize = 5;
+
+/// How requests are held out, as reports name it.
+pub const HELD_OUT_METHOD: &str = "5-fold cross-validation (request i held out in fold i mod 5)";
+
+/// The values of one fit, before validation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Fitted {
+    /// System prompt + preamble, provider tokens.
+    intercept: f64,
+    scale: f64,
+    r2: f64,
+    rms: f64,
+    constrained: bool,
+    /// The subagents' intercept at that scale, when subagent requests were given.
+    sub_intercept: Option<f64>,
+    main: usize,
+    subs: usize,
+}
+
+impl Fitted {
+    /// The billed prompt this fit predicts for a pair.
+    fn predict(&self, p: &Pair) -> f64 {
+        let a = if p.agent > 0 {
+            self.sub_intercept.unwrap_or(self.intercept)
+        } else {
+            self.intercept
+        };
+        a + self.scale * p.counted as f64
+    }
+}
+
+/// A line through the main agent's requests gives the scale and the system prompt (the
+/// intercept less the preamble); with that scale, the subagents' requests give their prompt.
 /// Too few distinct requests for a line: scale 1 and the mean residual as the prompt.
-pub fn calibrate(
-    model: &str,
-    counter: &str,
-    pairs: &[Pair],
-    overhead: usize,
-) -> Option<Calibration> {
+fn fit(pairs: &[Pair], overhead: usize) -> Option<Fitted> {
     let point = |p: &Pair| (p.counted as f64, p.billed as f64);
     let main: Vec<(f64, f64)> = pairs.iter().filter(|p| p.agent == 0).map(point).collect();
     let subs: Vec<(f64, f64)> = pairs.iter().filter(|p| p.agent > 0).map(point).collect();
@@ -97,21 +137,178 @@ pub fn calibrate(
             (a, 1.0, 0.0, rms)
         }
     };
+    Some(Fitted {
+        intercept,
+        scale,
+        r2,
+        rms,
+        constrained,
+        sub_intercept: fit_intercept(&subs, scale),
+        main: main.len(),
+        subs: subs.len(),
+    })
+}
+
+/// Fits one model's calibration from uncalibrated pairs (system prompt 0 or the logged one,
+/// scale 1) and decides whether to apply it:
+///
+/// - fewer main-agent requests than [`PARAMETERS`]: not fitted (under-determined);
+/// - a scale that is not positive: not applied (the bills do not grow with what is counted);
+/// - fewer than [`MIN_VALIDATED`]: not applied (nothing can be held out to check it);
+/// - otherwise every request is predicted by a fit on the other folds ([`HELD_OUT_METHOD`]),
+///   and the fit is applied only when neither the held-out median nor the 90th-percentile
+///   error is above the uncalibrated model's on the same requests;
+/// - under [`MIN_REQUESTS`], a warning in its notes.
+///
+/// `None` only without any pair.
+pub fn calibrate(
+    model: &str,
+    counter: &str,
+    pairs: &[Pair],
+    overhead: usize,
+) -> Option<Calibration> {
+    if pairs.is_empty() {
+        return None;
+    }
     let round = |x: f64| crate::simulate::result::round(x, 4);
+    let main = pairs.iter().filter(|p| p.agent == 0).count();
+    let subs = pairs.len() - main;
+    let mut notes = Vec::new();
+    let refused = |why: String| Calibration {
+        model: model.to_string(),
+        counter: counter.to_string(),
+        system_prompt_tokens: 0.0,
+        subagent_system_prompt_tokens: None,
+        constrained: false,
+        scale: 1.0,
+        tool_overhead_tokens: overhead,
+        requests: main,
+        r2: 0.0,
+        rms_residual_tokens: 0.0,
+        subagent_requests: subs,
+        applied: false,
+        held_out: None,
+        notes: vec![why],
+    };
+    if main < PARAMETERS {
+        return Some(refused(format!(
+            "not fitted: {main} main-agent {} for {PARAMETERS} parameters (under-determined)",
+            crate::output::noun(main as u64, "request", "requests")
+        )));
+    }
+    let f = fit(pairs, overhead)?;
+    // A value the calibration file would refuse is never written: the bills are not a fit.
+    let prompt = (f.intercept - overhead as f64).max(0.0);
+    let sub_prompt = f.sub_intercept.map(|a| (a - overhead as f64).max(0.0));
+    let out_of_range = [
+        ("system prompt", system_prompt_problem(prompt)),
+        (
+            "subagent system prompt",
+            sub_prompt.and_then(system_prompt_problem),
+        ),
+        ("scale", scale_problem(f.scale)),
+    ]
+    .into_iter()
+    .find_map(|(what, p)| p.map(|p| format!("not fitted: the fitted {what} {p}")));
+    if let Some(why) = out_of_range {
+        return Some(refused(why));
+    }
+    let mut applied = true;
+    if !(f.scale.is_finite() && f.scale > 0.0) {
+        applied = false;
+        notes.push(format!(
+            "not applied: the fitted scale {} is not positive (the bills do not grow with what the scenarios count)",
+            round(f.scale)
+        ));
+    }
+    if main < MIN_REQUESTS {
+        notes.push(format!(
+            "fitted on {main} main-agent requests, fewer than the {MIN_REQUESTS} a fit is trusted on"
+        ));
+    }
+    let held_out = if main >= MIN_VALIDATED {
+        Some(cross_validate(pairs, overhead))
+    } else {
+        applied = false;
+        notes.push(format!(
+            "not applied: {main} main-agent requests are too few to hold any out (at least {MIN_VALIDATED})"
+        ));
+        None
+    };
+    if let Some(h) = &held_out
+        && (h.median_abs_pct > h.uncalibrated_median_abs_pct
+            || h.p90_abs_pct > h.uncalibrated_p90_abs_pct)
+    {
+        applied = false;
+        notes.push(format!(
+            "not applied: on held-out requests it does worse than none (median {}% vs {}%, p90 {}% vs {}% uncalibrated); the uncalibrated numbers are kept",
+            h.median_abs_pct, h.uncalibrated_median_abs_pct, h.p90_abs_pct, h.uncalibrated_p90_abs_pct
+        ));
+    }
     Some(Calibration {
         model: model.to_string(),
         counter: counter.to_string(),
-        system_prompt_tokens: round((intercept - overhead as f64).max(0.0)),
-        subagent_system_prompt_tokens: fit_intercept(&subs, scale)
-            .map(|a| round((a - overhead as f64).max(0.0))),
-        constrained,
-        scale: round_scale(scale),
+        system_prompt_tokens: round(prompt),
+        subagent_system_prompt_tokens: sub_prompt.map(round),
+        constrained: f.constrained,
+        scale: round_scale(f.scale),
         tool_overhead_tokens: overhead,
-        requests: main.len(),
-        r2: round(r2),
-        rms_residual_tokens: round(rms),
-        subagent_requests: subs.len(),
+        requests: f.main,
+        r2: round(f.r2),
+        rms_residual_tokens: round(f.rms),
+        subagent_requests: f.subs,
+        applied,
+        held_out,
+        notes,
     })
+}
+
+/// Every pair predicted by a fit on the other folds (request i in fold i mod k), set against
+/// the uncalibrated model on the same requests. A training set that cannot be fitted (or fits
+/// a scale that is not positive) predicts its fold uncalibrated, as the import would.
+fn cross_validate(pairs: &[Pair], overhead: usize) -> HeldOut {
+    let main = pairs.iter().filter(|p| p.agent == 0).count();
+    let k = FOLDS.min(main).max(2);
+    let mut calibrated: Vec<(u64, u64)> = Vec::with_capacity(pairs.len());
+    let mut uncalibrated: Vec<(u64, u64)> = Vec::with_capacity(pairs.len());
+    for fold in 0..k {
+        let train: Vec<Pair> = pairs
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % k != fold)
+            .map(|(_, p)| *p)
+            .collect();
+        let f = fit(&train, overhead).filter(|f| f.scale.is_finite() && f.scale > 0.0);
+        for p in pairs
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % k == fold)
+            .map(|(_, p)| p)
+        {
+            let predicted = f.map_or(p.modeled as f64, |f| {
+                f.predict(p) + overhead_part(p, overhead)
+            });
+            calibrated.push((p.billed, predicted.max(0.0).round() as u64));
+            uncalibrated.push((p.billed, p.modeled as u64));
+        }
+    }
+    let c = fit::error_stats(&calibrated);
+    let u = fit::error_stats(&uncalibrated);
+    HeldOut {
+        method: HELD_OUT_METHOD.to_string(),
+        folds: k,
+        requests: c.requests,
+        median_abs_pct: c.median_abs_pct,
+        p90_abs_pct: c.p90_abs_pct,
+        uncalibrated_median_abs_pct: u.median_abs_pct,
+        uncalibrated_p90_abs_pct: u.p90_abs_pct,
+    }
+}
+
+/// The fitted intercept holds the preamble every request with tools carries (`overhead`);
+/// a request whose own preamble differs (none sent) differs by that much.
+fn overhead_part(p: &Pair, overhead: usize) -> f64 {
+    p.overhead as f64 - overhead as f64
 }
 
 /// Six decimals: the scale multiplies sizes of hundreds of thousands of tokens.
@@ -174,10 +371,135 @@ mod tests {
         let c = calibrate("m", "o200k_base", &pairs, 346).unwrap();
         assert!(c.constrained, "{c:?}");
         assert_eq!(c.system_prompt_tokens, 0.0);
+        // Three requests: fitted, but too few to hold any out, so never applied.
+        assert!(!c.applied && c.held_out.is_none(), "{c:?}");
         let (sxy, sxx) = pairs.iter().fold((0.0, 0.0), |(a, b), p| {
             let x = p.counted as f64;
             (a + x * (p.billed as f64 - 346.0), b + x * x)
         });
         assert!((c.scale - sxy / sxx).abs() < 1e-6, "{c:?}");
+    }
+
+    #[test]
+    fn fewer_requests_than_parameters_are_refused() {
+        let c = calibrate("m", "o200k_base", &[pair(0, 1000, 9000)], 346).unwrap();
+        assert!(!c.applied, "{c:?}");
+        assert_eq!((c.scale, c.system_prompt_tokens, c.requests), (1.0, 0.0, 1));
+        assert!(c.notes[0].contains("under-determined"), "{:?}", c.notes);
+        // Two requests fit a line exactly (R² 1): fitted, never applied, said why.
+        let two = [pair(0, 1000, 9000), pair(0, 2000, 10_500)];
+        let c = calibrate("m", "o200k_base", &two, 346).unwrap();
+        assert!((c.r2 - 1.0).abs() < 1e-9 && !c.applied, "{c:?}");
+        assert!(
+            c.notes
+                .iter()
+                .any(|n| n.contains("too few to hold any out")),
+            "{:?}",
+            c.notes
+        );
+        assert!(calibrate("m", "o200k_base", &[], 346).is_none());
+    }
+
+    /// Bills that follow the counts exactly (billed = counted + preamble) with noise around
+    /// them: the uncalibrated model is right on average, a fit can only chase the noise.
+    fn noisy(n: usize) -> Vec<Pair> {
+        let mut rng = crate::rng::SplitMix64::new(7);
+        (0..n)
+            .map(|i| {
+                let x = 2000 + 400 * i;
+                let noise = (rng.unit() - 0.5) * 0.6 * x as f64;
+                let mut p = pair(0, x, (x as f64 + 346.0 + noise).max(1.0) as u64);
+                p.modeled = x + 346;
+                p
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_fit_worse_than_none_on_held_out_requests_is_not_applied() {
+        let pairs = noisy(60);
+        let c = calibrate("m", "o200k_base", &pairs, 346).unwrap();
+        let h = c.held_out.as_ref().unwrap();
+        assert_eq!((h.folds, h.requests), (5, 60));
+        assert!(
+            h.median_abs_pct > h.uncalibrated_median_abs_pct
+                || h.p90_abs_pct > h.uncalibrated_p90_abs_pct,
+            "{h:?}"
+        );
+        assert!(!c.applied, "{c:?}");
+        assert!(
+            c.notes.iter().any(|n| n.contains("does worse than none")),
+            "{:?}",
+            c.notes
+        );
+    }
+
+    #[test]
+    fn a_fit_that_helps_on_held_out_requests_is_applied_and_warned_when_small() {
+        // billed = 5,346 + 1.2·x exactly; modeled (uncalibrated) = x + 346.
+        let pairs: Vec<Pair> = (0..12)
+            .map(|i| {
+                let x = 1000 + 900 * i;
+                let mut p = pair(0, x, 5346 + (1.2 * x as f64) as u64);
+                p.modeled = x + 346;
+                p
+            })
+            .collect();
+        let c = calibrate("m", "o200k_base", &pairs, 346).unwrap();
+        let h = c.held_out.as_ref().unwrap();
+        assert!(
+            h.p90_abs_pct < 0.01 && h.uncalibrated_median_abs_pct > 10.0,
+            "{h:?}"
+        );
+        assert!(c.applied, "{c:?}");
+        assert!(
+            c.notes.iter().any(|n| n.contains("fewer than the 20")),
+            "{:?}",
+            c.notes
+        );
+        let c = calibrate(
+            "m",
+            "o200k_base",
+            &[pairs.clone(), pairs.clone()].concat(),
+            346,
+        )
+        .unwrap();
+        assert!(c.applied && c.notes.is_empty(), "{c:?}");
+    }
+
+    #[test]
+    fn a_fit_the_calibration_file_would_refuse_is_never_written() {
+        // Bills 300 times what is counted: a scale no calibration file takes.
+        let pairs: Vec<Pair> = (1..=30)
+            .map(|i| pair(0, 100 * i, 30_000 * i as u64 + 346))
+            .collect();
+        let c = calibrate("m", "o200k_base", &pairs, 346).unwrap();
+        assert!(!c.applied, "{c:?}");
+        assert_eq!((c.scale, c.system_prompt_tokens), (1.0, 0.0));
+        assert!(
+            c.notes[0].contains("not fitted: the fitted scale"),
+            "{:?}",
+            c.notes
+        );
+        // A system prompt of 2e7 tokens: past the file's bound too.
+        let pairs: Vec<Pair> = (1..=30)
+            .map(|i| pair(0, 100 * i, 20_000_000 + 100 * i as u64))
+            .collect();
+        let c = calibrate("m", "o200k_base", &pairs, 346).unwrap();
+        assert!(
+            !c.applied && c.notes[0].contains("fitted system prompt"),
+            "{c:?}"
+        );
+        // What is written reads back.
+        let file = crate::simulate::calibration::CalibrationFile {
+            calibrations: vec![c],
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("calibration.json");
+        std::fs::write(&path, crate::output::to_json(&file)).unwrap();
+        assert_eq!(
+            crate::simulate::calibration::CalibrationFile::load(&path).unwrap(),
+            file
+        );
     }
 }

@@ -6,15 +6,19 @@
 //! same request, the request's own text counted into the first call's `call_tokens`); the
 //! request that wrote no call is the turn's reply. A search-tool call becomes a recorded search
 //! (`loads:` the tools its `tool_reference` blocks named). A `Task`/`Agent` call carries the
-//! subagent it started. Compaction and `/clear` become events. Sizes only, no text, in the
+//! subagent it started. Compaction and `/clear` become events; history copied from an earlier
+//! file (a resumed or forked session) becomes a `compact` event of its size followed by
+//! `resume` (cold cache), its requests and calls billed and counted in the file that wrote
+//! them. An interrupted turn ends where the user stopped it. Sizes only, no text, in the
 //! tokens of the main profile's counter (the scenario's `counter:`).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
 use super::group::Session;
 use super::read::LogFormat;
+use super::tools::resolve;
 use super::transcript::{Request, Step, ToolResult, Transcript, Usage};
 use super::{SEARCH_TOOL, profile_for_model, session_counter};
 use crate::catalog::Catalog;
@@ -34,6 +38,10 @@ pub struct DeferredOut {
     pub defer_mcp: bool,
     pub scorer: &'static str,
     pub max_results: usize,
+    /// In a session that searched, the MCP tools it called with no search loading them first:
+    /// they were loaded from the start in that session.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub always_load: Vec<String>,
 }
 
 /// A scenario file (the keys of `scenarios/schema.json`).
@@ -50,6 +58,31 @@ pub struct ScenarioFile {
     pub catalogs: Vec<CatalogOut>,
     pub deferred: DeferredOut,
     pub conversation: Vec<ItemOut>,
+}
+
+impl ScenarioFile {
+    /// Turns and requests the scenario loader will count for this conversation, checked
+    /// against its limits before anything is written: the most turns of one conversation (the
+    /// main one or a subagent's, each counted on its own) and the requests of the whole (one
+    /// per turn and per call, subagents' included).
+    pub fn work(&self) -> (usize, u64) {
+        fn walk(items: &[ItemOut], most_turns: &mut usize, work: &mut u64) {
+            let mut turns = 0;
+            for it in items {
+                if let ItemOut::Turn(t) = it {
+                    turns += 1;
+                    *work += 1 + t.calls.len() as u64;
+                    for s in t.calls.iter().filter_map(|c| c.subagent.as_ref()) {
+                        walk(&s.conversation, most_turns, work);
+                    }
+                }
+            }
+            *most_turns = (*most_turns).max(turns);
+        }
+        let (mut turns, mut work) = (0, 0);
+        walk(&self.conversation, &mut turns, &mut work);
+        (turns, work)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -97,6 +130,16 @@ pub struct EventOut {
     pub keep_discovered: Option<bool>,
 }
 
+impl EventOut {
+    fn compact(summary_tokens: usize) -> ItemOut {
+        ItemOut::Event(EventOut {
+            event: "compact",
+            summary_tokens: Some(summary_tokens),
+            keep_discovered: Some(true),
+        })
+    }
+}
+
 /// How the session really ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -121,6 +164,13 @@ pub struct BilledRequest {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub model: Option<String>,
     pub usage: Usage,
+    /// The turn was stopped by the user: the replay's extra closing reply is not compared.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub interrupted: bool,
+    /// A warm-up subagent's request (Claude Code primes its agents' cache): billed, not part
+    /// of the conversation, never compared.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub warmup: bool,
 }
 
 /// Tools named in the session but absent from the catalogs.
@@ -145,6 +195,10 @@ pub struct Converted {
     pub unknown: UnknownTools,
     /// Subagent conversations no `Task` call could be linked to (billed, not modeled).
     pub unlinked_agents: usize,
+    /// Warm-up subagents (billed, not part of the conversation).
+    pub warmup_agents: usize,
+    /// The simulator's number of each linked subagent → the profile it ran on.
+    pub agent_profiles: BTreeMap<usize, String>,
     /// Logged model ids and the profile each is priced as.
     pub models: BTreeMap<String, String>,
     /// What the sizes are counted with ([`super::session_counter`] of the main profile).
@@ -159,15 +213,6 @@ pub struct ConvertInput<'a> {
     pub catalogs: Vec<CatalogOut>,
     pub name: String,
     pub keep_text: bool,
-}
-
-/// A logged tool name → the catalog's id (Codex names MCP tools `server__tool`).
-fn resolve(catalog: &Catalog, name: &str) -> Option<String> {
-    if catalog.index_of(name).is_some() {
-        return Some(name.to_string());
-    }
-    let mcp = format!("mcp__{name}");
-    catalog.index_of(&mcp).map(|_| mcp)
 }
 
 /// The words a model types to find a tool by its listed name (server + name, split).
@@ -191,6 +236,8 @@ struct TurnBuild<'t> {
     /// User text that arrived after request i, inside the turn (joins the next request).
     extra: Vec<usize>,
     results: HashMap<&'t str, &'t ToolResult>,
+    /// The user stopped this turn: the next request opens a new one.
+    interrupted: bool,
 }
 
 impl TurnBuild<'_> {
@@ -198,7 +245,8 @@ impl TurnBuild<'_> {
     /// no new user message came in between.
     fn continues(&self, saw_user: bool) -> bool {
         let last = self.requests.last().expect("a turn has a request");
-        !last.calls.is_empty()
+        !self.interrupted
+            && !last.calls.is_empty()
             && (!saw_user
                 || last
                     .calls
@@ -219,6 +267,9 @@ struct Converter<'a> {
     searched: bool,
     models: BTreeMap<String, String>,
     counter: CounterKind,
+    agent_profiles: BTreeMap<usize, String>,
+    /// MCP tools called before any search of their agent loaded them.
+    direct: BTreeSet<String>,
 }
 
 /// Every size of a conversation built from o200k counts, in `counter`'s tokens: each size
@@ -265,18 +316,24 @@ pub fn convert(session: &Session, input: &ConvertInput<'_>) -> Converted {
         searched: false,
         models: BTreeMap::new(),
         counter: CounterKind::O200kJson,
+        agent_profiles: BTreeMap::new(),
+        direct: BTreeSet::new(),
     };
     let profile = c.main_profile();
     let (counter, replaced_counter) = session_counter(&profile);
     c.counter = counter;
     let mut conversation = c.agent(&session.main, 0);
     count_sizes(&mut conversation, counter);
-    let mut unlinked = 0;
+    let (mut unlinked, mut warmups) = (0, 0);
     for (i, a) in session.agents.iter().enumerate() {
         if c.linked.contains(&i) {
             continue;
         }
-        unlinked += 1;
+        if a.warmup {
+            warmups += 1;
+        } else {
+            unlinked += 1;
+        }
         for r in a.billed() {
             c.billed.push(BilledRequest {
                 agent: None,
@@ -285,6 +342,8 @@ pub fn convert(session: &Session, input: &ConvertInput<'_>) -> Converted {
                 of: 0,
                 model: r.model.clone(),
                 usage: r.usage.expect("billed requests have usage"),
+                interrupted: false,
+                warmup: a.warmup,
             });
         }
     }
@@ -303,6 +362,8 @@ pub fn convert(session: &Session, input: &ConvertInput<'_>) -> Converted {
         tool_calls,
         unknown: c.unknown,
         unlinked_agents: unlinked,
+        warmup_agents: warmups,
+        agent_profiles: c.agent_profiles,
         models: c.models,
         counter,
         replaced_counter,
@@ -324,22 +385,25 @@ impl<'a> Converter<'a> {
 
     /// The main agent's most used model, mapped to a profile.
     fn main_profile(&self) -> String {
+        self.profile_of(&self.session.main)
+            .unwrap_or_else(|| match self.session.format {
+                LogFormat::ClaudeCode => "claude-sonnet-4.5".into(),
+                LogFormat::Codex => "gpt-5".into(),
+            })
+    }
+
+    /// The profile of an agent's most used model (ties: the name first in order).
+    fn profile_of(&self, tx: &Transcript) -> Option<String> {
         let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-        for r in self.session.main.billed() {
+        for r in tx.billed() {
             if let Some(m) = &r.model {
                 *counts.entry(m).or_insert(0) += 1;
             }
         }
-        let best = counts
+        counts
             .iter()
-            .max_by_key(|(m, n)| (**n, std::cmp::Reverse(**m)));
-        match best {
-            Some((m, _)) => profile_for_model(m, self.session.format).to_string(),
-            None => match self.session.format {
-                LogFormat::ClaudeCode => "claude-sonnet-4.5".into(),
-                LogFormat::Codex => "gpt-5".into(),
-            },
-        }
+            .max_by_key(|(m, n)| (**n, std::cmp::Reverse(**m)))
+            .map(|(m, _)| profile_for_model(m, self.session.format).to_string())
     }
 
     fn scenario(
@@ -364,12 +428,20 @@ impl<'a> Converter<'a> {
             ),
             model,
             counter: self.counter.name(),
-            system_prompt_tokens: None,
+            system_prompt_tokens: self
+                .session
+                .system_tokens
+                .map(|n| self.counter.text_from_count(n)),
             catalogs: self.input.catalogs.clone(),
             deferred: DeferredOut {
                 defer_mcp: true,
                 scorer: "keyword",
                 max_results: 5,
+                always_load: if ran_as == RanAs::Deferred {
+                    self.direct.iter().cloned().collect()
+                } else {
+                    Vec::new()
+                },
             },
             conversation,
         }
@@ -384,8 +456,37 @@ impl<'a> Converter<'a> {
         let mut pending_text: Option<String> = None;
         let mut saw_user = false;
         let mut queries: HashMap<String, String> = HashMap::new();
+        let mut copied = 0;
         for step in &tx.steps {
+            if let Step::Copied { tokens } = step {
+                copied += tokens;
+                continue;
+            }
+            if copied > 0 {
+                // The history an earlier file wrote, as context: a summary of its size (added
+                // to a compaction just before it), then a resume on a cold cache.
+                match items.last_mut() {
+                    Some(ItemOut::Event(EventOut {
+                        event: "compact",
+                        summary_tokens: Some(n),
+                        ..
+                    })) => *n += copied,
+                    _ => items.push(EventOut::compact(copied)),
+                }
+                items.push(ItemOut::Event(EventOut {
+                    event: "resume",
+                    summary_tokens: None,
+                    keep_discovered: None,
+                }));
+                copied = 0;
+            }
             match step {
+                Step::Copied { .. } => {}
+                Step::Interrupt => {
+                    if let Some(t) = turn.as_mut() {
+                        t.interrupted = true;
+                    }
+                }
                 Step::User { tokens, text } => {
                     pending += tokens;
                     saw_user = true;
@@ -415,6 +516,7 @@ impl<'a> Converter<'a> {
                                 requests: Vec::new(),
                                 extra: Vec::new(),
                                 results: HashMap::new(),
+                                interrupted: false,
                             });
                         }
                     }
@@ -426,11 +528,7 @@ impl<'a> Converter<'a> {
                 }
                 Step::Compact { summary_tokens } => {
                     self.close(&mut turn, &mut items, agent, &mut turns, &mut queries);
-                    items.push(ItemOut::Event(EventOut {
-                        event: "compact",
-                        summary_tokens: Some(*summary_tokens),
-                        keep_discovered: Some(true),
-                    }));
+                    items.push(EventOut::compact(*summary_tokens));
                 }
                 Step::Clear => {
                     self.close(&mut turn, &mut items, agent, &mut turns, &mut queries);
@@ -459,7 +557,7 @@ impl<'a> Converter<'a> {
         *turns += 1;
         let of = t.requests.len();
         for (index, r) in t.requests.iter().enumerate() {
-            if let (Some(u), false) = (r.usage, r.duplicate) {
+            if let Some(u) = r.usage {
                 self.billed.push(BilledRequest {
                     agent: Some(agent),
                     turn: Some(*turns),
@@ -467,6 +565,8 @@ impl<'a> Converter<'a> {
                     of,
                     model: r.model.clone(),
                     usage: u,
+                    interrupted: t.interrupted,
+                    warmup: false,
                 });
             }
         }
@@ -520,11 +620,11 @@ impl<'a> Converter<'a> {
             self.searched = true;
             let mut loads = Vec::new();
             for r in result.map_or(&[][..], |r| &r.references[..]) {
-                match resolve(self.input.catalog, r) {
+                match resolve(self.input.catalog, r, None) {
                     Some(id) => {
-                        if let Some(q) = &call.query {
-                            queries.insert(id.clone(), q.clone());
-                        }
+                        // A search without a query (never in practice) replays by the name.
+                        let q = call.query.clone().unwrap_or_else(|| name_query(&id));
+                        queries.insert(id.clone(), q);
                         loads.push(id);
                     }
                     None => {
@@ -542,13 +642,22 @@ impl<'a> Converter<'a> {
                 subagent: None,
             });
         }
-        let Some(id) = resolve(self.input.catalog, &call.name) else {
+        let Some(id) = resolve(self.input.catalog, &call.name, call.alt_name.as_deref()) else {
             *self.unknown.calls.entry(call.name.clone()).or_insert(0) += 1;
             self.unknown.left_out_calls += 1;
             self.unknown.left_out_tokens += tokens;
             return None;
         };
-        let subagent = self.subagent(&call.name, result);
+        if !queries.contains_key(&id)
+            && self
+                .input
+                .catalog
+                .index_of(&id)
+                .is_some_and(|i| self.input.catalog.get(i).is_mcp())
+        {
+            self.direct.insert(id.clone());
+        }
+        let subagent = self.subagent(&id, result);
         Some(CallOut {
             query: Some(queries.get(&id).cloned().unwrap_or_else(|| name_query(&id))),
             tool: id,
@@ -580,6 +689,9 @@ impl<'a> Converter<'a> {
         }
         self.next_agent += 1;
         let number = self.next_agent;
+        if let Some(p) = self.profile_of(&self.session.agents[idx]) {
+            self.agent_profiles.insert(number, p);
+        }
         let conversation = self.agent(&self.session.agents[idx], number);
         Some(SubagentOut { conversation })
     }

@@ -14,8 +14,10 @@ use super::compare::align;
 use super::convert::RanAs;
 use super::fit::{ErrorStats, error_stats};
 use super::import::{
-    CatalogContext, ModeTotals, UsageFile, calibration_for, counter_of, mode_name, replay,
+    CatalogContext, ModeTotals, QUERIES_FILE, UsageFile, calibration_for, counter_of, mode_name,
+    replay,
 };
+use super::queries::MinedQuery;
 use crate::catalog::{CatalogSource, load_catalogs};
 use crate::error::{Error, Result};
 use crate::input;
@@ -191,6 +193,142 @@ pub struct SessionsReport {
     pub eager: ModeTotals,
     /// Per variant, summed over sessions.
     pub deferred: Vec<VariantResult>,
+    /// Per scorer, how many of the model's real searches (the folder's `queries.jsonl`) it
+    /// would have answered in the top k.
+    pub searches: Vec<SearchScore>,
+}
+
+/// One scorer on the model's own searches: a search is answered when every tool the model
+/// went on to call is among the scorer's first `k` results (`k`: the session's
+/// `max_results`); `any` counts those with at least one.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchScore {
+    pub scorer: String,
+    pub searches: usize,
+    pub answered: usize,
+    pub answered_any: usize,
+    /// The same split by query class (`select` and the derived ones), in output order.
+    pub by_class: Vec<(String, usize, usize)>,
+}
+
+/// Reads an import folder's mined queries (absent: none).
+pub fn load_queries(dir: &Path) -> Result<Vec<MinedQuery>> {
+    let path = dir.join(QUERIES_FILE);
+    if !path.is_file() {
+        return Ok(Vec::new());
+    }
+    let bytes = input::read(&path)?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::input(&path, None, "file is not valid UTF-8"))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            serde_json::from_str::<MinedQuery>(l).map_err(|e| {
+                Error::input(
+                    &path,
+                    Some(crate::error::Position {
+                        line: i + 1,
+                        column: e.column().max(1),
+                    }),
+                    format!("invalid mined query: {e}"),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Scores each variant's scorer (each once) on the mined queries, each query searched in its
+/// own session's catalogs.
+fn score_searches(
+    queries: &[MinedQuery],
+    sessions: &[Imported],
+    ctxs: &[Arc<CatalogContext>],
+    variants: &[Variant],
+) -> Result<Vec<SearchScore>> {
+    let mut kinds: Vec<ScorerKind> = Vec::new();
+    for v in variants {
+        if !kinds.contains(&v.scorer) {
+            kinds.push(v.scorer);
+        }
+    }
+    let by_name: BTreeMap<&str, usize> = sessions
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.scenario.name.as_str(), i))
+        .collect();
+    let mut out = Vec::new();
+    for kind in kinds {
+        let mut scorers: BTreeMap<usize, Box<dyn crate::search::Scorer>> = BTreeMap::new();
+        let mut score = SearchScore {
+            scorer: kind.name().to_string(),
+            searches: 0,
+            answered: 0,
+            answered_any: 0,
+            by_class: Vec::new(),
+        };
+        let mut classes: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+        for q in queries {
+            let session = q.id.rsplit_once('/').map_or(q.id.as_str(), |(s, _)| s);
+            let Some(&si) = by_name.get(session) else {
+                continue;
+            };
+            let ctx = &ctxs[si];
+            let sc = &sessions[si].scenario;
+            let scorer = match scorers.entry(si) {
+                std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::btree_map::Entry::Vacant(e) => {
+                    e.insert(crate::simulate::build_scorer(
+                        &crate::search::spec::ScorerSpec::Builtin(kind),
+                        ctx.catalog.clone(),
+                        &sc.deferred.bm25,
+                        None,
+                    )?)
+                }
+            };
+            let candidates = ctx.catalog.search_candidates();
+            let mut req = crate::search::SearchRequest::new(&q.query, sc.deferred.max_results);
+            req.candidates = candidates.as_deref();
+            req.id = Some(&q.id);
+            let hits: Vec<String> = match scorer.search(&req) {
+                Ok(o) => o
+                    .hits
+                    .iter()
+                    .take(sc.deferred.max_results)
+                    .map(|h| ctx.catalog.get(h.tool).id.clone())
+                    .collect(),
+                // A query the scorer refuses answers nothing.
+                Err(crate::search::SearchError::Refused(_)) => Vec::new(),
+                Err(e) => {
+                    return Err(Error::usage(format!(
+                        "scoring the mined query {}: {e}",
+                        q.id
+                    )));
+                }
+            };
+            let all = q.expected.iter().all(|t| hits.contains(t));
+            let any = q.expected.iter().any(|t| hits.contains(t));
+            score.searches += 1;
+            score.answered += usize::from(all);
+            score.answered_any += usize::from(any);
+            let c = classes.entry(q.class.clone()).or_insert((0, 0));
+            c.0 += 1;
+            c.1 += usize::from(all);
+        }
+        let named: Vec<crate::eval::classes::QueryClass> = classes
+            .keys()
+            .map(|c| crate::eval::classes::QueryClass::new(c))
+            .collect();
+        score.by_class = crate::eval::classes::ordered(&named)
+            .into_iter()
+            .map(|c| {
+                let (n, a) = classes[c.as_str()];
+                (c.as_str().to_string(), n, a)
+            })
+            .collect();
+        out.push(score);
+    }
+    Ok(out)
 }
 
 /// Replays every imported session of `dir` as it ran and under each variant, with the
@@ -227,7 +365,10 @@ pub fn replay_dir(
     for d in &mut deferred {
         d.deferred = d.deferred.rounded();
     }
+    let queries = load_queries(dir)?;
+    let searches = score_searches(&queries, &sessions, &ctxs, variants)?;
     Ok(SessionsReport {
+        searches,
         folder: dir.display().to_string(),
         variants: variants.iter().map(Variant::label).collect(),
         calibrations: cal.calibrations.clone(),
@@ -259,6 +400,15 @@ fn replay_session(
     };
     let mut stripped = s.scenario.clone();
     stripped.conversation = without_recorded_searches(&s.scenario.conversation);
+    let main = s.scenario.profile.name.as_str();
+    let priced = |r: &crate::simulate::ScenarioResult, mode: &str| {
+        let m = if mode == "eager" {
+            &r.eager
+        } else {
+            &r.deferred
+        };
+        ModeTotals::priced(m, &r.requests, mode, main, &s.usage.agent_profiles).rounded()
+    };
     let mut eager = None;
     let mut deferred = Vec::with_capacity(variants.len());
     for v in variants {
@@ -267,10 +417,10 @@ fn replay_session(
         sc.deferred.scorer_dir = None;
         sc.deferred.listing = v.listing;
         let r = replay(&sc, ctx, k)?;
-        eager.get_or_insert_with(|| ModeTotals::of(&r.eager).rounded());
+        eager.get_or_insert_with(|| priced(&r, "eager"));
         deferred.push(VariantResult {
             variant: v.label(),
-            deferred: ModeTotals::of(&r.deferred).rounded(),
+            deferred: priced(&r, "deferred"),
         });
     }
     Ok(SessionReplay {
@@ -284,7 +434,7 @@ fn replay_session(
         modeled_input_tokens: ran.total_input_tokens as u64,
         error: error_stats(&pairs),
         pairs,
-        eager: eager.unwrap_or_else(|| ModeTotals::of(&actual.eager).rounded()),
+        eager: eager.unwrap_or_else(|| priced(&actual, "eager")),
         deferred,
     })
 }

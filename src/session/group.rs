@@ -1,13 +1,22 @@
-//! Files → sessions. A session is its main file plus every subagent file that names the same
-//! `sessionId` (`agent-<id>.jsonl` beside it or under `<session>/subagents/`); a subagent file
-//! whose parent was not given stands alone, its agent read as the main conversation. A request
-//! already seen in an earlier file (a resumed session copies its history) is kept as context
-//! but billed once.
+//! Files → sessions, planned from the first pass (`read::index`) before any file is read in
+//! full, so each session can be read, converted and dropped on its own.
+//!
+//! - A session is a main file plus its subagents' files. A subagent file links by the folder
+//!   layout first (`<session>/subagents/agent-<id>.jsonl` belongs to `<session>.jsonl` beside
+//!   that folder), then by ids: the main file whose `Task` result names its agent, then the
+//!   main file named after its `sessionId`, then one whose records carry that `sessionId`. A
+//!   subagent file whose parent was not given stands alone, its agent read as the main
+//!   conversation.
+//! - Records two files hold (a resumed or forked session copies its history, keeping uuids,
+//!   message ids and request ids) belong to the file that wrote them first: files are taken in
+//!   the order of their first timestamp (then their last, then their path), and a record an
+//!   earlier file holds is a copy in the later one ([`copies`]).
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use super::read::{FileLog, LogFormat, ReadStats};
+use super::read::index::FileIndex;
+use super::read::{Copies, FileLog, LogFormat, ReadStats};
 use super::transcript::Transcript;
 
 /// One session: one entry of the import summary.
@@ -15,7 +24,7 @@ use super::transcript::Transcript;
 pub struct Session {
     /// The main file (or the lone subagent file).
     pub file: PathBuf,
-    /// `sessionId`, else the file stem.
+    /// The main file's name (Claude Code names it after the session), Codex `session_meta.id`.
     pub id: String,
     pub format: LogFormat,
     pub main: Transcript,
@@ -25,6 +34,10 @@ pub struct Session {
     pub files: Vec<PathBuf>,
     /// Read statistics summed over its files.
     pub stats: ReadStats,
+    /// The system prompt and context the log records (o200k tokens), when it does.
+    pub system_tokens: Option<usize>,
+    /// Tools the session defined itself (Codex `dynamic_tools`).
+    pub dynamic_tools: Vec<crate::catalog::Tool>,
 }
 
 impl Session {
@@ -34,122 +47,257 @@ impl Session {
     }
 }
 
-fn add_stats(into: &mut ReadStats, from: &ReadStats) {
-    into.lines += from.lines;
-    into.bytes += from.bytes;
-    into.bad_lines += from.bad_lines;
-    into.truncated_last_line |= from.truncated_last_line;
-    for (k, v) in &from.ignored {
-        *into.ignored.entry(k.clone()).or_insert(0) += v;
+/// A session before its files are read: indices into the indexed files, main first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Planned {
+    pub id: String,
+    pub format: LogFormat,
+    /// The main file, or the lone agent file read as one.
+    pub main: usize,
+    /// Whether `main` is a subagent's file standing alone.
+    pub lone_agent: bool,
+    pub agents: Vec<usize>,
+}
+
+impl Planned {
+    pub fn files(&self) -> impl Iterator<Item = usize> + '_ {
+        std::iter::once(self.main).chain(self.agents.iter().copied())
     }
 }
 
-fn stem(p: &std::path::Path) -> String {
-    p.file_stem().map_or_else(
-        || "session".to_string(),
-        |s| s.to_string_lossy().into_owned(),
-    )
+/// `<dir>/<S>/subagents/agent-x.jsonl` → `<dir>/<S>.jsonl`.
+fn layout_parent(p: &Path) -> Option<PathBuf> {
+    let sub = p.parent()?;
+    if sub.file_name()? != "subagents" {
+        return None;
+    }
+    let session_dir = sub.parent()?;
+    let name = session_dir.file_name()?.to_string_lossy().into_owned();
+    Some(session_dir.parent()?.join(format!("{name}.jsonl")))
 }
 
-/// Folds files (sorted by path) into sessions, in the order of their main files.
-pub fn group(logs: Vec<FileLog>) -> Vec<Session> {
-    let logs = agent_files_as_subagents(logs);
-    let (mains, subs): (Vec<FileLog>, Vec<FileLog>) =
-        logs.into_iter().partition(|l| l.main.is_some());
-    let mut sessions: Vec<Session> = Vec::new();
-    let mut by_id: HashMap<String, usize> = HashMap::new();
-    for log in mains {
-        let id = log.session_id.clone().unwrap_or_else(|| stem(&log.path));
-        by_id.entry(id.clone()).or_insert(sessions.len());
-        sessions.push(Session {
-            file: log.path.clone(),
-            id,
-            format: log.format,
-            main: log.main.expect("partitioned on main"),
-            agents: log.agents,
-            files: vec![log.path],
-            stats: log.stats,
-        });
-    }
-    for log in subs {
-        let parent = log
-            .session_id
-            .as_ref()
-            .and_then(|id| by_id.get(id).copied());
-        match parent {
-            Some(i) => {
-                let s = &mut sessions[i];
-                add_stats(&mut s.stats, &log.stats);
-                s.files.push(log.path);
-                s.agents.extend(log.agents);
+/// Groups indexed files (sorted by path) into sessions, in the order of their main files.
+pub fn plan(files: &[FileIndex]) -> Vec<Planned> {
+    let is_agent = |f: &FileIndex| f.format != Some(LogFormat::Codex) && f.is_agent_file();
+    let mains: Vec<usize> = (0..files.len()).filter(|&i| !is_agent(&files[i])).collect();
+    let by_path: HashMap<&Path, usize> = mains
+        .iter()
+        .map(|&i| (files[i].path.as_path(), i))
+        .collect();
+    let mut sessions: Vec<Planned> = mains
+        .iter()
+        .map(|&i| {
+            let f = &files[i];
+            let format = f.format.unwrap_or(LogFormat::ClaudeCode);
+            let id = match format {
+                LogFormat::Codex => f.session_id.clone().unwrap_or_else(|| f.stem()),
+                LogFormat::ClaudeCode => f.stem(),
+            };
+            Planned {
+                id,
+                format,
+                main: i,
+                lone_agent: false,
+                agents: Vec::new(),
             }
-            None => {
-                let mut agents = log.agents;
-                let main = if agents.is_empty() {
-                    Transcript::new(None)
-                } else {
-                    let mut m = agents.remove(0);
-                    m.agent_id = None;
-                    m
-                };
-                sessions.push(Session {
-                    file: log.path.clone(),
-                    id: stem(&log.path),
-                    format: log.format,
-                    main,
-                    agents,
-                    files: vec![log.path],
-                    stats: log.stats,
-                });
-            }
+        })
+        .collect();
+    let session_of: HashMap<usize, usize> =
+        mains.iter().enumerate().map(|(s, &i)| (i, s)).collect();
+    for a in (0..files.len()).filter(|&i| is_agent(&files[i])) {
+        let f = &files[a];
+        let parent = link(f, files, &mains, &by_path);
+        match parent.and_then(|p| session_of.get(&p)) {
+            Some(&s) => sessions[s].agents.push(a),
+            None => sessions.push(Planned {
+                id: f.stem(),
+                format: f.format.unwrap_or(LogFormat::ClaudeCode),
+                main: a,
+                lone_agent: true,
+                agents: Vec::new(),
+            }),
         }
     }
-    sessions.sort_by(|a, b| a.file.cmp(&b.file));
-    mark_duplicates(&mut sessions);
+    sessions.sort_by(|x, y| files[x.main].path.cmp(&files[y.main].path));
     sessions
 }
 
-/// An `agent-<id>.jsonl` file of a session that was given too is that session's subagent even
-/// when its records do not say `isSidechain` (the file name and `sessionId` do).
-fn agent_files_as_subagents(mut logs: Vec<FileLog>) -> Vec<FileLog> {
-    let agent_id = |l: &FileLog| -> Option<String> {
-        let stem = l.path.file_stem()?.to_string_lossy().into_owned();
-        stem.strip_prefix("agent-").map(str::to_string)
+/// The main file a subagent's file belongs to (see the module notes for the order).
+fn link(
+    f: &FileIndex,
+    files: &[FileIndex],
+    mains: &[usize],
+    by_path: &HashMap<&Path, usize>,
+) -> Option<usize> {
+    if let Some(p) = layout_parent(&f.path)
+        && let Some(&i) = by_path.get(p.as_path())
+    {
+        return Some(i);
+    }
+    let same_dir = |i: &usize| files[*i].path.parent() == f.path.parent();
+    let prefer = |c: Vec<usize>| -> Option<usize> {
+        c.iter()
+            .copied()
+            .find(same_dir)
+            .or_else(|| c.first().copied())
     };
-    let parents: HashSet<String> = logs
-        .iter()
-        .filter(|l| l.main.is_some() && agent_id(l).is_none())
-        .filter_map(|l| l.session_id.clone())
-        .collect();
-    for l in &mut logs {
-        let Some(id) = agent_id(l) else { continue };
-        if l.session_id.as_ref().is_some_and(|s| parents.contains(s))
-            && let Some(mut main) = l.main.take()
-        {
-            main.agent_id = Some(id);
-            l.agents.insert(0, main);
+    if let Some(agent) = f.agent() {
+        let named: Vec<usize> = mains
+            .iter()
+            .copied()
+            .filter(|&i| files[i].agents_named.contains(&agent))
+            .collect();
+        if let Some(i) = prefer(named) {
+            return Some(i);
         }
     }
-    logs
+    let sid = f.session_id.as_deref()?;
+    let by_stem: Vec<usize> = mains
+        .iter()
+        .copied()
+        .filter(|&i| files[i].stem() == sid)
+        .collect();
+    if let Some(i) = prefer(by_stem) {
+        return Some(i);
+    }
+    prefer(
+        mains
+            .iter()
+            .copied()
+            .filter(|&i| files[i].session_id.as_deref() == Some(sid))
+            .collect(),
+    )
 }
 
-/// Claude `message.id`s are global: a request seen in an earlier session is a copy.
-fn mark_duplicates(sessions: &mut [Session]) {
-    let mut seen: HashSet<String> = HashSet::new();
-    for s in sessions.iter_mut() {
-        if s.format != LogFormat::ClaudeCode {
-            continue;
+/// For each file, the records an earlier file already holds (see the module notes).
+pub fn copies(files: &[FileIndex]) -> Vec<Copies> {
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (x, y) = (&files[a], &files[b]);
+        // A file with no timestamps sorts last: it cannot have been written first.
+        (x.first.is_none(), &x.first, &x.last, &x.path).cmp(&(
+            y.first.is_none(),
+            &y.first,
+            &y.last,
+            &y.path,
+        ))
+    });
+    let mut seen_keys: HashSet<u64> = HashSet::new();
+    let mut seen_uuids: HashSet<u64> = HashSet::new();
+    let mut out = vec![Copies::default(); files.len()];
+    for i in order {
+        let f = &files[i];
+        let c = &mut out[i];
+        c.keys = f
+            .keys
+            .iter()
+            .copied()
+            .filter(|k| seen_keys.contains(k))
+            .collect();
+        c.uuids = f
+            .uuids
+            .iter()
+            .copied()
+            .filter(|k| seen_uuids.contains(k))
+            .collect();
+        seen_keys.extend(f.keys.iter().copied());
+        seen_uuids.extend(f.uuids.iter().copied());
+    }
+    out
+}
+
+/// A planned session's files, read, folded into one session (`logs` in `planned.files()`
+/// order).
+pub fn assemble(planned: &Planned, logs: Vec<FileLog>) -> Session {
+    let mut logs = logs.into_iter();
+    let first = logs.next().expect("a session has its main file");
+    let mut stats = first.stats.clone();
+    let mut files = vec![first.path.clone()];
+    let mut agents = first.agents;
+    let main = if planned.lone_agent {
+        // A subagent's file alone: its agent is the conversation.
+        let mut own = first.main.unwrap_or_default();
+        if own.is_empty() && !agents.is_empty() {
+            own = agents.remove(0);
         }
-        let txs = std::iter::once(&mut s.main).chain(s.agents.iter_mut());
-        for tx in txs {
-            for r in &mut tx.requests {
-                if r.key.is_empty() {
-                    continue;
-                }
-                if !seen.insert(r.key.clone()) {
-                    r.duplicate = true;
-                }
-            }
+        own.agent_id = None;
+        own
+    } else {
+        first.main.unwrap_or_default()
+    };
+    for log in logs {
+        stats.add(&log.stats);
+        let agent = super::read::index::stem(&log.path)
+            .strip_prefix("agent-")
+            .map(str::to_string);
+        // An agent file's records need not say `isSidechain`: its own conversation is the agent.
+        if let Some(mut own) = log.main {
+            own.agent_id = agent.clone().or(own.agent_id);
+            agents.push(own);
         }
+        agents.extend(log.agents);
+        files.push(log.path);
+    }
+    Session {
+        file: first.path,
+        id: planned.id.clone(),
+        format: planned.format,
+        main,
+        agents,
+        files,
+        stats,
+        system_tokens: first.system_tokens,
+        dynamic_tools: first.dynamic_tools,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ix(path: &str, first: &str, keys: &[u64]) -> FileIndex {
+        FileIndex {
+            path: PathBuf::from(path),
+            format: Some(LogFormat::ClaudeCode),
+            first: Some(first.into()),
+            last: Some(first.into()),
+            keys: keys.to_vec(),
+            ..FileIndex::default()
+        }
+    }
+
+    #[test]
+    fn a_copied_record_belongs_to_the_file_that_wrote_it_first_whatever_the_paths() {
+        // b.jsonl sorts first by path but started later: its shared records are the copies.
+        let files = [
+            ix("/p/b.jsonl", "2025-11-04T11:00:00Z", &[1, 2, 9]),
+            ix("/p/c.jsonl", "2025-11-04T10:00:00Z", &[1, 2]),
+        ];
+        let c = copies(&files);
+        assert_eq!(c[0].keys, HashSet::from([1, 2]));
+        assert!(c[1].is_empty());
+    }
+
+    #[test]
+    fn subagent_files_link_by_folder_first_then_by_ids() {
+        let mut files = vec![
+            ix("/p/s1.jsonl", "2025-11-04T10:00:00Z", &[]),
+            ix("/p/s2.jsonl", "2025-11-04T11:00:00Z", &[]),
+            ix("/p/s2/subagents/agent-x.jsonl", "2025-11-04T11:01:00Z", &[]),
+            ix("/p/agent-y.jsonl", "2025-11-04T11:02:00Z", &[]),
+            ix("/q/agent-z.jsonl", "2025-11-04T11:03:00Z", &[]),
+        ];
+        // Every file names s1 as its session; s2's Task result names y.
+        for f in &mut files {
+            f.session_id = Some("s1".into());
+        }
+        files[1].agents_named = vec!["y".into()];
+        let p = plan(&files);
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert_eq!((p[0].id.as_str(), p[0].agents.clone()), ("s1", vec![4]));
+        assert_eq!((p[1].id.as_str(), p[1].agents.clone()), ("s2", vec![2, 3]));
+        // Without a parent given, an agent file stands alone.
+        let lone = plan(&files[2..3]);
+        assert!(lone[0].lone_agent && lone[0].id == "agent-x", "{lone:?}");
     }
 }

@@ -6,16 +6,15 @@
 //!
 //! Scenarios hold counts and ids, never message text unless asked (`keep_text`).
 
-pub mod claude;
-pub mod codex;
 pub mod compare;
 pub mod convert;
 pub mod counterfactual;
 pub mod fit;
 pub mod group;
 pub mod import;
-pub mod lines;
+pub mod queries;
 pub mod read;
+pub mod tools;
 pub mod transcript;
 
 use std::path::{Path, PathBuf};
@@ -24,8 +23,9 @@ use crate::counter::CounterKind;
 use crate::error::{Error, Result};
 use crate::tokenize::Tokenizer;
 
-pub use group::{Session, group};
-pub use read::{FileLog, LogFormat, ReadOptions, ReadStats, read_file};
+pub use group::Session;
+pub use read::{Copies, FileLog, LogFormat, ReadOptions, ReadStats, read_file};
+pub use read::{claude, codex, lines};
 pub use transcript::{Call, Request, Step, ToolResult, Transcript, Usage};
 
 /// The search tool's name in Claude Code logs and in scenarios.
@@ -54,6 +54,56 @@ pub fn session_counter(profile: &str) -> (CounterKind, Option<CounterKind>) {
 /// and mapped to the session's counter ([`CounterKind::text_from_count`]) when converted.
 pub fn count_text(text: &str) -> usize {
     BASIS.count(text)
+}
+
+/// A date given on the command line (`YYYY-MM-DD` or `YYYYMMDD`), as `YYYY-MM-DD`.
+pub fn parse_date(s: &str) -> std::result::Result<String, String> {
+    let digits: String = s.chars().filter(|c| *c != '-').collect();
+    let shape_ok = digits.len() == 8
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (s.len() == 8 || (s.len() == 10 && &s[4..5] == "-" && &s[7..8] == "-"));
+    let bad = || format!("invalid date {s:?}: expected YYYY-MM-DD");
+    if !shape_ok {
+        return Err(bad());
+    }
+    let (y, m, d) = (&digits[..4], &digits[4..6], &digits[6..]);
+    let (mm, dd): (u32, u32) = (m.parse().map_err(|_| bad())?, d.parse().map_err(|_| bad())?);
+    if !(1..=12).contains(&mm) || !(1..=31).contains(&dd) {
+        return Err(bad());
+    }
+    Ok(format!("{y}-{m}-{d}"))
+}
+
+/// Where the agents keep their logs, as `session import` with no path reads them: Claude
+/// Code's `projects/` under each folder of `CLAUDE_CONFIG_DIR` (comma-separated) or else
+/// under `~/.config/claude` and `~/.claude`; Codex's `sessions/` under `CODEX_HOME` or else
+/// `~/.codex`. `env` looks a variable up, `home` is the home folder. Every candidate, in that
+/// order; the caller keeps those that exist.
+pub fn default_roots(env: &dyn Fn(&str) -> Option<String>, home: Option<&Path>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    match env("CLAUDE_CONFIG_DIR").filter(|v| !v.trim().is_empty()) {
+        Some(dirs) => out.extend(
+            dirs.split(',')
+                .map(str::trim)
+                .filter(|d| !d.is_empty())
+                .map(|d| PathBuf::from(d).join("projects")),
+        ),
+        None => {
+            if let Some(h) = home {
+                out.push(h.join(".config/claude/projects"));
+                out.push(h.join(".claude/projects"));
+            }
+        }
+    }
+    match env("CODEX_HOME").filter(|v| !v.trim().is_empty()) {
+        Some(d) => out.push(PathBuf::from(d).join("sessions")),
+        None => {
+            if let Some(h) = home {
+                out.push(h.join(".codex/sessions"));
+            }
+        }
+    }
+    out
 }
 
 /// The session files under `paths`: a file as given, a folder searched recursively for
@@ -125,6 +175,48 @@ pub fn profile_for_model(model: &str, format: LogFormat) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates_are_checked_and_written_one_way() {
+        assert_eq!(parse_date("2025-11-04").unwrap(), "2025-11-04");
+        assert_eq!(parse_date("20251104").unwrap(), "2025-11-04");
+        for bad in [
+            "2025-13-01",
+            "2025-1-04",
+            "yesterday",
+            "2025-11-32",
+            "2025/11/04",
+        ] {
+            assert!(parse_date(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_default_roots_honour_the_agents_variables() {
+        let home = Path::new("/home/u");
+        let none = |_: &str| None;
+        assert_eq!(
+            default_roots(&none, Some(home)),
+            [
+                PathBuf::from("/home/u/.config/claude/projects"),
+                PathBuf::from("/home/u/.claude/projects"),
+                PathBuf::from("/home/u/.codex/sessions"),
+            ]
+        );
+        let set = |k: &str| match k {
+            "CLAUDE_CONFIG_DIR" => Some("/a, /b".to_string()),
+            "CODEX_HOME" => Some("/c".to_string()),
+            _ => None,
+        };
+        assert_eq!(
+            default_roots(&set, Some(home)),
+            [
+                PathBuf::from("/a/projects"),
+                PathBuf::from("/b/projects"),
+                PathBuf::from("/c/sessions"),
+            ]
+        );
+    }
 
     #[test]
     fn standard_input_is_refused_by_name() {

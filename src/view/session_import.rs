@@ -9,7 +9,52 @@ use crate::session::import::ImportSummary;
 
 pub fn notes(s: &ImportSummary) -> Vec<String> {
     let mut out = s.notes.clone();
+    if s.searches_mined + s.searches_unlabeled > 0 {
+        out.push(format!(
+            "{} of the model's searches mined as labeled queries ({} with no call after them left out)",
+            s.searches_mined, s.searches_unlabeled
+        ));
+    }
+    for c in &s.calibrations {
+        for n in &c.notes {
+            out.push(format!("calibration {} ({}): {n}", c.model, c.counter));
+        }
+    }
+    if s.filtered_out > 0 {
+        out.push(format!(
+            "{} {} left out by --since/--until/--project",
+            s.filtered_out,
+            crate::output::noun(s.filtered_out as u64, "session", "sessions")
+        ));
+    }
     for e in &s.sessions {
+        let untyped: usize = e.untyped_records.values().sum();
+        if untyped > 0 {
+            let list: Vec<String> = e
+                .untyped_records
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect();
+            out.push(format!(
+                "{}: {untyped} records without a top-level type read by their message's role ({})",
+                e.file,
+                list.join(", ")
+            ));
+        }
+        if e.copied_requests > 0 {
+            out.push(format!(
+                "{}: {} requests copied from an earlier session file (resumed or forked) read as context, billed there",
+                e.file, e.copied_requests
+            ));
+        }
+        if e.warmup_agents > 0 {
+            out.push(format!(
+                "{}: {} warm-up {} (Claude Code priming its agents) billed, not part of the conversation",
+                e.file,
+                e.warmup_agents,
+                crate::output::noun(e.warmup_agents as u64, "subagent", "subagents")
+            ));
+        }
         if e.bad_lines > 0 {
             out.push(format!(
                 "{}: {} malformed lines skipped",
@@ -102,6 +147,49 @@ pub fn render(s: &ImportSummary, format: Format) -> String {
     }
 }
 
+/// One fit as the summary prints it: n, R², the held-out error against none, and whether it
+/// was applied.
+pub fn fit_line(c: &crate::simulate::calibration::Calibration) -> String {
+    let held = c.held_out.as_ref().map_or_else(
+        || "no held-out error (too few requests)".to_string(),
+        |h| {
+            format!(
+                "held-out error median {}%, p90 {}% (uncalibrated {}%, {}%; {} folds)",
+                h.median_abs_pct,
+                h.p90_abs_pct,
+                h.uncalibrated_median_abs_pct,
+                h.uncalibrated_p90_abs_pct,
+                h.folds
+            )
+        },
+    );
+    let mut line = format!(
+        "Fit {} ({}): n = {} requests, R² {}, {held}: system prompt {} tokens{}, scale {}{}; {}.\n",
+        c.model,
+        c.counter,
+        c.requests,
+        c.r2,
+        c.system_prompt_tokens,
+        if c.constrained {
+            " (fixed at 0: the free fit wanted less)"
+        } else {
+            ""
+        },
+        c.scale,
+        c.subagent_system_prompt_tokens
+            .map(|p| format!(
+                ", subagent system prompt {p} over {} requests",
+                c.subagent_requests
+            ))
+            .unwrap_or_default(),
+        if c.applied { "applied" } else { "NOT applied" }
+    );
+    for n in &c.notes {
+        line.push_str(&format!("  {n}\n"));
+    }
+    line
+}
+
 fn footer(s: &ImportSummary) -> String {
     let t = &s.totals;
     let mut out = format!(
@@ -114,7 +202,7 @@ fn footer(s: &ImportSummary) -> String {
         s.counter
     );
     out.push_str(&format!(
-        "Per-request error of the calibrated model: median {}%, p90 {}% over {} requests (uncalibrated: median {}%, p90 {}%).\n",
+        "Per-request error of the model as applied (calibrated where a fit is applied): median {}%, p90 {}% over {} requests (uncalibrated: median {}%, p90 {}%).\n",
         s.error.median_abs_pct,
         s.error.p90_abs_pct,
         s.error.requests,
@@ -122,24 +210,7 @@ fn footer(s: &ImportSummary) -> String {
         s.error_uncalibrated.p90_abs_pct
     ));
     for c in &s.calibrations {
-        out.push_str(&format!(
-            "Fit {}: system prompt {} tokens{}, scale {} provider tokens per {} token (R² {}, residual RMS {} tokens, {} requests{}).\n",
-            c.model,
-            c.system_prompt_tokens,
-            if c.constrained {
-                " (fixed at 0: the free fit wanted less)"
-            } else {
-                ""
-            },
-            c.scale,
-            c.counter,
-            c.r2,
-            c.rms_residual_tokens,
-            c.requests,
-            c.subagent_system_prompt_tokens
-                .map(|p| format!("; subagent system prompt {p} over {} requests", c.subagent_requests))
-                .unwrap_or_default()
-        ));
+        out.push_str(&fit_line(c));
     }
     out.push_str(&format!(
         "Replayed eager vs deferred: {} vs {} input tokens, ${:.4} vs ${:.4} with caching, {} {}, {} {}.\n",

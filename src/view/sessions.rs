@@ -240,24 +240,45 @@ fn int(x: u64) -> String {
 fn fit_lines(s: &SessionsReport) -> String {
     let mut out = String::new();
     for c in &s.calibrations {
+        let held = c.held_out.as_ref().map_or_else(
+            || "no held-out error (too few requests)".to_string(),
+            |h| {
+                format!(
+                    "held-out error median {}, p90 {} against {} and {} uncalibrated ({} folds)",
+                    pct(h.median_abs_pct),
+                    pct(h.p90_abs_pct),
+                    pct(h.uncalibrated_median_abs_pct),
+                    pct(h.uncalibrated_p90_abs_pct),
+                    h.folds
+                )
+            },
+        );
         out.push_str(&format!(
-            "- **{}** ({}): system prompt {} tokens, {} provider tokens per counted token (R² {}, residual {} tokens RMS, {} requests){}.\n",
+            "- **{}** ({}): n = {} requests, R² {}, {held}; system prompt {} tokens, {} provider tokens per counted token (residual {} tokens RMS){}. {}\n",
             c.model,
             c.counter,
+            c.requests,
+            c.r2,
             thousands(c.system_prompt_tokens, 0),
             c.scale,
-            c.r2,
             thousands(c.rms_residual_tokens, 0),
-            c.requests,
             c.subagent_system_prompt_tokens
                 .map(|p| format!("; subagents' system prompt {} tokens over {} requests", thousands(p, 0), c.subagent_requests))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            if c.applied {
+                "Applied.".to_string()
+            } else {
+                format!("**Not applied** ({}): these sessions are replayed uncalibrated.", c.notes.join("; "))
+            }
         ));
     }
     if out.is_empty() {
         out.push_str("- No calibration in the folder: the model is uncalibrated (system prompt 0, scale 1).\n");
     }
-    if s.calibrations.iter().any(|c| c.constrained || c.r2 < 0.9) {
+    if s.calibrations
+        .iter()
+        .any(|c| c.applied && (c.constrained || c.r2 < 0.9))
+    {
         out.push_str(
             "\n**The bills do not follow the model well** (the free fit wanted a negative system \
              prompt, so it is fixed at 0, or R² is under 0.9): the sessions send something \
@@ -266,6 +287,52 @@ fn fit_lines(s: &SessionsReport) -> String {
              so read the replays below as rough.\n",
         );
     }
+    out
+}
+
+/// How each scorer does on the searches the model really made (the folder's mined queries).
+fn searches_section(s: &SessionsReport) -> String {
+    let Some(first) = s.searches.first().filter(|x| x.searches > 0) else {
+        return String::new();
+    };
+    let mut out = format!(
+        "\n### The model's own searches\n\n{} {} the model made with the search tool, each \
+         labeled with the deferred tools it then called (`queries.jsonl`, written by `session \
+         import`; `eval --queries` scores them too). A search is *answered* when every one of \
+         those tools is in the scorer's top k (the session's `max_results`).\n\n",
+        first.searches,
+        noun(first.searches as u64, "search", "searches"),
+    );
+    let classes: Vec<String> = first.by_class.iter().map(|c| c.0.clone()).collect();
+    let mut headers: Vec<String> = vec![
+        "scorer".into(),
+        "answered in top k".into(),
+        "at least one in top k".into(),
+    ];
+    headers.extend(classes.iter().map(|c| format!("{c}: answered")));
+    let rows: Vec<Vec<String>> = s
+        .searches
+        .iter()
+        .map(|x| {
+            let mut r = vec![
+                x.scorer.clone(),
+                format!("{} of {}", x.answered, x.searches),
+                format!("{} of {}", x.answered_any, x.searches),
+            ];
+            for c in &classes {
+                let (n, a) = x
+                    .by_class
+                    .iter()
+                    .find(|b| &b.0 == c)
+                    .map_or((0, 0), |b| (b.1, b.2));
+                r.push(format!("{a} of {n}"));
+            }
+            r
+        })
+        .collect();
+    let h: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let right: Vec<bool> = (0..h.len()).map(|i| i > 0).collect();
+    out.push_str(&md_table(&h, &rows, &right));
     out
 }
 
@@ -359,10 +426,12 @@ pub fn markdown(s: &SessionsReport, figures: &[Figure]) -> String {
     let mut out = format!(
         "## Your sessions\n\n{} imported by `toolbudget session import` into {}, replayed by the \
          simulator with the system prompt and counter scale fitted from their own bills \
-         (`calibration.json`).\n\n### Billed vs modeled\n\nEach billed request is set against the \
+         (`calibration.json`) where that fit does better than none on requests held out of it.\n\n### Billed vs modeled\n\nEach billed request is set against the \
          simulator's request for the same turn, in the mode the session really ran (deferred when it \
          used the search tool, its searches replayed as they happened). Fit, by least squares over \
-         the main agent's requests (billed = system prompt + preamble + scale × counted):\n\n",
+         the main agent's requests (billed = system prompt + preamble + scale × counted), checked \
+         by 5-fold cross-validation and applied only when its held-out error is no worse than \
+         the uncalibrated model's:\n\n",
         crate::view::number::plural(s.sessions.len(), "session", "sessions"),
         crate::output::md_code(&s.folder)
     );
@@ -392,6 +461,7 @@ pub fn markdown(s: &SessionsReport, figures: &[Figure]) -> String {
     out.push_str(&counterfactual_table(s));
     fig("charts/sessions-input.svg", &mut out);
     fig("charts/sessions-cost.svg", &mut out);
+    out.push_str(&searches_section(s));
     out.push_str("\nData: `data/sessions.csv` (one row per session and mode).\n\n");
     out
 }

@@ -17,28 +17,28 @@ const CLAUDE: CounterKind = CounterKind::AnthropicEstimate;
 /// Codex sessions run on gpt-5: openai-responses.
 const CODEX: CounterKind = CounterKind::OpenaiResponses;
 
-fn c(s: &str) -> usize {
+pub(crate) fn c(s: &str) -> usize {
     CLAUDE.text(s)
 }
 
-fn call(name: &str, input: &str) -> usize {
+pub(crate) fn call(name: &str, input: &str) -> usize {
     c(&render_call(name, input))
 }
 
 /// A size recorded for several texts together (a request's text with its first call, the
 /// references of one search result): the counter's count of their o200k counts summed.
-fn joined(counter: CounterKind, texts: &[&str]) -> usize {
+pub(crate) fn joined(counter: CounterKind, texts: &[&str]) -> usize {
     counter.text_from_count(texts.iter().map(|t| Tokenizer::O200kBase.count(t)).sum())
 }
 
-fn fixture(rel: &str) -> String {
+pub(crate) fn fixture(rel: &str) -> String {
     crate::support::repo("fixtures/sessions")
         .join(rel)
         .display()
         .to_string()
 }
 
-fn catalog(rel: &str) -> String {
+pub(crate) fn catalog(rel: &str) -> String {
     crate::support::repo("fixtures/catalogs")
         .join(rel)
         .display()
@@ -47,7 +47,7 @@ fn catalog(rel: &str) -> String {
 
 /// Runs `session import` into a fresh folder; returns the parsed json summary, the folder
 /// and stderr.
-fn import(paths: &[String], extra: &[&str]) -> (Value, tempfile::TempDir, String) {
+pub(crate) fn import(paths: &[String], extra: &[&str]) -> (Value, tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::cargo_bin("toolbudget")
         .unwrap()
@@ -68,11 +68,11 @@ fn import(paths: &[String], extra: &[&str]) -> (Value, tempfile::TempDir, String
     (v, dir, stderr)
 }
 
-fn scenario(dir: &Path, name: &str) -> Scenario {
+pub(crate) fn scenario(dir: &Path, name: &str) -> Scenario {
     load_scenario(&dir.join(format!("{name}.yaml"))).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn turns(items: &[Item]) -> Vec<&Turn> {
+pub(crate) fn turns(items: &[Item]) -> Vec<&Turn> {
     items
         .iter()
         .filter_map(|i| match i {
@@ -83,7 +83,7 @@ fn turns(items: &[Item]) -> Vec<&Turn> {
 }
 
 /// (tool, call tokens, result tokens, parallel) of a turn's calls.
-fn calls(t: &Turn) -> Vec<(String, usize, usize, bool)> {
+pub(crate) fn calls(t: &Turn) -> Vec<(String, usize, usize, bool)> {
     t.calls
         .iter()
         .map(|c| {
@@ -97,7 +97,7 @@ fn calls(t: &Turn) -> Vec<(String, usize, usize, bool)> {
         .collect()
 }
 
-fn entry<'a>(v: &'a Value, stem: &str) -> &'a Value {
+pub(crate) fn entry<'a>(v: &'a Value, stem: &str) -> &'a Value {
     v["sessions"]
         .as_array()
         .unwrap()
@@ -468,7 +468,7 @@ fn a_codex_rollout_gives_turns_from_its_items_and_requests_from_token_counts() {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::cargo_bin("toolbudget")
         .unwrap()
-        .args(["session", "import", &fixture("codex")])
+        .args(["session", "import", &fixture("codex/2025")])
         .args(["--catalog", &fixture("codex-tools.json")])
         .args(["--out", dir.path().to_str().unwrap(), "--format", "json"])
         .output()
@@ -496,16 +496,13 @@ fn a_codex_rollout_gives_turns_from_its_items_and_requests_from_token_counts() {
     assert_eq!(sc.counter, Some(CODEX));
     let ts = turns(&sc.conversation);
     assert_eq!(ts.len(), 1);
+    // The environment context Codex injects is system context, not the user's first message.
+    assert_eq!(ts[0].tokens, Some(CODEX.text("How many tests are there?")));
     assert_eq!(
-        ts[0].tokens,
-        Some(joined(
-            CODEX,
-            &[
-                "<environment_context>\n  <cwd>/home/dev/shop</cwd>\n</environment_context>",
-                "How many tests are there?"
-            ]
-        ))
+        e["logged_system_prompt_tokens"],
+        CODEX.text("<environment_context>\n  <cwd>/home/dev/shop</cwd>\n</environment_context>")
     );
+
     assert_eq!(
         calls(ts[0]),
         vec![(
@@ -550,8 +547,8 @@ fn the_json_summary_has_the_contract_fields_and_is_byte_identical_across_runs() 
         }
         assert!(e["modeled_input_tokens"].as_u64().unwrap() > 0);
     }
-    // 6 sessions from 7 files: the subagent file folds into its parent.
-    assert_eq!(v["sessions"].as_array().unwrap().len(), 6);
+    // 16 sessions from 20 files: subagent files fold into their parents.
+    assert_eq!(v["sessions"].as_array().unwrap().len(), 16);
     let strip = |v: &Value| {
         let mut v = v.clone();
         for e in v["sessions"].as_array_mut().unwrap() {
@@ -577,7 +574,7 @@ fn the_json_summary_has_the_contract_fields_and_is_byte_identical_across_runs() 
     assert_eq!(files(d1.path()), files(d2.path()));
 }
 
-fn run(args: &[&str]) -> (Option<i32>, String, String) {
+pub(crate) fn run(args: &[&str]) -> (Option<i32>, String, String) {
     let out = Command::cargo_bin("toolbudget")
         .unwrap()
         .args(args)
@@ -745,7 +742,7 @@ fn an_import_folder_replays_as_it_ran_and_under_other_settings() {
         },
     ];
     let r = replay_dir(dir.path(), &variants, None).unwrap();
-    assert_eq!(r.sessions.len(), 8);
+    assert_eq!(r.sessions.len(), 18);
     assert_eq!(r.variants, ["keyword / names", "bm25 / descriptions"]);
     for s in &r.sessions {
         let e = entry(&v, &s.name);
@@ -813,7 +810,7 @@ fn report_sessions_renders_the_section_with_its_charts() {
     assert_eq!(code, Some(0), "{stderr}");
     let index = std::fs::read_to_string(report.join("index.md")).unwrap();
     let section = &index[index.find("## Your sessions").expect("the section")..];
-    assert!(section.contains("8 sessions imported"), "{section}");
+    assert!(section.contains("18 sessions imported"), "{section}");
     assert!(
         section.contains("| deferred keyword / names: input |"),
         "{section}"
@@ -837,7 +834,7 @@ fn report_sessions_renders_the_section_with_its_charts() {
     }
     let csv = std::fs::read_to_string(report.join("data/sessions.csv")).unwrap();
     // One row per session and mode: eager and two deferred variants, plus the header.
-    assert_eq!(csv.lines().count(), 1 + 8 * 3, "{csv}");
+    assert_eq!(csv.lines().count(), 1 + 18 * 3, "{csv}");
     assert!(csv.lines().any(|l| l.contains("deferred bm25 / names")));
 }
 
@@ -872,8 +869,8 @@ fn an_agent_file_beside_its_session_folds_in_even_without_sidechain_marks() {
 mod damaged {
     use proptest::prelude::*;
     use toolbudget::catalog::CatalogSource;
-    use toolbudget::session::import::{ImportOptions, catalogs, import};
-    use toolbudget::session::{ReadOptions, read_file};
+    use toolbudget::session::import::{Catalogs, ImportOptions, catalogs, import_paths};
+    use toolbudget::session::{Copies, ReadOptions, read_file};
 
     fn fixture_bytes() -> Vec<u8> {
         let mut all = Vec::new();
@@ -908,18 +905,18 @@ mod damaged {
             let path = dir.path().join("s.jsonl");
             std::fs::write(&path, &bytes).unwrap();
             let opts = ReadOptions { keep_text: false, skip_bad_lines: skip };
-            if let Ok(log) = read_file(&path, opts) {
+            if read_file(&path, opts, &Copies::default()).is_ok() {
                 let sources = [CatalogSource {
                     path: crate::support::repo("fixtures/catalogs/builtins.yaml"),
                     server: None,
                 }];
-                let ctx = catalogs(&sources, dir.path()).unwrap();
+                let cats = Catalogs::only(catalogs(&sources, dir.path()).unwrap());
                 let opts = ImportOptions {
                     keep_text: false,
                     skip_bad_lines: skip,
                     allow_unknown_tools: true,
                 };
-                let _ = import(vec![log], &ctx, &opts, dir.path(), false);
+                let _ = import_paths(std::slice::from_ref(&path), &cats, &opts, dir.path(), false);
             }
         }
     }

@@ -14,8 +14,8 @@ use toolbudget::catalog::{CatalogSource, load_catalogs};
 use toolbudget::counter::{CounterKind, anthropic};
 use toolbudget::rng::SplitMix64;
 use toolbudget::session::claude::render_call;
-use toolbudget::session::import::{ImportOptions, catalogs, import, read_all};
-use toolbudget::session::{ReadOptions, count_text, discover};
+use toolbudget::session::count_text;
+use toolbudget::session::import::{Catalogs, ImportOptions, catalogs, import_paths};
 
 const SYSTEM: f64 = 9_871.0;
 const SCALE: f64 = 1.137;
@@ -389,24 +389,25 @@ fn the_committed_fixture_is_what_the_generator_writes() {
 #[test]
 fn the_fit_recovers_the_known_parameters_and_prices_every_request() {
     let dir = tempfile::tempdir().unwrap();
-    let files = discover(&[crate::support::repo("fixtures/sessions/known")]).unwrap();
-    assert_eq!(files.len(), 2);
-    let read = ReadOptions {
-        keep_text: false,
-        skip_bad_lines: false,
-    };
-    let logs = read_all(&files, &read, &|| {}).unwrap();
     let sources = [CatalogSource {
         path: crate::support::repo("fixtures/catalogs/builtins.yaml"),
         server: None,
     }];
-    let ctx = catalogs(&sources, dir.path()).unwrap();
+    let cats = Catalogs::only(catalogs(&sources, dir.path()).unwrap());
     let opts = ImportOptions {
         keep_text: false,
         skip_bad_lines: false,
         allow_unknown_tools: false,
     };
-    let result = import(logs, &ctx, &opts, dir.path(), true).unwrap();
+    let result = import_paths(
+        &[crate::support::repo("fixtures/sessions/known")],
+        &cats,
+        &opts,
+        dir.path(),
+        true,
+    )
+    .unwrap();
+    assert_eq!(result.summary.sessions.len(), 2);
     let s = &result.summary;
     assert_eq!(s.calibrations.len(), 1);
     let c = &s.calibrations[0];

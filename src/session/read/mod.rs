@@ -1,20 +1,24 @@
 //! One session file → its transcripts: detects the format from the first record, parses
-//! every line, routes Claude Code records to the main conversation or a subagent, and keeps
-//! the damage report (ignored record types, skipped lines, a truncated last line).
+//! every line (`claude.rs`, `codex.rs`), and keeps the damage report (ignored record types,
+//! records read without a type, skipped lines, a truncated last line). `index.rs` is the light
+//! first pass over the same files (ids, timestamps, project) that plans the import.
+
+pub mod claude;
+pub mod codex;
+pub mod index;
+pub mod lines;
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde::Serialize;
 use serde::de::IgnoredAny;
 
-use super::claude::{self, Apply, Message, Record};
-use super::codex;
-use super::lines::{Line, for_each_line};
-use super::transcript::Transcript;
 use crate::error::{Error, Position, Result};
+use crate::session::transcript::Transcript;
+use lines::{Line, for_each_line};
 
 /// Which agent wrote the log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -51,6 +55,64 @@ pub struct ReadStats {
     pub truncated_last_line: bool,
     /// Record types this reader does not use, with how often each appeared.
     pub ignored: BTreeMap<String, usize>,
+    /// Records without a top-level `type` read by their message's role, per role.
+    pub untyped: BTreeMap<String, usize>,
+    /// Records an earlier file holds (a resumed or forked session's copied history), and the
+    /// billed requests among them: context here, billed there.
+    pub copied_records: usize,
+    pub copied_requests: usize,
+    /// Records written twice in this file (the same uuid again), skipped.
+    pub repeated_records: usize,
+}
+
+impl ReadStats {
+    /// Adds another file's statistics (the files of one session).
+    pub fn add(&mut self, from: &ReadStats) {
+        self.lines += from.lines;
+        self.bytes += from.bytes;
+        self.bad_lines += from.bad_lines;
+        self.truncated_last_line |= from.truncated_last_line;
+        for (k, v) in &from.ignored {
+            *self.ignored.entry(k.clone()).or_insert(0) += v;
+        }
+        for (k, v) in &from.untyped {
+            *self.untyped.entry(k.clone()).or_insert(0) += v;
+        }
+        self.copied_records += from.copied_records;
+        self.copied_requests += from.copied_requests;
+        self.repeated_records += from.repeated_records;
+    }
+}
+
+/// What earlier files already hold, as hashes ([`key_hash`]) of response keys
+/// (`claude::response_key`) and of record uuids (`u:UUID`): the records of a file that are
+/// copies (see `group::copies`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Copies {
+    pub keys: HashSet<u64>,
+    pub uuids: HashSet<u64>,
+}
+
+impl Copies {
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty() && self.uuids.is_empty()
+    }
+}
+
+/// A stable 64-bit FNV-1a hash: ids are compared across files through it (same input, same
+/// hash on every run and machine).
+pub fn key_hash(key: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in key.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// Counts one record read without a type under its role (two roles only: bounded).
+pub(super) fn count_untyped(untyped: &mut BTreeMap<String, usize>, role: &str) {
+    *untyped.entry(role.to_string()).or_insert(0) += 1;
 }
 
 /// Distinct ignored record types kept by name; more are counted under [`OTHER_TYPES`] (a
@@ -80,6 +142,11 @@ pub struct FileLog {
     /// Subagent conversations: inline sidechains or this file's own agent.
     pub agents: Vec<Transcript>,
     pub stats: ReadStats,
+    /// The system prompt and system context the log records (o200k tokens; Codex
+    /// `base_instructions`, developer and environment messages), when it records one.
+    pub system_tokens: Option<usize>,
+    /// Tools the session defined itself (Codex `dynamic_tools`).
+    pub dynamic_tools: Vec<crate::catalog::Tool>,
 }
 
 #[derive(Deserialize)]
@@ -90,7 +157,7 @@ struct Probe<'a> {
     payload: Option<IgnoredAny>,
 }
 
-fn detect(line: &str) -> Option<LogFormat> {
+pub(super) fn detect(line: &str) -> Option<LogFormat> {
     let p: Probe<'_> = serde_json::from_str(line).ok()?;
     let codex = p.payload.is_some()
         && p.kind
@@ -127,10 +194,10 @@ fn handle<T>(
     opts: ReadOptions,
     stats: &mut ReadStats,
     line: &Line<'_>,
-    parse: impl FnOnce(&str, &mut BTreeMap<String, usize>) -> std::result::Result<T, BadLine>,
+    parse: impl FnOnce(&str, &mut ReadStats) -> std::result::Result<T, BadLine>,
 ) -> Result<Option<T>> {
     let outcome = match std::str::from_utf8(line.bytes) {
-        Ok(text) => parse(text, &mut stats.ignored),
+        Ok(text) => parse(text, stats),
         Err(e) => Err(BadLine {
             column: e.valid_up_to() + 1,
             message: "line is not UTF-8".into(),
@@ -157,10 +224,10 @@ fn handle<T>(
     }
 }
 
-/// Reads one session file of either format.
-pub fn read_file(path: &Path, opts: ReadOptions) -> Result<FileLog> {
+/// Reads one session file of either format; records `copies` names are context, not requests.
+pub fn read_file(path: &Path, opts: ReadOptions, copies: &Copies) -> Result<FileLog> {
     let mut format: Option<LogFormat> = None;
-    let mut claude = ClaudeState::default();
+    let mut claude = claude::State::new(copies);
     let mut codex = codex::State::default();
     let mut stats = ReadStats::default();
     let line_stats = for_each_line(path, opts.skip_bad_lines, |line| {
@@ -169,13 +236,14 @@ pub fn read_file(path: &Path, opts: ReadOptions) -> Result<FileLog> {
         }
         match format.unwrap_or(LogFormat::ClaudeCode) {
             LogFormat::ClaudeCode => {
-                handle(path, opts, &mut stats, &line, |text, ignored| {
-                    claude.line(text, opts, ignored)
+                let number = line.number;
+                handle(path, opts, &mut stats, &line, |text, stats| {
+                    claude.line(text, number, opts, stats)
                 })?;
             }
             LogFormat::Codex => {
-                handle(path, opts, &mut stats, &line, |text, ignored| {
-                    codex.line(text, opts, ignored)
+                handle(path, opts, &mut stats, &line, |text, stats| {
+                    codex.line(text, opts, stats)
                 })?;
             }
         }
@@ -185,9 +253,14 @@ pub fn read_file(path: &Path, opts: ReadOptions) -> Result<FileLog> {
     stats.bytes = line_stats.bytes;
     stats.bad_lines += line_stats.too_long;
     let format = format.unwrap_or(LogFormat::ClaudeCode);
+    let (mut system_tokens, mut dynamic_tools) = (None, Vec::new());
     let (session_id, main, agents) = match format {
         LogFormat::ClaudeCode => claude.finish(),
-        LogFormat::Codex => codex.finish(),
+        LogFormat::Codex => {
+            system_tokens = codex.has_system.then_some(codex.system_tokens);
+            dynamic_tools = std::mem::take(&mut codex.dynamic_tools);
+            codex.finish()
+        }
     };
     Ok(FileLog {
         path: path.to_path_buf(),
@@ -196,103 +269,9 @@ pub fn read_file(path: &Path, opts: ReadOptions) -> Result<FileLog> {
         main,
         agents,
         stats,
+        system_tokens,
+        dynamic_tools,
     })
-}
-
-/// Routing of Claude Code records: the main conversation, or a subagent by `agentId`, or (in
-/// older logs without it) by the sidechain its parent record belongs to.
-#[derive(Default)]
-struct ClaudeState {
-    session_id: Option<String>,
-    main: Option<Transcript>,
-    agents: Vec<Transcript>,
-    agent_index: HashMap<String, usize>,
-    /// uuid → agent, for sidechain records that carry no `agentId`.
-    chain_of: HashMap<String, usize>,
-    call_names: HashMap<String, String>,
-}
-
-impl ClaudeState {
-    fn line(
-        &mut self,
-        text: &str,
-        opts: ReadOptions,
-        ignored: &mut BTreeMap<String, usize>,
-    ) -> std::result::Result<(), BadLine> {
-        let rec: Record<'_> = serde_json::from_str(text).map_err(|e| BadLine::json(&e, 0))?;
-        if !claude::KNOWN_TYPES.contains(&rec.kind.as_ref()) {
-            ignore(ignored, &rec.kind);
-            return Ok(());
-        }
-        let msg = match (rec.kind.as_ref(), rec.message) {
-            ("user" | "assistant", Some(raw)) => {
-                let offset = raw.get().as_ptr() as usize - text.as_ptr() as usize;
-                Some(
-                    serde_json::from_str::<Message<'_>>(raw.get())
-                        .map_err(|e| BadLine::json(&e, offset))?,
-                )
-            }
-            _ => None,
-        };
-        if self.session_id.is_none()
-            && let Some(s) = &rec.session_id
-        {
-            self.session_id = Some(s.to_string());
-        }
-        let tx = match self.route(&rec) {
-            None => self.main.get_or_insert_with(|| Transcript::new(None)),
-            Some(i) => &mut self.agents[i],
-        };
-        Apply {
-            tx,
-            keep_text: opts.keep_text,
-            call_names: &mut self.call_names,
-        }
-        .record(&rec, msg);
-        Ok(())
-    }
-
-    /// The subagent a record belongs to (`None`: the main conversation).
-    fn route(&mut self, rec: &Record<'_>) -> Option<usize> {
-        if rec.is_sidechain != Some(true) {
-            return None;
-        }
-        let idx = if let Some(a) = &rec.agent_id {
-            self.agent(a)
-        } else {
-            let parent = rec
-                .parent_uuid
-                .as_deref()
-                .and_then(|p| self.chain_of.get(p).copied());
-            match parent {
-                Some(i) => i,
-                None => {
-                    let name = format!("sidechain-{}", self.agents.len() + 1);
-                    self.agent(&name)
-                }
-            }
-        };
-        if rec.agent_id.is_none()
-            && let Some(u) = &rec.uuid
-        {
-            self.chain_of.insert(u.to_string(), idx);
-        }
-        Some(idx)
-    }
-
-    fn agent(&mut self, id: &str) -> usize {
-        if let Some(&i) = self.agent_index.get(id) {
-            return i;
-        }
-        let i = self.agents.len();
-        self.agents.push(Transcript::new(Some(id.to_string())));
-        self.agent_index.insert(id.to_string(), i);
-        i
-    }
-
-    fn finish(self) -> (Option<String>, Option<Transcript>, Vec<Transcript>) {
-        (self.session_id, self.main, self.agents)
-    }
 }
 
 #[cfg(test)]

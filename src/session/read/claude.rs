@@ -1,0 +1,761 @@
+//! Claude Code session JSONL (`~/.claude/projects/<project>/<session>.jsonl`, subagents in
+//! `<session>/subagents/agent-<id>.jsonl`, older ones beside it or inline as `isSidechain`
+//! records). Records are read by serde derive with borrowed strings; `message` is kept raw and
+//! parsed only for `user` and `assistant` records, so a record type added later never fails on
+//! its own fields. A record without a top-level `type` is read by its message's role when it
+//! has a valid user or assistant message (counted in [`ReadStats::untyped`]).
+//!
+//! A response is keyed by `message.id` together with `requestId` (as ccusage does), else by
+//! the record's `uuid`, else by its line: records without ids never merge. A record an earlier
+//! file already holds ([`Copies`]: a resumed or forked session copies its history verbatim)
+//! becomes copied context, never a request or a call.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::marker::PhantomData;
+
+use serde::Deserialize;
+use serde::de::{Deserializer, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+
+use super::{BadLine, Copies, ReadOptions, ReadStats, count_untyped, ignore, key_hash};
+use crate::session::transcript::{Call, Step, ToolResult, Transcript, Usage, tokens};
+use crate::session::{SEARCH_TOOL, count_text};
+
+/// Claude tokens of one image block (the ~1,600-token ceiling for a full-size image: the log
+/// keeps only the base64 bytes, so the real size is not known).
+pub const IMAGE_TOKENS: usize = 1_600;
+
+/// [`IMAGE_TOKENS`] as the o200k count session sizes are kept in: the anthropic-estimate
+/// counter maps it back to 1,600 (Codex sessions, counted with openai-responses, keep the
+/// o200k figure: OpenAI bills images by tiles, also unknown from the log).
+pub fn image_tokens() -> usize {
+    (IMAGE_TOKENS as f64 / crate::counter::anthropic::fit().text_ratio).round() as usize
+}
+
+/// Record types this reader uses; every other type is ignored and counted.
+pub const KNOWN_TYPES: &[&str] = &["user", "assistant", "system", "summary"];
+
+/// The name an ignored record without a `type` (and without a user or assistant message) is
+/// counted under.
+pub const NO_TYPE: &str = "(no type)";
+
+/// The text Claude Code writes as a user message when the user stops the model: after a
+/// refused tool use (`… for tool use]`) or mid-answer.
+pub const INTERRUPT_MARKER: &str = "[Request interrupted by user";
+
+/// The first message Claude Code sends a subagent it primes at start-up.
+pub const WARMUP: &str = "Warmup";
+
+#[derive(Deserialize)]
+pub(super) struct Record<'a> {
+    #[serde(rename = "type", borrow, default)]
+    pub kind: Option<Cow<'a, str>>,
+    #[serde(rename = "isSidechain", default)]
+    pub is_sidechain: Option<bool>,
+    #[serde(rename = "sessionId", borrow, default)]
+    pub session_id: Option<Cow<'a, str>>,
+    #[serde(rename = "agentId", borrow, default)]
+    pub agent_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub uuid: Option<Cow<'a, str>>,
+    #[serde(rename = "parentUuid", borrow, default)]
+    pub parent_uuid: Option<Cow<'a, str>>,
+    #[serde(rename = "requestId", borrow, default)]
+    pub request_id: Option<Cow<'a, str>>,
+    #[serde(rename = "isCompactSummary", default)]
+    is_compact_summary: Option<bool>,
+    #[serde(borrow, default)]
+    subtype: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub message: Option<&'a RawValue>,
+    #[serde(rename = "toolUseResult", borrow, default)]
+    tool_use_result: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct Message<'a> {
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    role: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    model: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    content: Option<Content<'a>>,
+    #[serde(default)]
+    usage: Option<RawUsage>,
+}
+
+/// A message's `usage`: each field a whole number up to [`MAX_USAGE_TOKENS`], refused where
+/// it stands otherwise (`transcript::token_count`).
+///
+/// [`MAX_USAGE_TOKENS`]: crate::session::transcript::MAX_USAGE_TOKENS
+#[derive(Deserialize, Default)]
+struct RawUsage {
+    #[serde(
+        rename = "input_tokens",
+        default,
+        deserialize_with = "tokens::input_tokens"
+    )]
+    input: u64,
+    #[serde(
+        rename = "cache_creation_input_tokens",
+        default,
+        deserialize_with = "tokens::cache_creation_input_tokens"
+    )]
+    cache_creation: u64,
+    #[serde(
+        rename = "cache_read_input_tokens",
+        default,
+        deserialize_with = "tokens::cache_read_input_tokens"
+    )]
+    cache_read: u64,
+    #[serde(
+        rename = "output_tokens",
+        default,
+        deserialize_with = "tokens::output_tokens"
+    )]
+    output: u64,
+}
+
+impl RawUsage {
+    fn usage(&self) -> Result<Usage, String> {
+        let u = Usage {
+            input: self.input,
+            cache_creation: self.cache_creation,
+            cache_read: self.cache_read,
+            output: self.output,
+        };
+        u.check()?;
+        Ok(u)
+    }
+}
+
+/// `content`: a string or a list of blocks.
+pub(super) enum Content<'a> {
+    Text(Cow<'a, str>),
+    Blocks(Vec<Block<'a>>),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Content<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string or a list of content blocks")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Content<'a>, E> {
+                Ok(Content::Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Content<'a>, E> {
+                Ok(Content::Text(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Content<'a>, E> {
+                Ok(Content::Text(Cow::Owned(v)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Content<'a>, A::Error> {
+                let mut blocks = Vec::new();
+                while let Some(b) = seq.next_element()? {
+                    blocks.push(b);
+                }
+                Ok(Content::Blocks(blocks))
+            }
+        }
+        d.deserialize_any(V(PhantomData))
+    }
+}
+
+/// Every block kind in one flat struct (derive needs no buffering, unlike a tagged enum).
+#[derive(Deserialize)]
+pub(super) struct Block<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    input: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    tool_use_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    content: Option<Content<'a>>,
+    #[serde(borrow, default)]
+    tool_name: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct SearchInput<'a> {
+    #[serde(borrow, default)]
+    query: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct AgentRef<'a> {
+    #[serde(rename = "agentId", borrow, default)]
+    pub agent_id: Option<Cow<'a, str>>,
+}
+
+/// The rendered call `{"name":NAME,"input":INPUT}` as a provider sees it; the log's input
+/// is already compact JSON, so its raw text is the rendering.
+pub fn render_call(name: &str, input: &str) -> String {
+    let mut s = String::with_capacity(input.len() + name.len() + 24);
+    s.push_str("{\"name\":");
+    s.push_str(&serde_json::to_string(name).expect("a string serializes"));
+    s.push_str(",\"input\":");
+    s.push_str(input);
+    s.push('}');
+    s
+}
+
+/// The text counted for a `tool_reference` block of a search result.
+pub fn render_reference(tool: &str) -> String {
+    format!(
+        "{{\"type\":\"tool_reference\",\"tool_name\":{}}}",
+        serde_json::to_string(tool).expect("a string serializes")
+    )
+}
+
+/// Whether a user text is the `/clear` command Claude Code logs.
+fn is_clear(text: &str) -> bool {
+    text.contains("<command-name>/clear</command-name>")
+}
+
+/// The key of a response (see the module notes): global ids first, `None` for a record that
+/// has none (keyed by its line, local to the file).
+pub fn response_key(
+    message_id: Option<&str>,
+    request_id: Option<&str>,
+    uuid: Option<&str>,
+) -> Option<String> {
+    match (message_id, uuid) {
+        (Some(m), _) if !m.is_empty() => Some(format!("m:{m}:{}", request_id.unwrap_or(""))),
+        (_, Some(u)) if !u.is_empty() => Some(format!("u:{u}")),
+        _ => None,
+    }
+}
+
+/// The session file being read: routing of records to the main conversation or a subagent
+/// (by `agentId`, or in older logs without it by the sidechain its parent belongs to).
+pub(super) struct State<'c> {
+    copies: &'c Copies,
+    pub session_id: Option<String>,
+    main: Option<Transcript>,
+    agents: Vec<Transcript>,
+    agent_index: HashMap<String, usize>,
+    /// uuid → agent, for sidechain records that carry no `agentId`.
+    chain_of: HashMap<String, usize>,
+    call_names: HashMap<String, String>,
+    /// Record uuids seen in this file: a repeated one is a record written twice.
+    seen: HashSet<u64>,
+}
+
+impl<'c> State<'c> {
+    pub fn new(copies: &'c Copies) -> State<'c> {
+        State {
+            copies,
+            session_id: None,
+            main: None,
+            agents: Vec::new(),
+            agent_index: HashMap::new(),
+            chain_of: HashMap::new(),
+            call_names: HashMap::new(),
+            seen: HashSet::new(),
+        }
+    }
+
+    pub fn line(
+        &mut self,
+        text: &str,
+        number: usize,
+        opts: ReadOptions,
+        stats: &mut ReadStats,
+    ) -> Result<(), BadLine> {
+        let rec: Record<'_> = serde_json::from_str(text).map_err(|e| BadLine::json(&e, 0))?;
+        fn parse_message<'t>(text: &str, raw: &'t RawValue) -> Result<Message<'t>, BadLine> {
+            let offset = raw.get().as_ptr() as usize - text.as_ptr() as usize;
+            serde_json::from_str::<Message<'t>>(raw.get()).map_err(|e| BadLine::json(&e, offset))
+        }
+        let (kind, msg): (Cow<'_, str>, Option<Message<'_>>) = match (&rec.kind, rec.message) {
+            (Some(k), raw) if k == "user" || k == "assistant" => {
+                (k.clone(), raw.map(|r| parse_message(text, r)).transpose()?)
+            }
+            (Some(k), _) if KNOWN_TYPES.contains(&k.as_ref()) => (k.clone(), None),
+            (Some(k), _) => {
+                ignore(&mut stats.ignored, k);
+                return Ok(());
+            }
+            (None, Some(raw)) => {
+                // No type: read by the message's role when it is a user or assistant message.
+                let role = parse_message(text, raw).ok().and_then(|m| {
+                    let r = m.role.as_deref()?.to_string();
+                    (r == "user" || r == "assistant").then_some((r, m))
+                });
+                match role {
+                    Some((r, m)) => {
+                        count_untyped(&mut stats.untyped, &r);
+                        (Cow::Owned(r), Some(m))
+                    }
+                    None => {
+                        ignore(&mut stats.ignored, NO_TYPE);
+                        return Ok(());
+                    }
+                }
+            }
+            (None, None) => {
+                ignore(&mut stats.ignored, NO_TYPE);
+                return Ok(());
+            }
+        };
+        if let Some(u) = rec.uuid.as_deref()
+            && !self.seen.insert(key_hash(&format!("u:{u}")))
+        {
+            stats.repeated_records += 1;
+            return Ok(());
+        }
+        if self.session_id.is_none()
+            && let Some(s) = &rec.session_id
+        {
+            self.session_id = Some(s.to_string());
+        }
+        let copied = self.is_copy(&rec, &kind, msg.as_ref());
+        let tx = match self.route(&rec) {
+            None => self.main.get_or_insert_with(|| Transcript::new(None)),
+            Some(i) => &mut self.agents[i],
+        };
+        let mut apply = Apply {
+            tx,
+            keep_text: opts.keep_text,
+            call_names: &mut self.call_names,
+        };
+        if copied {
+            stats.copied_records += 1;
+            apply.copied(&kind, msg, stats);
+            return Ok(());
+        }
+        apply
+            .record(&rec, &kind, msg, number)
+            .map_err(|message| BadLine { column: 1, message })
+    }
+
+    /// Whether an earlier file holds this record: its response key or its uuid was seen there.
+    fn is_copy(&self, rec: &Record<'_>, kind: &str, msg: Option<&Message<'_>>) -> bool {
+        if self.copies.is_empty() {
+            return false;
+        }
+        if let Some(u) = rec.uuid.as_deref()
+            && self.copies.uuids.contains(&key_hash(&format!("u:{u}")))
+        {
+            return true;
+        }
+        kind == "assistant"
+            && msg
+                .and_then(|m| {
+                    response_key(
+                        m.id.as_deref(),
+                        rec.request_id.as_deref(),
+                        rec.uuid.as_deref(),
+                    )
+                })
+                .is_some_and(|k| self.copies.keys.contains(&key_hash(&k)))
+    }
+
+    /// The subagent a record belongs to (`None`: the main conversation).
+    fn route(&mut self, rec: &Record<'_>) -> Option<usize> {
+        if rec.is_sidechain != Some(true) {
+            return None;
+        }
+        let idx = if let Some(a) = &rec.agent_id {
+            self.agent(a)
+        } else {
+            let parent = rec
+                .parent_uuid
+                .as_deref()
+                .and_then(|p| self.chain_of.get(p).copied());
+            match parent {
+                Some(i) => i,
+                None => {
+                    let name = format!("sidechain-{}", self.agents.len() + 1);
+                    self.agent(&name)
+                }
+            }
+        };
+        if rec.agent_id.is_none()
+            && let Some(u) = &rec.uuid
+        {
+            self.chain_of.insert(u.to_string(), idx);
+        }
+        Some(idx)
+    }
+
+    fn agent(&mut self, id: &str) -> usize {
+        if let Some(&i) = self.agent_index.get(id) {
+            return i;
+        }
+        let i = self.agents.len();
+        self.agents.push(Transcript::new(Some(id.to_string())));
+        self.agent_index.insert(id.to_string(), i);
+        i
+    }
+
+    pub fn finish(self) -> (Option<String>, Option<Transcript>, Vec<Transcript>) {
+        (self.session_id, self.main, self.agents)
+    }
+}
+
+/// Applies one parsed record to its transcript.
+pub(super) struct Apply<'t> {
+    pub tx: &'t mut Transcript,
+    pub keep_text: bool,
+    /// Call id → tool name, to recognise a `Task` result and a search result.
+    pub call_names: &'t mut HashMap<String, String>,
+}
+
+impl Apply<'_> {
+    /// `number` is the record's line: the key of a response with no id to share.
+    pub fn record(
+        &mut self,
+        rec: &Record<'_>,
+        kind: &str,
+        msg: Option<Message<'_>>,
+        number: usize,
+    ) -> Result<(), String> {
+        match kind {
+            "assistant" => {
+                if let Some(m) = msg {
+                    self.assistant(rec, m, number)?;
+                }
+            }
+            "user" => {
+                if let Some(m) = msg {
+                    self.user(rec, m);
+                }
+            }
+            "system" if rec.subtype.as_deref() == Some("compact_boundary") => {
+                self.tx.steps.push(Step::Compact { summary_tokens: 0 });
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// A record an earlier file holds: its sizes as context, nothing else.
+    fn copied(&mut self, kind: &str, msg: Option<Message<'_>>, stats: &mut ReadStats) {
+        let Some(m) = msg else { return };
+        let mut tokens = 0;
+        let mut calls = Vec::new();
+        if let Some(content) = &m.content {
+            match content {
+                Content::Text(t) => tokens += count_text(t),
+                Content::Blocks(blocks) => {
+                    for b in blocks {
+                        match b.kind.as_deref() {
+                            Some("tool_result") => tokens += Self::result_tokens(b),
+                            _ => tokens += self.assistant_block(b, &mut calls),
+                        }
+                    }
+                }
+            }
+        }
+        tokens += calls.iter().map(|c| c.tokens).sum::<usize>();
+        if kind == "assistant" && m.usage.is_some() {
+            stats.copied_requests += 1;
+        }
+        self.tx.copied(tokens);
+    }
+
+    fn result_tokens(b: &Block<'_>) -> usize {
+        match &b.content {
+            Some(Content::Text(t)) => count_text(t),
+            Some(Content::Blocks(inner)) => inner
+                .iter()
+                .map(|ib| match ib.kind.as_deref() {
+                    Some("text") => ib.text.as_deref().map_or(0, count_text),
+                    Some("tool_reference") => {
+                        count_text(&render_reference(ib.tool_name.as_deref().unwrap_or("")))
+                    }
+                    Some("image") => image_tokens(),
+                    _ => 0,
+                })
+                .sum(),
+            None => 0,
+        }
+    }
+
+    fn assistant(&mut self, rec: &Record<'_>, m: Message<'_>, number: usize) -> Result<(), String> {
+        // Client-made messages (interruptions, API errors) were never an API request.
+        if m.model.as_deref() == Some("<synthetic>") {
+            return Ok(());
+        }
+        let usage = m.usage.as_ref().map(RawUsage::usage).transpose()?;
+        let key = response_key(
+            m.id.as_deref(),
+            rec.request_id.as_deref(),
+            rec.uuid.as_deref(),
+        )
+        .unwrap_or_else(|| format!("line:{number}"));
+        let mut text_tokens = 0;
+        let mut calls = Vec::new();
+        if let Some(content) = &m.content {
+            match content {
+                Content::Text(t) => text_tokens += count_text(t),
+                Content::Blocks(blocks) => {
+                    for b in blocks {
+                        text_tokens += self.assistant_block(b, &mut calls);
+                    }
+                }
+            }
+        }
+        let req = self.tx.request(&key);
+        if let Some(model) = m.model {
+            req.model = Some(model.into_owned());
+        }
+        if let Some(u) = &usage {
+            req.usage.get_or_insert_with(Usage::default).merge_max(u);
+        }
+        req.text_tokens += text_tokens;
+        req.calls.extend(calls);
+        Ok(())
+    }
+
+    /// Counts one assistant block; a `tool_use` becomes a call. Returns the text tokens.
+    fn assistant_block(&mut self, b: &Block<'_>, calls: &mut Vec<Call>) -> usize {
+        match b.kind.as_deref() {
+            Some("text") => b.text.as_deref().map_or(0, count_text),
+            Some("thinking") => b.thinking.as_deref().map_or(0, count_text),
+            Some("tool_use") => {
+                let name = b.name.as_deref().unwrap_or("").to_string();
+                let id = b.id.as_deref().unwrap_or("").to_string();
+                let input = b.input.map_or("{}", |r| r.get());
+                let query = if name == SEARCH_TOOL {
+                    serde_json::from_str::<SearchInput<'_>>(input)
+                        .ok()
+                        .and_then(|s| s.query.map(Cow::into_owned))
+                } else {
+                    None
+                };
+                let tokens = count_text(&render_call(&name, input));
+                self.call_names.insert(id.clone(), name.clone());
+                calls.push(Call {
+                    id,
+                    name,
+                    alt_name: None,
+                    tokens,
+                    query,
+                });
+                0
+            }
+            _ => 0,
+        }
+    }
+
+    fn user(&mut self, rec: &Record<'_>, m: Message<'_>) {
+        let Some(content) = m.content else { return };
+        let mut user_tokens = 0;
+        let mut user_text: Option<String> = None;
+        let mut results = Vec::new();
+        let mut clear = false;
+        let mut interrupt = false;
+        let mut first_text: Option<&str> = None;
+        let note_text = |t: &str, interrupt: &mut bool, clear: &mut bool| {
+            *clear |= is_clear(t);
+            *interrupt |= t.trim_start().starts_with(INTERRUPT_MARKER);
+        };
+        match &content {
+            Content::Text(t) => {
+                note_text(t, &mut interrupt, &mut clear);
+                first_text = Some(t);
+                user_tokens += count_text(t);
+                user_text = self.keep_text.then(|| t.to_string());
+            }
+            Content::Blocks(blocks) => {
+                for b in blocks {
+                    match b.kind.as_deref() {
+                        Some("tool_result") => results.push(self.tool_result(b, rec)),
+                        Some("text") => {
+                            let t = b.text.as_deref().unwrap_or("");
+                            note_text(t, &mut interrupt, &mut clear);
+                            first_text.get_or_insert(t);
+                            user_tokens += count_text(t);
+                            if self.keep_text {
+                                user_text.get_or_insert_with(String::new).push_str(t);
+                            }
+                        }
+                        Some("image") => user_tokens += image_tokens(),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        if rec.is_compact_summary == Some(true) {
+            self.compact_summary(user_tokens);
+            return;
+        }
+        if clear {
+            self.tx.steps.push(Step::Clear);
+            return;
+        }
+        if self.tx.requests.is_empty()
+            && !self.tx.steps.iter().any(|s| matches!(s, Step::User { .. }))
+            && first_text.is_some_and(|t| t.trim() == WARMUP)
+        {
+            self.tx.warmup = true;
+        }
+        if !results.is_empty() {
+            self.tx.steps.push(Step::Results(results));
+        }
+        if interrupt {
+            self.tx.steps.push(Step::Interrupt);
+        }
+        if user_tokens > 0 || user_text.is_some() {
+            self.tx.user(user_tokens, user_text.as_deref());
+        }
+    }
+
+    /// The summary that follows a compaction boundary sets the boundary's size.
+    fn compact_summary(&mut self, tokens: usize) {
+        match self.tx.steps.last_mut() {
+            Some(Step::Compact { summary_tokens }) => *summary_tokens += tokens,
+            _ => self.tx.steps.push(Step::Compact {
+                summary_tokens: tokens,
+            }),
+        }
+    }
+
+    fn tool_result(&mut self, b: &Block<'_>, rec: &Record<'_>) -> ToolResult {
+        let call_id = b.tool_use_id.as_deref().unwrap_or("").to_string();
+        let mut references = Vec::new();
+        let mut texts: Vec<&str> = Vec::new();
+        match &b.content {
+            Some(Content::Text(t)) => texts.push(t),
+            Some(Content::Blocks(inner)) => {
+                for ib in inner {
+                    match ib.kind.as_deref() {
+                        Some("text") => texts.push(ib.text.as_deref().unwrap_or("")),
+                        Some("tool_reference") => {
+                            references.push(ib.tool_name.as_deref().unwrap_or("").to_string());
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            None => {}
+        }
+        let tokens = Self::result_tokens(b);
+        let is_task = self
+            .call_names
+            .get(&call_id)
+            .is_some_and(|n| n == "Task" || n == "Agent");
+        let agent = if is_task {
+            agent_of(rec.tool_use_result, &texts)
+        } else {
+            None
+        };
+        ToolResult {
+            call_id,
+            tokens,
+            references,
+            agent,
+        }
+    }
+}
+
+/// The subagent a `Task` result names: `toolUseResult.agentId`, else an `agentId: X` line in
+/// the result text.
+pub(super) fn agent_of(tool_use_result: Option<&RawValue>, texts: &[&str]) -> Option<String> {
+    if let Some(raw) = tool_use_result
+        && let Ok(r) = serde_json::from_str::<AgentRef<'_>>(raw.get())
+        && let Some(id) = r.agent_id
+    {
+        return Some(id.into_owned());
+    }
+    texts.iter().find_map(|t| {
+        let at = t.find("agentId: ")? + "agentId: ".len();
+        let id: String = t[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+            .collect();
+        (!id.is_empty()).then_some(id)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn responses_are_keyed_by_message_and_request_then_uuid_never_empty() {
+        assert_eq!(
+            response_key(Some("msg_1"), Some("req_1"), Some("u1")).as_deref(),
+            Some("m:msg_1:req_1")
+        );
+        assert_eq!(
+            response_key(Some("msg_1"), None, None).as_deref(),
+            Some("m:msg_1:")
+        );
+        assert_eq!(
+            response_key(None, Some("req_1"), Some("u1")).as_deref(),
+            Some("u:u1")
+        );
+        assert_eq!(response_key(Some(""), None, Some("")), None);
+        assert_eq!(response_key(None, None, None), None);
+    }
+
+    #[test]
+    fn usage_beyond_any_bill_is_refused_where_it_stands_not_wrapped() {
+        let err = |json: &str| {
+            serde_json::from_str::<RawUsage>(json)
+                .err()
+                .map(|e| e.to_string())
+        };
+        let e =
+            err(r#"{"input_tokens": 3, "cache_read_input_tokens": 18446744073709551615}"#).unwrap();
+        assert!(
+            e.contains("cache_read_input_tokens is 18446744073709551615, more than the 1000000000"),
+            "{e}"
+        );
+        assert!(e.contains("column 67"), "{e}");
+        // Past u64 (a float to serde_json), negative, fractional: refused by name too.
+        for (json, says) in [
+            (
+                r#"{"output_tokens": 18446744073709551616}"#,
+                "output_tokens is 1.8446744073709552e19, more than",
+            ),
+            (
+                r#"{"input_tokens": 9.2e18}"#,
+                "input_tokens is 9.2e18, more than",
+            ),
+            (
+                r#"{"input_tokens": -1}"#,
+                "input_tokens is -1: a token count cannot be negative",
+            ),
+            (
+                r#"{"input_tokens": 2.5}"#,
+                "input_tokens is 2.5: expected a whole number",
+            ),
+            (
+                r#"{"input_tokens": "7"}"#,
+                "a whole number of tokens (input_tokens)",
+            ),
+        ] {
+            let e = err(json).unwrap();
+            assert!(e.contains(says), "{json}: {e}");
+        }
+        let ok: RawUsage = serde_json::from_str(
+            r#"{"input_tokens": 3, "cache_read_input_tokens": 14000, "cache_creation_input_tokens": null}"#,
+        )
+        .unwrap();
+        assert_eq!(ok.usage().unwrap().prompt(), 14_003);
+        let at_limit = RawUsage {
+            input: u64::MAX,
+            ..RawUsage::default()
+        };
+        assert!(at_limit.usage().unwrap_err().contains("input_tokens"));
+    }
+}
