@@ -393,6 +393,46 @@ mod counters {
     }
 }
 
+mod external {
+    //! The external-scorer protocol's own cost: a trivial adapter (`examples/python/
+    //! trivial_adapter.py`, which answers at once and reports 0 µs of its own) answering one
+    //! search over a 1,000-tool catalog, so the round trip is the protocol (both sides' JSON
+    //! and the pipes); and starting an adapter on a 10,000-tool catalog (spawn, the index sent
+    //! and parsed, `ready`).
+    use super::*;
+    use toolbudget::search::external::ExternalConfig;
+    use toolbudget::search::external::exec::ExecScorer;
+    use toolbudget::search::{Scorer, SearchRequest};
+
+    const ADAPTER: &str = "python3 examples/python/trivial_adapter.py";
+
+    pub fn bench(c: &mut Criterion) {
+        let config = ExternalConfig::default();
+        let mut g = c.benchmark_group("external");
+        let small = Arc::new(catalog(1000));
+        match ExecScorer::start(small, ADAPTER, &config) {
+            Ok(scorer) => {
+                g.bench_function("exec_roundtrip/1000", |b| {
+                    b.iter(|| {
+                        black_box(scorer.search(&SearchRequest::new(black_box(QUERIES[0]), 5)))
+                    })
+                });
+            }
+            Err(e) => eprintln!("external benches skipped: {e}"),
+        }
+        let big = Arc::new(catalog(10_000));
+        g.sample_size(10);
+        g.bench_function("exec_index/10000", |b| {
+            b.iter(|| {
+                let s =
+                    ExecScorer::start(big.clone(), ADAPTER, &config).expect("the adapter starts");
+                black_box(s.name())
+            })
+        });
+        g.finish();
+    }
+}
+
 /// Defaults for every group; groups lower the sample size where an iteration is long.
 /// Command-line flags (`--measurement-time`, `--warm-up-time`) override these, which is how
 /// `just bench-check` shortens its rounds.
@@ -408,6 +448,6 @@ criterion_group! {
     name = benches;
     config = config();
     targets = tokenizing::bench, search::bench, devset::bench, embedding::bench, simulation::bench,
-        counters::bench
+        counters::bench, external::bench
 }
 criterion_main!(benches);

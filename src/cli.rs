@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::counter::{CounterKind, ToolChoice};
 use crate::output::Format;
-use crate::search::ScorerKind;
+use crate::search::{ScorerKind, ScorerSpec};
 use crate::simulate::result::SearchLatencySource;
 use crate::tokenize::{Render, Tokenizer};
 
@@ -225,6 +225,15 @@ pub struct ReportArgs {
     /// Scorer of the sessions' deferred replays (repeatable; default keyword).
     #[arg(long = "session-scorer", value_name = "S", value_enum)]
     pub session_scorers: Vec<ScorerKind>,
+    /// Another scorer for the evaluation section, beside the built-ins: exec:'CMD ARGS' or
+    /// mcp:'CMD ARGS' (repeatable).
+    #[arg(long = "scorer", value_name = "S", value_parser = parse_scorer)]
+    pub scorers: Vec<ScorerSpec>,
+    /// The search of the shipped scenarios' deferred mode, replacing each scenario's own.
+    #[arg(long, value_name = "S", value_parser = parse_scorer)]
+    pub scenario_scorer: Option<ScorerSpec>,
+    #[command(flatten)]
+    pub external: ExternalArgs,
     /// Deferred-list mode of the sessions' deferred replays: names, descriptions or servers
     /// (repeatable; default names).
     #[arg(long = "session-listing", value_name = "L", value_parser = crate::session::counterfactual::parse_listing)]
@@ -314,9 +323,13 @@ pub struct SearchArgs {
     pub catalog: CatalogArgs,
     #[command(flatten)]
     pub embedding: EmbeddingArgs,
-    /// The scorer that ranks the tools.
-    #[arg(long, default_value = "keyword", value_enum)]
-    pub scorer: ScorerKind,
+    /// The scorer that ranks the tools: keyword, regex, bm25, semantic, hybrid,
+    /// exec:'CMD ARGS' (your own search, speaking toolbudget's protocol) or mcp:'CMD ARGS' (an
+    /// MCP server's search tool).
+    #[arg(long, default_value = "keyword", value_parser = parse_scorer)]
+    pub scorer: ScorerSpec,
+    #[command(flatten)]
+    pub external: ExternalArgs,
     /// Most results shown, at least 1 (keyword: at most 20, as Claude Code's ToolSearch).
     #[arg(long, default_value_t = 5)]
     pub limit: usize,
@@ -339,9 +352,30 @@ pub struct EvalArgs {
     /// Labeled queries: JSONL, or a JSON/YAML list of {id, query, expected} objects.
     #[arg(long, value_name = "FILE")]
     pub queries: PathBuf,
-    /// Scorer to evaluate; repeatable, results in this order [default: keyword, bm25].
-    #[arg(long = "scorer", short = 's', value_name = "S", value_enum)]
-    pub scorers: Vec<ScorerKind>,
+    /// Scorer to evaluate: keyword, regex, bm25, semantic, hybrid, exec:'CMD ARGS' (your own
+    /// search, speaking toolbudget's protocol) or mcp:'CMD ARGS' (an MCP server's search tool);
+    /// repeatable, results in this order [default without --run: keyword, bm25].
+    #[arg(long = "scorer", short = 's', value_name = "S", value_parser = parse_scorer)]
+    pub scorers: Vec<ScorerSpec>,
+    /// Rankings from a file, evaluated beside the scorers: a TREC run, ranx-style JSON
+    /// {qid: {tool_id: score}} or JSONL {"id", "results"}; NAME= names it (default: the TREC
+    /// tag, else the scorer of JSONL lines, else the file stem). Repeatable.
+    #[arg(long = "run", value_name = "[NAME=]FILE")]
+    pub runs: Vec<String>,
+    /// How tied scores of a run are ordered: by tool id ascending (toolbudget's rule for every
+    /// scorer) or trec (descending, as trec_eval does).
+    #[arg(long, value_enum, default_value = "id")]
+    pub run_ties: crate::eval::runfile::TieBreak,
+    /// A run's (or an MCP search's) tool ids that the catalog lacks count as not relevant
+    /// instead of failing.
+    #[arg(long)]
+    pub allow_unknown_tools: bool,
+    /// Also write every scorer's ranking of every query (to the depth) as a JSONL run file,
+    /// which `--run` reads back to the same metrics.
+    #[arg(long, value_name = "FILE")]
+    pub write_run: Option<PathBuf>,
+    #[command(flatten)]
+    pub external: ExternalArgs,
     /// Cutoffs for recall@k, hit@k and complete@k.
     #[arg(long, value_delimiter = ',', default_value = "1,3,5,10")]
     pub k: Vec<usize>,
@@ -386,6 +420,10 @@ pub struct CompareArgs {
     /// (needs `eval --per-query` in both); without it different sets are refused (exit 2).
     #[arg(long)]
     pub paired_only: bool,
+    /// With --paired-only: fail (exit 2) when fewer than this share of the larger file's
+    /// queries pair up (0 to 1).
+    #[arg(long, default_value_t = crate::eval::compare::DEFAULT_MIN_PAIRED_SHARE, value_name = "X", value_parser = parse_share)]
+    pub min_paired_share: f64,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -407,6 +445,12 @@ pub struct SimulateArgs {
     pub counter: Option<CounterKind>,
     #[command(flatten)]
     pub api: ApiArgs,
+    /// The deferred mode's search, replacing each scenario's `deferred.scorer`: a built-in,
+    /// exec:'CMD ARGS' or mcp:'CMD ARGS'.
+    #[arg(long, value_name = "S", value_parser = parse_scorer)]
+    pub scorer: Option<ScorerSpec>,
+    #[command(flatten)]
+    pub external: ExternalArgs,
     /// Include one row per request (json: `requests` in each scenario; csv: request rows).
     #[arg(long)]
     pub per_request: bool,
@@ -472,6 +516,63 @@ pub struct ImportArgs {
     /// Format of the per-server summary.
     #[arg(long, default_value = "table", value_enum)]
     pub format: Format,
+}
+
+/// A scorer name or `exec:`/`mcp:` command line (`ScorerSpec`'s rules).
+pub fn parse_scorer(s: &str) -> Result<ScorerSpec, String> {
+    s.parse()
+}
+
+/// How external scorers (`exec:`, `mcp:`) are started and waited for.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ExternalArgs {
+    /// Seconds an external scorer may take to answer one search [default: 60].
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    pub scorer_timeout: Option<f64>,
+    /// Seconds an external scorer may take from its start to being ready (the catalog indexed)
+    /// [default: 600].
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    pub scorer_start_timeout: Option<f64>,
+    /// mcp: the server's search tool [default: its one tool named like search or find].
+    #[arg(long, value_name = "NAME")]
+    pub mcp_tool: Option<String>,
+    /// mcp: the search tool's argument that takes the query [default: query, q, ... or its
+    /// only required string].
+    #[arg(long, value_name = "NAME")]
+    pub mcp_query_arg: Option<String>,
+    /// mcp: the search tool's argument that takes the number of results [default: limit,
+    /// top_k, ... when it has one].
+    #[arg(long, value_name = "NAME")]
+    pub mcp_limit_arg: Option<String>,
+}
+
+impl ExternalArgs {
+    /// Applies the flags given over `base`.
+    pub fn apply(&self, base: &mut crate::search::ScorerConfig) {
+        let e = &mut base.external;
+        if let Some(s) = self.scorer_timeout {
+            e.query_timeout = std::time::Duration::from_secs_f64(s);
+        }
+        if let Some(s) = self.scorer_start_timeout {
+            e.start_timeout = std::time::Duration::from_secs_f64(s);
+        }
+        if self.mcp_tool.is_some() {
+            e.mcp.tool.clone_from(&self.mcp_tool);
+        }
+        if self.mcp_query_arg.is_some() {
+            e.mcp.query_arg.clone_from(&self.mcp_query_arg);
+        }
+        if self.mcp_limit_arg.is_some() {
+            e.mcp.limit_arg.clone_from(&self.mcp_limit_arg);
+        }
+    }
+}
+
+fn parse_share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!("expected a share from 0 to 1, got {s:?}")),
+    }
 }
 
 pub fn parse_seconds(s: &str) -> Result<f64, String> {

@@ -39,6 +39,7 @@ fn forget(list: &mut Vec<PathBuf>, path: &Path) {
 fn clean_up_and_exit(signal: i32) -> ! {
     // Writers stop creating files first, or a folder could refill while it is being removed.
     INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
+    kill_child_groups();
     let list = pending();
     for p in list.iter() {
         // Best effort, a few times: a writer may still finish the file it was writing.
@@ -55,6 +56,40 @@ fn clean_up_and_exit(signal: i32) -> ! {
     }
     eprintln!("error: interrupted (signal {signal}); partial output removed");
     std::process::exit(128 + signal);
+}
+
+/// Process groups of the children we started (external scorers): an interruption kills them,
+/// since they run in groups of their own and the terminal's SIGINT does not reach them.
+static CHILD_GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// Adds a child's process group to those an interruption kills.
+pub fn register_child_group(pgid: i32) {
+    CHILD_GROUPS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(pgid);
+}
+
+/// Removes a process group the caller has killed and reaped.
+pub fn release_child_group(pgid: i32) {
+    CHILD_GROUPS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .retain(|&g| g != pgid);
+}
+
+fn kill_child_groups() {
+    #[cfg(unix)]
+    for &g in CHILD_GROUPS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .iter()
+    {
+        // SAFETY: killpg only sends a signal to a group we created and have not reaped.
+        unsafe {
+            libc::killpg(g, libc::SIGKILL);
+        }
+    }
 }
 
 /// Set once an interruption is being handled: writers stop.

@@ -80,6 +80,25 @@ impl LatencyUs {
         }
     }
 
+    /// Summarizes times given in microseconds (an external scorer's own `elapsed_us`).
+    pub fn of_micros(us: &[f64]) -> LatencyUs {
+        let mut sorted: Vec<f64> = us.iter().copied().filter(|x| x.is_finite()).collect();
+        sorted.sort_by(f64::total_cmp);
+        let at = |p: f64| {
+            if sorted.is_empty() {
+                return 0.0;
+            }
+            let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+            (sorted[rank.clamp(1, sorted.len()) - 1] * 10.0).round() / 10.0
+        };
+        LatencyUs {
+            searches: sorted.len(),
+            p50: at(50.0),
+            p95: at(95.0),
+            max: at(100.0),
+        }
+    }
+
     /// Summarizes the times of timed searches.
     pub fn of_timed(timed: &[Timed]) -> LatencyUs {
         LatencyUs::of(&timed.iter().map(|t| t.elapsed).collect::<Vec<_>>())

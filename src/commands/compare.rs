@@ -20,6 +20,7 @@ pub fn run(args: &CompareArgs) -> Result<Outcome> {
         max_drop: args.max_drop,
         allow_missing: args.allow_missing.clone(),
         paired_only: args.paired_only,
+        min_paired_share: args.min_paired_share,
     };
     let comparison = compare(&base, &candidate, &options)?;
     emit(

@@ -12,12 +12,13 @@ use crate::catalog::{Catalog, CatalogSource, parse_catalog_arg};
 use crate::cli::EvalArgs;
 use crate::error::{Error, Result};
 use crate::eval::pool::PoolInfo;
-use crate::eval::run::{EvalOptions, check_labels, evaluate};
+use crate::eval::run::{EvalOptions, check_labels, evaluate, evaluate_run};
+use crate::eval::runfile::read_runs;
 use crate::eval::siblings::Siblings;
 use crate::eval::{EvalResult, ScorerResult, load_queries};
 use crate::output::TableFn;
 use crate::output::{Format, csv, csv_rows, emit, to_json};
-use crate::search::{self, ScorerConfig, ScorerKind};
+use crate::search::{self, ScorerConfig, ScorerKind, ScorerSpec};
 
 /// Scorers evaluated when no `--scorer` is given.
 pub const DEFAULT_SCORERS: [ScorerKind; 2] = [ScorerKind::Keyword, ScorerKind::Bm25];
@@ -25,9 +26,16 @@ pub const DEFAULT_SCORERS: [ScorerKind; 2] = [ScorerKind::Keyword, ScorerKind::B
 pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
     let mut options = EvalOptions::new(&args.k, args.depth, args.per_query)?;
     options.thresholds = args.thresholds;
+    options.keep_rankings = args.write_run.is_some();
     let own = super::load(&args.catalog)?;
     let set = load_queries(&args.queries, &own)?;
     check_labels(&set, &own)?;
+    // Run files are read before any scorer starts: a bad run fails at once.
+    let mut runs = Vec::new();
+    for arg in &args.runs {
+        let (name, path) = split_run_arg(arg);
+        runs.extend(read_runs(&path, name)?);
+    }
     let (catalog, pool) = pooled(own, args)?;
     if let Some(p) = &pool
         && p.duplicate_ids > 0
@@ -43,17 +51,20 @@ pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
     let siblings = Siblings::find(&catalog, |t| Some(t) != search_tool);
     let mut config = ScorerConfig::default();
     args.embedding.apply(&mut config);
+    args.external.apply(&mut config);
+    config.external.mcp.allow_unknown_tools = args.allow_unknown_tools;
     let visible = !quiet && std::io::stderr().is_terminal();
     config.progress = super::embed_progress(visible);
     let origin = Instant::now();
     let clock = || origin.elapsed();
     let mut results = Vec::new();
-    for kind in scorer_kinds(args) {
-        let scorer = search::build(kind, Arc::clone(&catalog), &config)?;
-        let bar = progress_bar(kind, set.queries.len(), visible);
+    for spec in scorer_specs(args) {
+        let scorer = search::build_spec(&spec, Arc::clone(&catalog), &config)?;
+        let name = scorer.name();
+        let bar = progress_bar(&name, set.queries.len(), visible);
         if !quiet && !visible {
             eprintln!(
-                "eval: {kind} over {} queries, {} tools",
+                "eval: {name} over {} queries, {} tools",
                 set.queries.len(),
                 catalog.len()
             );
@@ -72,34 +83,122 @@ pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
         let r = r?;
         if r.refused_queries > 0 && !quiet {
             eprintln!(
-                "warning: {kind} refused {} queries; they score 0 (see `refused` in --per-query rows)",
+                "warning: {name} refused {} queries; they score 0 (see `refused` in --per-query rows)",
                 r.refused_queries
             );
         }
         results.push(r);
     }
+    for run in &runs {
+        let r = evaluate_run(
+            run,
+            &catalog,
+            &siblings,
+            &set,
+            &options,
+            args.run_ties,
+            args.allow_unknown_tools,
+        )?;
+        if let Some(s) = r.run.as_ref().map(|s| s.stats)
+            && s.missing_queries > 0
+            && !quiet
+        {
+            eprintln!(
+                "note: run {} has no ranking for {} of the {} queries; they score 0",
+                r.scorer,
+                s.missing_queries,
+                set.queries.len()
+            );
+        }
+        results.push(r);
+    }
+    check_unique_names(&results)?;
     let mut result = EvalResult::new(&catalog, &set, &options, &siblings, results);
     result.pool = pool;
+    if let Some(path) = &args.write_run {
+        crate::output::write_atomic(path, run_jsonl(&result).as_bytes())?;
+    }
     emit(
         args.output.out.as_deref(),
         &render(&result, args.output.format),
     )
 }
 
-/// The scorers asked for, each once, in order (the default pair when none).
-fn scorer_kinds(args: &EvalArgs) -> Vec<ScorerKind> {
-    let asked = if args.scorers.is_empty() {
-        &DEFAULT_SCORERS[..]
+/// `NAME=FILE` or `FILE`. A path that itself holds `=` is read whole when it exists.
+fn split_run_arg(arg: &str) -> (Option<&str>, PathBuf) {
+    if !Path::new(arg).exists()
+        && let Some((name, path)) = arg.split_once('=')
+        && !name.is_empty()
+    {
+        return (Some(name), PathBuf::from(path));
+    }
+    (None, PathBuf::from(arg))
+}
+
+/// Two results of one name could not be told apart in any output, nor by `compare`.
+fn check_unique_names(results: &[ScorerResult]) -> Result<()> {
+    for (i, r) in results.iter().enumerate() {
+        if results[..i].iter().any(|o| o.scorer == r.scorer) {
+            return Err(Error::usage(format!(
+                "two results are named {:?}: name a run with --run NAME=FILE",
+                r.scorer
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Every scorer's rankings as a JSONL run: one line per (scorer, query), results to the
+/// depth with unrounded scores, so `--run` reads them back to the same rankings and metrics.
+pub fn run_jsonl(result: &EvalResult) -> String {
+    #[derive(serde::Serialize)]
+    struct Line<'a> {
+        id: &'a str,
+        scorer: &'a str,
+        query: &'a str,
+        results: Vec<Entry<'a>>,
+    }
+    #[derive(serde::Serialize)]
+    struct Entry<'a> {
+        id: &'a str,
+        score: f64,
+    }
+    let mut out = String::new();
+    for r in &result.results {
+        for q in &r.rankings {
+            let line = Line {
+                id: &q.id,
+                scorer: &r.scorer,
+                query: &q.query,
+                results: q
+                    .results
+                    .iter()
+                    .map(|(id, score)| Entry { id, score: *score })
+                    .collect(),
+            };
+            out.push_str(&serde_json::to_string(&line).expect("a run line serializes"));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The scorers asked for, each once, in order (the default pair when neither a scorer nor a
+/// run is given).
+fn scorer_specs(args: &EvalArgs) -> Vec<ScorerSpec> {
+    let defaults: Vec<ScorerSpec> = DEFAULT_SCORERS.iter().map(|&k| k.into()).collect();
+    let asked = if args.scorers.is_empty() && args.runs.is_empty() {
+        &defaults[..]
     } else {
         &args.scorers[..]
     };
-    let mut kinds: Vec<ScorerKind> = Vec::new();
-    for k in asked {
-        if !kinds.contains(k) {
-            kinds.push(*k);
+    let mut specs: Vec<ScorerSpec> = Vec::new();
+    for s in asked {
+        if !specs.contains(s) {
+            specs.push(s.clone());
         }
     }
-    kinds
+    specs
 }
 
 /// The own catalog, extended by the pool's tools when `--pool` is given.
@@ -173,7 +272,7 @@ fn pool_files(source: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
 }
 
 /// One bar per scorer over its queries (hidden when stderr is not a terminal or `--quiet`).
-fn progress_bar(kind: ScorerKind, queries: usize, visible: bool) -> ProgressBar {
+fn progress_bar(name: &str, queries: usize, visible: bool) -> ProgressBar {
     if !visible {
         return ProgressBar::hidden();
     }
@@ -185,7 +284,7 @@ fn progress_bar(kind: ScorerKind, queries: usize, visible: bool) -> ProgressBar 
         .expect("the template is valid")
         .progress_chars("=> "),
     );
-    bar.set_prefix(kind.name());
+    bar.set_prefix(name.to_string());
     bar
 }
 
@@ -406,6 +505,41 @@ fn scorer_line(r: &ScorerResult) -> String {
     let mut out = format!("{}: {ci}", r.scorer);
     if !settings.is_empty() {
         out.push_str(&format!("; settings: {settings}"));
+    }
+    if let (Some(own), Some(trip)) = (r.reported_latency_us, r.latency_us) {
+        out.push_str(&format!(
+            "; the process reported p50 {:.1} µs, p95 {:.1} µs of its own (round trip measured here: p50 {:.1} µs, p95 {:.1} µs)",
+            own.p50, own.p95, trip.p50, trip.p95
+        ));
+    }
+    if let Some(run) = &r.run {
+        let s = run.stats;
+        out.push_str(&format!(
+            "; run {} ({}, ties by tool id {}): {} {} without a ranking (scored 0)",
+            run.file,
+            run.format,
+            match run.ties {
+                crate::eval::runfile::TieBreak::Id => "ascending",
+                crate::eval::runfile::TieBreak::Trec => "descending, as trec_eval",
+            },
+            s.missing_queries,
+            crate::output::noun(s.missing_queries as u64, "query", "queries"),
+        ));
+        if s.unknown_tools > 0 {
+            out.push_str(&format!(
+                ", {} unknown tool {} (never relevant)",
+                s.unknown_tools,
+                crate::output::noun(s.unknown_tools as u64, "entry", "entries")
+            ));
+        }
+        if s.cut_entries > 0 {
+            out.push_str(&format!(
+                ", {} {} past depth {} cut",
+                s.cut_entries,
+                crate::output::noun(s.cut_entries as u64, "entry", "entries"),
+                "the evaluation's"
+            ));
+        }
     }
     if r.refused_queries > 0 {
         out.push_str(&format!(

@@ -10,7 +10,7 @@ use crate::catalog::Catalog;
 use crate::cli::SearchArgs;
 use crate::error::{Error, Result};
 use crate::output::{Format, csv, emit, to_json};
-use crate::search::{Explanation, ScorerConfig, ScorerKind, SearchRequest, build};
+use crate::search::{Explanation, ScorerConfig, ScorerKind, ScorerSpec, SearchRequest, build_spec};
 
 /// The contract's keys first (`query`, `scorer`, `matches`, `total_tools`), then ours.
 #[derive(Debug, Serialize)]
@@ -53,14 +53,14 @@ pub struct ExplainedMatch {
 /// Builds the scorer, runs the query and (with `explain`) explains every match.
 pub fn search(
     catalog: Arc<Catalog>,
-    kind: ScorerKind,
+    spec: &ScorerSpec,
     config: &ScorerConfig,
     query: &str,
     limit: usize,
     explain: bool,
 ) -> Result<SearchReport> {
-    check_limit(kind, limit)?;
-    let scorer = build(kind, catalog.clone(), config)?;
+    check_limit(spec, limit)?;
+    let scorer = build_spec(spec, catalog.clone(), config)?;
     // The search tool is never its own result (as in Claude Code, and as `eval` ranks).
     let candidates = catalog.search_candidates();
     let mut request = SearchRequest::new(query, limit);
@@ -86,7 +86,7 @@ pub fn search(
     };
     Ok(SearchReport {
         query: query.to_string(),
-        scorer: kind.name().to_string(),
+        scorer: scorer.name(),
         matches: outcome
             .hits
             .iter()
@@ -99,7 +99,7 @@ pub fn search(
         matched,
         shown: outcome.hits.len(),
         limit,
-        max_limit: kind.max_limit(),
+        max_limit: spec.builtin().and_then(ScorerKind::max_limit),
         not_found: outcome.not_found,
         ambiguous: outcome.ambiguous,
         settings: scorer.settings().into_iter().collect(),
@@ -108,13 +108,13 @@ pub fn search(
 }
 
 /// A limit the scorer cannot honour is an error, not a silent cap.
-fn check_limit(kind: ScorerKind, limit: usize) -> Result<()> {
+fn check_limit(spec: &ScorerSpec, limit: usize) -> Result<()> {
     if limit == 0 {
         return Err(Error::usage("--limit 0 shows nothing: give at least 1"));
     }
-    match kind.max_limit() {
+    match spec.builtin().and_then(ScorerKind::max_limit) {
         Some(max) if limit > max => Err(Error::usage(format!(
-            "--limit {limit} is above the {kind} scorer's maximum of {max}"
+            "--limit {limit} is above the {spec} scorer's maximum of {max}"
         ))),
         _ => Ok(()),
     }
@@ -211,10 +211,11 @@ pub fn run(args: &SearchArgs) -> Result<()> {
     let catalog = Arc::new(super::load(&args.catalog)?);
     let mut config = ScorerConfig::default();
     args.embedding.apply(&mut config);
+    args.external.apply(&mut config);
     config.progress = super::embed_progress(std::io::stderr().is_terminal());
     let report = search(
         catalog,
-        args.scorer,
+        &args.scorer,
         &config,
         query,
         args.limit,
@@ -257,7 +258,7 @@ mod tests {
     fn json_has_the_contract_keys_in_order() {
         let r = search(
             catalog(),
-            ScorerKind::Keyword,
+            &ScorerSpec::Builtin(ScorerKind::Keyword),
             &ScorerConfig::default(),
             "notebook jupyter",
             5,
@@ -293,7 +294,7 @@ mod tests {
         // Both tools mention "a" in their description; one is shown.
         let r = search(
             catalog(),
-            ScorerKind::Keyword,
+            &ScorerSpec::Builtin(ScorerKind::Keyword),
             &ScorerConfig::default(),
             "a",
             1,
@@ -317,10 +318,10 @@ mod tests {
 
     #[test]
     fn a_limit_above_the_maximum_names_the_maximum() {
-        let run = |kind, limit| {
+        let run = |kind: ScorerKind, limit| {
             search(
                 catalog(),
-                kind,
+                &ScorerSpec::Builtin(kind),
                 &ScorerConfig::default(),
                 "read",
                 limit,
@@ -344,7 +345,7 @@ mod tests {
     fn a_bad_regex_is_an_input_error() {
         let e = search(
             catalog(),
-            ScorerKind::Regex,
+            &ScorerSpec::Builtin(ScorerKind::Regex),
             &ScorerConfig::default(),
             "(",
             5,

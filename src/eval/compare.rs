@@ -36,6 +36,9 @@ pub const DEFAULT_METRIC: &str = "recall@5";
 /// few queries pass while a real loss fails.
 pub const DEFAULT_MAX_DROP: f64 = 0.01;
 
+/// `--paired-only` fails when fewer than this share of the larger file's queries pair up.
+pub const DEFAULT_MIN_PAIRED_SHARE: f64 = 0.5;
+
 /// An eval result and the file it was read from.
 #[derive(Debug, Clone)]
 pub struct EvalFile {
@@ -62,6 +65,8 @@ pub struct CompareOptions {
     pub allow_missing: Vec<String>,
     /// Compare only the queries both files ranked, when their query sets differ.
     pub paired_only: bool,
+    /// With `paired_only`: the least share of the larger file's queries that must be paired.
+    pub min_paired_share: f64,
 }
 
 impl CompareOptions {
@@ -71,6 +76,7 @@ impl CompareOptions {
             max_drop,
             allow_missing: Vec::new(),
             paired_only: false,
+            min_paired_share: DEFAULT_MIN_PAIRED_SHARE,
         }
     }
 }
@@ -156,6 +162,20 @@ pub fn compare(
             "--max-drop must be a number ≥ 0, got {max_drop}"
         )));
     }
+    // Nothing is trusted before it is checked: a vacuous, impossible or self-contradicting file
+    // is refused, never compared.
+    super::verify::verify(&base.path, &base.result).map_err(Error::usage)?;
+    super::verify::verify(&candidate.path, &candidate.result).map_err(Error::usage)?;
+    compare_verified(base, candidate, options)
+}
+
+/// [`compare`] of two files already verified.
+fn compare_verified(
+    base: &EvalFile,
+    candidate: &EvalFile,
+    options: &CompareOptions,
+) -> Result<Comparison> {
+    let max_drop = options.max_drop;
     let (b, c) = (&base.result, &candidate.result);
     let mut notes = frame_notes(b, c);
     let mut results = Vec::new();
@@ -293,6 +313,18 @@ fn compare_scorer(
     };
     match pairs {
         Some(pairs) => {
+            let (nb, nc) = (
+                b.per_query.as_ref().map_or(0, Vec::len),
+                c.per_query.as_ref().map_or(0, Vec::len),
+            );
+            if pairs.len() < nb.max(nc) {
+                notes.push(format!(
+                    "{name}: --paired-only kept the {} queries both files ranked and dropped {} of the baseline's {nb} and {} of the candidate's {nc}",
+                    pairs.len(),
+                    nb - pairs.len(),
+                    nc - pairs.len()
+                ));
+            }
             pair(&mut out, &mut diffs, &pairs, metric);
             // Every figure over the same paired queries: the checked one too.
             out.regression = diffs
@@ -356,6 +388,20 @@ fn pairs_to_compare<'a>(
             cq.len()
         )));
     }
+    check_same_labels(&pairs, name, base_file, cand_file)?;
+    if !same && options.paired_only {
+        let kept = pairs.len() as f64 / bq.len().max(cq.len()) as f64;
+        if kept < options.min_paired_share {
+            return Err(Error::usage(format!(
+                "{name}: --paired-only would keep {} of {} queries in {base_file} and {} in {cand_file} ({:.0}%), below the {:.0}% --min-paired-share allows: the two files hardly evaluate the same set",
+                pairs.len(),
+                bq.len(),
+                cq.len(),
+                kept * 100.0,
+                options.min_paired_share * 100.0
+            )));
+        }
+    }
     if !same && !options.paired_only {
         return Err(Error::usage(format!(
             "{name}: the files evaluate different query sets ({} queries in {base_file}, {} in \
@@ -368,6 +414,48 @@ fn pairs_to_compare<'a>(
         )));
     }
     Ok(Some(pairs))
+}
+
+/// Paired queries must ask the same thing with the same labels: a query set relabeled between
+/// two files would otherwise pass as a scoring change. Refused, naming the queries.
+fn check_same_labels(
+    pairs: &[(&QueryResult, &QueryResult)],
+    scorer: &str,
+    base_file: &str,
+    cand_file: &str,
+) -> Result<()> {
+    let sorted = |v: &[String]| {
+        let mut v = v.to_vec();
+        v.sort();
+        v
+    };
+    let differ: Vec<&str> = pairs
+        .iter()
+        .filter(|(x, y)| {
+            sorted(&x.expected) != sorted(&y.expected)
+                || (!x.query.is_empty() && !y.query.is_empty() && x.query != y.query)
+        })
+        .map(|(x, _)| x.id.as_str())
+        .collect();
+    if differ.is_empty() {
+        return Ok(());
+    }
+    let shown: Vec<&str> = differ.iter().take(5).copied().collect();
+    Err(Error::usage(format!(
+        "{scorer}: {} paired {} differ in their expected tools or text between {base_file} and {cand_file} ({}{}): they are not the same queries, so their scores cannot be compared",
+        differ.len(),
+        if differ.len() == 1 {
+            "query"
+        } else {
+            "queries"
+        },
+        shown.join(", "),
+        if differ.len() > shown.len() {
+            ", ..."
+        } else {
+            ""
+        }
+    )))
 }
 
 fn unique_ids<'a>(
@@ -461,8 +549,9 @@ fn mean(xs: &[f64]) -> f64 {
 mod tests {
     use super::*;
 
+    /// The pairing and the statistics, on hand-written rows (`verify` has its own tests).
     fn cmp(b: &EvalFile, c: &EvalFile, metric: &str, max_drop: f64) -> Result<Comparison> {
-        compare(b, c, &CompareOptions::new(metric, max_drop))
+        compare_verified(b, c, &CompareOptions::new(metric, max_drop))
     }
 
     fn file(name: &str, json: &str) -> EvalFile {
@@ -605,7 +694,7 @@ mod tests {
         assert_eq!(c.missing, vec!["semantic"]);
         let mut options = CompareOptions::new("recall@5", 0.01);
         options.allow_missing = vec!["semantic".into()];
-        let c = compare(&base, &cand, &options).unwrap();
+        let c = compare_verified(&base, &cand, &options).unwrap();
         assert!(!c.has_regression());
         assert_eq!(c.allowed_missing, vec!["semantic"]);
         // A checked metric the candidate lacks fails too.
@@ -633,7 +722,7 @@ mod tests {
         );
         let mut options = CompareOptions::new("recall@5", 0.01);
         options.paired_only = true;
-        let c = compare(&base, &cand, &options).unwrap();
+        let c = compare_verified(&base, &cand, &options).unwrap();
         let r = &c.results[0];
         assert_eq!(r.paired_queries, 50);
         assert_eq!(r.metrics[0].base, r.metrics[0].candidate);
@@ -642,7 +731,7 @@ mod tests {
         // No id in common: refused even with --paired-only.
         let other: Vec<(String, f64)> = (0..5).map(|i| (format!("z{i}"), 1.0)).collect();
         let o: Vec<(&str, f64)> = other.iter().map(|(i, v)| (i.as_str(), *v)).collect();
-        let e = compare(&base, &file("z.json", &two_scorers(&o, false)), &options)
+        let e = compare_verified(&base, &file("z.json", &two_scorers(&o, false)), &options)
             .unwrap_err()
             .to_string();
         assert!(e.contains("no query id in common"), "{e}");
@@ -684,8 +773,9 @@ mod tests {
                 let c = file("b.json", &two_scorers(&c_ref, false));
                 let mut options = CompareOptions::new("recall@5", 0.01);
                 options.paired_only = true;
+                options.min_paired_share = 0.0;
                 let common: Vec<u8> = base.keys().filter(|k| cand.contains_key(k)).copied().collect();
-                match compare(&b, &c, &options) {
+                match compare_verified(&b, &c, &options) {
                     Err(e) => prop_assert!(common.is_empty(), "{e}"),
                     Ok(result) => {
                         let r = &result.results[0];

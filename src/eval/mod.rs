@@ -15,8 +15,10 @@ pub mod pool;
 pub mod queries;
 pub mod result;
 pub mod run;
+pub mod runfile;
 pub mod siblings;
 pub mod thresholds;
+pub mod verify;
 
 pub use queries::{LabeledQuery, QuerySet, load_queries, parse_queries};
 pub use result::{EvalResult, ScorerResult, read_eval_result};

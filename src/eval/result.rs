@@ -13,6 +13,7 @@ use super::classes;
 use super::pool::PoolInfo;
 use super::queries::QuerySet;
 use super::run::EvalOptions;
+use super::runfile::{RunFormat, RunStats, TieBreak};
 use super::siblings::{Siblings, WrongSibling};
 use super::thresholds::ThresholdPoint;
 use crate::catalog::Catalog;
@@ -86,6 +87,13 @@ pub struct ScorerResult {
     /// in the report's deterministic `report.json`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_us: Option<LatencyUs>,
+    /// An external scorer's own account of its time per query (its `elapsed_us`), beside the
+    /// round trip above; the difference is the protocol's cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reported_latency_us: Option<LatencyUs>,
+    /// Set when the rankings came from a run file (`eval --run`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunSummary>,
     /// Queries the scorer refused (each scored 0, like a query with no results).
     #[serde(default)]
     pub refused_queries: usize,
@@ -102,6 +110,9 @@ pub struct ScorerResult {
     /// One row per query, in query order (`--per-query`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_query: Option<Vec<QueryResult>>,
+    /// Every query's whole ranking, kept in memory only when asked (`EvalOptions::keep_rankings`).
+    #[serde(skip)]
+    pub rankings: Vec<KeptRanking>,
 }
 
 /// One query's outcome for one scorer.
@@ -129,6 +140,25 @@ pub struct QueryResult {
     /// Why the scorer refused the query.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<String>,
+}
+
+/// One query's whole ranking to the depth, with unrounded scores: what `--write-run` writes.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct KeptRanking {
+    pub id: String,
+    pub query: String,
+    pub results: Vec<(String, f64)>,
+}
+
+/// Where a run file's rankings came from and what it lacked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub file: String,
+    pub format: RunFormat,
+    /// How tied scores were ordered.
+    pub ties: TieBreak,
+    #[serde(flatten)]
+    pub stats: RunStats,
 }
 
 impl ScorerResult {

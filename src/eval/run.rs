@@ -13,12 +13,14 @@ use indexmap::IndexMap;
 use super::metrics::{all_metrics, expected_ranks, mean, metric_names, round_metric};
 use super::queries::{LabeledQuery, QuerySet};
 use super::result::{ClassResult, QueryResult, ScorerResult};
+use super::result::{KeptRanking, RunSummary};
+use super::runfile::{RankedTool, Run, TieBreak};
 use super::siblings::{Siblings, WrongSibling};
 use super::{bootstrap, classes, thresholds};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::search::{Scorer, SearchError, SearchRequest};
-use crate::timing::{Clock, LatencyUs, Timed, time_search};
+use crate::timing::{Clock, LatencyUs, time_search};
 
 /// Cutoffs of `--k` when none are given.
 pub const DEFAULT_KS: [usize; 4] = [1, 3, 5, 10];
@@ -40,6 +42,8 @@ pub struct EvalOptions {
     pub resamples: usize,
     /// Compute the refusal curve (`--thresholds`).
     pub thresholds: bool,
+    /// Keep each query's whole ranking (to the depth) in memory, for `--write-run`.
+    pub keep_rankings: bool,
 }
 
 impl EvalOptions {
@@ -72,6 +76,7 @@ impl EvalOptions {
             per_query,
             resamples: bootstrap::RESAMPLES,
             thresholds: false,
+            keep_rankings: false,
         })
     }
 
@@ -82,7 +87,8 @@ impl EvalOptions {
 
 /// Ranks every query with `scorer` and computes the metrics; latency comes from the one
 /// harness (`timing`) with the caller's clock. The search tool is never ranked. `progress`
-/// hears the number of queries done after each one.
+/// hears the number of queries done after each one. A scorer that fails (an external process
+/// that crashed, not a query it refused) fails the evaluation.
 ///
 /// The overall metrics average the queries that expect a tool; no-match queries (`expected:
 /// []`) count in their class only, where the metric is `refusal`: nothing returned.
@@ -95,9 +101,10 @@ pub fn evaluate(
     clock: Clock<'_>,
     progress: &dyn Fn(usize),
 ) -> Result<ScorerResult> {
-    let names = options.metric_names();
     let candidates = catalog.search_candidates();
-    let mut timed = Vec::with_capacity(queries.len());
+    let mut elapsed = Vec::with_capacity(queries.len());
+    let mut reported = Vec::new();
+    let mut rankings = Vec::with_capacity(queries.len());
     for (i, q) in queries.iter().enumerate() {
         let request = SearchRequest {
             query: &q.query,
@@ -106,23 +113,145 @@ pub fn evaluate(
             id: Some(&q.id),
         };
         let t = time_search(scorer, &request, clock);
-        // A scorer that failed (not one that refused a query) has no result to score.
-        if let Err(SearchError::Failed(why)) = &t.outcome {
-            return Err(Error::Scorer(format!(
-                "{}: query {:?}: {why}",
-                scorer.name(),
-                q.id
-            )));
-        }
-        timed.push(t);
+        elapsed.push(t.elapsed);
+        rankings.push(match t.outcome {
+            Ok(outcome) => {
+                if let Some(us) = outcome.reported_us {
+                    reported.push(us);
+                }
+                QueryRanking {
+                    tools: outcome
+                        .hits
+                        .iter()
+                        .map(|h| (RankedTool::Known(h.tool), h.score))
+                        .collect(),
+                    refused: None,
+                }
+            }
+            Err(e @ SearchError::Refused(_)) => QueryRanking {
+                tools: Vec::new(),
+                refused: Some(e.to_string()),
+            },
+            // A scorer that failed (not one that refused a query) has no result to score; its
+            // message names the scorer and the query.
+            Err(SearchError::Failed(why)) => return Err(Error::Scorer(why)),
+        });
         progress(i + 1);
     }
+    let source = RankingSource {
+        name: scorer.name(),
+        settings: scorer.settings().into_iter().collect(),
+        latency_us: Some(LatencyUs::of(&elapsed)),
+        // Only when the scorer said for every query how long it took.
+        reported_latency_us: (!reported.is_empty() && reported.len() == queries.len())
+            .then(|| LatencyUs::of_micros(&reported)),
+        run: None,
+    };
+    Ok(score_rankings(
+        source, &rankings, catalog, siblings, queries, options,
+    ))
+}
+
+/// One query's ranking as `eval` scores it: ranked tools best first with their scores, or why
+/// the scorer refused the query.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct QueryRanking {
+    pub tools: Vec<(RankedTool, f64)>,
+    pub refused: Option<String>,
+}
+
+/// Where a set of rankings came from: what the result names and measures beside the metrics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankingSource {
+    pub name: String,
+    pub settings: IndexMap<String, String>,
+    pub latency_us: Option<LatencyUs>,
+    pub reported_latency_us: Option<LatencyUs>,
+    pub run: Option<RunSummary>,
+}
+
+/// Scores a run file's rankings as a scorer's: one result named after the run.
+pub fn evaluate_run(
+    run: &Run,
+    catalog: &Catalog,
+    siblings: &Siblings,
+    set: &QuerySet,
+    options: &EvalOptions,
+    ties: TieBreak,
+    allow_unknown: bool,
+) -> Result<ScorerResult> {
+    let (ranked, stats) = run.rankings(set, catalog, options.depth, ties, allow_unknown)?;
+    let rankings: Vec<QueryRanking> = ranked
+        .into_iter()
+        .map(|tools| QueryRanking {
+            tools,
+            refused: None,
+        })
+        .collect();
+    let source = RankingSource {
+        name: run.name.clone(),
+        settings: IndexMap::from([
+            ("run".to_string(), run.path.display().to_string()),
+            ("format".to_string(), run.format.name().to_string()),
+            ("ties".to_string(), ties.name().to_string()),
+        ]),
+        latency_us: None,
+        reported_latency_us: None,
+        run: Some(RunSummary {
+            file: run.path.display().to_string(),
+            format: run.format,
+            ties,
+            stats,
+        }),
+    };
+    Ok(score_rankings(
+        source,
+        &rankings,
+        catalog,
+        siblings,
+        &set.queries,
+        options,
+    ))
+}
+
+/// The metrics of one ranking per query (`rankings[i]` is `queries[i]`'s).
+pub fn score_rankings(
+    source: RankingSource,
+    rankings: &[QueryRanking],
+    catalog: &Catalog,
+    siblings: &Siblings,
+    queries: &[LabeledQuery],
+    options: &EvalOptions,
+) -> ScorerResult {
+    let names = options.metric_names();
+    let kept = if options.keep_rankings {
+        queries
+            .iter()
+            .zip(rankings)
+            .map(|(q, r)| KeptRanking {
+                id: q.id.clone(),
+                query: q.query.clone(),
+                results: r.tools[..r.tools.len().min(options.depth)]
+                    .iter()
+                    .map(|(t, s)| {
+                        let id = match t {
+                            RankedTool::Known(i) => catalog.get(*i).id.clone(),
+                            RankedTool::Unknown(id) => id.clone(),
+                        };
+                        (id, *s)
+                    })
+                    .collect(),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let mut firsts = Vec::with_capacity(queries.len());
     let mut rows: Vec<QueryResult> = queries
         .iter()
-        .zip(&timed)
-        .map(|(q, t)| {
-            let (row, first) = query_result(q, t, catalog, options, &names);
+        .zip(rankings)
+        .map(|(q, r)| {
+            let (row, first) = query_result(q, r, catalog, options, &names);
             firsts.push(first);
             row
         })
@@ -146,22 +275,25 @@ pub fn evaluate(
             *v = round_metric(*v);
         }
     }
-    Ok(ScorerResult {
-        scorer: scorer.name(),
-        settings: scorer.settings().into_iter().collect(),
+    ScorerResult {
+        scorer: source.name,
+        settings: source.settings,
         metrics: names
             .iter()
             .cloned()
             .zip(columns.iter().map(|c| round_metric(mean(c))))
             .collect(),
         ci95: intervals(&names, &columns, options.resamples),
-        latency_us: Some(LatencyUs::of_timed(&timed)),
+        latency_us: source.latency_us,
+        reported_latency_us: source.reported_latency_us,
+        run: source.run,
         refused_queries: rows.iter().filter(|r| r.refused.is_some()).count(),
         classes,
         wrong_sibling,
         thresholds,
         per_query: options.per_query.then_some(rows),
-    })
+        rankings: kept,
+    }
 }
 
 /// Each metric's per-query values over the chosen rows (unrounded).
@@ -208,26 +340,31 @@ fn class_results(
 /// The metric of a no-match query: 1 when the scorer returned nothing, else 0.
 pub const REFUSAL: &str = "refusal";
 
+/// Stands in a ranking for a tool the catalog lacks: never an expected tool.
+const UNKNOWN: usize = usize::MAX;
+
 /// One query's ranks, top results, their scores and metrics (unrounded: means are taken from
-/// them), and the first result.
+/// them), and the first result when it is a catalog tool.
 fn query_result(
     q: &LabeledQuery,
-    timed: &Timed,
+    ranking: &QueryRanking,
     catalog: &Catalog,
     options: &EvalOptions,
     names: &[String],
 ) -> (QueryResult, Option<usize>) {
     let top_n = options.ks.last().copied().unwrap_or(MIN_DEPTH);
-    let (mut hits, refused) = match &timed.outcome {
-        Ok(outcome) => (outcome.hits.clone(), None),
-        Err(e) => (Vec::new(), Some(e.to_string())),
-    };
     // A scorer that ignores the limit must not score deeper than asked.
-    hits.truncate(options.depth);
-    let ranking: Vec<usize> = hits.iter().map(|h| h.tool).collect();
-    let ranks = expected_ranks(&q.expected_tools, &ranking);
+    let hits = &ranking.tools[..ranking.tools.len().min(options.depth)];
+    let indices: Vec<usize> = hits
+        .iter()
+        .map(|(t, _)| match t {
+            RankedTool::Known(i) => *i,
+            RankedTool::Unknown(_) => UNKNOWN,
+        })
+        .collect();
+    let ranks = expected_ranks(&q.expected_tools, &indices);
     let metrics = if q.expected_tools.is_empty() {
-        let refusal = if ranking.is_empty() { 1.0 } else { 0.0 };
+        let refusal = if indices.is_empty() { 1.0 } else { 0.0 };
         IndexMap::from([(REFUSAL.to_string(), refusal)])
     } else {
         names
@@ -236,26 +373,27 @@ fn query_result(
             .zip(all_metrics(&ranks, &options.ks))
             .collect()
     };
+    let id = |t: &RankedTool| match t {
+        RankedTool::Known(i) => catalog.get(*i).id.clone(),
+        RankedTool::Unknown(id) => id.clone(),
+    };
     let row = QueryResult {
         id: q.id.clone(),
         query: q.query.clone(),
         class: q.class.clone(),
         expected: q.expected.clone(),
         ranks,
-        top: ranking
-            .iter()
-            .take(top_n)
-            .map(|&t| catalog.get(t).id.clone())
-            .collect(),
+        top: hits.iter().take(top_n).map(|(t, _)| id(t)).collect(),
         scores: hits
             .iter()
             .take(top_n)
-            .map(|h| round_metric(h.score))
+            .map(|(_, s)| round_metric(*s))
             .collect(),
         metrics,
-        refused,
+        refused: ranking.refused.clone(),
     };
-    (row, ranking.first().copied())
+    let first = indices.first().copied().filter(|&i| i != UNKNOWN);
+    (row, first)
 }
 
 /// Intervals for the graded metrics only: hit@k and complete@k are proportions whose
@@ -356,6 +494,7 @@ pub(crate) mod tests {
                 not_found: vec![],
                 ambiguous: Vec::new(),
                 total_tools: self.catalog.len(),
+                reported_us: None,
             })
         }
         fn explain_tool(
@@ -595,6 +734,7 @@ pub(crate) mod tests {
                 not_found: vec![],
                 ambiguous: Vec::new(),
                 total_tools: self.tool_count,
+                reported_us: None,
             })
         }
         fn explain_tool(

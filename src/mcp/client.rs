@@ -107,6 +107,16 @@ pub enum Failure {
         cursor: String,
     },
     TooManyPages,
+    /// No answer to a `tools/call` in time.
+    CallTimeout {
+        tool: String,
+        after: Duration,
+    },
+    /// A `tools/call` got an error, a wrong answer, or the connection closed.
+    Call {
+        tool: String,
+        reason: String,
+    },
 }
 
 impl fmt::Display for Failure {
@@ -134,6 +144,14 @@ impl fmt::Display for Failure {
             ),
             Failure::TooManyPages => {
                 write!(f, "`tools/list` still had more pages after {MAX_PAGES}")
+            }
+            Failure::CallTimeout { tool, after } => write!(
+                f,
+                "no answer to `tools/call` of {tool:?} within {} (raise it with --scorer-timeout)",
+                secs(*after)
+            ),
+            Failure::Call { tool, reason } => {
+                write!(f, "`tools/call` of {tool:?} failed: {reason}")
             }
         }
     }
@@ -193,63 +211,197 @@ fn lock(seen: &Shared) -> std::sync::MutexGuard<'_, Seen> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Runs the whole exchange with one server. Must be called inside a Tokio runtime with IO and
-/// time enabled (a current-thread runtime is enough). The child is killed and reaped before
-/// this returns, whatever happened.
-pub async fn list_tools(
-    command: &ServerCommand,
-    timeouts: Timeouts,
-) -> Result<Listing, ImportError> {
-    let mut cmd = Command::new(&command.program);
-    cmd.args(&command.args)
-        .envs(command.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    if let Some(dir) = &command.cwd {
-        cmd.current_dir(dir);
-    }
-    #[cfg(unix)]
-    cmd.process_group(0);
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => {
-            return Err(ImportError {
-                failure: Failure::Spawn {
-                    program: command.program.clone(),
-                    reason: e.to_string(),
-                },
-                exit: None,
-                stdout_noise: Vec::new(),
-                stdout_noise_count: 0,
-                stderr_tail: Vec::new(),
-            });
+/// A started server: the child, the readers of its pipes, and the SDK's client. Every way out
+/// ends in [`Session::close`], which kills and reaps the child.
+pub struct Session {
+    child: Child,
+    pid: Option<u32>,
+    seen: Shared,
+    client: Option<rmcp::service::RunningService<rmcp::RoleClient, ClientConfig>>,
+    stderr_task: tokio::task::JoinHandle<()>,
+    stdout_task: tokio::task::JoinHandle<()>,
+    /// The server's `serverInfo`, when it gave one.
+    pub server_name: Option<String>,
+    pub server_version: Option<String>,
+}
+
+impl Session {
+    /// Spawns the server and answers its `initialize`. Must be called inside a Tokio runtime
+    /// with IO and time enabled (a current-thread runtime is enough). On failure the child is
+    /// already killed and reaped.
+    pub async fn start(command: &ServerCommand, start: Duration) -> Result<Session, ImportError> {
+        let mut cmd = Command::new(&command.program);
+        cmd.args(&command.args)
+            .envs(command.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        if let Some(dir) = &command.cwd {
+            cmd.current_dir(dir);
         }
-    };
-    let pid = child.id();
-    let seen: Shared = Arc::default();
-    let stdin = child.stdin.take().expect("stdin is piped");
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let stderr = child.stderr.take().expect("stderr is piped");
-    let stderr_task = tokio::spawn(read_stderr(stderr, seen.clone()));
-    // The duplex buffer only needs to hold what rmcp has not read yet; the tee waits for room.
-    let (tee_in, rmcp_out) = tokio::io::duplex(64 * 1024);
-    let stdout_task = tokio::spawn(tee_stdout(stdout, tee_in, seen.clone()));
+        #[cfg(unix)]
+        cmd.process_group(0);
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                return Err(ImportError {
+                    failure: Failure::Spawn {
+                        program: command.program.clone(),
+                        reason: e.to_string(),
+                    },
+                    exit: None,
+                    stdout_noise: Vec::new(),
+                    stdout_noise_count: 0,
+                    stderr_tail: Vec::new(),
+                });
+            }
+        };
+        let pid = child.id();
+        if let Some(g) = pid.and_then(|p| i32::try_from(p).ok()) {
+            crate::output::register_child_group(g);
+        }
+        let seen: Shared = Arc::default();
+        let stdin = child.stdin.take().expect("stdin is piped");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let stderr_task = tokio::spawn(read_stderr(stderr, seen.clone()));
+        // The duplex buffer only needs to hold what rmcp has not read yet; the tee waits for room.
+        let (tee_in, rmcp_out) = tokio::io::duplex(64 * 1024);
+        let stdout_task = tokio::spawn(tee_stdout(stdout, tee_in, seen.clone()));
+        let mut session = Session {
+            child,
+            pid,
+            seen,
+            client: None,
+            stderr_task,
+            stdout_task,
+            server_name: None,
+            server_version: None,
+        };
+        let info = ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("toolbudget", env!("CARGO_PKG_VERSION")),
+        );
+        let failure = match tokio::time::timeout(start, info.serve((rmcp_out, stdin))).await {
+            Err(_) => Failure::StartTimeout(start),
+            Ok(Err(e)) => Failure::Initialize(e.to_string()),
+            Ok(Ok(client)) => {
+                if let Some(i) = client.peer_info().and_then(|p| p.server_info.clone()) {
+                    session.server_name = Some(i.name.clone());
+                    session.server_version = Some(i.version.clone());
+                }
+                session.client = Some(client);
+                return Ok(session);
+            }
+        };
+        Err(session.fail(failure).await)
+    }
 
-    let outcome = converse(rmcp_out, stdin, timeouts).await;
-    // Checked before anything else can run: once our side of the connection is dropped the
-    // server may exit because of us, and its exit status would then say nothing.
-    let server_left_first = lock(&seen).stdout_closed;
+    fn client(&self) -> &rmcp::service::RunningService<rmcp::RoleClient, ClientConfig> {
+        self.client
+            .as_ref()
+            .expect("a started session has its client")
+    }
 
-    let exit = stop(&mut child, pid, outcome.is_ok()).await;
-    // With the process group gone the pipes reach end of file; give the readers a moment to
-    // record the last lines (a grandchild outside the group could keep a pipe open forever).
-    let _ = tokio::time::timeout(Duration::from_millis(500), stderr_task).await;
-    let _ = tokio::time::timeout(Duration::from_millis(100), stdout_task).await;
+    /// Every tool, `tools/list` page by page, each page within `request`.
+    pub async fn list_tools(&self, request: Duration) -> Result<Listing, Failure> {
+        let client = self.client();
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut seen_cursors = std::collections::HashSet::new();
+        let mut pages = 0;
+        loop {
+            if pages == MAX_PAGES {
+                return Err(Failure::TooManyPages);
+            }
+            pages += 1;
+            let params = PaginatedRequestParams::default().with_cursor(cursor.take());
+            let page = match tokio::time::timeout(request, client.list_tools(Some(params))).await {
+                Err(_) => {
+                    return Err(Failure::RequestTimeout {
+                        page: pages,
+                        after: request,
+                    });
+                }
+                Ok(Err(e)) => {
+                    return Err(Failure::Request {
+                        page: pages,
+                        reason: service_error(e, "tools/list"),
+                    });
+                }
+                Ok(Ok(p)) => p,
+            };
+            for tool in page.tools {
+                // Serializing the SDK's `Tool` cannot fail: it is plain data with string keys.
+                let v = serde_json::to_value(&tool).expect("an MCP tool serializes to JSON");
+                tools.push(drop_empty_fields(v));
+            }
+            match page.next_cursor {
+                None => break,
+                // An empty cursor is how some servers say "no more pages".
+                Some(c) if c.is_empty() => break,
+                Some(c) => {
+                    if !seen_cursors.insert(c.clone()) {
+                        return Err(Failure::CursorLoop {
+                            page: pages,
+                            cursor: c,
+                        });
+                    }
+                    cursor = Some(c);
+                }
+            }
+        }
+        Ok(Listing {
+            tools,
+            pages,
+            server_name: self.server_name.clone(),
+            server_version: self.server_version.clone(),
+        })
+    }
 
-    outcome.map_err(|failure| {
-        let seen = lock(&seen);
+    /// One `tools/call`: the result as the JSON object the server sent (`content`,
+    /// `structuredContent`, `isError`).
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: serde_json::Map<String, Value>,
+        timeout: Duration,
+    ) -> Result<Value, Failure> {
+        let mut params = rmcp::model::CallToolRequestParams::new(name.to_string());
+        params.arguments = Some(arguments);
+        match tokio::time::timeout(timeout, self.client().call_tool(params)).await {
+            Err(_) => Err(Failure::CallTimeout {
+                tool: name.to_string(),
+                after: timeout,
+            }),
+            Ok(Err(e)) => Err(Failure::Call {
+                tool: name.to_string(),
+                reason: service_error(e, "tools/call"),
+            }),
+            // Serializing the SDK's result cannot fail: it is plain data with string keys.
+            Ok(Ok(result)) => Ok(serde_json::to_value(&result).expect("a tool result serializes")),
+        }
+    }
+
+    /// Ends the exchange politely (stdin closed), then kills and reaps the child. Returns the
+    /// exit status when the server ended by itself.
+    pub async fn close(mut self) -> Option<ExitStatus> {
+        if let Some(client) = self.client.take() {
+            // Closing our end is the MCP stdio shutdown; `stop` then gives the server a moment.
+            let _ = tokio::time::timeout(Duration::from_secs(1), client.cancel()).await;
+        }
+        self.stop(true).await
+    }
+
+    /// What went wrong, with what the server let us see; the child is killed and reaped.
+    pub async fn fail(mut self, failure: Failure) -> ImportError {
+        // Checked before anything else can run: once our side of the connection is dropped the
+        // server may exit because of us, and its exit status would then say nothing.
+        let server_left_first = lock(&self.seen).stdout_closed;
+        self.client = None;
+        let exit = self.stop(false).await;
+        let seen = lock(&self.seen);
         let failure = match (&seen.unreadable, failure) {
             (Some(why), Failure::Request { page, .. }) => Failure::Request {
                 page,
@@ -258,6 +410,10 @@ pub async fn list_tools(
             (Some(why), Failure::Initialize(_) | Failure::StartTimeout(_)) => {
                 Failure::Initialize(format!("the answer cannot be read: {why}"))
             }
+            (Some(why), Failure::Call { tool, .. }) => Failure::Call {
+                tool,
+                reason: format!("the answer cannot be read: {why}"),
+            },
             (_, failure) => failure,
         };
         ImportError {
@@ -267,95 +423,47 @@ pub async fn list_tools(
             stdout_noise_count: seen.stdout_noise_count,
             stderr_tail: seen.stderr_tail.iter().cloned().collect(),
         }
-    })
+    }
+
+    async fn stop(&mut self, graceful: bool) -> Option<ExitStatus> {
+        let exit = stop(&mut self.child, self.pid, graceful).await;
+        if let Some(g) = self.pid.take().and_then(|p| i32::try_from(p).ok()) {
+            crate::output::release_child_group(g);
+        }
+        // With the process group gone the pipes reach end of file; give the readers a moment to
+        // record the last lines (a grandchild outside the group could keep a pipe open forever).
+        let _ = tokio::time::timeout(Duration::from_millis(500), &mut self.stderr_task).await;
+        let _ = tokio::time::timeout(Duration::from_millis(100), &mut self.stdout_task).await;
+        exit
+    }
 }
 
-/// `initialize`, then `tools/list` until the last page, then a polite close.
-async fn converse(
-    from_server: DuplexStream,
-    to_server: tokio::process::ChildStdin,
-    timeouts: Timeouts,
-) -> Result<Listing, Failure> {
-    let info = ClientConfig::new(
-        ClientCapabilities::default(),
-        Implementation::new("toolbudget", env!("CARGO_PKG_VERSION")),
-    );
-    let client =
-        match tokio::time::timeout(timeouts.start, info.serve((from_server, to_server))).await {
-            Err(_) => return Err(Failure::StartTimeout(timeouts.start)),
-            Ok(Err(e)) => return Err(Failure::Initialize(e.to_string())),
-            Ok(Ok(c)) => c,
-        };
-    let (server_name, server_version) = match client.peer_info() {
-        Some(p) => match &p.server_info {
-            Some(i) => (Some(i.name.clone()), Some(i.version.clone())),
-            None => (None, None),
-        },
-        None => (None, None),
-    };
-
-    let mut tools = Vec::new();
-    let mut cursor: Option<String> = None;
-    let mut seen_cursors = std::collections::HashSet::new();
-    let mut pages = 0;
-    loop {
-        if pages == MAX_PAGES {
-            return Err(Failure::TooManyPages);
+fn service_error(e: rmcp::ServiceError, method: &str) -> String {
+    match e {
+        // The SDK could not read the answer as a result of the method.
+        rmcp::ServiceError::UnexpectedResponse => {
+            format!("the answer is not a valid {method} result")
         }
-        pages += 1;
-        let params = PaginatedRequestParams::default().with_cursor(cursor.take());
-        let page =
-            match tokio::time::timeout(timeouts.request, client.list_tools(Some(params))).await {
-                Err(_) => {
-                    return Err(Failure::RequestTimeout {
-                        page: pages,
-                        after: timeouts.request,
-                    });
-                }
-                Ok(Err(e)) => {
-                    let reason = match e {
-                        // The SDK could not read the answer as a `tools/list` result.
-                        rmcp::ServiceError::UnexpectedResponse => {
-                            "the answer is not a valid tools/list result".to_string()
-                        }
-                        rmcp::ServiceError::TransportClosed => "the connection closed".to_string(),
-                        e => e.to_string(),
-                    };
-                    return Err(Failure::Request {
-                        page: pages,
-                        reason,
-                    });
-                }
-                Ok(Ok(p)) => p,
-            };
-        for tool in page.tools {
-            // Serializing the SDK's `Tool` cannot fail: it is plain data with string keys.
-            let v = serde_json::to_value(&tool).expect("an MCP tool serializes to JSON");
-            tools.push(drop_empty_fields(v));
-        }
-        match page.next_cursor {
-            None => break,
-            // An empty cursor is how some servers say "no more pages".
-            Some(c) if c.is_empty() => break,
-            Some(c) => {
-                if !seen_cursors.insert(c.clone()) {
-                    return Err(Failure::CursorLoop {
-                        page: pages,
-                        cursor: c,
-                    });
-                }
-                cursor = Some(c);
-            }
-        }
+        rmcp::ServiceError::TransportClosed => "the connection closed".to_string(),
+        e => e.to_string(),
     }
-    // Closing our end is the MCP stdio shutdown; `stop` then gives the server a moment to exit.
-    let _ = tokio::time::timeout(Duration::from_secs(1), client.cancel()).await;
-    Ok(Listing {
-        tools,
-        pages,
-        server_name,
-        server_version,
-    })
+}
+
+/// Runs the whole exchange with one server: start, every `tools/list` page, close. Must be
+/// called inside a Tokio runtime with IO and time enabled (a current-thread runtime is
+/// enough). The child is killed and reaped before this returns, whatever happened.
+pub async fn list_tools(
+    command: &ServerCommand,
+    timeouts: Timeouts,
+) -> Result<Listing, ImportError> {
+    let session = Session::start(command, timeouts.start).await?;
+    match session.list_tools(timeouts.request).await {
+        Ok(listing) => {
+            session.close().await;
+            Ok(listing)
+        }
+        Err(failure) => Err(session.fail(failure).await),
+    }
 }
 
 /// Drops a tool's optional top-level fields that carry nothing (null, `{}`, `[]`); the name

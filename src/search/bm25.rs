@@ -362,6 +362,7 @@ impl Scorer for Bm25Scorer {
             not_found: Vec::new(),
             ambiguous: Vec::new(),
             total_tools: request.searchable(self.catalog.len()),
+            reported_us: None,
         })
     }
 

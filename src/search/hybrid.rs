@@ -302,6 +302,7 @@ impl Scorer for HybridScorer {
             not_found: Vec::new(),
             ambiguous: Vec::new(),
             total_tools: request.searchable(self.catalog.len()),
+            reported_us: None,
         })
     }
 
@@ -609,6 +610,7 @@ pub(crate) mod tests {
                 not_found: Vec::new(),
                 ambiguous: Vec::new(),
                 total_tools: 0,
+                reported_us: None,
             })
         }
         fn explain_tool(

@@ -486,6 +486,7 @@ impl KeywordScorer {
             not_found,
             ambiguous,
             total_tools: request.searchable(self.catalog.len()),
+            reported_us: None,
         }
     }
 
@@ -774,6 +775,7 @@ impl Scorer for KeywordScorer {
             not_found: Vec::new(),
             ambiguous: Vec::new(),
             total_tools: request.searchable(self.catalog.len()),
+            reported_us: None,
         })
     }
 

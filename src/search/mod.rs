@@ -10,10 +10,12 @@ pub use toolbudget_bert as bert;
 pub mod bm25;
 pub mod embed;
 pub mod embed_cache;
+pub mod external;
 pub mod hybrid;
 pub mod keyword;
 pub mod regex_scorer;
 pub mod semantic;
+pub mod spec;
 pub mod text;
 pub mod trigram;
 
@@ -22,6 +24,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::catalog::Catalog;
 use crate::error::InputError;
+
+pub use spec::{ScorerSpec, build_spec};
 
 /// One ranked tool.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -77,6 +81,9 @@ pub struct SearchOutcome {
     pub ambiguous: Vec<Ambiguous>,
     /// How many tools were searchable.
     pub total_tools: usize,
+    /// The time an external scorer says it spent on the query (its `elapsed_us`), beside the
+    /// round trip toolbudget measures.
+    pub reported_us: Option<f64>,
 }
 
 /// A shortened `select:` name that fits several tools, and their ids.
@@ -310,6 +317,8 @@ pub struct ScorerConfig {
     pub bm25: bm25::Bm25Params,
     /// Told how far a cold semantic index has got; `None`: silent.
     pub progress: Option<EmbedProgress>,
+    /// How external scorers (`exec:`, `mcp:`) are started and waited for.
+    pub external: external::ExternalConfig,
 }
 
 /// Called as tool documents are embedded, with (documents done, documents in all). Commands

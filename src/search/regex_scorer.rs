@@ -315,6 +315,7 @@ impl Scorer for RegexScorer {
             not_found: Vec::new(),
             ambiguous: Vec::new(),
             total_tools: request.searchable(self.catalog.len()),
+            reported_us: None,
         })
     }
 

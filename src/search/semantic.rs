@@ -159,6 +159,7 @@ impl Scorer for SemanticScorer {
         let hits = self.cosines(&query, request);
         Ok(SearchOutcome {
             total_tools: hits.len(),
+            reported_us: None,
             hits: crate::search::rank_hits(&self.catalog, hits, request.limit),
             not_found: Vec::new(),
             ambiguous: Vec::new(),

@@ -60,6 +60,7 @@ impl Scorer for WordScorer {
             not_found: Vec::new(),
             ambiguous: Vec::new(),
             total_tools: r.searchable(self.catalog.len()),
+            reported_us: None,
         })
     }
 

@@ -10,17 +10,33 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
     p.display().to_string()
 }
 
-/// An eval json with one scorer and per-query recall@5 values (mean written as the aggregate).
+/// An eval json with one scorer whose per-query recall@5 values are given (0, 0.5 or 1), each
+/// row consistent with its ranks (expected tools `a` and, for 0.5, `b`), the aggregates their
+/// means: a file `compare` accepts.
 fn eval_json<S: AsRef<str>>(rows: &[(S, f64)]) -> String {
-    let mean = rows.iter().map(|r| r.1).sum::<f64>() / rows.len() as f64;
     let per_query: Vec<serde_json::Value> = rows
         .iter()
-        .map(|(id, v)| serde_json::json!({"id": id.as_ref(), "query": "q", "expected": ["a"], "ranks": [null], "top": [], "metrics": {"recall@5": v, "mrr": v}}))
+        .map(|(id, v)| {
+            let (expected, ranks, top, mrr) = match *v {
+                1.0 => (vec!["a"], vec![Some(1)], vec!["a"], 1.0),
+                0.5 => (vec!["a", "b"], vec![Some(1), None], vec!["a"], 1.0),
+                _ => (vec!["a"], vec![None], vec![], 0.0),
+            };
+            serde_json::json!({"id": id.as_ref(), "query": "q", "expected": expected,
+                "ranks": ranks, "top": top, "metrics": {"recall@5": v, "mrr": mrr}})
+        })
         .collect();
+    let mean = |m: &str| {
+        let xs: Vec<f64> = per_query
+            .iter()
+            .map(|r| r["metrics"][m].as_f64().unwrap())
+            .collect();
+        (xs.iter().sum::<f64>() / xs.len() as f64 * 1e6).round() / 1e6
+    };
     serde_json::to_string_pretty(&serde_json::json!({
         "tool_count": 10,
         "query_count": rows.len(),
-        "results": [{"scorer": "bm25", "metrics": {"recall@5": mean, "mrr": mean}, "latency_us": {"p50": 1.0, "p95": 2.0}, "per_query": per_query}]
+        "results": [{"scorer": "bm25", "metrics": {"recall@5": mean("recall@5"), "mrr": mean("mrr")}, "latency_us": {"p50": 1.0, "p95": 2.0}, "per_query": per_query}]
     }))
     .unwrap()
 }
