@@ -15,7 +15,7 @@
 # binary runs on both sides, which measures the noise and must pass. A benchmark BASE lacks is
 # reported as new and not compared; one HEAD lacks is reported as gone.
 #
-# Env: BENCH_CHECK_ROUNDS (5), BENCH_CHECK_THRESHOLD (0.25), BENCH_CHECK_MEASURE (seconds per
+# Env: BENCH_CHECK_ROUNDS (5; 3 when BASE is HEAD), BENCH_CHECK_THRESHOLD (0.25), BENCH_CHECK_MEASURE (seconds per
 # benchmark per round, 1), BENCH_CHECK_SLOWDOWN=SCORER[:TIMES] (runs that lexical scorer's queries TIMES times, default 3, in HEAD's
 # runs only, through the harness's TOOLBUDGET_BENCH_SLOWDOWN: the check that the gate fails),
 # BENCH_CHECK_FILTER (a criterion regex replacing the headline set, for a quicker manual run).
@@ -28,7 +28,6 @@ cd "$root"
 # semantic index load.
 HEADLINE='^(search/(keyword|regex|bm25)/query/(1000|10000)|embed/query/(semantic|hybrid)/(1000|10000)|tokenize/count_catalog_1000_tools|simulate/coding-session-5-deferred|embed/build/semantic_cached/10000)$'
 HEADLINE="${BENCH_CHECK_FILTER:-$HEADLINE}"
-ROUNDS="${BENCH_CHECK_ROUNDS:-5}"
 THRESHOLD="${BENCH_CHECK_THRESHOLD:-0.25}"
 MEASURE="${BENCH_CHECK_MEASURE:-1}"
 target="${CARGO_TARGET_DIR:-$root/target}"
@@ -53,6 +52,9 @@ same=0
 if [ "$base_sha" = "$head_sha" ] && [ -z "$(git status --porcelain --untracked-files=no)" ]; then
     same=1
 fi
+# One binary on both sides only measures the noise (nothing can regress): 3 rounds give each
+# side a fastest and a second-fastest round, which is all the verdict reads.
+ROUNDS="${BENCH_CHECK_ROUNDS:-$([ "$same" = 1 ] && echo 3 || echo 5)}"
 
 # Builds the bench binary of the tree in the current directory and copies it to $1.
 build_bench() {

@@ -31,6 +31,9 @@ scorers=(-s keyword -s bm25)
 model="${TOOLBUDGET_MODEL_DIR:-models/all-MiniLM-L6-v2}"
 if [[ -f "$model/model.safetensors" ]]; then
     scorers+=(-s hybrid)
+elif [[ "${TOOLBUDGET_REQUIRE_MODEL:-0}" != 0 ]]; then
+    echo "error: check-scoring: TOOLBUDGET_REQUIRE_MODEL is set but $model has no model" >&2
+    exit 1
 else
     echo "check-scoring: no embedding model at $model: hybrid not checked" >&2
 fi
@@ -64,10 +67,12 @@ fusion_gate() {
     local name="$1"
     shift
     [[ " ${scorers[*]} " == *" hybrid "* ]] || return 0
-    "$bin" --quiet eval "$@" -s semantic --format json --out "$work/$name.semantic.json"
-    "$bin" --quiet eval "$@" -s hybrid --fusion rrf --format json --out "$work/$name.rrf.json"
-    python3 scripts/fusion-gate.py "$name" "$work/$name.json" "$work/$name.semantic.json" \
-        "$work/$name.rrf.json" || failed=1
+    # One run for both (--fusion only changes hybrid): the catalogs are read, indexed and their
+    # vectors loaded once.
+    "$bin" --quiet eval "$@" -s semantic -s hybrid --fusion rrf --format json \
+        --out "$work/$name.semantic-rrf.json"
+    python3 scripts/fusion-gate.py "$name" "$work/$name.json" "$work/$name.semantic-rrf.json" ||
+        failed=1
 }
 
 fixtures=(-c fixtures/catalogs/builtins.yaml)
@@ -101,6 +106,9 @@ if [[ -d "$data/catalogs" ]]; then
             fusion_gate "$name-$setting" "${DEVSET[@]}" "${pool[@]}"
         done
     done
+elif [[ "${TOOLBUDGET_REQUIRE_SHARED:-0}" != 0 ]]; then
+    echo "error: check-scoring: TOOLBUDGET_REQUIRE_SHARED is set but $data has no catalogs" >&2
+    failed=1
 else
     echo "check-scoring: no shared data at $data: the dev sets are not checked" >&2
 fi

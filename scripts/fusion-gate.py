@@ -1,13 +1,16 @@
 """The fusion requirement on one dev set (scripts/check-scoring.sh): hybrid's recall@5 at least
 that of bm25, semantic and RRF over the same two lists. Exit 1 otherwise.
-Usage: fusion-gate.py NAME MAIN.json (bm25 + hybrid) SEMANTIC.json RRF.json"""
+Usage: fusion-gate.py NAME MAIN.json (bm25 + hybrid) SEMANTIC-RRF.json (semantic + hybrid under
+--fusion rrf, one run)"""
 import json
 import sys
 
-name, main, sem, rrf = sys.argv[1:]
+name, main, sem_rrf = sys.argv[1:]
 r5 = {r["scorer"]: r["metrics"]["recall@5"] for r in json.load(open(main))["results"]}
-r5["semantic"] = json.load(open(sem))["results"][0]["metrics"]["recall@5"]
-r5["rrf"] = json.load(open(rrf))["results"][0]["metrics"]["recall@5"]
+other = {r["scorer"]: r for r in json.load(open(sem_rrf))["results"]}
+assert other["hybrid"]["settings"]["fusion"] == "rrf", f"{sem_rrf}: hybrid is not rrf"
+r5["semantic"] = other["semantic"]["metrics"]["recall@5"]
+r5["rrf"] = other["hybrid"]["metrics"]["recall@5"]
 best = max(("bm25", "semantic", "rrf"), key=r5.get)
 ok = r5["hybrid"] >= r5[best]
 print(f"fusion {name}: hybrid recall@5 {r5['hybrid']:.4f} {'>=' if ok else '<'} "

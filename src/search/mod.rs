@@ -4,7 +4,9 @@
 //! A scorer is built once per catalog (indexes precomputed) and then answers queries over all
 //! tools or over a candidate subset (the simulator searches only the deferred tools).
 
-pub mod bert;
+// The encoder lives in its own crate (crates/bert) so that its kernels are optimised in dev and
+// test builds too ([profile.dev.package.toolbudget-bert]).
+pub use toolbudget_bert as bert;
 pub mod bm25;
 pub mod embed;
 pub mod embed_cache;
