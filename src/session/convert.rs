@@ -417,10 +417,11 @@ impl<'a> Converter<'a> {
         ScenarioFile {
             name: self.input.name.clone(),
             description: format!(
-                "Imported by `toolbudget session import` from a {} session ({}, {}; ran {}).",
+                "Imported by `toolbudget session import` from a {} session ({requests} {}, \
+                 {tool_calls} {}; ran {}).",
                 self.session.format.name(),
-                crate::view::number::plural(requests, "billed request", "billed requests"),
-                crate::view::number::plural(tool_calls, "tool call", "tool calls"),
+                crate::output::noun(requests as u64, "billed request", "billed requests"),
+                crate::output::noun(tool_calls as u64, "tool call", "tool calls"),
                 match ran_as {
                     RanAs::Eager => "eager",
                     RanAs::Deferred => "deferred, with tool search",
