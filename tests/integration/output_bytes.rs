@@ -435,7 +435,7 @@ fn session_import_bytes() {
     );
     pin("session_import_folder", &folders[0]);
     let (stdout, folder) = session_import(
-        &["fixtures/sessions/codex"],
+        &["fixtures/sessions/codex/2025"],
         &["fixtures/sessions/codex-tools.json"],
         &[],
         "json",
