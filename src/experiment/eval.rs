@@ -92,19 +92,22 @@ pub fn every_scorer(
     let siblings = Siblings::find(&catalog, |t| Some(t) != catalog.search_tool());
     let mut results = Vec::new();
     let mut skipped = Vec::new();
+    let run = |scorer: &dyn Scorer| {
+        evaluate(
+            scorer,
+            &catalog,
+            &siblings,
+            &set.queries,
+            &options,
+            clock,
+            &|_| {},
+        )
+    };
     progress.phase("eval", ScorerKind::ALL.len() + extra.len());
     for kind in ScorerKind::ALL {
         progress.step(&format!("{}: {kind}", input.queries.display()));
         match build_scorer(kind, catalog.clone()) {
-            Ok(scorer) => results.push(evaluate(
-                scorer.as_ref(),
-                &catalog,
-                &siblings,
-                &set.queries,
-                &options,
-                clock,
-                &|_| {},
-            )?),
+            Ok(scorer) => results.push(run(scorer.as_ref())?),
             Err(e) => skipped.push((kind.into(), e.to_string())),
         }
         progress.advance();
@@ -117,15 +120,7 @@ pub fn every_scorer(
     for spec in extra {
         progress.step(&format!("{}: {spec}", input.queries.display()));
         let scorer = search::build_spec(spec, catalog.clone(), &config)?;
-        results.push(evaluate(
-            scorer.as_ref(),
-            &catalog,
-            &siblings,
-            &set.queries,
-            &options,
-            clock,
-            &|_| {},
-        )?);
+        results.push(run(scorer.as_ref())?);
         progress.advance();
     }
     progress.finish();

@@ -245,17 +245,11 @@ impl Scorer for ExecScorer {
             ..*request
         };
         let outcome = self.search(&all)?;
-        let score = outcome
-            .hits
-            .iter()
-            .find(|h| h.tool == tool)
-            .map_or(0.0, |h| h.score);
-        Ok(Explanation::leaf(
-            format!(
-                "score from {} (an external scorer gives no reasons)",
-                self.name()
-            ),
-            score,
+        Ok(super::score_only(
+            &self.name(),
+            "an external scorer",
+            &outcome,
+            tool,
         ))
     }
 

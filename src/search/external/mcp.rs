@@ -552,17 +552,11 @@ impl Scorer for McpScorer {
         tool: usize,
     ) -> Result<Explanation, SearchError> {
         let outcome = self.search(request)?;
-        let score = outcome
-            .hits
-            .iter()
-            .find(|h| h.tool == tool)
-            .map_or(0.0, |h| h.score);
-        Ok(Explanation::leaf(
-            format!(
-                "score from {} (an MCP search tool gives no reasons)",
-                self.name()
-            ),
-            score,
+        Ok(super::score_only(
+            &self.name(),
+            "an MCP search tool",
+            &outcome,
+            tool,
         ))
     }
 

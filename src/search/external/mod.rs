@@ -53,6 +53,25 @@ impl Default for ExternalConfig {
 }
 
 /// One line naming the scorer, the step, the failure, a hint, and the process's last stderr.
+/// The explanation an external scorer can give of `tool`: its score in `outcome`, no reasons
+/// (`what` says whose: "an external scorer", "an MCP search tool").
+pub(crate) fn score_only(
+    name: &str,
+    what: &str,
+    outcome: &crate::search::SearchOutcome,
+    tool: usize,
+) -> crate::search::Explanation {
+    let score = outcome
+        .hits
+        .iter()
+        .find(|h| h.tool == tool)
+        .map_or(0.0, |h| h.score);
+    crate::search::Explanation::leaf(
+        format!("score from {name} ({what} gives no reasons)"),
+        score,
+    )
+}
+
 pub(crate) fn describe_failure(
     who: &str,
     what: &str,
