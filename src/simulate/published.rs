@@ -435,21 +435,11 @@ fn comparison(
     };
     let decimals = if seconds { 3 } else { 2 };
     PublishedComparison {
-        claim: p.claim.clone(),
-        source: p.source.clone(),
-        eager_tokens: p.eager_tokens,
-        deferred_tokens: p.deferred_tokens,
-        metric: p.metric,
-        saved_pct: p.saved_pct.or(match (p.eager_tokens, p.deferred_tokens) {
-            (Some(a), Some(b)) => Some(savings_pct(a, b)),
-            _ => None,
-        }),
+        figure: p.clone(),
+        counter,
         measured_eager_tokens: round(eager.value, decimals),
         measured_deferred_tokens: round(deferred.value, decimals),
         measured_saved_pct: savings_pct(eager.value, deferred.value),
-        counter: Some(counter),
-        unit: Some(p.metric.unit()),
-        variant: p.variant.describe(),
         measured_eager_o200k_json: round(eager_o, decimals),
         measured_deferred_o200k_json: round(deferred_o, decimals),
         measured_eager_cl100k_json: round(eager_c, decimals),
@@ -463,19 +453,10 @@ fn comparison(
         ),
         eager_measured_parts: eager.parts,
         deferred_measured_parts: deferred.parts,
-        eager_stated: p.eager_parts.clone(),
-        deferred_stated: p.deferred_parts.clone(),
-        eager_range: p.eager_range,
-        deferred_range: p.deferred_range,
         eager_within_range: within(p.eager_range, &eager),
         deferred_within_range: within(p.deferred_range, &deferred),
-        eager_usd: p.eager_usd,
-        deferred_usd: p.deferred_usd,
         measured_eager_usd: usd(&eager),
         measured_deferred_usd: usd(&deferred),
-        reproduced: p.not_reproduced.is_none(),
-        not_reproduced: p.not_reproduced.clone().unwrap_or_default(),
-        note: p.note.clone().unwrap_or_default(),
     }
 }
 

@@ -1,5 +1,7 @@
 //! The result of a simulation: one type per scenario, per mode and per request, written by
-//! `simulate --format json`, embedded in the report, and read back (`Deserialize`). The first
+//! `simulate --format json`, embedded in the report, and read back (`Deserialize`) except for
+//! the published figures: a comparison holds its figure whole, and its JSON shows only what the
+//! comparison reports of it. The first
 //! keys of `ScenarioResult` and its mode results are the contract's (`CONTRACT.md`); everything
 //! after them is additional. The CSV rows are views of these types (`ScenarioCsvRow`,
 //! `RequestCsvRow`), shared by `simulate --format csv` and the report's `data/*.csv`.
@@ -259,110 +261,158 @@ impl Gap {
     }
 }
 
-/// A published figure beside the same quantity measured (`simulate::published::compare`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A published figure beside the same quantity measured (`simulate::published::compare`):
+/// the figure as the scenario states it (held, not copied) and what was measured for it.
+/// Its JSON (hand-written `Serialize` below) spreads the figure's fields among the measured
+/// ones, in the order `simulate --format json` has always written them.
+#[derive(Debug, Clone, PartialEq)]
 pub struct PublishedComparison {
-    pub claim: String,
-    /// The article or repository the figure comes from, by name and location.
-    pub source: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub eager_tokens: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deferred_tokens: Option<f64>,
-    /// The quantity measured.
-    pub metric: super::published::Quantity,
-    /// The published saving, when both figures are published.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub saved_pct: Option<f64>,
+    /// The figure as published (`published:` of the scenario).
+    pub figure: super::published::Published,
+    /// The counter of the provider the figure was measured on, which `measured_*` uses.
+    pub counter: CounterKind,
     pub measured_eager_tokens: f64,
     pub measured_deferred_tokens: f64,
     pub measured_saved_pct: f64,
-    /// The counter of the provider the figure was measured on, which `measured_*` uses
-    /// (always set by `simulate`; absent only in a file written without it, and then written
-    /// back as `""`, as it was read).
-    #[serde(default, serialize_with = "name_or_empty")]
-    pub counter: Option<CounterKind>,
-    /// `tokens` or `seconds` (the `*_tokens` fields hold seconds for a latency figure).
-    #[serde(default, serialize_with = "name_or_empty")]
-    pub unit: Option<super::published::Unit>,
-    /// The settings measured beyond the scenario's (`model gpt-5.4, listing stubs`).
-    #[serde(default)]
-    pub variant: String,
     /// The same quantity counted by `o200k-json`.
-    #[serde(default)]
     pub measured_eager_o200k_json: f64,
-    #[serde(default)]
     pub measured_deferred_o200k_json: f64,
     /// The same quantity counted by `cl100k-json`.
-    #[serde(default)]
     pub measured_eager_cl100k_json: f64,
-    #[serde(default)]
     pub measured_deferred_cl100k_json: f64,
-    #[serde(default)]
+    /// measured − published, split into parts (when the side is published).
     pub eager_gap: Option<Gap>,
-    #[serde(default)]
     pub deferred_gap: Option<Gap>,
-    #[serde(default)]
     pub eager_measured_parts: Categories,
-    #[serde(default)]
     pub deferred_measured_parts: Categories,
-    #[serde(default)]
-    pub eager_stated: super::published::Stated,
-    #[serde(default)]
-    pub deferred_stated: super::published::Stated,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub eager_range: Option<[f64; 2]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deferred_range: Option<[f64; 2]>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Whether the measured value lies in the published range (when one is published).
     pub eager_within_range: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deferred_within_range: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub eager_usd: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deferred_usd: Option<f64>,
     /// The measured tokens at the model's input price (a conversations figure).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_eager_usd: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_deferred_usd: Option<f64>,
-    /// False when the harness cannot measure what the source measured; `not_reproduced`
-    /// says why and what the measured value is instead.
-    #[serde(default = "yes")]
-    pub reproduced: bool,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub not_reproduced: String,
-    /// How the scenario matches the source's setup, and what it assumes.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub note: String,
-}
-
-fn yes() -> bool {
-    true
-}
-
-/// A name, or `""` for none.
-#[allow(clippy::ref_option)] // serde's serialize_with passes the field by reference
-fn name_or_empty<T: std::fmt::Display, S: serde::Serializer>(
-    v: &Option<T>,
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    match v {
-        Some(v) => s.collect_str(v),
-        None => s.serialize_str(""),
-    }
 }
 
 impl PublishedComparison {
-    /// The counter's name (`""` when the file named none).
+    /// The counter's name.
     pub fn counter_name(&self) -> &'static str {
-        self.counter.map_or("", CounterKind::name)
+        self.counter.name()
     }
 
-    /// The unit's name (`""` when the file named none).
-    pub fn unit_name(&self) -> &'static str {
-        self.unit.map_or("", super::published::Unit::name)
+    /// `tokens` or `seconds` (the `*_tokens` fields hold seconds for a latency figure).
+    pub fn unit(&self) -> super::published::Unit {
+        self.figure.metric.unit()
+    }
+
+    /// The published saving: as the source states it, else the ratio of its two numbers.
+    pub fn saved_pct(&self) -> Option<f64> {
+        let f = &self.figure;
+        f.saved_pct.or(match (f.eager_tokens, f.deferred_tokens) {
+            (Some(a), Some(b)) => Some(savings_pct(a, b)),
+            _ => None,
+        })
+    }
+
+    /// The settings measured beyond the scenario's (`model gpt-5.4, listing stubs`).
+    pub fn variant(&self) -> String {
+        self.figure.variant.describe()
+    }
+
+    /// False when the harness cannot measure what the source measured; `not_reproduced`
+    /// says why and what the measured value is instead.
+    pub fn reproduced(&self) -> bool {
+        self.figure.not_reproduced.is_none()
+    }
+
+    pub fn not_reproduced(&self) -> &str {
+        self.figure.not_reproduced.as_deref().unwrap_or_default()
+    }
+
+    /// How the scenario matches the source's setup, and what it assumes.
+    pub fn note(&self) -> &str {
+        self.figure.note.as_deref().unwrap_or_default()
+    }
+}
+
+impl Serialize for PublishedComparison {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        // `Some` fields written, `None` ones skipped (as `skip_serializing_if` would).
+        fn some<M: serde::ser::SerializeStruct, T: Serialize>(
+            m: &mut M,
+            key: &'static str,
+            v: Option<&T>,
+        ) -> Result<(), M::Error> {
+            match v {
+                Some(v) => m.serialize_field(key, v),
+                None => m.skip_field(key),
+            }
+        }
+        let f = &self.figure;
+        let mut m = s.serialize_struct("PublishedComparison", 33)?;
+        m.serialize_field("claim", &f.claim)?;
+        m.serialize_field("source", &f.source)?;
+        some(&mut m, "eager_tokens", f.eager_tokens.as_ref())?;
+        some(&mut m, "deferred_tokens", f.deferred_tokens.as_ref())?;
+        m.serialize_field("metric", &f.metric)?;
+        some(&mut m, "saved_pct", self.saved_pct().as_ref())?;
+        m.serialize_field("measured_eager_tokens", &self.measured_eager_tokens)?;
+        m.serialize_field("measured_deferred_tokens", &self.measured_deferred_tokens)?;
+        m.serialize_field("measured_saved_pct", &self.measured_saved_pct)?;
+        m.serialize_field("counter", self.counter.name())?;
+        m.serialize_field("unit", self.unit().name())?;
+        m.serialize_field("variant", &self.variant())?;
+        m.serialize_field("measured_eager_o200k_json", &self.measured_eager_o200k_json)?;
+        m.serialize_field(
+            "measured_deferred_o200k_json",
+            &self.measured_deferred_o200k_json,
+        )?;
+        m.serialize_field(
+            "measured_eager_cl100k_json",
+            &self.measured_eager_cl100k_json,
+        )?;
+        m.serialize_field(
+            "measured_deferred_cl100k_json",
+            &self.measured_deferred_cl100k_json,
+        )?;
+        m.serialize_field("eager_gap", &self.eager_gap)?;
+        m.serialize_field("deferred_gap", &self.deferred_gap)?;
+        m.serialize_field("eager_measured_parts", &self.eager_measured_parts)?;
+        m.serialize_field("deferred_measured_parts", &self.deferred_measured_parts)?;
+        m.serialize_field("eager_stated", &f.eager_parts)?;
+        m.serialize_field("deferred_stated", &f.deferred_parts)?;
+        some(&mut m, "eager_range", f.eager_range.as_ref())?;
+        some(&mut m, "deferred_range", f.deferred_range.as_ref())?;
+        some(
+            &mut m,
+            "eager_within_range",
+            self.eager_within_range.as_ref(),
+        )?;
+        some(
+            &mut m,
+            "deferred_within_range",
+            self.deferred_within_range.as_ref(),
+        )?;
+        some(&mut m, "eager_usd", f.eager_usd.as_ref())?;
+        some(&mut m, "deferred_usd", f.deferred_usd.as_ref())?;
+        some(
+            &mut m,
+            "measured_eager_usd",
+            self.measured_eager_usd.as_ref(),
+        )?;
+        some(
+            &mut m,
+            "measured_deferred_usd",
+            self.measured_deferred_usd.as_ref(),
+        )?;
+        m.serialize_field("reproduced", &self.reproduced())?;
+        some(
+            &mut m,
+            "not_reproduced",
+            f.not_reproduced.as_ref().filter(|t| !t.is_empty()),
+        )?;
+        some(&mut m, "note", f.note.as_ref().filter(|t| !t.is_empty()))?;
+        m.end()
     }
 }
 
@@ -390,7 +440,8 @@ pub struct ScenarioResult {
     pub description: Option<String>,
     pub settings: Settings,
     pub model: Profile,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Written, not read back (see the module comment).
+    #[serde(default, skip_serializing_if = "Vec::is_empty", skip_deserializing)]
     pub published: Vec<PublishedComparison>,
     /// Every request, eager then deferred (`--per-request`; empty otherwise in the json).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

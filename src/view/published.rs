@@ -6,7 +6,7 @@
 use crate::output::md_code;
 use std::fmt::Write as _;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::output::md_table;
 use crate::simulate::ScenarioResult;
@@ -16,7 +16,7 @@ use crate::view::number::thousands;
 
 /// A value in the figure's unit: `53,000`, `5.2 s`.
 fn value(p: &PublishedComparison, x: f64) -> String {
-    if p.unit == Some(Unit::Seconds) {
+    if p.unit() == Unit::Seconds {
         format!("{x:.1} s")
     } else {
         thousands(x, 0)
@@ -48,20 +48,24 @@ fn figures_row(n: usize, s: &ScenarioResult, p: &PublishedComparison) -> Vec<Str
         }
     };
     let mut counter = format!("`{}`", p.counter_name());
-    if !p.variant.is_empty() {
-        let _ = write!(counter, " ({})", p.variant);
+    if !p.variant().is_empty() {
+        let _ = write!(counter, " ({})", p.variant());
     }
     vec![
         n.to_string(),
-        p.source.clone(),
-        p.claim.clone(),
-        format!("{} in {}", md_code(p.metric.name()), md_code(&s.name)),
+        p.figure.source.clone(),
+        p.figure.claim.clone(),
+        format!(
+            "{} in {}",
+            md_code(p.figure.metric.name()),
+            md_code(&s.name)
+        ),
         counter,
         format!(
             "{} → {} ({})",
-            opt(p, p.eager_tokens),
-            opt(p, p.deferred_tokens),
-            pct(p.saved_pct)
+            opt(p, p.figure.eager_tokens),
+            opt(p, p.figure.deferred_tokens),
+            pct(p.saved_pct())
         ),
         format!(
             "{} → {} ({})",
@@ -112,8 +116,8 @@ fn gap_row(
 fn notes(n: usize, p: &PublishedComparison) -> Vec<String> {
     let mut out = Vec::new();
     for (side, range, within) in [
-        ("eager", p.eager_range, p.eager_within_range),
-        ("deferred", p.deferred_range, p.deferred_within_range),
+        ("eager", p.figure.eager_range, p.eager_within_range),
+        ("deferred", p.figure.deferred_range, p.deferred_within_range),
     ] {
         if let (Some([lo, hi]), Some(inside)) = (range, within) {
             out.push(format!(
@@ -134,8 +138,8 @@ fn notes(n: usize, p: &PublishedComparison) -> Vec<String> {
         }
     }
     if let (Some(a), Some(b), Some(c), Some(d)) = (
-        p.eager_usd,
-        p.deferred_usd,
+        p.figure.eager_usd,
+        p.figure.deferred_usd,
         p.measured_eager_usd,
         p.measured_deferred_usd,
     ) {
@@ -144,12 +148,16 @@ fn notes(n: usize, p: &PublishedComparison) -> Vec<String> {
              the model's input price, no caching)"
         ));
     }
-    if !p.reproduced {
-        out.push(format!("**not reproduced**: {}", p.not_reproduced.trim()));
+    if !p.reproduced() {
+        out.push(format!("**not reproduced**: {}", p.not_reproduced().trim()));
     }
     for (side, stated, parts) in [
-        ("eager", &p.eager_stated, &p.eager_measured_parts),
-        ("deferred", &p.deferred_stated, &p.deferred_measured_parts),
+        ("eager", &p.figure.eager_parts, &p.eager_measured_parts),
+        (
+            "deferred",
+            &p.figure.deferred_parts,
+            &p.deferred_measured_parts,
+        ),
     ] {
         if let Some(tools) = stated.tools
             && let Some(catalog) = stated.catalog
@@ -164,8 +172,8 @@ fn notes(n: usize, p: &PublishedComparison) -> Vec<String> {
             ));
         }
     }
-    if !p.note.is_empty() {
-        out.push(p.note.trim().to_string());
+    if !p.note().is_empty() {
+        out.push(p.note().trim().to_string());
     }
     out.into_iter().map(|s| format!("{n}. {s}")).collect()
 }
@@ -239,7 +247,7 @@ fn gap_table(out: &mut String, figures: &[(&ScenarioResult, &PublishedComparison
             i + 1,
             "eager",
             p,
-            p.eager_tokens,
+            p.figure.eager_tokens,
             p.measured_eager_tokens,
             p.eager_gap,
         ));
@@ -247,7 +255,7 @@ fn gap_table(out: &mut String, figures: &[(&ScenarioResult, &PublishedComparison
             i + 1,
             "deferred",
             p,
-            p.deferred_tokens,
+            p.figure.deferred_tokens,
             p.measured_deferred_tokens,
             p.deferred_gap,
         ));
@@ -299,27 +307,27 @@ pub fn text(s: &ScenarioResult, md: bool) -> String {
         };
         out.push_str(&format!(
             "published: {} [{}]{br}  {} in {}, counter {}{}{br}",
-            p.claim,
-            p.source,
-            p.metric,
-            p.unit_name(),
+            p.figure.claim,
+            p.figure.source,
+            p.figure.metric,
+            p.unit().name(),
             p.counter_name(),
-            if p.variant.is_empty() {
+            if p.variant().is_empty() {
                 String::new()
             } else {
-                format!(", {}", p.variant)
+                format!(", {}", p.variant())
             },
         ));
         out.push_str(&side(
             "eager",
-            p.eager_tokens,
+            p.figure.eager_tokens,
             p.measured_eager_tokens,
             [p.measured_eager_o200k_json, p.measured_eager_cl100k_json],
             p.eager_gap,
         ));
         out.push_str(&side(
             "deferred",
-            p.deferred_tokens,
+            p.figure.deferred_tokens,
             p.measured_deferred_tokens,
             [
                 p.measured_deferred_o200k_json,
@@ -327,8 +335,8 @@ pub fn text(s: &ScenarioResult, md: bool) -> String {
             ],
             p.deferred_gap,
         ));
-        if !p.not_reproduced.is_empty() {
-            out.push_str(&format!("  not reproduced: {}{br}", p.not_reproduced));
+        if !p.not_reproduced().is_empty() {
+            out.push_str(&format!("  not reproduced: {}{br}", p.not_reproduced()));
         }
         if md {
             out.push('\n');
@@ -342,21 +350,24 @@ pub fn text(s: &ScenarioResult, md: bool) -> String {
 /// the `o200k-json` and `cl100k-json` counts beside; on each side the `*_gap_*` parts add up to measured −
 /// published (`simulate::published`). For a figure in seconds (`unit`), the token columns
 /// hold seconds and the gap is all `other`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PublishedCsvRow {
-    pub scenario: String,
+///
+/// A view of the comparison (its columns flat, its text borrowed), not a copy of the figure;
+/// the o200k/cl100k columns keep the names this file has always had.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PublishedCsvRow<'a> {
+    pub scenario: &'a str,
     /// The article or repository, by name and location.
-    pub source: String,
-    pub claim: String,
-    pub metric: String,
+    pub source: &'a str,
+    pub claim: &'a str,
+    pub metric: &'static str,
     pub published_eager_tokens: Option<f64>,
     pub published_deferred_tokens: Option<f64>,
     pub published_saved_pct: Option<f64>,
     pub measured_eager_tokens: f64,
     pub measured_deferred_tokens: f64,
     pub measured_saved_pct: f64,
-    pub counter: String,
-    pub unit: String,
+    pub counter: &'static str,
+    pub unit: &'static str,
     pub variant: String,
     pub measured_eager_tokens_o200k_json: f64,
     pub measured_deferred_tokens_o200k_json: f64,
@@ -383,27 +394,27 @@ pub struct PublishedCsvRow {
     /// False when the harness cannot measure what the source measured (`not_reproduced`
     /// says why and what was measured instead).
     pub reproduced: bool,
-    pub not_reproduced: String,
+    pub not_reproduced: &'a str,
 }
 
-impl PublishedCsvRow {
-    pub fn of(scenario: &str, p: &PublishedComparison) -> PublishedCsvRow {
+impl<'a> PublishedCsvRow<'a> {
+    pub fn of(scenario: &'a str, p: &'a PublishedComparison) -> PublishedCsvRow<'a> {
         let part = |g: Option<Gap>, f: fn(&Gap) -> f64| g.map(|g| f(&g));
         let (e, d) = (p.eager_gap, p.deferred_gap);
         PublishedCsvRow {
-            scenario: scenario.to_string(),
-            source: p.source.clone(),
-            claim: p.claim.clone(),
-            metric: p.metric.to_string(),
-            published_eager_tokens: p.eager_tokens,
-            published_deferred_tokens: p.deferred_tokens,
-            published_saved_pct: p.saved_pct,
+            scenario,
+            source: &p.figure.source,
+            claim: &p.figure.claim,
+            metric: p.figure.metric.name(),
+            published_eager_tokens: p.figure.eager_tokens,
+            published_deferred_tokens: p.figure.deferred_tokens,
+            published_saved_pct: p.saved_pct(),
             measured_eager_tokens: p.measured_eager_tokens,
             measured_deferred_tokens: p.measured_deferred_tokens,
             measured_saved_pct: p.measured_saved_pct,
-            counter: p.counter_name().to_string(),
-            unit: p.unit_name().to_string(),
-            variant: p.variant.clone(),
+            counter: p.counter_name(),
+            unit: p.unit().name(),
+            variant: p.variant().clone(),
             measured_eager_tokens_o200k_json: p.measured_eager_o200k_json,
             measured_deferred_tokens_o200k_json: p.measured_deferred_o200k_json,
             measured_eager_tokens_cl100k_json: p.measured_eager_cl100k_json,
@@ -418,22 +429,22 @@ impl PublishedCsvRow {
             deferred_gap_system: part(d, |g| g.system),
             deferred_gap_conversation: part(d, |g| g.conversation),
             deferred_gap_other: part(d, |g| g.other),
-            published_eager_low: p.eager_range.map(|r| r[0]),
-            published_eager_high: p.eager_range.map(|r| r[1]),
-            published_deferred_low: p.deferred_range.map(|r| r[0]),
-            published_deferred_high: p.deferred_range.map(|r| r[1]),
-            published_eager_usd: p.eager_usd,
-            published_deferred_usd: p.deferred_usd,
+            published_eager_low: p.figure.eager_range.map(|r| r[0]),
+            published_eager_high: p.figure.eager_range.map(|r| r[1]),
+            published_deferred_low: p.figure.deferred_range.map(|r| r[0]),
+            published_deferred_high: p.figure.deferred_range.map(|r| r[1]),
+            published_eager_usd: p.figure.eager_usd,
+            published_deferred_usd: p.figure.deferred_usd,
             measured_eager_usd: p.measured_eager_usd,
             measured_deferred_usd: p.measured_deferred_usd,
-            reproduced: p.reproduced,
-            not_reproduced: p.not_reproduced.clone(),
+            reproduced: p.reproduced(),
+            not_reproduced: p.not_reproduced(),
         }
     }
 }
 
 /// The rows of `data/published.csv`: every published figure of every scenario.
-pub fn csv_rows(scenarios: &[ScenarioResult]) -> Vec<PublishedCsvRow> {
+pub fn csv_rows(scenarios: &[ScenarioResult]) -> Vec<PublishedCsvRow<'_>> {
     scenarios
         .iter()
         .flat_map(|s| s.published.iter().map(|p| PublishedCsvRow::of(&s.name, p)))

@@ -26,9 +26,9 @@ fn check(file: &str, pins: &[Pin]) {
     );
     for (p, &(claim, counter, e, d, eo, dq)) in got.iter().zip(pins) {
         assert!(
-            p.claim.starts_with(claim),
+            p.figure.claim.starts_with(claim),
             "{file}: {:?} vs {claim:?}",
-            p.claim
+            p.figure.claim
         );
         assert_eq!(p.counter_name(), counter, "{claim}");
         assert_eq!(
@@ -42,19 +42,19 @@ fn check(file: &str, pins: &[Pin]) {
             "{claim}: measured (counter, o200k-json)"
         );
         assert!(
-            !p.source.to_lowercase().contains("issue"),
+            !p.figure.source.to_lowercase().contains("issue"),
             "{claim}: cited by an issue"
         );
         for (side, published, measured, gap) in [
             (
                 "eager",
-                p.eager_tokens,
+                p.figure.eager_tokens,
                 p.measured_eager_tokens,
                 p.eager_gap,
             ),
             (
                 "deferred",
-                p.deferred_tokens,
+                p.figure.deferred_tokens,
                 p.measured_deferred_tokens,
                 p.deferred_gap,
             ),
@@ -161,7 +161,7 @@ fn lazy_loading_design() {
     );
     let f = figures("lazy-loading-design.yaml");
     // Dollars at the model's $3 per million input tokens, as the source prices them.
-    let k = f.iter().find(|p| p.eager_usd.is_some()).unwrap();
+    let k = f.iter().find(|p| p.figure.eager_usd.is_some()).unwrap();
     assert_eq!(
         (k.measured_eager_usd, k.measured_deferred_usd),
         (Some(635.13), Some(282.14))
@@ -169,9 +169,9 @@ fn lazy_loading_design() {
     // Seconds come from the latency model: not reproduced, and said why.
     for p in f
         .iter()
-        .filter(|p| p.unit == Some(toolbudget::simulate::published::Unit::Seconds))
+        .filter(|p| p.unit() == toolbudget::simulate::published::Unit::Seconds)
     {
-        assert!(!p.reproduced && p.not_reproduced.contains("model"));
+        assert!(!p.reproduced() && p.not_reproduced().contains("model"));
         assert_eq!(p.eager_gap.unwrap().catalog, 0.0);
     }
 }

@@ -12,6 +12,7 @@ use toolbudget::experiment::report::{CatalogRow, ReportData, ReportSettings};
 use toolbudget::experiment::sweep::{ListingCost, ListingMode, Sweep, SweepPoint, SweepSettings};
 use toolbudget::simulate::ScenarioResult;
 use toolbudget::simulate::request::PARTS;
+use toolbudget::simulate::result::{Categories, PublishedComparison};
 use toolbudget::view::report::render;
 
 fn request(
@@ -113,7 +114,7 @@ fn worked_example() -> ScenarioResult {
             0.007,
         ),
     ];
-    serde_json::from_value(json!({
+    let mut result: ScenarioResult = serde_json::from_value(json!({
         "name": "worked-example", "counter": "o200k-json", "tokenizer": "o200k_base", "tool_count": 3, "deferred_count": 2,
         "eager": mode(1760, 5490, 3, 0, 0.019, 0.95),
         "deferred": mode(1510, 7090, 4, 1, 0.023, 1.02),
@@ -122,15 +123,36 @@ fn worked_example() -> ScenarioResult {
                     "caveats": []},
         "description": "ACCOUNTING.md's worked example.",
         "settings": settings(), "model": profile(),
-        "published": [{"claim": "first request smaller",
-                       "source": "https://example.com/posts/deferred-tools",
-                       "eager_tokens": 77_000.0, "deferred_tokens": 8_700.0,
-                       "metric": "first_request_tokens", "saved_pct": 88.7,
-                       "measured_eager_tokens": 1760.0, "measured_deferred_tokens": 1510.0,
-                       "measured_saved_pct": 14.2}],
         "requests": requests,
     }))
-    .expect("the fixture is a ScenarioResult")
+    .expect("the fixture is a ScenarioResult");
+    // A published figure is held whole by its comparison (results are not read back with them).
+    let figure = serde_json::from_value(json!({
+        "claim": "first request smaller", "source": "https://example.com/posts/deferred-tools",
+        "eager_tokens": 77_000.0, "deferred_tokens": 8_700.0,
+        "metric": "first_request_tokens", "saved_pct": 88.7,
+    }))
+    .expect("the figure is a Published");
+    result.published.push(PublishedComparison {
+        figure,
+        counter: CounterKind::O200kJson,
+        measured_eager_tokens: 1760.0,
+        measured_deferred_tokens: 1510.0,
+        measured_saved_pct: 14.2,
+        measured_eager_o200k_json: 1760.0,
+        measured_deferred_o200k_json: 1510.0,
+        measured_eager_cl100k_json: 0.0,
+        measured_deferred_cl100k_json: 0.0,
+        eager_gap: None,
+        deferred_gap: None,
+        eager_measured_parts: Categories::default(),
+        deferred_measured_parts: Categories::default(),
+        eager_within_range: None,
+        deferred_within_range: None,
+        measured_eager_usd: None,
+        measured_deferred_usd: None,
+    });
+    result
 }
 
 /// A conversation whose eager requests overflow the window and whose deferred calls failed:

@@ -491,7 +491,7 @@ pub fn summary_lines(data: &ReportData) -> Vec<String> {
     let mut out = Vec::new();
     let figures: Vec<_> = data.scenarios.iter().flat_map(|s| &s.published).collect();
     if !figures.is_empty() {
-        let reproduced = figures.iter().filter(|p| p.reproduced).count();
+        let reproduced = figures.iter().filter(|p| p.reproduced()).count();
         out.push(format!(
             "{} published figures measured like for like ({} in tokens, {} compared with the \
              latency model only); each gap split into counting, catalog, system, conversation \
