@@ -15,7 +15,7 @@
 # binary runs on both sides, which measures the noise and must pass. A benchmark BASE lacks is
 # reported as new and not compared; one HEAD lacks is reported as gone.
 #
-# Env: BENCH_CHECK_ROUNDS (5; 3 when BASE is HEAD), BENCH_CHECK_THRESHOLD (0.25), BENCH_CHECK_MEASURE (seconds per
+# Env: BENCH_CHECK_ROUNDS (5; 2 when BASE is HEAD), BENCH_CHECK_THRESHOLD (0.25), BENCH_CHECK_MEASURE (seconds per
 # benchmark per round, 1), BENCH_CHECK_SLOWDOWN=SCORER[:TIMES] (runs that lexical scorer's queries TIMES times, default 3, in HEAD's
 # runs only, through the harness's TOOLBUDGET_BENCH_SLOWDOWN: the check that the gate fails),
 # BENCH_CHECK_FILTER (a criterion regex replacing the headline set, for a quicker manual run).
@@ -52,9 +52,10 @@ same=0
 if [ "$base_sha" = "$head_sha" ] && [ -z "$(git status --porcelain --untracked-files=no)" ]; then
     same=1
 fi
-# One binary on both sides only measures the noise (nothing can regress): 3 rounds give each
-# side a fastest and a second-fastest round, which is all the verdict reads.
-ROUNDS="${BENCH_CHECK_ROUNDS:-$([ "$same" = 1 ] && echo 3 || echo 5)}"
+# One binary on both sides only measures the noise (nothing can regress): 2 rounds give each
+# side a fastest and a second-fastest round, which is all the verdict reads (a third round
+# only lowered the noise band of a check that cannot find a regression).
+ROUNDS="${BENCH_CHECK_ROUNDS:-$([ "$same" = 1 ] && echo 2 || echo 5)}"
 
 # Builds the bench binary of the tree in the current directory and copies it to $1.
 build_bench() {

@@ -454,10 +454,78 @@ pub(crate) mod tests {
         }
     }
 
-    /// The encoder against candle's `BertModel` (the implementation it replaced) on the same
-    /// weights, padded batch and mask, mean-pooled and normalised alike.
+    /// The texts of the candle reference: a one-token text, two tool texts, one cut at
+    /// [`MAX_TOKENS`].
+    fn reference_texts() -> Vec<String> {
+        vec![
+            "x".into(),
+            "Get the current weather in a city. Arguments: city, units.".into(),
+            "slack send message. Send a message to a channel or a user.".into(),
+            "search the web for recent news about rust ".repeat(40),
+        ]
+    }
+
+    /// `fixtures/embed/candle-reference.json`: what candle's `BertModel` (the implementation
+    /// this encoder replaced) computes for [`reference_texts`] on the pinned model — padded
+    /// batch and mask, mean-pooled and normalised alike. Written by
+    /// `TOOLBUDGET_WRITE_CANDLE_REFERENCE=1 cargo test --features candle-reference --lib
+    /// candle_reference`; kept in the repository so that `cargo test` checks the encoder against
+    /// candle without building candle (three crates, minutes of every cold build).
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct CandleReference {
+        generated_by: String,
+        model_sha256: String,
+        texts: Vec<String>,
+        vectors: Vec<Vec<f32>>,
+    }
+
+    const CANDLE_REFERENCE: &str = "fixtures/embed/candle-reference.json";
+
+    fn max_diff(a: &[f32], b: &[f32]) -> f32 {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0f32, f32::max)
+    }
+
+    /// The encoder against candle's vectors, in a batch and alone, to 1e-5.
     #[test]
     fn matches_candle_bert() {
+        let Some(model) = test_embedder() else { return };
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(CANDLE_REFERENCE);
+        let reference: CandleReference =
+            serde_json::from_slice(&std::fs::read(&path).expect("the reference is committed"))
+                .expect("the reference parses");
+        assert_eq!(reference.texts, reference_texts());
+        let weights = std::fs::read(model.dir().join("model.safetensors")).unwrap();
+        assert_eq!(
+            reference.model_sha256,
+            hex(&sha2::Sha256::digest(&weights)),
+            "the reference was computed on other weights: regenerate it (see CandleReference)"
+        );
+        let texts: Vec<&str> = reference.texts.iter().map(String::as_str).collect();
+        let ids = model.token_ids(&texts).unwrap();
+        assert_eq!(
+            ids.iter().map(Vec::len).max(),
+            Some(MAX_TOKENS),
+            "the long text is cut at {MAX_TOKENS}"
+        );
+        let got = model.embed_all(&texts, &|_| {}).unwrap();
+        assert_eq!(reference.vectors.len(), texts.len());
+        for (i, want) in reference.vectors.iter().enumerate() {
+            assert_eq!(want.len(), 384);
+            let diff = max_diff(want, &got[i * 384..(i + 1) * 384]);
+            assert!(diff < 1e-5, "text {i} differs from candle by {diff}");
+            let diff = max_diff(want, &model.embed_one(texts[i]).unwrap());
+            assert!(diff < 1e-5, "text {i} alone differs from candle by {diff}");
+        }
+    }
+
+    /// candle's `BertModel` computed now against the committed reference (or writing it, with
+    /// `TOOLBUDGET_WRITE_CANDLE_REFERENCE=1`).
+    #[cfg(feature = "candle-reference")]
+    #[test]
+    fn candle_reference_is_current() {
         use candle_core::{DType, Device, Tensor};
         use candle_nn::VarBuilder;
         use candle_transformers::models::bert::{BertModel, Config};
@@ -466,18 +534,13 @@ pub(crate) mod tests {
         let config: Config =
             serde_json::from_slice(&std::fs::read(dir.join("config.json")).unwrap()).unwrap();
         let weights = std::fs::read(dir.join("model.safetensors")).unwrap();
+        let model_sha256 = hex(&sha2::Sha256::digest(&weights));
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu).unwrap();
         let bert = BertModel::load(vb, &config).unwrap();
-        let long = "search the web for recent news about rust ".repeat(40);
-        let texts = [
-            "x",
-            "Get the current weather in a city. Arguments: city, units.",
-            "slack send message. Send a message to a channel or a user.",
-            long.as_str(),
-        ];
-        let ids = model.token_ids(&texts).unwrap();
+        let texts = reference_texts();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let ids = model.token_ids(&refs).unwrap();
         let len = ids.iter().map(Vec::len).max().unwrap();
-        assert_eq!(len, MAX_TOKENS, "the long text is cut at {MAX_TOKENS}");
         let mut flat = Vec::new();
         let mut mask = Vec::new();
         for row in &ids {
@@ -498,23 +561,30 @@ pub(crate) mod tests {
             .broadcast_div(&m.sum(1).unwrap())
             .unwrap();
         let norm = mean.sqr().unwrap().sum_keepdim(1).unwrap().sqrt().unwrap();
-        let want = mean.broadcast_div(&norm).unwrap().to_vec2::<f32>().unwrap();
-        let got = model.embed_all(&texts, &|_| {}).unwrap();
-        for (i, w) in want.iter().enumerate() {
-            let row = &got[i * 384..(i + 1) * 384];
-            let diff = w
-                .iter()
-                .zip(row)
-                .map(|(a, b)| (a - b).abs())
-                .fold(0f32, f32::max);
-            assert!(diff < 1e-5, "text {i} differs from candle by {diff}");
-            let one = model.embed_one(texts[i]).unwrap();
-            let diff = w
-                .iter()
-                .zip(&one)
-                .map(|(a, b)| (a - b).abs())
-                .fold(0f32, f32::max);
-            assert!(diff < 1e-5, "text {i} alone differs from candle by {diff}");
+        let vectors = mean.broadcast_div(&norm).unwrap().to_vec2::<f32>().unwrap();
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(CANDLE_REFERENCE);
+        if std::env::var_os("TOOLBUDGET_WRITE_CANDLE_REFERENCE").is_some() {
+            let reference = CandleReference {
+                generated_by: "candle-transformers 0.11 BertModel, f32 on the CPU, mean-pooled \
+                               over the attention mask and L2-normalised"
+                    .into(),
+                model_sha256,
+                texts,
+                vectors,
+            };
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, crate::output::to_json(&reference)).unwrap();
+            return;
+        }
+        let committed: CandleReference =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(committed.model_sha256, model_sha256);
+        for (i, (a, b)) in committed.vectors.iter().zip(&vectors).enumerate() {
+            let diff = max_diff(a, b);
+            assert!(
+                diff < 1e-6,
+                "text {i}: candle now differs from the reference by {diff}"
+            );
         }
     }
 
