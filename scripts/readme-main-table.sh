@@ -17,9 +17,9 @@ def saved(r, k):
         return "n/a*"
     return f"{float(r[k]):g}%" + ("*" if r["savings_caveats"] else "")
 print("| scenario | counter | tools | deferred | tools sent eager → deferred | first request eager | deferred"
-      " | saved | total input eager | deferred | saved | searches / misses / retries"
-      " | calls failed / premature / unavailable |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+      " | saved | total input eager | deferred | saved | deferred list, whole conversation"
+      " | searches / misses / retries | calls failed / premature / unavailable |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for r in rows:
     cells = [
         r["scenario"], r["counter"], n(r["tool_count"]), n(r["deferred_count"]),
@@ -27,7 +27,7 @@ for r in rows:
         n(r["eager_first_request_tokens"]), n(r["deferred_first_request_tokens"]),
         saved(r, "first_request_savings_pct"),
         n(r["eager_total_input_tokens"]), n(r["deferred_total_input_tokens"]),
-        saved(r, "total_input_savings_pct"),
+        saved(r, "total_input_savings_pct"), n(r["deferred_list_tokens"]),
         f'{r["deferred_searches"]} / {r["deferred_misses"]} / {r["deferred_retries"]}',
         f'{r["deferred_failed_calls"]} / {r["deferred_premature_calls"]} / {r["deferred_unavailable_calls"]}',
     ]

@@ -328,7 +328,7 @@ pub struct CountArgs {
     #[arg(long, conflicts_with_all = ["counter", "tokenizer", "render"])]
     pub compare_counters: bool,
     /// Model profile whose tool-use preamble the fixed cost includes (default: the counter's
-    /// reference model).
+    /// reference model; none for the provider-neutral o200k-json and cl100k-json).
     #[arg(long, value_name = "PROFILE")]
     pub model: Option<String>,
     /// The request's tool_choice (the preamble depends on it).

@@ -32,11 +32,11 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let result = match &cli.command {
-        Command::Count(args) => commands::count::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Count(args) => commands::count::run(args, cli.quiet).map(|()| ExitCode::SUCCESS),
         Command::Report(args) => commands::report::run(args, cli.quiet).map(|()| ExitCode::SUCCESS),
-        Command::Search(args) => commands::search::run(args).map(|()| ExitCode::SUCCESS),
+        Command::Search(args) => commands::search::run(args, cli.quiet).map(|()| ExitCode::SUCCESS),
         Command::Eval(args) => commands::eval::run(args, cli.quiet).map(|()| ExitCode::SUCCESS),
-        Command::Compare(args) => commands::compare::run(args).map(ExitCode::from),
+        Command::Compare(args) => commands::compare::run(args, cli.quiet).map(ExitCode::from),
         Command::Simulate(args) => {
             commands::simulate::run(args, cli.quiet).map(|()| ExitCode::SUCCESS)
         }

@@ -554,12 +554,37 @@ pub fn to_json<T: serde::Serialize>(value: &T) -> String {
     s
 }
 
-/// A plain-text table with aligned columns; `right` marks numeric columns.
+/// The widest a cell between the first and the last column of a plain-text table is printed:
+/// a longer cell wraps onto lines of its own below, so one long value does not push every
+/// column after it to the right. The first column names the row (a tool id, a quantity) and
+/// the last has nothing after it: both stay whole. CSV and JSON keep every value whole.
+pub const MAX_CELL_WIDTH: usize = 40;
+
+/// A plain-text table with aligned columns; `right` marks numeric columns. A middle cell wider
+/// than [`MAX_CELL_WIDTH`] wraps at spaces (a longer word is cut).
 pub fn text_table(headers: &[&str], rows: &[Vec<String>], right: &[bool]) -> String {
+    let last = headers.len().saturating_sub(1);
+    let wrapped: Vec<Vec<Vec<String>>> = rows
+        .iter()
+        .map(|row| {
+            row.iter()
+                .enumerate()
+                .map(|(i, cell)| {
+                    if i == 0 || i == last {
+                        vec![cell.clone()]
+                    } else {
+                        wrap_cell(cell, MAX_CELL_WIDTH)
+                    }
+                })
+                .collect()
+        })
+        .collect();
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
-    for row in rows {
-        for (i, cell) in row.iter().enumerate() {
-            widths[i] = widths[i].max(cell.chars().count());
+    for row in &wrapped {
+        for (i, lines) in row.iter().enumerate() {
+            for l in lines {
+                widths[i] = widths[i].max(l.chars().count());
+            }
         }
     }
     let mut out = String::new();
@@ -590,10 +615,62 @@ pub fn text_table(headers: &[&str], rows: &[Vec<String>], right: &[bool]) -> Str
     line(&h, &mut out);
     let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
     line(&rule, &mut out);
-    for row in rows {
-        line(row, &mut out);
+    for row in &wrapped {
+        let height = row.iter().map(Vec::len).max().unwrap_or(1);
+        for k in 0..height {
+            let cells: Vec<String> = row
+                .iter()
+                .map(|lines| lines.get(k).cloned().unwrap_or_default())
+                .collect();
+            line(&cells, &mut out);
+        }
     }
     out
+}
+
+/// `cell` in lines of at most `width` characters, broken at spaces; a word longer than
+/// `width` is cut into pieces. A cell that fits is one line, unchanged.
+fn wrap_cell(cell: &str, width: usize) -> Vec<String> {
+    if cell.chars().count() <= width {
+        return vec![cell.to_string()];
+    }
+    // An indented cell (a reason under its parent) keeps its indent on every line.
+    let indent = cell.len() - cell.trim_start_matches(' ').len();
+    let width = width.saturating_sub(indent).max(1);
+    let pad = " ".repeat(indent);
+    let mut lines = Vec::new();
+    let mut current = String::new();
+    let mut len = 0;
+    for word in cell.split(' ').filter(|w| !w.is_empty()) {
+        let mut chars: Vec<char> = word.chars().collect();
+        // A word that fits nowhere is cut to the width, piece by piece.
+        while chars.len() > width {
+            if len > 0 {
+                lines.push(std::mem::take(&mut current));
+                len = 0;
+            }
+            lines.push(chars[..width].iter().collect());
+            chars.drain(..width);
+        }
+        let n = chars.len();
+        if n == 0 {
+            continue;
+        }
+        if len > 0 && len + 1 + n > width {
+            lines.push(std::mem::take(&mut current));
+            len = 0;
+        }
+        if len > 0 {
+            current.push(' ');
+            len += 1;
+        }
+        current.extend(chars);
+        len += n;
+    }
+    if len > 0 || lines.is_empty() {
+        lines.push(current);
+    }
+    lines.into_iter().map(|l| format!("{pad}{l}")).collect()
 }
 
 /// `text` as a Markdown code span that nothing in it can end: control characters (a line
@@ -817,6 +894,59 @@ pub fn table_for(format: Format) -> TableFn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_cell_wraps_below_its_row_and_keeps_the_columns_aligned() {
+        let long = format!(
+            "{} {}",
+            "a".repeat(30),
+            "deferred_list 1, history 1, tools 1, server 1"
+        );
+        let rows = vec![
+            vec!["invalidations".to_string(), long.clone(), "9".to_string()],
+            vec!["requests".to_string(), "13".to_string(), "1".to_string()],
+        ];
+        let t = text_table(&["row", "deferred", "n"], &rows, &[false, false, true]);
+        let lines: Vec<&str> = t.lines().collect();
+        // Header, rule, the long row on three lines, the short row on one.
+        assert_eq!(lines.len(), 6, "{t}");
+        let width = lines[1].chars().count();
+        assert!(lines.iter().all(|l| l.chars().count() <= width), "{t}");
+        assert!(
+            width <= "invalidations".len() + 2 + MAX_CELL_WIDTH + 2 + 1,
+            "{t}"
+        );
+        // Every word is still there, in order; the number stays on the row's first line.
+        let col = lines[1].split("  ").nth(1).unwrap().len();
+        assert!(col <= MAX_CELL_WIDTH, "{t}");
+        let cell: Vec<&str> = lines[2..5]
+            .iter()
+            .map(|l| l[15..(15 + col).min(l.len())].trim())
+            .collect();
+        assert_eq!(cell.join(" "), long);
+        assert!(lines[2].ends_with('9') && lines[5].ends_with('1'), "{t}");
+        assert!(
+            lines[3].starts_with(' ') && lines[3].trim_end().len() < width,
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn wrapping_cuts_a_word_longer_than_the_width_and_leaves_short_cells_alone() {
+        assert_eq!(wrap_cell("short cell", 40), ["short cell"]);
+        assert_eq!(wrap_cell("abcdefgh ij", 4), ["abcd", "efgh", "ij"]);
+        assert_eq!(wrap_cell("ab cd ef", 5), ["ab cd", "ef"]);
+        assert_eq!(wrap_cell("  ab cd ef", 7), ["  ab cd", "  ef"]);
+        // The first column (the row's name) and the last (nothing after it) stay whole.
+        let long = "x ".repeat(30).trim_end().to_string();
+        let t = text_table(
+            &["tool", "why"],
+            &[vec![long.clone(), long.clone()]],
+            &[false, false],
+        );
+        assert_eq!(t.lines().count(), 3, "{t}");
+        assert_eq!(t.lines().nth(2), Some(format!("{long}  {long}").as_str()));
+    }
 
     #[test]
     fn csv_quotes_what_needs_quoting() {

@@ -8,10 +8,14 @@ use toolbudget::eval::compare::{CompareOptions, EvalFile, compare};
 use toolbudget::output::emit;
 
 use super::Outcome;
+use super::progress::{self, Bar};
 
-pub fn run(args: &CompareArgs) -> Result<Outcome> {
+pub fn run(args: &CompareArgs, quiet: bool) -> Result<Outcome> {
+    let visible = progress::visible(quiet);
+    let reading = Bar::spinner(visible, "compare", "reading and verifying the two results");
     let base = EvalFile::read(&args.baseline)?;
     let candidate = EvalFile::read(&args.candidate)?;
+    reading.finish();
     let options = CompareOptions {
         metric: toolbudget::eval::metrics::Metric::new(&args.metric),
         max_drop: args.max_drop,
@@ -19,7 +23,9 @@ pub fn run(args: &CompareArgs) -> Result<Outcome> {
         paired_only: args.paired_only,
         min_paired_share: args.min_paired_share,
     };
+    let resampling = Bar::spinner(visible, "compare", "paired intervals and p-values");
     let comparison = compare(&base, &candidate, &options)?;
+    resampling.finish();
     emit(
         args.output.out.as_deref(),
         &toolbudget::view::compare::render(&comparison, args.output.format),

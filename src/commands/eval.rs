@@ -1,13 +1,11 @@
 //! `toolbudget eval`: ranks every labeled query with each scorer and reports retrieval
 //! metrics and search latency. Metric definitions: `eval::metrics`.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
-
+use super::progress::{self, Bar};
 use crate::cli::EvalArgs;
 use toolbudget::catalog::{Catalog, CatalogSource, parse_catalog_arg};
 use toolbudget::error::{Error, Result};
@@ -52,15 +50,15 @@ pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
     args.embedding.apply(&mut config);
     args.external.apply(&mut config);
     config.external.mcp.allow_unknown_tools = args.allow_unknown_tools;
-    let visible = !quiet && std::io::stderr().is_terminal();
-    config.progress = super::embed_progress(visible);
+    let visible = progress::visible(quiet);
+    config.progress = progress::embed_progress(visible);
     let origin = Instant::now();
     let clock = || origin.elapsed();
     let mut results = Vec::new();
     for spec in scorer_specs(args) {
         let scorer = search::build_spec(&spec, Arc::clone(&catalog), &config)?;
         let name = scorer.name();
-        let bar = progress_bar(&name, set.queries.len(), visible);
+        let bar = Bar::new(visible, &name, set.queries.len(), "queries");
         if !quiet && !visible {
             eprintln!(
                 "eval: {name} over {} queries, {} tools",
@@ -78,20 +76,15 @@ pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
             &clock,
             &tick,
         );
-        // The warning goes above the bar (bar.println), not after its last character.
+        // The warning goes above the bar, not after its last character.
         if let Ok(r) = &r
             && r.refused_queries > 0
             && !quiet
         {
-            let warning = format!(
+            bar.note(&format!(
                 "warning: {name} refused {}; they score 0 (see `refused` in --per-query rows)",
                 toolbudget::view::number::plural(r.refused_queries, "query", "queries")
-            );
-            if visible {
-                bar.println(warning);
-            } else {
-                eprintln!("{warning}");
-            }
+            ));
         }
         bar.finish();
         let r = r?;
@@ -203,21 +196,4 @@ fn pooled(own: Catalog, args: &EvalArgs) -> Result<(Catalog, Option<PoolInfo>)> 
     info.sources = args.pool.iter().map(|p| p.display().to_string()).collect();
     info.skipped_files = found - sources.len();
     Ok((catalog, Some(info)))
-}
-
-/// One bar per scorer over its queries (hidden when stderr is not a terminal or `--quiet`).
-fn progress_bar(name: &str, queries: usize, visible: bool) -> ProgressBar {
-    if !visible {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(queries as u64);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{prefix:>9} [{bar:30}] {pos}/{len} queries {elapsed} (eta {eta})",
-        )
-        .expect("the template is valid")
-        .progress_chars("=> "),
-    );
-    bar.set_prefix(name.to_string());
-    bar
 }

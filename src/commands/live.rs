@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use super::progress::{self, Bar};
 use crate::cli::LiveArgs;
 use toolbudget::error::{Error, Result};
 use toolbudget::live::cassette::{Cassette, Load};
@@ -107,16 +108,19 @@ pub fn run(args: &LiveArgs, quiet: bool) -> Result<()> {
         repeat: args.repeat,
         tool_choice: args.tool_choice,
     };
+    let loaded = simulate::load_scenarios(&args.scenarios)?;
+    let bar = Bar::new(progress::visible(quiet), "live", loaded.len(), "scenarios");
     let mut results = Vec::new();
-    for scenario in simulate::load_scenarios(&args.scenarios)? {
+    for scenario in loaded {
         let scenario = with_scorer(scenario, args);
+        bar.step(scenario.name.clone());
         let external = args.external.config();
         let build = |spec: &_, catalog, bm25: &_, dir: Option<&Path>| {
             simulate::build_scorer_with(spec, catalog, bm25, dir, &external)
         };
         let prepared = simulate::prepare(&scenario, counter, &build)?;
         if !quiet {
-            eprintln!(
+            bar.note(&format!(
                 "live: {}: {} run{} eager and deferred against {} ({})",
                 scenario.name,
                 settings.repeat,
@@ -127,13 +131,15 @@ pub fn run(args: &LiveArgs, quiet: bool) -> Result<()> {
                 } else {
                     ep.base_url.as_str()
                 }
-            );
+            ));
         }
         let played = live::run_scenario(&scenario, &prepared, &settings, &mut ep);
         // Whatever was answered stays recorded, also when a later request failed.
         save_cassette(&ep, &args.cassette)?;
         results.push(played.map_err(|e| Error::Missing(e.to_string()))?);
+        bar.advance();
     }
+    bar.finish();
     let result = live::finish(provider, counter, &settings, results);
     if let Some(dir) = &args.out {
         write_tree(dir, &toolbudget::view::live::files(&result))?;

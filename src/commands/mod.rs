@@ -8,6 +8,7 @@ pub mod compare;
 pub mod count;
 pub mod eval;
 pub mod live;
+pub mod progress;
 pub mod report;
 pub mod search;
 pub mod session_import;
@@ -109,23 +110,6 @@ pub fn catalog_files(flag: &str, source: &Path, out: &mut Vec<PathBuf>) -> Resul
     found.sort();
     out.extend(found);
     Ok(())
-}
-
-/// A progress bar's rate as a whole number per second (`1006/s`): indicatif's `{per_sec}`
-/// prints four decimals after a thousands comma (`1,006.1715/s`).
-pub fn rate_key(state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write) {
-    let _ = write!(w, "{}/s", rate_text(state.per_sec()));
-}
-
-/// `1006`, `3.5` below ten, `0` for no rate yet.
-pub fn rate_text(per_sec: f64) -> String {
-    if !per_sec.is_finite() || per_sec <= 0.0 {
-        "0".into()
-    } else if per_sec < 10.0 {
-        format!("{per_sec:.1}")
-    } else {
-        format!("{per_sec:.0}")
-    }
 }
 
 /// Checks every `--out` of `command` before any work is done, so a refused path fails at once
@@ -251,50 +235,5 @@ fn check_out_kinds(command: &crate::cli::Command) -> Result<()> {
                 }
             }
         },
-    }
-}
-
-/// A progress bar on stderr for a cold semantic index (`None` when `visible` is false). The bar
-/// appears with the first finished batch, so a cached index shows nothing.
-pub fn embed_progress(visible: bool) -> Option<toolbudget::search::EmbedProgress> {
-    use indicatif::{ProgressBar, ProgressStyle};
-    use std::sync::{Arc, OnceLock};
-    if !visible {
-        return None;
-    }
-    let bar: Arc<OnceLock<ProgressBar>> = Arc::new(OnceLock::new());
-    Some(toolbudget::search::EmbedProgress(Arc::new(
-        move |done: usize, all: usize| {
-            let bar = bar.get_or_init(|| {
-                let bar = ProgressBar::new(all as u64);
-                bar.set_style(
-                    ProgressStyle::with_template(
-                        "{prefix:>12} [{bar:30}] {pos}/{len} tools {rate} eta {eta}",
-                    )
-                    .expect("the template is valid")
-                    .with_key("rate", rate_key)
-                    .progress_chars("=> "),
-                );
-                bar.set_prefix("embedding");
-                bar
-            });
-            bar.set_position(done as u64);
-            if done >= all {
-                bar.finish_and_clear();
-            }
-        },
-    )))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::rate_text;
-
-    #[test]
-    fn progress_rates_print_without_thousands_commas_or_four_decimals() {
-        assert_eq!(rate_text(1006.1715), "1006");
-        assert_eq!(rate_text(3.52), "3.5");
-        assert_eq!(rate_text(0.0), "0");
-        assert_eq!(rate_text(f64::NAN), "0");
     }
 }

@@ -4,12 +4,10 @@
 //! run's section appended). Nothing here computes results.
 
 use std::cell::RefCell;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
-
+use super::progress::{self, Bar};
 use crate::cli::ReportArgs;
 use toolbudget::catalog::CatalogSource;
 use toolbudget::error::{Error, Result};
@@ -20,34 +18,25 @@ use toolbudget::output::write_tree;
 use toolbudget::session::counterfactual::Variant;
 use toolbudget::simulate::calibration::CalibrationFile;
 
-/// Progress on stderr, hidden when stderr is not a terminal or with `--quiet`.
+/// Progress on stderr, hidden when stderr is not a terminal or with `--quiet`: one bar per
+/// phase of the pipeline.
 struct Bars {
     visible: bool,
-    bar: RefCell<ProgressBar>,
+    bar: RefCell<Bar>,
 }
 
 impl Progress for Bars {
     fn phase(&self, what: &str, len: usize) {
-        if !self.visible {
-            return;
-        }
-        let bar = ProgressBar::new(len as u64);
-        bar.set_style(
-            ProgressStyle::with_template("{prefix:>12} [{bar:30}] {pos}/{len} {msg}")
-                .expect("the template is valid")
-                .progress_chars("=> "),
-        );
-        bar.set_prefix(what.to_string());
-        *self.bar.borrow_mut() = bar;
+        *self.bar.borrow_mut() = Bar::new(self.visible, what, len, "");
     }
     fn step(&self, message: &str) {
-        self.bar.borrow().set_message(message.to_string());
+        self.bar.borrow().step(message);
     }
     fn advance(&self) {
-        self.bar.borrow().inc(1);
+        self.bar.borrow().advance();
     }
     fn finish(&self) {
-        self.bar.borrow().finish_and_clear();
+        self.bar.borrow().finish();
     }
 }
 
@@ -83,8 +72,8 @@ pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
     inputs.scenario_scorer.clone_from(&args.scenario_scorer);
     inputs.external = args.external.config();
     let bars = Bars {
-        visible: !quiet && std::io::stderr().is_terminal(),
-        bar: RefCell::new(ProgressBar::hidden()),
+        visible: progress::visible(quiet),
+        bar: RefCell::new(Bar::hidden()),
     };
     let origin = Instant::now();
     let data = pipeline::build(&inputs, &|| origin.elapsed(), &bars)?;

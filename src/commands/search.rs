@@ -1,6 +1,5 @@
 //! `toolbudget search`: ranks the tools of a catalog for one query with one scorer.
 
-use std::io::IsTerminal;
 use std::sync::Arc;
 
 use crate::cli::SearchArgs;
@@ -9,7 +8,7 @@ use toolbudget::experiment::search::search;
 use toolbudget::output::emit;
 use toolbudget::search::ScorerConfig;
 
-pub fn run(args: &SearchArgs) -> Result<()> {
+pub fn run(args: &SearchArgs, quiet: bool) -> Result<()> {
     // clap's own message for a non-UTF-8 argument does not say which one it was.
     let query = args.query.to_str().ok_or_else(|| {
         toolbudget::error::Error::usage(format!(
@@ -21,7 +20,7 @@ pub fn run(args: &SearchArgs) -> Result<()> {
     let mut config = ScorerConfig::default();
     args.embedding.apply(&mut config);
     args.external.apply(&mut config);
-    config.progress = super::embed_progress(std::io::stderr().is_terminal());
+    config.progress = super::progress::embed_progress(super::progress::visible(quiet));
     let report = search(
         catalog,
         &args.scorer,

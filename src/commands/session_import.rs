@@ -2,11 +2,9 @@
 //! one scenario per session (plus its bill and the fitted calibration) and prints billed vs
 //! modeled input per session.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-use indicatif::{ProgressBar, ProgressStyle};
-
+use super::progress::{self, Bar, file_ticker};
 use crate::cli::SessionImportArgs;
 use toolbudget::catalog::{CatalogSource, parse_catalog_arg};
 use toolbudget::error::{Error, Result};
@@ -76,32 +74,6 @@ fn session_paths(args: &SessionImportArgs, quiet: bool) -> Result<Vec<PathBuf>> 
     Ok(found)
 }
 
-fn bar(len: u64, prefix: &'static str, visible: bool) -> ProgressBar {
-    if !visible {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(len);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{prefix:>12} [{bar:30}] {bytes}/{total_bytes} {msg} {elapsed}",
-        )
-        .expect("the template is valid")
-        .progress_chars("=> "),
-    );
-    bar.set_prefix(prefix);
-    bar
-}
-
-/// Counts files and bytes on a bar (`n` files in all).
-fn ticker(bar: &ProgressBar, n: usize) -> impl Fn(u64) + Sync + '_ {
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    move |bytes| {
-        let k = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-        bar.inc(bytes);
-        bar.set_message(format!("{k}/{n} files"));
-    }
-}
-
 pub fn run(args: &SessionImportArgs, quiet: bool) -> Result<()> {
     if let Some(q) = &args.queries_out {
         toolbudget::output::check_out_file(q)?;
@@ -139,15 +111,15 @@ pub fn run(args: &SessionImportArgs, quiet: bool) -> Result<()> {
 /// The import once its output folder exists.
 fn import_into(args: &SessionImportArgs, quiet: bool, files: &[PathBuf], dir: &Path) -> Result<()> {
     let cats = catalog_context(args, dir, quiet)?;
-    let visible = !quiet && std::io::stderr().is_terminal();
+    let visible = progress::visible(quiet);
     let total: u64 = files
         .iter()
         .filter_map(|f| std::fs::metadata(f).ok())
         .map(|m| m.len())
         .sum();
-    let indexing = bar(total, "indexing", visible);
-    let index = index_all(files, &ticker(&indexing, files.len()))?;
-    indexing.finish_and_clear();
+    let indexing = Bar::bytes(visible, "indexing", total);
+    let index = index_all(files, &file_ticker(&indexing, files.len()))?;
+    indexing.finish();
     let filter = Filter {
         since: args.since.clone(),
         until: args.until.clone(),
@@ -161,7 +133,7 @@ fn import_into(args: &SessionImportArgs, quiet: bool, files: &[PathBuf], dir: &P
         )));
     }
     let n: usize = plan.sessions.iter().map(|s| s.files().count()).sum();
-    let importing = bar(plan.bytes(), "sessions", visible);
+    let importing = Bar::bytes(visible, "sessions", plan.bytes());
     let opts = ImportOptions {
         keep_text: args.keep_text,
         skip_bad_lines: args.skip_bad_lines,
@@ -173,9 +145,9 @@ fn import_into(args: &SessionImportArgs, quiet: bool, files: &[PathBuf], dir: &P
         &opts,
         dir,
         args.out.is_some(),
-        &ticker(&importing, n),
+        &file_ticker(&importing, n),
     )?;
-    importing.finish_and_clear();
+    importing.finish();
     if let Some(out) = &args.out {
         for (name, text) in &result.files {
             write_atomic(&out.join(name), text.as_bytes())?;

@@ -6,6 +6,7 @@
 
 use std::time::Instant;
 
+use super::progress::{self, Bar};
 use crate::cli::{ApiArgs, SimulateArgs};
 use toolbudget::counter::{CounterKind, ToolTokens};
 use toolbudget::error::{Error, Result};
@@ -69,8 +70,16 @@ pub fn run(args: &SimulateArgs, quiet: bool) -> Result<()> {
     let build = |spec: &_, catalog, bm25: &_, dir: Option<&std::path::Path>| {
         simulate::build_scorer_with(spec, catalog, bm25, dir, &external)
     };
+    let loaded = simulate::load_scenarios(&args.scenarios)?;
+    let bar = Bar::new(
+        progress::visible(quiet),
+        "simulate",
+        loaded.len(),
+        "scenarios",
+    );
     let mut scenarios = Vec::new();
-    for mut scenario in simulate::load_scenarios(&args.scenarios)? {
+    for mut scenario in loaded {
+        bar.step(scenario.name.clone());
         if let Some(s) = &args.scorer {
             scenario.deferred.scorer = s.clone();
             scenario.deferred.scorer_dir = None;
@@ -97,11 +106,13 @@ pub fn run(args: &SimulateArgs, quiet: bool) -> Result<()> {
         }
         if !quiet {
             for caveat in &result.savings.caveats {
-                eprintln!("warning: {}: {caveat}", result.name);
+                bar.note(&format!("warning: {}: {caveat}", result.name));
             }
         }
         scenarios.push(result);
+        bar.advance();
     }
+    bar.finish();
     let result = SimulationResult { scenarios };
     emit(
         args.output.out.as_deref(),

@@ -489,12 +489,23 @@ pub fn tool_counts(
     catalog: &Catalog,
     choice: ToolChoice,
 ) -> Result<ApiToolCounts, ApiError> {
+    tool_counts_ticked(client, catalog, choice, &|| {})
+}
+
+/// As [`tool_counts`], calling `tick` once per tool counted (a progress bar's step).
+pub fn tool_counts_ticked(
+    client: &mut Client,
+    catalog: &Catalog,
+    choice: ToolChoice,
+    tick: &dyn Fn(),
+) -> Result<ApiToolCounts, ApiError> {
     let tools: Vec<&Tool> = catalog.tools().iter().collect();
     let base = client.request(None, PROBE, &[], choice)?;
     let all = client.request(None, PROBE, &tools, choice)?;
     let mut singles = Vec::with_capacity(tools.len());
     for t in &tools {
         singles.push(client.request(None, PROBE, std::slice::from_ref(t), choice)?);
+        tick();
     }
     let n = tools.len();
     let all_tools = all.saturating_sub(base);

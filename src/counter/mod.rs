@@ -173,11 +173,21 @@ impl CounterKind {
 
     /// Every tool's count, computed once (in parallel).
     pub fn tools(self, catalog: &Catalog) -> ToolTokens {
+        self.tools_ticked(catalog, &|| {})
+    }
+
+    /// As [`CounterKind::tools`], calling `tick` once per tool counted (from the counting
+    /// threads: a progress bar's step).
+    pub fn tools_ticked(self, catalog: &Catalog, tick: &(dyn Fn() + Sync)) -> ToolTokens {
         let counts = catalog
             .tools()
             .par_iter()
             .with_min_len(64)
-            .map(|t| self.tool(t))
+            .map(|t| {
+                let n = self.tool(t);
+                tick();
+                n
+            })
             .collect();
         ToolTokens::of(self, counts)
     }

@@ -19,11 +19,15 @@ pub struct CountReport {
     /// The stated error of an estimating counter, percent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_pct: Option<f64>,
-    /// The model profile whose tool-use preamble `fixed_tokens` includes.
-    pub model: String,
+    /// The tool-use preamble `fixed_tokens` includes, and whose it is; `None` (null) under a
+    /// provider-neutral counter (`o200k-json`, `cl100k-json`) without `--model`: no
+    /// provider's preamble is added to a count that is no provider's.
+    pub preamble: Option<PreambleInfo>,
     pub tool_choice: ToolChoice,
-    /// What sending any tools costs beyond their definitions: the model's tool-use preamble
-    /// and the counter's framing of the tools block.
+    /// The counter's framing of the tools block.
+    pub framing_tokens: usize,
+    /// What sending any tools costs beyond their definitions: the preamble's tokens plus
+    /// `framing_tokens`.
     pub fixed_tokens: usize,
     pub total_tokens: usize,
     /// Every tool, the search tool included (the count every command uses).
@@ -60,21 +64,82 @@ pub struct ToolCount {
 
 pub const BUILTIN_GROUP: &str = "(built-in)";
 
-/// The counter's fixed cost and the profile it was taken from.
+/// A model's tool-use preamble as a count adds it: whose, how large, from where.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PreambleInfo {
+    /// The model profile it is quoted from.
+    pub model: String,
+    /// Whose preamble it is (`Anthropic`, `OpenAI`).
+    pub provider: String,
+    pub tokens: usize,
+    /// Where the figure comes from (the profile's `sources.preambles`).
+    pub source: String,
+}
+
+impl PreambleInfo {
+    /// `profile`'s preamble under `counter` for `choice`.
+    pub fn of(profile: &Profile, counter: CounterKind, choice: ToolChoice) -> PreambleInfo {
+        PreambleInfo {
+            model: profile.name.clone(),
+            provider: provider_of(profile.counter).to_string(),
+            tokens: profile.preamble(counter, choice),
+            source: profile
+                .sources
+                .get("preambles")
+                .cloned()
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// The provider a profile's own counter bills for.
+fn provider_of(counter: CounterKind) -> &'static str {
+    match counter {
+        CounterKind::AnthropicEstimate | CounterKind::AnthropicApi => "Anthropic",
+        CounterKind::OpenaiResponses | CounterKind::OpenaiChat => "OpenAI",
+        CounterKind::O200kJson | CounterKind::Cl100kJson => "none",
+    }
+}
+
+/// The counter's fixed cost: the preamble it includes (if any) and the tools block framing.
 #[derive(Debug, Clone)]
 pub struct Fixed {
-    pub model: String,
+    pub preamble: Option<PreambleInfo>,
     pub choice: ToolChoice,
+    pub framing: usize,
+    /// Preamble + framing.
     pub tokens: usize,
 }
 
 impl Fixed {
-    /// Preamble of `profile` under `counter` plus the counter's tools block framing.
-    pub fn local(counter: CounterKind, profile: &Profile, choice: ToolChoice) -> Fixed {
+    /// Preamble of `profile` (none without one) under `counter` plus the counter's tools block
+    /// framing.
+    pub fn local(counter: CounterKind, profile: Option<&Profile>, choice: ToolChoice) -> Fixed {
+        let preamble = profile.map(|p| PreambleInfo::of(p, counter, choice));
+        let framing = counter.tools_fixed(None);
         Fixed {
-            model: profile.name.clone(),
+            tokens: framing + preamble.as_ref().map_or(0, |p| p.tokens),
+            preamble,
             choice,
-            tokens: profile.preamble(counter, choice) + counter.tools_fixed(None),
+            framing,
+        }
+    }
+
+    /// A fixed cost measured whole (`anthropic-api`: differences of requests): `profile`'s
+    /// documented preamble, at most the measured figure, and the rest as framing.
+    pub fn measured(
+        counter: CounterKind,
+        profile: &Profile,
+        choice: ToolChoice,
+        tokens: usize,
+    ) -> Fixed {
+        let mut preamble = PreambleInfo::of(profile, counter, choice);
+        preamble.tokens = preamble.tokens.min(tokens);
+        Fixed {
+            framing: tokens - preamble.tokens,
+            preamble: Some(preamble),
+            choice,
+            tokens,
         }
     }
 }
@@ -107,8 +172,9 @@ pub fn summarize(catalog: &Catalog, tokens: &ToolTokens, fixed: &Fixed) -> Count
     CountReport {
         counter: CounterNames(tokens.counter),
         error_pct: tokens.counter.error_pct(),
-        model: fixed.model.clone(),
+        preamble: fixed.preamble.clone(),
         tool_choice: fixed.choice,
+        framing_tokens: fixed.framing,
         fixed_tokens: fixed.tokens,
         total_tokens: tokens.total(),
         tool_count: n,
@@ -140,15 +206,17 @@ fn round2(x: f64) -> f64 {
 }
 
 /// The profile a counter's fixed cost is quoted for: `--model`, else the model the counter
-/// was made for.
-pub fn reference_profile(counter: CounterKind, model: Option<&str>) -> Result<Profile> {
-    let name = model.unwrap_or(match counter {
-        CounterKind::OpenaiResponses => "gpt-5.4",
-        CounterKind::OpenaiChat => "gpt-4o",
-        CounterKind::AnthropicEstimate | CounterKind::AnthropicApi => "claude-sonnet-4-6",
-        CounterKind::O200kJson | CounterKind::Cl100kJson => profile::DEFAULT_PROFILE,
-    });
-    profile::find(name).ok_or_else(|| {
+/// was made for; none for a provider-neutral counter (`o200k-json`, `cl100k-json`) without
+/// `--model`, which then adds no provider's preamble.
+pub fn reference_profile(counter: CounterKind, model: Option<&str>) -> Result<Option<Profile>> {
+    let name = match (model, counter) {
+        (Some(m), _) => m,
+        (None, CounterKind::OpenaiResponses) => "gpt-5.4",
+        (None, CounterKind::OpenaiChat) => "gpt-4o",
+        (None, CounterKind::AnthropicEstimate | CounterKind::AnthropicApi) => "claude-sonnet-4-6",
+        (None, CounterKind::O200kJson | CounterKind::Cl100kJson) => return Ok(None),
+    };
+    profile::find(name).map(Some).ok_or_else(|| {
         Error::usage(format!(
             "unknown model profile {name:?}, expected one of: {}",
             profile::names().join(", ")
@@ -172,7 +240,8 @@ pub struct CounterRow {
     /// The counter, with its tokenizer and rendering.
     #[serde(flatten)]
     pub counter: CounterKeys,
-    pub model: String,
+    /// The tool-use preamble `fixed_tokens` includes (null: none, a provider-neutral counter).
+    pub preamble: Option<PreambleInfo>,
     /// Σ tool definitions.
     pub tools_tokens: usize,
     /// Tool-use preamble + the counter's framing of the tools block.
@@ -220,7 +289,7 @@ pub fn local_counts(
         counted.push(Counted {
             counter: t.counter,
             counts: t.counts().to_vec(),
-            fixed: Fixed::local(t.counter, &profile, choice),
+            fixed: Fixed::local(t.counter, profile.as_ref(), choice),
         });
     }
     Ok(counted)
@@ -247,7 +316,7 @@ pub fn compare_counters(
             let request = tools + f.tokens;
             CounterRow {
                 counter: CounterNames(k),
-                model: f.model.clone(),
+                preamble: f.preamble.clone(),
                 tools_tokens: tools,
                 fixed_tokens: f.tokens,
                 request_tokens: request,

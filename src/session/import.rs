@@ -358,6 +358,10 @@ pub struct ModeTotals {
     pub cost_cached_usd: f64,
     pub searches: usize,
     pub misses: usize,
+    /// Of `input_tokens`, the deferred-tools list over the whole conversation (0 eager): what
+    /// the tools never loaded cost. Absent from files written before it: 0.
+    #[serde(default)]
+    pub deferred_list_tokens: usize,
 }
 
 impl ModeTotals {
@@ -370,6 +374,7 @@ impl ModeTotals {
             cost_cached_usd: m.cost_usd.with_caching,
             searches: m.counts.searches,
             misses: m.counts.misses,
+            deferred_list_tokens: m.parts.deferred_list,
         }
     }
 
@@ -381,6 +386,7 @@ impl ModeTotals {
         self.cost_cached_usd += o.cost_cached_usd;
         self.searches += o.searches;
         self.misses += o.misses;
+        self.deferred_list_tokens += o.deferred_list_tokens;
     }
 
     pub fn rounded(mut self) -> ModeTotals {
@@ -447,6 +453,7 @@ impl Default for ModeTotals {
             cost_cached_usd: 0.0,
             searches: 0,
             misses: 0,
+            deferred_list_tokens: 0,
         }
     }
 }

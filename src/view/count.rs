@@ -1,7 +1,7 @@
 //! The views of a count (`count`): the tools and servers tables, the json of the
 //! [`CountReport`], and the one-column CSV.
 
-use crate::experiment::count::CountReport;
+use crate::experiment::count::{CountReport, PreambleInfo};
 use crate::output::{Format, csv, to_json};
 
 /// `± 4.2%` beside an estimate, empty for exact counters.
@@ -10,7 +10,7 @@ pub fn error_note(error_pct: Option<f64>) -> String {
 }
 
 pub fn render(report: &CountReport, format: Format) -> String {
-    let tool_rows: Vec<Vec<String>> = report
+    let mut tool_rows: Vec<Vec<String>> = report
         .tools
         .iter()
         .map(|t| vec![t.id.clone(), t.tokens.to_string()])
@@ -22,7 +22,19 @@ pub fn render(report: &CountReport, format: Format) -> String {
         .collect();
     match format {
         Format::Json => to_json(report),
-        Format::Csv => csv(&["id", "tokens"], &tool_rows),
+        Format::Csv => {
+            // What sending any tools adds, after the tools, in parentheses (no tool id has
+            // them): whose preamble, and the counter's framing.
+            tool_rows.push(vec![
+                format!("(tool-use preamble: {})", preamble_owner(report)),
+                report.preamble.as_ref().map_or(0, |p| p.tokens).to_string(),
+            ]);
+            tool_rows.push(vec![
+                format!("(tools block framing: {})", report.counter.0),
+                report.framing_tokens.to_string(),
+            ]);
+            csv(&["id", "tokens"], &tool_rows)
+        }
         Format::Table | Format::Md => {
             let table = crate::output::table_for(format);
             let mut out = String::new();
@@ -35,8 +47,7 @@ pub fn render(report: &CountReport, format: Format) -> String {
             ));
             out.push('\n');
             out.push_str(&format!(
-                "{}, {} tokens in total{} (counter {}: {}, {} rendering); per tool: mean {:.1}, median {:.1}, max {}\n\
-                 sending any tools adds {} more ({} preamble with tool_choice {} + the counter's framing)\n",
+                "{}, {} tokens in total{} (counter {}: {}, {} rendering); per tool: mean {:.1}, median {:.1}, max {}\n",
                 crate::view::number::plural(report.tool_count, "tool", "tools"),
                 report.total_tokens,
                 error_note(report.error_pct),
@@ -46,10 +57,8 @@ pub fn render(report: &CountReport, format: Format) -> String {
                 report.per_tool.mean,
                 report.per_tool.median,
                 report.per_tool.max,
-                report.fixed_tokens,
-                report.model,
-                report.tool_choice,
             ));
+            out.push_str(&fixed_sentence(report));
             if let Some(t) = &report.search_tool {
                 out.push_str(&format!(
                     "{t} is the search tool: counted and sent in deferred mode, never sent \
@@ -58,5 +67,45 @@ pub fn render(report: &CountReport, format: Format) -> String {
             }
             out
         }
+    }
+}
+
+/// `claude-sonnet-4-6 (Anthropic)`, or `none` under a provider-neutral counter.
+fn preamble_owner(report: &CountReport) -> String {
+    match &report.preamble {
+        Some(p) => format!(
+            "{} ({}), tool_choice {}",
+            p.model, p.provider, report.tool_choice
+        ),
+        None => "none".into(),
+    }
+}
+
+/// What sending any tools adds beyond the definitions, naming the preamble and whose it is.
+fn fixed_sentence(report: &CountReport) -> String {
+    let framing = format!("{} of the counter's framing", report.framing_tokens);
+    match &report.preamble {
+        Some(PreambleInfo {
+            model,
+            provider,
+            tokens,
+            source,
+        }) => {
+            let source = if source.is_empty() {
+                String::new()
+            } else {
+                format!("; source: {source}")
+            };
+            format!(
+                "sending any tools adds {} more: {tokens} of {provider}'s tool-use preamble for \
+                 {model} (tool_choice {}{source}) + {framing}\n",
+                report.fixed_tokens, report.tool_choice
+            )
+        }
+        None => format!(
+            "sending any tools adds {} more ({framing}); no tool-use preamble added: {} is \
+             provider-neutral (--model PROFILE adds that model's)\n",
+            report.fixed_tokens, report.counter.0
+        ),
     }
 }

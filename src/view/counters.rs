@@ -9,7 +9,7 @@ pub fn render(r: &CounterComparison, format: Format) -> String {
     let summary_headers = [
         "counter",
         "tokenizer",
-        "model",
+        "preamble of",
         "tools",
         "fixed",
         "request",
@@ -23,7 +23,9 @@ pub fn render(r: &CounterComparison, format: Format) -> String {
             vec![
                 c.counter.0.name().to_string(),
                 c.counter.0.tokenizer_label().to_string(),
-                c.model.clone(),
+                c.preamble
+                    .as_ref()
+                    .map_or_else(|| "none".to_string(), |p| p.model.clone()),
                 format!("{}{}", c.tools_tokens, error_note(c.error_pct)),
                 c.fixed_tokens.to_string(),
                 c.request_tokens.to_string(),
@@ -62,7 +64,7 @@ pub fn render(r: &CounterComparison, format: Format) -> String {
                 out.push_str(&format!("{} skipped: {}\n", s.counter, s.reason));
             }
             out.push_str(&format!(
-                "{} tools, tool_choice {}; request = tools + fixed (the model's tool-use preamble and the counter's framing)\n",
+                "{} tools, tool_choice {}; request = tools + fixed (the tool-use preamble of the model named, none for a provider-neutral counter, and the counter's framing)\n",
                 r.tool_count, r.tool_choice
             ));
             out

@@ -96,6 +96,7 @@ const COLUMNS: &[&str] = &[
     "p90_error_pct",
     "eager_input_tokens",
     "deferred_input_tokens",
+    "deferred_list_tokens",
     "eager_cost_cached_usd",
     "deferred_cost_cached_usd",
 ];
@@ -120,6 +121,7 @@ fn rows(s: &ImportSummary) -> Vec<Vec<String>> {
                 e.error.p90_abs_pct.to_string(),
                 e.eager.input_tokens.to_string(),
                 e.deferred.input_tokens.to_string(),
+                e.deferred.deferred_list_tokens.to_string(),
                 format!("{:.4}", e.eager.cost_cached_usd),
                 format!("{:.4}", e.deferred.cost_cached_usd),
             ]
@@ -213,9 +215,10 @@ fn footer(s: &ImportSummary) -> String {
         out.push_str(&fit_line(c));
     }
     out.push_str(&format!(
-        "Replayed eager vs deferred: {} vs {} input tokens, ${:.4} vs ${:.4} with caching, {} {}, {} {}.\n",
+        "Replayed eager vs deferred: {} vs {} input tokens (of which the deferred list {}), ${:.4} vs ${:.4} with caching, {} {}, {} {}.\n",
         t.eager.input_tokens,
         t.deferred.input_tokens,
+        t.deferred.deferred_list_tokens,
         t.eager.cost_cached_usd,
         t.deferred.cost_cached_usd,
         t.deferred.searches,

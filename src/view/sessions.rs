@@ -187,6 +187,7 @@ const CSV_COLUMNS: &[&str] = &[
     "cost_cached_usd",
     "searches",
     "misses",
+    "deferred_list_tokens",
 ];
 
 /// `data/sessions.csv`: one row per session and mode (eager, then each deferred variant).
@@ -215,6 +216,7 @@ pub fn csv_file(s: &SessionsReport) -> String {
                 m.cost_cached_usd.to_string(),
                 m.searches.to_string(),
                 m.misses.to_string(),
+                m.deferred_list_tokens.to_string(),
             ]);
         }
     }
@@ -378,6 +380,7 @@ fn counterfactual_table(s: &SessionsReport) -> String {
     ];
     for v in &s.variants {
         headers.push(format!("deferred {v}: input"));
+        headers.push("of which the deferred list".into());
         headers.push("saved".into());
         headers.push("$ (cached / not)".into());
         headers.push("searches / misses".into());
@@ -390,6 +393,7 @@ fn counterfactual_table(s: &SessionsReport) -> String {
         ];
         for d in ds {
             r.push(int(d.input_tokens as u64));
+            r.push(int(d.deferred_list_tokens as u64));
             r.push(pct(savings_pct(
                 e.input_tokens as f64,
                 d.input_tokens as f64,

@@ -318,3 +318,68 @@ fn a_folder_counts_every_catalog_file_below_it() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no catalog files"));
 }
+
+/// `count` names the tool-use preamble it adds and whose it is, in every format; a
+/// provider-neutral counter (o200k-json, the default) adds none unless `--model` asks: an
+/// OpenAI tokenizer's count no longer carries Claude's tool-use preamble silently.
+#[test]
+fn count_names_its_preamble_or_adds_none_under_a_neutral_counter() {
+    let cat = crate::support::repo("fixtures/catalogs/mcp/tracker.json");
+    let cat = cat.to_str().unwrap();
+    let neutral = count_json(&["--catalog", cat]);
+    assert_eq!(neutral["counter"], "o200k-json");
+    assert!(neutral["preamble"].is_null(), "{neutral}");
+    assert_eq!(neutral["framing_tokens"], 0);
+    assert_eq!(neutral["fixed_tokens"], 0);
+    // Asked for, a model's preamble is added and named.
+    let asked = count_json(&["--catalog", cat, "--model", "claude-sonnet-4.5"]);
+    assert_eq!(asked["preamble"]["model"], "claude-sonnet-4.5");
+    assert_eq!(asked["preamble"]["provider"], "Anthropic");
+    assert_eq!(asked["preamble"]["tokens"], 346);
+    assert!(
+        asked["preamble"]["source"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty()),
+        "{asked}"
+    );
+    assert_eq!(asked["fixed_tokens"], 346);
+    assert_eq!(asked["total_tokens"], neutral["total_tokens"]);
+    // A provider's counter adds its own model's preamble and framing, named.
+    let claude = count_json(&["--catalog", cat, "--counter", "anthropic-estimate"]);
+    assert_eq!(claude["preamble"]["model"], "claude-sonnet-4-6");
+    assert_eq!(claude["preamble"]["tokens"], 346);
+    assert_eq!(claude["framing_tokens"], 139);
+    assert_eq!(claude["fixed_tokens"], 346 + 139);
+    let text = |args: &[&str]| {
+        let out = toolbudget().arg("count").args(args).output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let t = text(&["--catalog", cat]);
+    assert!(
+        t.contains("no tool-use preamble added: o200k-json is provider-neutral"),
+        "{t}"
+    );
+    let t = text(&["--catalog", cat, "--counter", "anthropic-estimate"]);
+    assert!(
+        t.contains("485 more: 346 of Anthropic's tool-use preamble for claude-sonnet-4-6"),
+        "{t}"
+    );
+    let csv = text(&["--catalog", cat, "--format", "csv"]);
+    assert!(
+        csv.ends_with("(tool-use preamble: none),0\n(tools block framing: o200k-json),0\n"),
+        "{csv}"
+    );
+    let csv = text(&[
+        "--catalog",
+        cat,
+        "--format",
+        "csv",
+        "--counter",
+        "openai-chat",
+    ]);
+    assert!(
+        csv.contains("\"(tool-use preamble: gpt-4o (OpenAI), tool_choice auto)\",0\n"),
+        "{csv}"
+    );
+}

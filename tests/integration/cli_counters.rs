@@ -62,7 +62,8 @@ fn count_names_its_counter_and_keeps_the_original_default() {
     ]));
     assert_eq!(oai["counter"], "openai-responses");
     assert_eq!(oai["render"], "harmony");
-    assert_eq!(oai["model"], "gpt-5.4");
+    assert_eq!(oai["preamble"]["model"], "gpt-5.4");
+    assert_eq!(oai["preamble"]["provider"], "OpenAI");
     // The TypeScript rendering is shorter than the json of the same schemas.
     assert!(oai["total_tokens"].as_u64() < default["total_tokens"].as_u64());
     let est = json(toolbudget().args([

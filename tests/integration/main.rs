@@ -20,6 +20,7 @@ mod live;
 mod mcp_import;
 mod mcp_live;
 mod output_bytes;
+mod progress;
 mod provider_counts;
 mod published;
 mod real_data;

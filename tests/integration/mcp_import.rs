@@ -358,6 +358,22 @@ fn a_config_imports_every_stdio_server_and_one_failure_does_not_stop_the_rest() 
     let e = stderr(&o);
     assert!(e.contains("error: server \"broken\""), "{e}");
     assert!(e.contains("error: server \"stuck\""), "{e}");
+    // One line per server: its name, its state, its tools and time (#27); on a pipe, no bar.
+    assert!(
+        e.lines()
+            .any(|l| l.starts_with("weather: imported, 3 tools, ") && l.contains(" s -> ")),
+        "{e}"
+    );
+    assert!(
+        e.lines().any(|l| l.starts_with("broken: failed after ")),
+        "{e}"
+    );
+    assert!(
+        e.lines()
+            .any(|l| l.starts_with("remote: skipped (http server")),
+        "{e}"
+    );
+    assert!(!e.contains('\r') && !e.contains('\u{1b}'), "{e:?}");
     assert!(
         e.contains("missing \\\"command\\\"") || e.contains("missing \"command\""),
         "{e}"

@@ -242,6 +242,13 @@ fn a_deferred_session_keeps_its_searches_and_what_they_loaded() {
     );
     assert_eq!(e["unpaired_requests"], 0);
     assert_eq!(e["deferred"]["searches"], 1);
+    // The deferred list is its own number (#27): part of the deferred input, none eager.
+    let list = e["deferred"]["deferred_list_tokens"].as_u64().unwrap();
+    assert!(
+        list > 0 && list < e["deferred"]["input_tokens"].as_u64().unwrap(),
+        "{e}"
+    );
+    assert_eq!(e["eager"]["deferred_list_tokens"], 0);
     let sc = scenario(dir.path(), name);
     let ts = turns(&sc.conversation);
     assert_eq!(ts.len(), 2);
@@ -816,7 +823,7 @@ fn report_sessions_renders_the_section_with_its_charts() {
         "{section}"
     );
     assert!(
-        section.contains("| deferred bm25 / names: input |"),
+        section.contains("| deferred bm25 / names: input | of which the deferred list | saved |"),
         "{section}"
     );
     for chart in [
@@ -836,6 +843,25 @@ fn report_sessions_renders_the_section_with_its_charts() {
     // One row per session and mode: eager and two deferred variants, plus the header.
     assert_eq!(csv.lines().count(), 1 + 18 * 3, "{csv}");
     assert!(csv.lines().any(|l| l.contains("deferred bm25 / names")));
+    // The deferred list's own column: 0 for every eager row, above 0 for a deferred one.
+    let mut rows = csv::Reader::from_reader(csv.as_bytes());
+    let headers = rows.headers().unwrap().clone();
+    let col = headers
+        .iter()
+        .position(|h| h == "deferred_list_tokens")
+        .expect("a deferred_list_tokens column");
+    let mode = headers.iter().position(|h| h == "mode").unwrap();
+    let mut deferred_listed = 0;
+    for r in rows.records() {
+        let r = r.unwrap();
+        let n: u64 = r[col].parse().unwrap();
+        if &r[mode] == "eager" {
+            assert_eq!(n, 0, "{r:?}");
+        } else if n > 0 {
+            deferred_listed += 1;
+        }
+    }
+    assert!(deferred_listed > 0, "{csv}");
 }
 
 #[test]

@@ -342,3 +342,62 @@ fn the_output_says_which_search_latency_it_used() {
         "{table}"
     );
 }
+
+/// The deferred list as its own number (#27's audit: it had a column only in `--per-request`):
+/// the json, the CSV row and the table carry it, and it adds up from the requests that sent
+/// it; eager sends none; its cost is those tokens at the input price, no caching.
+#[test]
+fn the_deferred_list_is_its_own_number_in_every_format() {
+    let s = "scenarios/builtins-plus-mcp.yaml";
+    let v: serde_json::Value = serde_json::from_str(&stdout_ok(&[
+        "simulate",
+        s,
+        "--format",
+        "json",
+        "--per-request",
+    ]))
+    .unwrap();
+    let sc = &v["scenarios"][0];
+    let list = sc["deferred"]["parts"]["deferred_list"].as_u64().unwrap();
+    let per_request: u64 = sc["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["mode"] == "deferred")
+        .map(|r| r["parts"]["deferred_list"].as_u64().unwrap())
+        .sum();
+    assert_eq!(list, per_request);
+    assert_eq!(list, 7280);
+    assert_eq!(sc["deferred"]["first_request_deferred_list_tokens"], 910);
+    assert_eq!(sc["eager"]["parts"]["deferred_list"], 0);
+    // claude-sonnet-4.5: $3 per million input tokens.
+    let cost = sc["deferred"]["deferred_list_cost_usd"].as_f64().unwrap();
+    assert!((cost - 7280.0 * 3.0 / 1e6).abs() < 1e-9, "{cost}");
+    let csv_text = stdout_ok(&["simulate", s, "--format", "csv"]);
+    let mut rows = csv::Reader::from_reader(csv_text.as_bytes());
+    let headers = rows.headers().unwrap().clone();
+    let row = rows.records().next().unwrap().unwrap();
+    let cell = |name: &str| row[headers.iter().position(|h| h == name).unwrap()].to_string();
+    assert_eq!(cell("deferred_first_request_list_tokens"), "910");
+    assert_eq!(cell("deferred_list_tokens"), "7280");
+    assert_eq!(cell("deferred_list_cost_usd"), "0.02184");
+    let md = stdout_ok(&[
+        "simulate",
+        s,
+        "--format",
+        "md",
+        "--search-latency",
+        "modeled",
+    ]);
+    assert!(
+        md.contains("|   of which the deferred list | – | 910 |"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "| deferred list, whole conversation (cost, no caching) | – | 7,280 ($0.0218) |"
+        ),
+        "{md}"
+    );
+    assert!(!md.contains("tools + deferred list"), "{md}");
+}

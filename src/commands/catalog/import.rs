@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
 
 use crate::cli::ImportArgs;
+use crate::commands::progress::{self, Bar};
 use toolbudget::counter::ToolTokens;
 use toolbudget::error::{Error, Result};
 use toolbudget::mcp::scenario::starter_scenario;
@@ -92,7 +93,7 @@ fn run_stdio(
     let imported = match result {
         Ok(i) => i,
         Err(f) => {
-            print_failure(server, &command, &f);
+            print_failure(server, &command, &f, &Bar::hidden());
             return Ok(ExitCode::from(2));
         }
     };
@@ -158,13 +159,16 @@ fn run_config(
     let mut rows = Vec::with_capacity(entries.len());
     let mut written = Vec::new();
     let mut any_failed = false;
+    // One line per server above the bar (name, state, tools, time); the bar says which one runs.
+    let bar = Bar::new(progress::visible(quiet), "import", entries.len(), "servers");
     for ConfigEntry { name, kind } in &entries {
+        bar.step(name.clone());
         match kind {
             EntryKind::Remote { transport } => {
                 if !quiet {
-                    eprintln!(
+                    bar.note(&format!(
                         "{name}: skipped ({transport} server; only stdio servers can be started)"
-                    );
+                    ));
                 }
                 rows.push(ServerReport::skipped(
                     name,
@@ -173,13 +177,13 @@ fn run_config(
             }
             EntryKind::Invalid(message) => {
                 any_failed = true;
-                eprintln!("error: server {name:?}: {message}");
+                bar.note(&format!("error: server {name:?}: {message}"));
                 rows.push(ServerReport::failed(name, message.clone()));
             }
             EntryKind::Stdio(command) => {
                 let path = dir.join(format!("{name}.json"));
                 let (row, imported) =
-                    import_to_file(runtime, args, name, command, &path, timeouts, quiet);
+                    import_to_file(runtime, args, name, command, &path, timeouts, quiet, &bar);
                 rows.push(row);
                 if imported {
                     written.push((name.clone(), path));
@@ -188,7 +192,9 @@ fn run_config(
                 }
             }
         }
+        bar.advance();
     }
+    bar.finish();
     if !written.is_empty() {
         write_scenario(args.scenario.as_deref(), &written)?;
     }
@@ -205,7 +211,8 @@ fn run_config(
 }
 
 /// Imports one stdio server into `path`: its report row, and whether it was imported (a
-/// failure is said on stderr).
+/// failure is said on stderr, above `bar`).
+#[allow(clippy::too_many_arguments)]
 fn import_to_file(
     runtime: &Runtime,
     args: &ImportArgs,
@@ -214,9 +221,10 @@ fn import_to_file(
     path: &Path,
     timeouts: Timeouts,
     quiet: bool,
+    bar: &Bar,
 ) -> (ServerReport, bool) {
     if !quiet {
-        eprintln!("{name}: starting {}", command.display());
+        bar.note(&format!("{name}: starting {}", command.display()));
     }
     let started = Instant::now();
     let result = import_one(runtime, name, command, timeouts, args.tokenizer);
@@ -230,18 +238,22 @@ fn import_to_file(
     }) {
         Ok(imported) => {
             if !quiet {
-                eprintln!(
-                    "{name}: {} tools, {} tokens in {:.1} s -> {}",
-                    imported.tools,
+                bar.note(&format!(
+                    "{name}: imported, {}, {} tokens in {:.1} s -> {}",
+                    toolbudget::view::number::plural(imported.tools, "tool", "tools"),
                     imported.tokens,
                     started.elapsed().as_secs_f64(),
                     path.display()
-                );
+                ));
             }
             (ok_row(name, &imported, path), true)
         }
         Err(f) => {
-            print_failure(name, command, &f);
+            bar.note(&format!(
+                "{name}: failed after {:.1} s",
+                started.elapsed().as_secs_f64()
+            ));
+            print_failure(name, command, &f, bar);
             (ServerReport::failed(name, f.reason), false)
         }
     }
@@ -305,23 +317,24 @@ fn write_scenario(path: Option<&Path>, catalogs: &[(String, PathBuf)]) -> Result
     Ok(())
 }
 
-/// `error: server "NAME" (CMD): reason`, then the end of the server's stderr, indented.
-fn print_failure(server: &str, command: &ServerCommand, f: &Failed) {
-    eprintln!(
+/// `error: server "NAME" (CMD): reason`, then the end of the server's stderr, indented
+/// (above `bar`, when one runs).
+fn print_failure(server: &str, command: &ServerCommand, f: &Failed, bar: &Bar) {
+    bar.note(&format!(
         "error: server {server:?} ({}): {}",
         command.display(),
         f.reason
-    );
+    ));
     if f.stderr_tail.is_empty() {
-        eprintln!("  (the server wrote nothing on stderr)");
+        bar.note("  (the server wrote nothing on stderr)");
     } else {
-        eprintln!(
+        bar.note(&format!(
             "  last {} line{} the server wrote on stderr:",
             f.stderr_tail.len(),
             if f.stderr_tail.len() == 1 { "" } else { "s" }
-        );
+        ));
         for l in &f.stderr_tail {
-            eprintln!("  | {l}");
+            bar.note(&format!("  | {l}"));
         }
     }
 }

@@ -5,6 +5,7 @@
 
 use super::count_with;
 use crate::cli::CountArgs;
+use crate::commands::progress::Bar;
 use toolbudget::catalog::Catalog;
 use toolbudget::counter::CounterKind;
 use toolbudget::error::Result;
@@ -16,17 +17,29 @@ fn api_available(args: &CountArgs) -> bool {
     std::env::var("ANTHROPIC_API_KEY").is_ok_and(|k| !k.is_empty()) || args.api.api_cache.is_file()
 }
 
-pub fn compare(catalog: &Catalog, args: &CountArgs) -> Result<CounterComparison> {
+pub fn compare(catalog: &Catalog, args: &CountArgs, visible: bool) -> Result<CounterComparison> {
     let mut skipped = Vec::new();
+    let local = Bar::spinner(
+        visible,
+        "count",
+        &format!(
+            "{} under every local counter",
+            toolbudget::view::number::plural(catalog.len(), "tool", "tools")
+        ),
+    );
     let mut counted = local_counts(catalog, args.model.as_deref(), args.tool_choice)?;
+    local.finish();
     if api_available(args) {
         let api = CounterKind::AnthropicApi;
+        let bar = Bar::new(visible, "count", catalog.len(), "tools");
+        bar.step(api.name());
         match count_with(
             api,
             catalog,
             args.model.as_deref(),
             args.tool_choice,
             &args.api,
+            &bar,
         ) {
             Ok((t, fixed)) => counted.push(Counted {
                 counter: api,

@@ -3,6 +3,7 @@
 
 pub mod compare;
 
+use super::progress::{self, Bar, ticker};
 use crate::cli::{ApiArgs, CountArgs};
 use toolbudget::catalog::Catalog;
 use toolbudget::counter::api::{self, ApiToolCounts, Client, Settings};
@@ -67,41 +68,43 @@ pub fn api_counts(
     catalog: &Catalog,
     model: &Profile,
     choice: ToolChoice,
+    tick: &dyn Fn(),
 ) -> Result<ApiToolCounts> {
     let mut client = api_client(args, &model.api_model)?;
-    let counted = api::tool_counts(&mut client, catalog, choice);
+    let counted = api::tool_counts_ticked(&mut client, catalog, choice, tick);
     save_api_cache(&client)?;
     counted.map_err(|e| Error::Missing(e.to_string()))
 }
 
-/// One counter's counts and fixed cost for a catalog.
+/// One counter's counts and fixed cost for a catalog, `bar` advanced once per tool.
 pub fn count_with(
     counter: CounterKind,
     catalog: &Catalog,
     model: Option<&str>,
     choice: ToolChoice,
     api: &ApiArgs,
+    bar: &Bar,
 ) -> Result<(ToolTokens, Fixed)> {
     let profile = reference_profile(counter, model)?;
     if counter == CounterKind::AnthropicApi {
-        let a = api_counts(api, catalog, &profile, choice)?;
-        let fixed = Fixed {
-            model: profile.name.clone(),
-            choice,
-            tokens: a.fixed,
-        };
+        let profile = profile.expect("anthropic-api has a reference model");
+        let a = api_counts(api, catalog, &profile, choice, &ticker(bar))?;
+        let fixed = Fixed::measured(counter, &profile, choice, a.fixed);
         return Ok((ToolTokens::of(counter, a.counts), fixed));
     }
     Ok((
-        counter.tools(catalog),
-        Fixed::local(counter, &profile, choice),
+        counter.tools_ticked(catalog, &ticker(bar)),
+        Fixed::local(counter, profile.as_ref(), choice),
     ))
 }
 
-pub fn run(args: &CountArgs) -> Result<()> {
+pub fn run(args: &CountArgs, quiet: bool) -> Result<()> {
+    let visible = progress::visible(quiet);
+    let loading = Bar::spinner(visible, "count", "loading the catalogs");
     let catalog = crate::commands::load(&args.catalog)?;
+    loading.finish();
     if args.compare_counters {
-        let report = compare::compare(&catalog, args)?;
+        let report = compare::compare(&catalog, args, visible)?;
         return emit(
             args.output.out.as_deref(),
             &view::counters::render(&report, args.output.format),
@@ -113,13 +116,17 @@ pub fn run(args: &CountArgs) -> Result<()> {
             args.render.unwrap_or(Render::Json),
         )
     });
+    let bar = Bar::new(visible, "count", catalog.len(), "tools");
+    bar.step(counter.name());
     let (tokens, fixed) = count_with(
         counter,
         &catalog,
         args.model.as_deref(),
         args.tool_choice,
         &args.api,
+        &bar,
     )?;
+    bar.finish();
     let report = summarize(&catalog, &tokens, &fixed);
     emit(
         args.output.out.as_deref(),
