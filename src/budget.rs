@@ -30,9 +30,9 @@ pub const MAX_EVAL_WORK: u64 = 2_000_000_000;
 /// Most name × tool comparisons one keyword `select:` query may cost (names times the
 /// catalog: a shortened name is looked up among every id).
 pub const MAX_SELECT_WORK: u64 = 100_000_000;
-/// Most bytes of one tool description (real ones are at most a few KB; the counters and the
-/// semantic scorer hold several copies of the text while they work).
-pub const MAX_DESCRIPTION_BYTES: u64 = 1024 * 1024;
+/// Most bytes of one tool description (real ones are at most a few KB; a 10 MB one still loads
+/// and counts, as a test keeps; counting holds several copies of the text while it works).
+pub const MAX_DESCRIPTION_BYTES: u64 = 16 * 1024 * 1024;
 
 /// What a limit bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

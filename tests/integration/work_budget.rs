@@ -232,7 +232,7 @@ fn a_huge_description_is_refused_where_it_is() {
         &["count", "-c", "big.json"],
         &[
             "big.json:2:32:",
-            "tools[0].description: is 47.7 MiB long, over the 1 MiB a tool description may hold",
+            "tools[0].description: is 47.7 MiB long, over the 16 MiB a tool description may hold",
         ],
     );
 }

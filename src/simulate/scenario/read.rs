@@ -163,19 +163,31 @@ impl Reader<'_> {
                 .charge(Kind::TextBytes, texts.expanded_len(s))
                 .map_err(|o| self.over(&path!["system_prompt"], o, fix))?;
         }
-        for item in items.iter() {
-            if let Item::Turn(turn) = item {
-                let grown = texts
-                    .expanded_len(&turn.user)
-                    .saturating_sub(turn.user.len() as u64);
-                if let Err(o) = budget.charge(Kind::TextBytes, grown) {
-                    let msg = format!("user: {o}; {fix}");
-                    return Err(match turn.at {
-                        Some(at) => Error::input(&self.doc.path, Some(at), msg),
-                        None => self.err(&path!["conversation"], msg),
-                    });
-                }
-            }
+        let grown = |turn: &Turn| {
+            texts
+                .expanded_len(&turn.user)
+                .saturating_sub(turn.user.len() as u64)
+        };
+        let turns = || {
+            items.iter().filter_map(|it| match it {
+                Item::Turn(t) => Some(t),
+                Item::Event(_) => None,
+            })
+        };
+        let total = turns().fold(0u64, |n, t| n.saturating_add(grown(t)));
+        let before = budget.used(Kind::TextBytes);
+        if let Err(o) = budget.charge(Kind::TextBytes, total) {
+            // Located at the turn where the run's text goes over; the size is the whole run's.
+            let mut sum = before;
+            let crossing = turns().find(|t| {
+                sum = sum.saturating_add(grown(t));
+                sum > Kind::TextBytes.limit()
+            });
+            let msg = format!("user: {o}; {fix}");
+            return Err(match crossing.and_then(|t| t.at) {
+                Some(at) => Error::input(&self.doc.path, Some(at), msg),
+                None => self.err(&path!["conversation"], msg),
+            });
         }
         if let Some(s) = system
             && texts.names_any(s)
