@@ -18,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-60}"
-targets="${FUZZ_TARGETS:-catalog_parse scenario_parse query_parse compare_parse}"
+targets="${FUZZ_TARGETS:-catalog_parse scenario_parse query_parse compare_parse texts_expand calibration_parse}"
 jobs="${FUZZ_JOBS:-$(nproc)}"
 
 CARGO_FUZZ_VERSION=0.13.2

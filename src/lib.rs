@@ -14,6 +14,7 @@
 
 #[cfg(test)]
 mod architecture;
+pub mod budget;
 pub mod catalog;
 pub mod counter;
 pub mod document;

@@ -165,3 +165,60 @@ const BASELINE: &str = r#"{"tool_count": 3, "query_count": 2, "results": [
   {"scorer": "bm25", "metrics": {"recall@5": 0.5, "mrr": 0.5},
    "per_query": [{"id": "q1", "metrics": {"recall@5": 1.0, "mrr": 1.0}},
                  {"id": "q2", "metrics": {"recall@5": 0.0, "mrr": 0.0}}]}]}"#;
+
+/// Any bytes as a `texts:` file (a JSON object of named texts) and a text to fill: the
+/// expanded length is computed without building, and wherever it is small enough to build,
+/// the built text has exactly that length; a text naming nothing is left as it is.
+pub fn texts_expand(data: &[u8]) {
+    use toolbudget::simulate::scenario::texts::Texts;
+    // The target text is after the last NUL; the texts file before it.
+    let (file, target) = match data.iter().rposition(|&b| b == 0) {
+        Some(i) => (&data[..i], &data[i + 1..]),
+        None => (data, &b"{{a}}{{b}}"[..]),
+    };
+    let Ok(target) = std::str::from_utf8(target) else {
+        return;
+    };
+    let Ok(doc) = Document::parse(Path::new("texts.json"), file.to_vec()) else {
+        return;
+    };
+    let serde_json::Value::Object(map) = &doc.value else {
+        return;
+    };
+    let texts = Texts::new(map);
+    let len = texts.expanded_len(target);
+    if !texts.names_any(target) {
+        assert_eq!(len, target.len() as u64);
+    }
+    if len <= 1 << 20 {
+        assert_eq!(texts.fill(target).len() as u64, len);
+    }
+    for v in map.values() {
+        if let serde_json::Value::String(s) = v
+            && texts.expanded_len(s) <= 1 << 20
+        {
+            assert_eq!(texts.fill(s).len() as u64, texts.expanded_len(s));
+        }
+    }
+}
+
+/// Any bytes as a calibration file (`simulate --calibration`): an input error or entries
+/// whose every value is in range, as `simulate` relies on.
+pub fn calibration_parse(data: &[u8]) {
+    use toolbudget::simulate::calibration::{CalibrationFile, MAX_SCALE, MAX_SYSTEM_PROMPT_TOKENS};
+    let Ok(file) = CalibrationFile::parse(Path::new("calibration.json"), data.to_vec()) else {
+        return;
+    };
+    for c in &file.calibrations {
+        assert!((0.0..=MAX_SYSTEM_PROMPT_TOKENS).contains(&c.system_prompt_tokens));
+        if let Some(s) = c.subagent_system_prompt_tokens {
+            assert!((0.0..=MAX_SYSTEM_PROMPT_TOKENS).contains(&s));
+        }
+        assert!(c.scale.is_finite() && c.scale.abs() <= MAX_SCALE);
+        assert!(!c.applied || c.scale > 0.0);
+    }
+    // What it writes, it reads back (`calibrate --write` then `--check`).
+    let text = serde_json::to_string(&file).expect("serializes");
+    let again = CalibrationFile::parse(Path::new("calibration.json"), text.into_bytes());
+    assert!(again.is_ok(), "{again:?}");
+}

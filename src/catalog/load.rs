@@ -303,6 +303,21 @@ impl Loader<'_> {
         Ok(name)
     }
 
+    /// A tool's description, refused over `budget::MAX_DESCRIPTION_BYTES` (a 50 MB one took
+    /// 2.5 GB to count and 5.6 GB to embed).
+    fn description(&self, p: &[Seg], description: Option<String>) -> Result<String> {
+        let description = description.unwrap_or_default();
+        if let Err(over) = crate::budget::check(
+            crate::budget::Kind::DescriptionBytes,
+            description.len() as u64,
+        ) {
+            let mut q = p.to_vec();
+            q.push(Seg::from("description"));
+            return Err(self.doc.error_at(&q, with_path(&q, &over.to_string())));
+        }
+        Ok(description)
+    }
+
     /// A tool of the MCP or API forms; its flags are `defer_loading` and MCP `_meta`.
     fn plain_tool(
         &self,
@@ -314,13 +329,14 @@ impl Loader<'_> {
         flags: (Option<bool>, bool),
     ) -> Result<Tool> {
         let name = self.name(p, name)?;
+        let description = self.description(p, description)?;
         let (should_defer, always_load) = flags;
         self.consistent(p, should_defer, always_load, "defer_loading")?;
         Ok(Tool {
             id: server.map_or_else(|| name.clone(), |s| mcp_id(s, &name)),
             name,
             server: server.map(str::to_string),
-            description: description.unwrap_or_default(),
+            description,
             input_schema,
             should_defer,
             always_load,
@@ -412,13 +428,14 @@ impl Loader<'_> {
         server_hint: Option<&str>,
     ) -> Result<Tool> {
         let name = self.name(p, raw.name)?;
+        let description = self.description(p, raw.description)?;
         let always_load = raw.always_load.unwrap_or(false);
         self.consistent(p, raw.should_defer, always_load, "should_defer")?;
         Ok(Tool {
             id: server.map_or_else(|| name.clone(), |s| mcp_id(s, &name)),
             name,
             server: server.map(str::to_string),
-            description: raw.description.unwrap_or_default(),
+            description,
             input_schema: schema_or_empty(raw.input_schema, raw.input_schema_camel),
             should_defer: raw.should_defer,
             always_load,

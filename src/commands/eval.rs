@@ -34,6 +34,7 @@ pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
         runs.extend(read_runs(&path, name)?);
     }
     let (catalog, pool) = pooled(own, args)?;
+    toolbudget::eval::check_work(&set, &catalog)?;
     if let Some(p) = &pool
         && p.duplicate_ids > 0
         && !quiet

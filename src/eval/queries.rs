@@ -11,6 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::classes;
+use crate::budget::{self, Kind};
 use crate::catalog::Catalog;
 use crate::document::{Document, Seg, json_error};
 use crate::error::{Error, Position, Result};
@@ -97,6 +98,23 @@ impl Place<'_> {
                 .unwrap_or(Position { line: 1, column: 1 }),
         }
     }
+}
+
+/// Refuses a query set whose searches times the tools searched (`catalog`: the pool
+/// included) are over `budget::MAX_EVAL_WORK`, before any scorer is built.
+pub fn check_work(set: &QuerySet, catalog: &Catalog) -> Result<()> {
+    let work = (set.queries.len() as u64).saturating_mul(catalog.len() as u64);
+    budget::check(Kind::EvalWork, work).map_err(|over| {
+        Error::input(
+            &set.path,
+            None,
+            format!(
+                "{} queries over {} tools {over}: use fewer queries or a smaller catalog",
+                set.queries.len(),
+                catalog.len()
+            ),
+        )
+    })
 }
 
 /// Reads `path` and resolves every expected id in `catalog`.
@@ -235,6 +253,13 @@ impl<'a> Checker<'a> {
 
     fn add(&mut self, raw: RawQuery, place: Place<'_>) -> Result<()> {
         let path = self.path;
+        if let Err(over) = budget::check(Kind::Queries, self.queries.len() as u64 + 1) {
+            return Err(Error::input(
+                path,
+                Some(place.start()),
+                format!("the file {over}: split it"),
+            ));
+        }
         if raw.id.trim().is_empty() {
             return Err(place.error(path, &path!["id"], "query id is empty".into()));
         }

@@ -88,6 +88,7 @@ pub fn every_scorer(
     let catalog = Arc::new(load_catalogs(&input.catalog)?);
     let set = load_queries(&input.queries, &catalog)?;
     check_labels(&set, &catalog)?;
+    crate::eval::check_work(&set, &catalog)?;
     let options = EvalOptions::new(ks, None, true)?;
     let siblings = Siblings::find(&catalog, |t| Some(t) != catalog.search_tool());
     let mut results = Vec::new();

@@ -378,14 +378,43 @@ impl Embedder {
         Ok(matrix)
     }
 
-    /// Word-piece ids of each text, with [CLS] and [SEP], truncated at [`MAX_TOKENS`].
+    /// Word-piece ids of each text, with [CLS] and [SEP], truncated at [`MAX_TOKENS`]; only
+    /// the [`tokenized_prefix`] of a text is tokenized (the same ids, bounded work).
     fn token_ids(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>, String> {
         let encodings = self
             .tokenizer
-            .encode_batch(texts.to_vec(), true)
+            .encode_batch(texts.iter().map(|t| tokenized_prefix(t)).collect(), true)
             .map_err(|e| format!("tokenizing failed: {e}"))?;
         Ok(encodings.iter().map(|e| e.get_ids().to_vec()).collect())
     }
+}
+
+/// The start of `text` that gives the same [`MAX_TOKENS`] word pieces as the whole: cut right
+/// before the first ASCII space, tab, newline or punctuation mark that follows at least
+/// `MAX_TOKENS` words. Why the ids are equal, for MiniLM's BERT normalizer, pre-tokenizer and
+/// WordPiece: every ASCII punctuation mark is a word of its own, and every run of ASCII
+/// letters and digits that starts the text or follows such a boundary starts a new word (the
+/// normalizer removes neither, and changes no boundary); each word gives at least one piece
+/// (`[UNK]` at worst), so the prefix gives at least `MAX_TOKENS` pieces, more than the 254
+/// kept. A boundary ends the word before it and starts no combining sequence, so the words of
+/// the prefix are the whole text's first words, normalized and split the same. A 50 MB
+/// description was tokenized whole (5.6 GB) to keep 254 pieces.
+pub(crate) fn tokenized_prefix(text: &str) -> &str {
+    let mut words = 0usize;
+    let mut after_boundary = true;
+    for (i, &c) in text.as_bytes().iter().enumerate() {
+        let punctuation = c.is_ascii_punctuation();
+        let boundary = punctuation || matches!(c, b' ' | b'\t' | b'\n' | b'\r');
+        if boundary && words >= MAX_TOKENS {
+            // An ASCII byte: a character boundary.
+            return &text[..i];
+        }
+        if punctuation || (after_boundary && c.is_ascii_alphanumeric()) {
+            words += 1;
+        }
+        after_boundary = boundary;
+    }
+    text
 }
 
 pub(crate) fn hex(bytes: &[u8]) -> String {
@@ -586,6 +615,38 @@ pub(crate) mod tests {
                 "text {i}: candle now differs from the reference by {diff}"
             );
         }
+    }
+
+    #[test]
+    fn the_tokenized_prefix_gives_the_same_ids() {
+        let Some(model) = test_embedder() else { return };
+        let texts = [
+            "word ".repeat(2000),
+            format!(
+                "{}{}",
+                "Créer un ticket, puis l'assigner. ".repeat(100),
+                " ".repeat(100_000)
+            ),
+            "a,".repeat(5000),
+            "日本語のテキスト and some words; ".repeat(200),
+            format!("{} end", "x".repeat(300)).repeat(300),
+            "\u{0301}e\u{0301}\ta.b\u{7}c\u{0b}d ".repeat(300),
+            "short text".to_string(),
+        ];
+        for t in &texts {
+            let cut = tokenized_prefix(t);
+            let head: String = t.chars().take(40).collect();
+            assert!(cut.len() < t.len() || t.len() < 2000, "{head:?}");
+            let whole = model.tokenizer.encode(t.as_str(), true).unwrap();
+            let prefix = model.tokenizer.encode(cut, true).unwrap();
+            assert_eq!(whole.get_ids(), prefix.get_ids(), "{head:?}");
+            if t.len() > 2000 {
+                assert_eq!(whole.get_ids().len(), MAX_TOKENS, "{head:?}");
+            }
+        }
+        // Fewer words than the cut needs: the whole text.
+        let blank = format!("one{}two", " ".repeat(10_000));
+        assert_eq!(tokenized_prefix(&blank), blank);
     }
 
     #[test]

@@ -38,7 +38,7 @@
 //! occurrence (`\n` is a boundary, like the edges of a text). The 3-point fallback is one
 //! `memmem` pass over the blob of lowercase ids.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use memchr::memmem::Finder;
@@ -49,6 +49,7 @@ use super::{
     SearchRequest, rank_hits,
 };
 use crate::catalog::Catalog;
+use crate::error::InputError;
 
 pub const DEFAULT_LIMIT: usize = 5;
 pub const MAX_LIMIT: usize = 20;
@@ -443,8 +444,27 @@ impl KeywordScorer {
         found
     }
 
-    fn select(&self, names: &str, request: &SearchRequest<'_>) -> SearchOutcome {
+    /// The named tools in order. Refused, before any name is looked up, when the names times
+    /// the catalog are over `budget::MAX_SELECT_WORK` (a shortened name is looked up among
+    /// every id).
+    fn select(
+        &self,
+        names: &str,
+        request: &SearchRequest<'_>,
+    ) -> Result<SearchOutcome, SearchError> {
+        let count = names.split(',').filter(|n| !n.trim().is_empty()).count() as u64;
+        crate::budget::check(
+            crate::budget::Kind::SelectWork,
+            count.saturating_mul(self.lower_ids.len().max(1) as u64),
+        )
+        .map_err(|over| {
+            SearchError::Refused(InputError::usage(format!(
+                "a select: query of {count} names over {} tools {over}; name fewer tools",
+                self.lower_ids.len()
+            )))
+        })?;
         let mut chosen: Vec<u32> = Vec::new();
+        let mut seen: HashSet<u32> = HashSet::new();
         let mut not_found = Vec::new();
         let mut ambiguous = Vec::new();
         for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
@@ -468,13 +488,13 @@ impl KeywordScorer {
                 }
             };
             for t in found {
-                if !chosen.contains(&t) {
+                if seen.insert(t) {
                     chosen.push(t);
                 }
             }
         }
         let k = chosen.len();
-        SearchOutcome {
+        Ok(SearchOutcome {
             hits: chosen
                 .iter()
                 .enumerate()
@@ -487,7 +507,7 @@ impl KeywordScorer {
             ambiguous,
             total_tools: request.searchable(self.catalog.len()),
             reported_us: None,
-        }
+        })
     }
 
     /// The tool whose id equals the query (exact case preferred, else the first by id).
@@ -760,7 +780,7 @@ impl Scorer for KeywordScorer {
         let limit = request.limit.min(MAX_LIMIT);
         let hits = match self.route(query, request) {
             Route::Select(names) => {
-                let mut outcome = self.select(names, request);
+                let mut outcome = self.select(names, request)?;
                 outcome.hits.truncate(limit);
                 return Ok(outcome);
             }
@@ -782,7 +802,7 @@ impl Scorer for KeywordScorer {
     /// Counted without the cap of 20 that `search` applies.
     fn count_matches(&self, request: &SearchRequest<'_>) -> Result<usize, SearchError> {
         Ok(match self.route(request.query.trim(), request) {
-            Route::Select(names) => self.select(names, request).hits.len(),
+            Route::Select(names) => self.select(names, request)?.hits.len(),
             Route::ExactId { tools, terms, .. } => {
                 let others = self.keyword_hits(&terms, request);
                 tools.len() + others.iter().filter(|h| !tools.contains(&h.tool)).count()
@@ -801,7 +821,7 @@ impl Scorer for KeywordScorer {
         let mut why = Vec::new();
         let (score, note) = match self.route(query, request) {
             Route::Select(names) => {
-                let outcome = self.select(names, request);
+                let outcome = self.select(names, request)?;
                 let found = outcome.hits.iter().position(|h| h.tool == tool);
                 if let Some(i) = found {
                     why.push(Contribution {
@@ -1000,6 +1020,33 @@ mod tests {
         assert_eq!(one.not_found, ["nope"]);
         let tree = s.explain(&SearchRequest::new(query, 2)).unwrap();
         assert_eq!(tree.children.len(), 2);
+    }
+
+    /// #26: 10⁵ names cost a quadratic de-duplication (~5 s a search); now linear, and names
+    /// times the catalog over `MAX_SELECT_WORK` are refused before any lookup.
+    #[test]
+    fn select_names_are_bounded_by_the_budget() {
+        let s = sample();
+        let many = format!("select:{}", vec!["Read,edit"; 50_000].join(","));
+        let out = s.search(&SearchRequest::new(&many, 5)).unwrap();
+        assert_eq!(out.hits.len(), 2);
+        assert_eq!(s.count_matches(&SearchRequest::new(&many, 5)).unwrap(), 2);
+        let tools = s.lower_ids.len() as u64;
+        let names = crate::budget::MAX_SELECT_WORK / tools + 1;
+        let over = format!("select:{}", vec!["Read"; names as usize].join(","));
+        let e = s.search(&SearchRequest::new(&over, 5)).unwrap_err();
+        assert!(matches!(e, SearchError::Refused(_)), "{e}");
+        let e = e.to_string();
+        assert!(
+            e.starts_with(&format!(
+                "a select: query of {names} names over {tools} tools asks for "
+            )) && e.ends_with(
+                "name × tool lookups, over the budget of 100,000,000 of one select: query; \
+                 name fewer tools"
+            ),
+            "{e}"
+        );
+        assert!(s.explain(&SearchRequest::new(&over, 5)).is_err());
     }
 
     #[test]

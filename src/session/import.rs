@@ -749,7 +749,7 @@ fn scenario_text(s: &ScenarioFile, file: &str) -> Result<String> {
 /// written (its limits on turns, requests and file size), then reads it back through the
 /// loader. Every refusal names the session's log (the scenario file does not exist).
 fn load(c: &Converted, session: &Path, file: &str, dir: &Path) -> Result<Option<Scenario>> {
-    use crate::simulate::scenario::{MAX_TURNS, MAX_WORK_REQUESTS};
+    use crate::budget::{MAX_REQUESTS, MAX_TURNS};
     if c.scenario.conversation.is_empty() {
         return Ok(None);
     }
@@ -766,10 +766,10 @@ fn load(c: &Converted, session: &Path, file: &str, dir: &Path) -> Result<Option<
             "has {turns} turns in one conversation, more than the {MAX_TURNS} a scenario may hold"
         )));
     }
-    if work > MAX_WORK_REQUESTS {
+    if work > MAX_REQUESTS {
         return Err(refuse(format!(
             "sends at least {work} requests (turns and calls, subagents included), more than \
-             the {MAX_WORK_REQUESTS} a scenario may send"
+             the {MAX_REQUESTS} a run may send"
         )));
     }
     let text = scenario_text(&c.scenario, file)?;

@@ -183,6 +183,13 @@ impl CalibrationFile {
         serde_json::from_str(doc.text()).map_err(|e| json_error(path, &e))
     }
 
+    /// Reads calibration-file bytes that came from `path` (fuzzing and tests: no file is
+    /// touched); the same checks as [`Self::load`].
+    pub fn parse(path: &Path, bytes: Vec<u8>) -> Result<CalibrationFile> {
+        let doc = Document::parse(path, bytes)?;
+        serde_json::from_str(doc.text()).map_err(|e| json_error(path, &e))
+    }
+
     /// The applied entry for this scenario's profile and counter (`session import` keys them
     /// by the counter the simulator selects for the scenario, `session::import::counter_of`).
     pub fn for_scenario(&self, scenario: &Scenario, counter: &str) -> Option<&Calibration> {

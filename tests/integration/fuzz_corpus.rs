@@ -47,3 +47,13 @@ fn query_parse_corpus() {
 fn compare_parse_corpus() {
     replay("compare_parse", common::compare_parse);
 }
+
+#[test]
+fn texts_expand_corpus() {
+    replay("texts_expand", common::texts_expand);
+}
+
+#[test]
+fn calibration_parse_corpus() {
+    replay("calibration_parse", common::calibration_parse);
+}

@@ -249,7 +249,11 @@ fn nested_repeats_are_refused_by_the_work_budget() {
     let d = run(tmp.path(), &["simulate", "boom.yaml"]);
     refused(
         &d,
-        &["boom.yaml:5:5:", "9006000 requests", "limit of 500000"],
+        &[
+            "boom.yaml:5:5:",
+            "expands to at least 9,006,000 requests",
+            "over the budget of 500,000 requests of one run",
+        ],
     );
 }
 

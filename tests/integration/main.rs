@@ -35,3 +35,4 @@ mod session_known;
 mod session_queries;
 mod session_shapes;
 mod simulate_cli;
+mod work_budget;

@@ -15,11 +15,13 @@ use serde_json::Value;
 
 mod raw;
 mod read;
+pub mod texts;
 
 pub(crate) use raw::*;
 use read::Reader;
 
 use super::profile::{self, Override, Profile};
+use crate::budget::Budget;
 use crate::counter::{CounterKind, ToolChoice};
 use crate::document::Document;
 use crate::error::{Error, Position, Result};
@@ -337,14 +339,7 @@ pub struct Scenario {
     pub unavailable_at: Option<Position>,
 }
 
-/// Most turns a scenario may expand to (after `repeat`).
-pub const MAX_TURNS: usize = 100_000;
-/// Most requests a whole scenario may expand to, counted before anything is expanded: every
-/// turn's user request and calls, times its `repeat`, subagents' conversations included (a
-/// repeated turn that holds a repeated subagent multiplies). One mode's rows at this size take
-/// about 100 MB.
-pub const MAX_WORK_REQUESTS: u64 = 500_000;
-
+pub use crate::budget::MAX_TURNS;
 /// Requests a conversation sends at least (one per turn and one per call, subagents included);
 /// searches and retries come on top and are bounded by the calls.
 fn work_of(items: &[Item]) -> u64 {
@@ -355,6 +350,49 @@ fn work_of(items: &[Item]) -> u64 {
             Item::Event(_) => 0,
         })
         .fold(0, u64::saturating_add)
+}
+
+/// Bytes of text a turn holds (user text, queries, results, inputs as JSON, its subagents'
+/// conversations): what one more copy of it costs, charged times `repeat`.
+fn turn_text(t: &Turn) -> u64 {
+    let sub = |s: &Subagent| conversation_text(&s.conversation);
+    let calls = t.calls.iter().fold(0u64, |n, c| {
+        n.saturating_add(c.query.as_ref().map_or(0, |q| q.len() as u64))
+            .saturating_add(c.result.as_ref().map_or(0, |r| r.len() as u64))
+            .saturating_add(c.input.as_ref().map_or(0, json_len))
+            .saturating_add(c.subagent.as_ref().map_or(0, sub))
+    });
+    (t.user.len() as u64)
+        .saturating_add(calls)
+        .saturating_add(t.subagent.as_ref().map_or(0, sub))
+}
+
+fn conversation_text(items: &[Item]) -> u64 {
+    items
+        .iter()
+        .map(|it| match it {
+            Item::Turn(t) => turn_text(t),
+            Item::Event(_) => 0,
+        })
+        .fold(0, u64::saturating_add)
+}
+
+/// The length of `v` written as compact JSON, without building the text.
+fn json_len(v: &Value) -> u64 {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0 = self.0.saturating_add(b.len() as u64);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut n = Count(0);
+    // Writing into a counter cannot fail.
+    let _ = serde_json::to_writer(&mut n, v);
+    n.0
 }
 
 fn turn_work(t: &Turn) -> u64 {
@@ -374,19 +412,27 @@ fn turn_work(t: &Turn) -> u64 {
         .saturating_add(call_subs)
 }
 
-/// Reads and validates a scenario file.
+/// Reads and validates a scenario file, within a budget of its own.
 pub fn load_scenario(path: &Path) -> Result<Scenario> {
-    let doc = Document::read(path)?;
-    parse(&doc)
+    load_scenario_in(path, &mut Budget::new())
 }
 
-/// Reads every scenario of one run. Names must be unique within a run — rows, charts and
+/// Reads and validates a scenario file, charging its requests and text to `budget` (the
+/// run's: see [`crate::budget`]).
+pub fn load_scenario_in(path: &Path, budget: &mut Budget) -> Result<Scenario> {
+    let doc = Document::read(path)?;
+    parse_in(&doc, budget)
+}
+
+/// Reads every scenario of one run, within one budget for the run (requests and text over
+/// all of them: three scenarios cannot each take the whole budget). Names must be unique within a run — rows, charts and
 /// report sections are keyed by name (and chart files by its slug) — so a second file using a
 /// name (or a name with the same file-name slug) is refused, naming both files.
 pub fn load_scenarios(paths: &[PathBuf]) -> Result<Vec<Scenario>> {
     let mut out: Vec<Scenario> = Vec::with_capacity(paths.len());
+    let mut budget = Budget::new();
     for path in paths {
-        let sc = load_scenario(path)?;
+        let sc = load_scenario_in(path, &mut budget)?;
         let slug = crate::names::slug(&sc.name);
         if let Some(first) = out
             .iter()
@@ -411,6 +457,11 @@ pub fn load_scenarios(paths: &[PathBuf]) -> Result<Vec<Scenario>> {
 
 /// Parses an already-read document (tests build documents from strings).
 pub fn parse(doc: &Document) -> Result<Scenario> {
+    parse_in(doc, &mut Budget::new())
+}
+
+/// Parses an already-read document, charging `budget`.
+pub fn parse_in(doc: &Document, budget: &mut Budget) -> Result<Scenario> {
     let raw: RawScenario = doc.decode(&[], &doc.value)?;
-    Reader { doc }.scenario(raw)
+    Reader { doc }.scenario(raw, budget)
 }

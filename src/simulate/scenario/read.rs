@@ -5,7 +5,9 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::raw::*;
+use super::texts::Texts;
 use super::*;
+use crate::budget::{Budget, Kind, Over};
 use crate::document::{Document, Seg};
 use crate::error::{Error, Result};
 
@@ -54,7 +56,12 @@ impl Reader<'_> {
             .collect()
     }
 
-    pub(super) fn scenario(&self, raw: RawScenario) -> Result<Scenario> {
+    /// An error at `p` for a size over the budget, with what to change.
+    fn over(&self, p: &[Seg], over: Over, fix: &str) -> Error {
+        self.err(p, format!("{over}; {fix}"))
+    }
+
+    pub(super) fn scenario(&self, raw: RawScenario, budget: &mut Budget) -> Result<Scenario> {
         let name = match raw.name {
             Some(n) if !n.trim().is_empty() => n,
             Some(_) => return Err(self.err(&path!["name"], "must not be empty")),
@@ -81,7 +88,7 @@ impl Reader<'_> {
             .map(|c| (c.path.clone(), c.at));
         let deferred = self.deferred(raw.deferred)?;
         let conversation =
-            self.conversation(&path!["conversation"], &conversation, &mut 0, &mut 0)?;
+            self.conversation(&path!["conversation"], &conversation, &mut 0, budget)?;
         if !conversation.iter().any(|i| matches!(i, Item::Turn(_))) {
             return Err(self.err(
                 &path!["conversation"],
@@ -92,7 +99,7 @@ impl Reader<'_> {
         let mut conversation = conversation;
         let unavailable = match &raw.texts {
             Some(t) => self
-                .texts(t, &mut system_prompt, &mut conversation)?
+                .texts(t, &mut system_prompt, &mut conversation, budget)?
                 .map(|p| (p, self.doc.locate(&child(&path!["texts"], "path")))),
             None => None,
         };
@@ -126,13 +133,16 @@ impl Reader<'_> {
         })
     }
 
-    /// Fills `{{name}}` placeholders from the texts file; `Some(path)` when the file is
-    /// optional and absent (placeholders stay, and the scenario is unavailable).
+    /// Fills `{{name}}` placeholders from the texts file (see [`super::texts`]); `Some(path)`
+    /// when the file is optional and absent (placeholders stay, and the scenario is
+    /// unavailable). Every filled text's length is computed and charged to the budget before
+    /// any is built.
     fn texts(
         &self,
         t: &RawTexts,
         system: &mut Option<String>,
         items: &mut [Item],
+        budget: &mut Budget,
     ) -> Result<Option<PathBuf>> {
         let base = self.doc.path.parent().unwrap_or_else(|| Path::new(""));
         let path = base.join(&t.path);
@@ -143,22 +153,52 @@ impl Reader<'_> {
         let Value::Object(map) = &doc.value else {
             return Err(doc.error_at(&[], "expected an object of named texts"));
         };
-        let fill = |text: &mut String| {
-            for (k, v) in map {
-                if let Value::String(v) = v {
-                    let key = format!("{{{{{k}}}}}");
-                    if text.contains(&key) {
-                        *text = text.replace(&key, v);
-                    }
-                }
-            }
+        let texts = Texts::new(map);
+        let fix = "the texts file's placeholders (or the turns' `repeat`) ask for more text than \
+                   a run may hold";
+        // The system prompt is new text; a turn's user text was charged as written (times its
+        // repeat, one copy each): the growth is charged.
+        if let Some(s) = system.as_deref() {
+            budget
+                .charge(Kind::TextBytes, texts.expanded_len(s))
+                .map_err(|o| self.over(&path!["system_prompt"], o, fix))?;
+        }
+        let grown = |turn: &Turn| {
+            texts
+                .expanded_len(&turn.user)
+                .saturating_sub(turn.user.len() as u64)
         };
-        if let Some(s) = system {
-            fill(s);
+        let turns = || {
+            items.iter().filter_map(|it| match it {
+                Item::Turn(t) => Some(t),
+                Item::Event(_) => None,
+            })
+        };
+        let total = turns().fold(0u64, |n, t| n.saturating_add(grown(t)));
+        let before = budget.used(Kind::TextBytes);
+        if let Err(o) = budget.charge(Kind::TextBytes, total) {
+            // Located at the turn where the run's text goes over; the size is the whole run's.
+            let mut sum = before;
+            let crossing = turns().find(|t| {
+                sum = sum.saturating_add(grown(t));
+                sum > Kind::TextBytes.limit()
+            });
+            let msg = format!("user: {o}; {fix}");
+            return Err(match crossing.and_then(|t| t.at) {
+                Some(at) => Error::input(&self.doc.path, Some(at), msg),
+                None => self.err(&path!["conversation"], msg),
+            });
+        }
+        if let Some(s) = system
+            && texts.names_any(s)
+        {
+            *s = texts.fill(s);
         }
         for item in items.iter_mut() {
-            if let Item::Turn(t) = item {
-                fill(&mut t.user);
+            if let Item::Turn(t) = item
+                && texts.names_any(&t.user)
+            {
+                t.user = texts.fill(&t.user);
             }
         }
         Ok(None)
@@ -268,14 +308,14 @@ impl Reader<'_> {
     }
 
     /// Reads the items of a conversation at `p`; `turns` counts turns after `repeat` across
-    /// the whole conversation, against `MAX_TURNS`; `work` counts requests (nested subagents
-    /// included) against `MAX_WORK_REQUESTS`, checked before a repeated turn is expanded.
+    /// the whole conversation, against `MAX_TURNS`; each turn's requests (nested subagents
+    /// included) and text, times its `repeat`, are charged to `budget` before it is expanded.
     fn conversation(
         &self,
         p: &[Seg],
         items: &[Value],
         turns: &mut usize,
-        work: &mut u64,
+        budget: &mut Budget,
     ) -> Result<Vec<Item>> {
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
@@ -294,19 +334,20 @@ impl Reader<'_> {
                             format!("more than {MAX_TURNS} turns after expanding repeat"),
                         ));
                     }
-                    let turn = self.turn(&ip, raw)?;
-                    *work = work.saturating_add(turn_work(&turn).saturating_mul(repeat as u64));
-                    if *work > MAX_WORK_REQUESTS {
-                        return Err(self.err(
-                            &ip,
-                            format!(
-                                "the conversation expands to at least {} requests here (turns \
-                                 and calls times repeat, subagents included), more than the \
-                                 limit of {MAX_WORK_REQUESTS}; lower `repeat`",
-                                *work
-                            ),
-                        ));
-                    }
+                    let turn = self.turn(&ip, raw, budget)?;
+                    let fix = "lower `repeat`";
+                    budget
+                        .charge(
+                            Kind::Requests,
+                            turn_work(&turn).saturating_mul(repeat as u64),
+                        )
+                        .map_err(|o| self.over(&ip, o, fix))?;
+                    budget
+                        .charge(
+                            Kind::TextBytes,
+                            turn_text(&turn).saturating_mul(repeat as u64),
+                        )
+                        .map_err(|o| self.over(&ip, o, fix))?;
                     out.extend((0..repeat).map(|_| Item::Turn(Box::new(turn.clone()))));
                 }
                 other => {
@@ -323,7 +364,9 @@ impl Reader<'_> {
         Ok(out)
     }
 
-    fn turn(&self, p: &[Seg], raw: RawTurn) -> Result<Turn> {
+    /// A subagent's conversation is read within what is left of `budget` (a copy: the parent
+    /// turn charges it, times its own repeat).
+    fn turn(&self, p: &[Seg], raw: RawTurn, budget: &Budget) -> Result<Turn> {
         let mut calls = Vec::with_capacity(raw.calls.len());
         for (i, c) in raw.calls.into_iter().enumerate() {
             let ip = child(&child(p, "calls"), i);
@@ -337,7 +380,7 @@ impl Reader<'_> {
                 None => None,
             };
             let subagent = match c.subagent {
-                Some(s) => Some(self.subagent(&child(&ip, "subagent"), s)?),
+                Some(s) => Some(self.subagent(&child(&ip, "subagent"), s, budget)?),
                 None => None,
             };
             calls.push(Call {
@@ -354,7 +397,7 @@ impl Reader<'_> {
             });
         }
         let subagent = match raw.subagent {
-            Some(s) => Some(self.subagent(&child(p, "subagent"), s)?),
+            Some(s) => Some(self.subagent(&child(p, "subagent"), s, budget)?),
             None => None,
         };
         Ok(Turn {
@@ -367,7 +410,7 @@ impl Reader<'_> {
         })
     }
 
-    fn subagent(&self, p: &[Seg], raw: RawSubagent) -> Result<Subagent> {
+    fn subagent(&self, p: &[Seg], raw: RawSubagent, budget: &Budget) -> Result<Subagent> {
         let tp = child(p, "tools");
         let tools = match &raw.tools {
             None => None,
@@ -379,7 +422,8 @@ impl Reader<'_> {
         };
         let cp = child(p, "conversation");
         // A subagent's work is counted into its parent turn's (times the turn's repeat).
-        let conversation = self.conversation(&cp, &raw.conversation, &mut 0, &mut 0)?;
+        let conversation =
+            self.conversation(&cp, &raw.conversation, &mut 0, &mut budget.clone())?;
         let nested = conversation.iter().position(|it| match it {
             Item::Turn(t) => t.subagent.is_some(),
             Item::Event(_) => false,

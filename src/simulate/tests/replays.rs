@@ -678,8 +678,8 @@ mod work_budget {
         let e = scenario(&nested(3000, 3000, 0)).unwrap_err().to_string();
         assert!(
             e.contains("test.yaml:3:5:")
-                && e.contains("expands to at least 9006000 requests")
-                && e.contains("limit of 500000"),
+                && e.contains("expands to at least 9,006,000 requests")
+                && e.contains("over the budget of 500,000 requests of one run"),
             "{e}"
         );
     }
@@ -690,7 +690,7 @@ mod work_budget {
         fn refused_exactly_above_the_budget(outer in 1u64..2000, inner in 1u64..2000, calls in 0usize..3) {
             let work = outer * (2 + inner * (1 + calls as u64));
             let parsed = scenario(&nested(outer, inner, calls));
-            prop_assert_eq!(parsed.is_ok(), work <= scenario::MAX_WORK_REQUESTS, "work {}", work);
+            prop_assert_eq!(parsed.is_ok(), work <= crate::budget::MAX_REQUESTS, "work {}", work);
             if work <= 20_000 {
                 let (c, t) = worked_catalog();
                 let r = run_yaml(&nested(outer, inner, calls), c, t);
