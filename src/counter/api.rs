@@ -11,9 +11,20 @@
 //! cost of sending tools is `F = (Σ (S_i − B) − (A − B)) / (N − 1)` and `t_i = S_i − B − F`.
 //! That is N + 2 requests, each cached.
 //!
-//! Retries: 429 waits for `retry-after` (else the backoff), 5xx and 529 back off
-//! exponentially (1 s, 2 s, 4 s …), at most [`MAX_ATTEMPTS`] attempts; 401/403 and other 4xx
-//! fail at once with the API's message. The sleep is injected so tests do not wait.
+//! Retries: 429 waits for `retry-after` up to [`MAX_RETRY_AFTER`] (a longer one fails at once,
+//! naming the endpoint and the header; no header: the backoff), 5xx, 529 and transport failures
+//! back off exponentially (1 s, 2 s, 4 s …), at most [`MAX_ATTEMPTS`] attempts; 401/403 and
+//! other 4xx fail at once with the API's message. Each request, answer body included, has
+//! [`REQUEST_TIMEOUT`] (ureq's global timeout, so a trickled body cannot stall us). The wait is
+//! injected with a note saying what it waits for, so the command can say it on stderr and
+//! tests do not wait.
+//!
+//! Fail closed: an answer that cannot be a count ([`parse_count`]: not a whole number, zero,
+//! more tokens than the request has bytes plus [`FRAMING_ALLOWANCE`]) is refused and never
+//! cached; a cached count is checked the same way when read back (an implausible one is
+//! dropped); and the per-tool series is checked as a whole ([`tool_counts`]: a tool must add
+//! tokens, every tool at once more than any one) — its answers are taken out of the cache when
+//! it fails.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -29,6 +40,13 @@ use crate::catalog::{Catalog, Tool};
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 pub const API_VERSION: &str = "2023-06-01";
 pub const MAX_ATTEMPTS: usize = 5;
+/// The longest `retry-after` waited for; a longer one fails at once.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+/// Per request, from connecting to the answer's last byte.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+/// Tokens a request may count beyond one per byte of its body: the message framing and the
+/// tool-use system prompt the API adds (a few hundred tokens as measured; this is generous).
+pub const FRAMING_ALLOWANCE: usize = 4096;
 const CACHE_FORMAT: &str = "toolbudget-count-tokens/1";
 /// The smallest message a request can carry; its own tokens are assumed to be one.
 pub const PROBE: &str = ".";
@@ -49,8 +67,15 @@ pub enum ApiError {
     Rejected { status: u16, message: String },
     #[error("anthropic-api: no answer after {attempts} attempts: {last}")]
     GaveUp { attempts: usize, last: String },
-    #[error("anthropic-api: unexpected answer: {0}")]
-    Malformed(String),
+    #[error(
+        "anthropic-api: {url} answered HTTP 429 with `retry-after: {retry_after}`, longer than the {} s toolbudget waits; try again later (answers already had are cached)",
+        MAX_RETRY_AFTER.as_secs()
+    )]
+    RateLimited { url: String, retry_after: f64 },
+    #[error(
+        "anthropic-api: {url} gave an answer that is not a plausible count: {why}; it is not cached"
+    )]
+    Implausible { url: String, why: String },
 }
 
 /// One HTTP answer, as the client needs it.
@@ -74,12 +99,13 @@ pub struct Ureq {
 
 impl Default for Ureq {
     fn default() -> Self {
-        Ureq::with_timeout(Duration::from_secs(60))
+        Ureq::with_timeout(REQUEST_TIMEOUT)
     }
 }
 
 impl Ureq {
-    /// A transport whose requests give up after `timeout` (a model's answer can take minutes).
+    /// A transport whose requests give up after `timeout`, reading the body included (a
+    /// model's answer can take minutes).
     pub fn with_timeout(timeout: Duration) -> Ureq {
         let agent = ureq::Agent::config_builder()
             .timeout_global(Some(timeout))
@@ -217,6 +243,12 @@ impl Cache {
         self.dirty = true;
     }
 
+    fn remove(&mut self, key: &str) {
+        if self.entries.remove(key).is_some() {
+            self.dirty = true;
+        }
+    }
+
     /// The file's bytes: entries sorted by key, so the same answers give the same bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
         let f = CacheFile {
@@ -312,7 +344,48 @@ pub fn request_body(
 
 #[derive(Deserialize)]
 struct CountAnswer {
-    input_tokens: usize,
+    input_tokens: Option<serde_json::Number>,
+}
+
+/// The count in a 200 answer's body, if it is a plausible count for a request of
+/// `request_bytes` bytes (see [`plausible`]); else why not.
+pub fn parse_count(answer: &str, request_bytes: usize) -> Result<usize, String> {
+    let shown = || clip(answer, 200);
+    let parsed: CountAnswer = serde_json::from_str(answer)
+        .map_err(|e| format!("it is not a count_tokens answer ({e}): {}", shown()))?;
+    let number = parsed
+        .input_tokens
+        .ok_or_else(|| format!("it has no input_tokens: {}", shown()))?;
+    let n = number
+        .as_u64()
+        .ok_or_else(|| format!("input_tokens is {number}, not a whole number of tokens"))?;
+    plausible(n, request_bytes)
+}
+
+/// `n` if it can be the count of a request of `request_bytes` bytes: not zero (every request
+/// carries a message), not more than one token a byte plus [`FRAMING_ALLOWANCE`].
+pub fn plausible(n: u64, request_bytes: usize) -> Result<usize, String> {
+    let most = request_bytes.saturating_add(FRAMING_ALLOWANCE);
+    match usize::try_from(n) {
+        Ok(0) => Err(format!("0 tokens for a request of {request_bytes} bytes")),
+        Ok(n) if n <= most => Ok(n),
+        _ => Err(format!(
+            "{n} tokens for a request of {request_bytes} bytes, more than one a byte plus \
+             {FRAMING_ALLOWANCE} for the framing"
+        )),
+    }
+}
+
+fn clip(s: &str, chars: usize) -> String {
+    match s.char_indices().nth(chars) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// The cache key of a request body.
+fn body_key(body: &str) -> String {
+    hex(&Sha256::digest(body.as_bytes()))
 }
 
 #[derive(Deserialize)]
@@ -337,10 +410,13 @@ pub struct Client {
     pub cache: Cache,
     pub load: CacheLoad,
     transport: Box<dyn Transport>,
-    sleep: Box<dyn Fn(Duration) + Send + Sync>,
+    wait: Box<Wait>,
     /// Requests actually sent (not answered from the cache).
     pub sent: usize,
 }
+
+/// Waits before a retry; the note says for what (the command prints it on stderr).
+pub type Wait = dyn Fn(Duration, &str) + Send + Sync;
 
 impl Client {
     /// A client over an already-read cache file (`None`: no file yet).
@@ -348,7 +424,7 @@ impl Client {
         settings: Settings,
         cache_bytes: Option<&[u8]>,
         transport: Box<dyn Transport>,
-        sleep: Box<dyn Fn(Duration) + Send + Sync>,
+        wait: Box<Wait>,
     ) -> Client {
         let (cache, load) = match cache_bytes {
             Some(b) => Cache::from_bytes(b),
@@ -359,7 +435,7 @@ impl Client {
             cache,
             load,
             transport,
-            sleep,
+            wait,
             sent: 0,
         }
     }
@@ -368,11 +444,19 @@ impl Client {
         &self.settings.cache_path
     }
 
-    /// The count of one request body, from the cache or the API.
+    /// The count of one request body, from the cache or the API. A cached count that is not
+    /// plausible for the body is dropped from the cache, as if it had never been there.
     pub fn count_body(&mut self, body: &str) -> Result<usize, ApiError> {
-        let key = hex(&Sha256::digest(body.as_bytes()));
+        let key = body_key(body);
+        let mut dropped = None;
         if let Some(e) = self.cache.get(&key) {
-            return Ok(e.input_tokens);
+            match plausible(e.input_tokens as u64, body.len()) {
+                Ok(n) => return Ok(n),
+                Err(why) => {
+                    self.cache.remove(&key);
+                    dropped = Some(why);
+                }
+            }
         }
         let why = if self.settings.offline {
             Some("--offline is set")
@@ -382,9 +466,13 @@ impl Client {
             None
         };
         if let Some(why) = why {
+            let why = match dropped {
+                Some(d) => format!("its cached count was dropped ({d}), and {why}"),
+                None => why.to_string(),
+            };
             return Err(ApiError::NotCached {
                 cache: self.settings.cache_path.display().to_string(),
-                why: why.into(),
+                why,
             });
         }
         let n = self.post_with_retries(body)?;
@@ -398,11 +486,16 @@ impl Client {
         Ok(n)
     }
 
-    fn post_with_retries(&mut self, body: &str) -> Result<usize, ApiError> {
-        let url = format!(
+    /// The count_tokens endpoint.
+    pub fn url(&self) -> String {
+        format!(
             "{}/v1/messages/count_tokens",
             self.settings.base_url.trim_end_matches('/')
-        );
+        )
+    }
+
+    fn post_with_retries(&mut self, body: &str) -> Result<usize, ApiError> {
+        let url = self.url();
         let key = self.settings.key.clone().unwrap_or_default();
         let headers = [
             ("x-api-key", key.as_str()),
@@ -413,16 +506,15 @@ impl Client {
         for attempt in 0..MAX_ATTEMPTS {
             self.sent += 1;
             let backoff = Duration::from_secs(1 << attempt.min(5));
-            let wait = match self.transport.post(&url, &headers, body) {
+            let (wait, why) = match self.transport.post(&url, &headers, body) {
                 Err(e) => {
-                    last = format!("transport: {e}");
-                    backoff
+                    last = format!("{url}: {e}");
+                    (backoff, last.clone())
                 }
                 Ok(r) => match r.status {
                     200 => {
-                        return serde_json::from_str::<CountAnswer>(&r.body)
-                            .map(|a| a.input_tokens)
-                            .map_err(|e| ApiError::Malformed(format!("{e}: {}", r.body)));
+                        return parse_count(&r.body, body.len())
+                            .map_err(|why| ApiError::Implausible { url, why });
                     }
                     401 | 403 => {
                         return Err(ApiError::Auth {
@@ -432,13 +524,21 @@ impl Client {
                     }
                     429 => {
                         last = format!("HTTP 429: {}", error_message(&r.body));
-                        r.retry_after
-                            .filter(|s| s.is_finite() && *s >= 0.0)
-                            .map_or(backoff, |s| Duration::from_secs_f64(s.min(600.0)))
+                        let wait = match r.retry_after.filter(|s| s.is_finite() && *s >= 0.0) {
+                            None => backoff,
+                            Some(s) if s > MAX_RETRY_AFTER.as_secs_f64() => {
+                                return Err(ApiError::RateLimited {
+                                    url,
+                                    retry_after: s,
+                                });
+                            }
+                            Some(s) => Duration::from_secs_f64(s),
+                        };
+                        (wait, format!("{url} answered HTTP 429 (rate limited)"))
                     }
                     s if s >= 500 => {
                         last = format!("HTTP {s}: {}", error_message(&r.body));
-                        backoff
+                        (backoff, format!("{url} answered {last}"))
                     }
                     s => {
                         return Err(ApiError::Rejected {
@@ -449,7 +549,12 @@ impl Client {
                 },
             };
             if attempt + 1 < MAX_ATTEMPTS {
-                (self.sleep)(wait);
+                let note = format!(
+                    "anthropic-api: {why}; waiting {} s before attempt {} of {MAX_ATTEMPTS}",
+                    wait.as_secs_f64(),
+                    attempt + 2
+                );
+                (self.wait)(wait, &note);
             }
         }
         Err(ApiError::GaveUp {
@@ -468,6 +573,12 @@ impl Client {
     ) -> Result<usize, ApiError> {
         let body = request_body(&self.settings.model, system, user, tools, choice);
         self.count_body(&body)
+    }
+
+    /// Drops the cached count of one request (its answers did not add up).
+    fn forget(&mut self, system: Option<&str>, user: &str, tools: &[&Tool], choice: ToolChoice) {
+        let body = request_body(&self.settings.model, system, user, tools, choice);
+        self.cache.remove(&body_key(&body));
     }
 }
 
@@ -507,6 +618,18 @@ pub fn tool_counts_ticked(
         singles.push(client.request(None, PROBE, std::slice::from_ref(t), choice)?);
         tick();
     }
+    if let Err(why) = series_adds_up(base, all, &singles, &tools) {
+        // Not one of these answers is kept: which of them is wrong cannot be told.
+        client.forget(None, PROBE, &[], choice);
+        client.forget(None, PROBE, &tools, choice);
+        for t in &tools {
+            client.forget(None, PROBE, std::slice::from_ref(t), choice);
+        }
+        return Err(ApiError::Implausible {
+            url: client.url(),
+            why: format!("{why} (the answers for this catalog are taken out of the cache)"),
+        });
+    }
     let n = tools.len();
     let all_tools = all.saturating_sub(base);
     let fixed = match n {
@@ -532,6 +655,65 @@ pub fn tool_counts_ticked(
         all_tools,
         base,
     })
+}
+
+/// Tools whose definitions differ by at least this many bytes cannot all count the same.
+const SAME_COUNT_SPREAD_BYTES: usize = 256;
+
+/// Whether the per-tool series can be true: each tool adds tokens to the request without
+/// tools, every tool at once more than any single one, and tools of clearly different sizes
+/// do not all count the same.
+fn series_adds_up(
+    base: usize,
+    all: usize,
+    singles: &[usize],
+    tools: &[&Tool],
+) -> Result<(), String> {
+    if let Some(i) = singles.iter().position(|&s| s <= base) {
+        return Err(format!(
+            "the request with tool {:?} counts {} tokens, no more than the {base} without tools",
+            tools[i].id, singles[i]
+        ));
+    }
+    if !tools.is_empty() && all <= base {
+        return Err(format!(
+            "the request with every tool counts {all} tokens, no more than the {base} without tools"
+        ));
+    }
+    if tools.len() >= 2 {
+        let most = singles.iter().copied().max().unwrap_or(0);
+        if all <= most {
+            return Err(format!(
+                "the request with all {} tools counts {all} tokens, no more than one tool alone \
+                 ({most})",
+                tools.len()
+            ));
+        }
+        let sizes: Vec<usize> = tools.iter().map(|t| definition_bytes(t)).collect();
+        let (small, large) = (
+            sizes.iter().copied().min().unwrap_or(0),
+            sizes.iter().copied().max().unwrap_or(0),
+        );
+        if singles.iter().all(|&s| s == singles[0]) && large - small >= SAME_COUNT_SPREAD_BYTES {
+            return Err(format!(
+                "every one of the {} tools counts {} tokens with the probe, though their \
+                 definitions range from {small} to {large} bytes",
+                tools.len(),
+                singles[0]
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The bytes of a tool's definition as sent.
+fn definition_bytes(t: &Tool) -> usize {
+    let def = ApiTool {
+        name: api_tool_name(&t.id),
+        description: &t.description,
+        input_schema: &t.input_schema,
+    };
+    serde_json::to_vec(&def).map_or(0, |v| v.len())
 }
 
 /// The parts of a conversation's requests, measured (module docs; `B` is the probe request).
@@ -636,5 +818,175 @@ mod tests {
             request_body("claude-x", None, ".", &[], ToolChoice::Tool),
             r#"{"model":"claude-x","messages":[{"role":"user","content":"."}]}"#
         );
+    }
+
+    #[test]
+    fn answers_that_cannot_be_counts_are_refused_with_the_reason() {
+        assert_eq!(parse_count(r#"{"input_tokens":12}"#, 60), Ok(12));
+        // Framing may exceed the body's bytes, within the allowance.
+        assert_eq!(parse_count(r#"{"input_tokens":400}"#, 100), Ok(400));
+        let refused = |body: &str, bytes: usize| parse_count(body, bytes).unwrap_err();
+        assert_eq!(
+            refused(r#"{"input_tokens":0}"#, 60),
+            "0 tokens for a request of 60 bytes"
+        );
+        assert_eq!(
+            refused(r#"{"input_tokens":18446744073709551615}"#, 60),
+            "18446744073709551615 tokens for a request of 60 bytes, more than one a byte plus \
+             4096 for the framing"
+        );
+        assert!(refused(r#"{"input_tokens":4157}"#, 60).starts_with("4157 tokens"));
+        assert_eq!(parse_count(r#"{"input_tokens":4156}"#, 60), Ok(4156));
+        assert_eq!(
+            refused(r#"{"input_tokens":12.5}"#, 60),
+            "input_tokens is 12.5, not a whole number of tokens"
+        );
+        assert_eq!(
+            refused(r#"{"input_tokens":-3}"#, 60),
+            "input_tokens is -3, not a whole number of tokens"
+        );
+        assert!(refused(r#"{"input_tokens":"12"}"#, 60).starts_with("it is not a count_tokens"));
+        assert!(refused(r#"{"tokens":12}"#, 60).starts_with("it has no input_tokens"));
+        assert!(refused("<html>", 60).starts_with("it is not a count_tokens answer"));
+        // A long body is shown clipped.
+        let long = format!("<{}>", "x".repeat(5000));
+        assert!(refused(&long, 60).chars().count() < 300);
+    }
+
+    fn tool(id: &str, description: &str) -> Tool {
+        Tool {
+            id: id.into(),
+            name: id.into(),
+            server: None,
+            description: description.into(),
+            input_schema: serde_json::json!({"type": "object"}),
+            should_defer: None,
+            always_load: false,
+            search_hint: None,
+            depends_on: vec![],
+            origin: None,
+        }
+    }
+
+    #[test]
+    fn a_per_tool_series_that_does_not_add_up_is_refused() {
+        let (a, b, c) = (
+            tool("a", "short"),
+            tool("b", &"long ".repeat(100)),
+            tool("c", "mid"),
+        );
+        let tools = [&a, &b, &c];
+        assert_eq!(
+            series_adds_up(10, 400, &[330, 430 - 50, 331], &tools),
+            Ok(())
+        );
+        // A constant answer: no tool adds anything.
+        let e = series_adds_up(10, 10, &[10, 10, 10], &tools).unwrap_err();
+        assert!(
+            e.contains("tool \"a\" counts 10 tokens, no more than the 10"),
+            "{e}"
+        );
+        // Every tool at once no more than one alone.
+        let e = series_adds_up(10, 340, &[330, 340, 331], &tools).unwrap_err();
+        assert!(e.contains("all 3 tools counts 340 tokens, no more than one tool alone (340)"));
+        // The same count for tools of very different sizes.
+        let e = series_adds_up(10, 900, &[330, 330, 330], &tools).unwrap_err();
+        assert!(
+            e.contains("every one of the 3 tools counts 330 tokens"),
+            "{e}"
+        );
+        // Close sizes may well count the same.
+        let (x, y) = (tool("x", "one"), tool("y", "two"));
+        assert_eq!(series_adds_up(10, 400, &[330, 330], &[&x, &y]), Ok(()));
+    }
+
+    fn offline_client(cache: &[u8]) -> Client {
+        struct Never;
+        impl Transport for Never {
+            fn post(&self, _: &str, _: &[(&str, &str)], _: &str) -> Result<Reply, String> {
+                Err("no network in this test".into())
+            }
+        }
+        Client::new(
+            Settings {
+                base_url: "http://127.0.0.1:9".into(),
+                key: None,
+                model: "m".into(),
+                cache_path: "c.json".into(),
+                offline: true,
+            },
+            Some(cache),
+            Box::new(Never),
+            Box::new(|_, _: &str| {}),
+        )
+    }
+
+    #[test]
+    fn implausible_counts_read_back_from_the_cache_are_dropped() {
+        let body = request_body("m", None, PROBE, &[], ToolChoice::Auto);
+        let mut c = Cache::default();
+        for (k, n) in [(body_key(&body), 0), ("other".into(), 7)] {
+            c.insert(
+                k,
+                Entry {
+                    model: "m".into(),
+                    input_tokens: n,
+                },
+            );
+        }
+        let mut client = offline_client(&c.to_bytes());
+        assert_eq!(client.load, CacheLoad::Loaded(2));
+        let e = client.count_body(&body).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("its cached count was dropped (0 tokens for a request of"),
+            "{e}"
+        );
+        // Dropped for good: the cache to be written no longer has it.
+        assert!(client.cache.is_dirty() && client.cache.len() == 1);
+        assert!(client.cache.get(&body_key(&body)).is_none());
+    }
+
+    use proptest::strategy::Strategy as _;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// Whatever the body, parsing never panics and never accepts an implausible count.
+        #[test]
+        fn no_answer_body_yields_an_implausible_count(
+            body in proptest::prelude::any::<String>(),
+            bytes in 0usize..100_000,
+        ) {
+            if let Ok(n) = parse_count(&body, bytes) {
+                proptest::prop_assert!(n >= 1 && n <= bytes + FRAMING_ALLOWANCE);
+            }
+        }
+
+        /// Count-shaped bodies with any number: accepted exactly when the number is a
+        /// plausible count, and then as that number.
+        #[test]
+        fn count_shaped_answers_are_accepted_exactly_when_plausible(
+            number in proptest::prop_oneof![
+                proptest::prelude::any::<u64>().prop_map(|n| n.to_string()),
+                (0u64..10_000).prop_map(|n| n.to_string()),
+                proptest::prelude::any::<i64>().prop_map(|n| n.to_string()),
+                proptest::prelude::any::<f64>().prop_map(|f| format!("{f:?}")),
+                proptest::prelude::Just("1e400".to_string()),
+            ],
+            bytes in 0usize..10_000,
+            extra in proptest::prelude::any::<bool>(),
+        ) {
+            let body = if extra {
+                format!(r#"{{"note": "x", "input_tokens": {number}}}"#)
+            } else {
+                format!(r#"{{"input_tokens":{number}}}"#)
+            };
+            let expected = number
+                .parse::<u64>()
+                .ok()
+                .filter(|&n| n >= 1 && n <= (bytes + FRAMING_ALLOWANCE) as u64);
+            proptest::prop_assert_eq!(parse_count(&body, bytes).ok().map(|n| n as u64), expected);
+        }
     }
 }

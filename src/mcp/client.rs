@@ -8,6 +8,14 @@
 //! would only ever show up as a timeout. Here the child runs in its own process group (so
 //! `npx`/`uvx` wrappers and their children go too), is always killed and waited for, and a tee
 //! between its stdout and rmcp remembers the lines that were not JSON-RPC for the error.
+//!
+//! The tee also keeps a hostile server bounded, and says why when it stops one: a message over
+//! the SDK's 16 MiB line limit (which the SDK would drop silently, leaving a timeout), one
+//! nested past the JSON reader's depth limit (dropped silently too), and more requests or
+//! notifications of the server's own than [`MAX_SERVER_REQUESTS`] / [`MAX_SERVER_NOTIFICATIONS`]
+//! (each request is answered by a write the SDK queues without bound when the server does not
+//! read its stdin). It reads each line bounded by bytes and looks only at the envelope
+//! (`jsonrpc`, `id`, `method`), never building a JSON tree of the message.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -17,9 +25,12 @@ use std::time::Duration;
 
 use rmcp::ServiceExt;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams};
+use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::process::{Child, Command};
+use tokio::sync::watch;
 
 use super::ServerCommand;
 
@@ -47,8 +58,23 @@ pub const STDERR_TAIL_LINES: usize = 20;
 const MAX_NOTED_LINE_CHARS: usize = 300;
 /// Most `tools/list` pages followed; a server that keeps returning cursors is broken.
 pub const MAX_PAGES: usize = 10_000;
-/// Longest stdout line accepted (a whole `tools/list` page is one line).
-const MAX_STDOUT_LINE_BYTES: usize = 256 * 1024 * 1024;
+/// Longest message (stdout line) accepted: the MCP SDK's own limit (16 MiB), which we check
+/// first because the SDK drops a longer line silently. A whole `tools/list` page is one line,
+/// so a server with more tools than fit must paginate.
+pub const MAX_MESSAGE_BYTES: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
+/// Most requests of its own (`ping`, `roots/list`, ...) a server may send in one session. Each
+/// needs an answer written to its stdin; one that floods them and never reads would otherwise
+/// make the SDK queue answers without bound.
+pub const MAX_SERVER_REQUESTS: usize = 10_000;
+/// Most bytes those requests may add up to in one session (an answer echoes the request's id).
+pub const MAX_SERVER_REQUEST_BYTES: usize = 64 * 1024 * 1024;
+/// Most notifications a server may send between two answers to our requests.
+pub const MAX_SERVER_NOTIFICATIONS: usize = 10_000;
+/// How long the tee keeps counting the bytes of an over-long message (to name its size) when
+/// the server stops sending in the middle of it.
+const OVERLONG_STALL: Duration = Duration::from_secs(1);
+/// Counting an over-long message stops here ("at least ... bytes").
+const OVERLONG_COUNT_CAP: u64 = 1 << 32;
 /// After a successful listing, how long a server gets to exit on its own once its stdin is
 /// closed (the MCP stdio shutdown) before it is killed.
 const GRACEFUL_EXIT: Duration = Duration::from_millis(500);
@@ -107,6 +133,12 @@ pub enum Failure {
         cursor: String,
     },
     TooManyPages,
+    /// More tools than a catalog may hold ([`crate::catalog::MAX_TOOLS`]): stopped there,
+    /// not after listing the rest.
+    TooManyTools {
+        page: usize,
+        tools: usize,
+    },
     /// No answer to a `tools/call` in time.
     CallTimeout {
         tool: String,
@@ -145,6 +177,12 @@ impl fmt::Display for Failure {
             Failure::TooManyPages => {
                 write!(f, "`tools/list` still had more pages after {MAX_PAGES}")
             }
+            Failure::TooManyTools { page, tools } => write!(
+                f,
+                "`tools/list` had listed {tools} tools by page {page}, more than the limit of {} \
+                 tools in a run",
+                crate::catalog::MAX_TOOLS
+            ),
             Failure::CallTimeout { tool, after } => write!(
                 f,
                 "no answer to `tools/call` of {tool:?} within {} (raise it with --scorer-timeout)",
@@ -196,11 +234,20 @@ struct Seen {
     stderr_tail: VecDeque<String>,
     stdout_noise: Vec<String>,
     stdout_noise_count: usize,
-    /// A message that is JSON but that no JSON-RPC reader accepts (nesting past serde_json's
-    /// limit): the SDK would drop it silently and wait out the timeout, so we stop at once.
-    unreadable: Option<String>,
+    /// Why the tee stopped the exchange: a message the SDK would drop silently (too long,
+    /// nested too deep) or a server that floods us. Said instead of the SDK's vaguer error.
+    stopped: Option<String>,
+    /// Requests of the server's own this session, their bytes, and the first one's method.
+    server_requests: usize,
+    server_request_bytes: usize,
+    first_server_method: Option<String>,
+    /// Notifications since the last answer to one of our requests.
+    notifications_since_answer: usize,
     /// The server closed its stdout (usually: it exited).
     stdout_closed: bool,
+    /// Our last write to the server's stdin is still waiting: the pipe is full because the
+    /// server does not read it.
+    stdin_blocked: bool,
 }
 
 type Shared = Arc<Mutex<Seen>>;
@@ -220,6 +267,8 @@ pub struct Session {
     client: Option<rmcp::service::RunningService<rmcp::RoleClient, ClientConfig>>,
     stderr_task: tokio::task::JoinHandle<()>,
     stdout_task: tokio::task::JoinHandle<()>,
+    /// Becomes true when the tee stops the exchange (the reason is in `seen.stopped`).
+    stopped: watch::Receiver<bool>,
     /// The server's `serverInfo`, when it gave one.
     pub server_name: Option<String>,
     pub server_version: Option<String>,
@@ -268,7 +317,8 @@ impl Session {
         let stderr_task = tokio::spawn(read_stderr(stderr, seen.clone()));
         // The duplex buffer only needs to hold what rmcp has not read yet; the tee waits for room.
         let (tee_in, rmcp_out) = tokio::io::duplex(64 * 1024);
-        let stdout_task = tokio::spawn(tee_stdout(stdout, tee_in, seen.clone()));
+        let (stop_tx, stopped) = watch::channel(false);
+        let stdout_task = tokio::spawn(tee_stdout(stdout, tee_in, seen.clone(), stop_tx));
         let mut session = Session {
             child,
             pid,
@@ -276,6 +326,7 @@ impl Session {
             client: None,
             stderr_task,
             stdout_task,
+            stopped,
             server_name: None,
             server_version: None,
         };
@@ -283,10 +334,20 @@ impl Session {
             ClientCapabilities::default(),
             Implementation::new("toolbudget", env!("CARGO_PKG_VERSION")),
         );
-        let failure = match tokio::time::timeout(start, info.serve((rmcp_out, stdin))).await {
-            Err(_) => Failure::StartTimeout(start),
-            Ok(Err(e)) => Failure::Initialize(e.to_string()),
-            Ok(Ok(client)) => {
+        // The SDK's line limit set to ours explicitly: the tee enforces it first, with a message.
+        let stdin = WatchedStdin {
+            inner: stdin,
+            seen: session.seen.clone(),
+        };
+        let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(rmcp_out, stdin)
+            .with_max_line_length(MAX_MESSAGE_BYTES);
+        let serving = session.unless_stopped(tokio::time::timeout(start, info.serve(transport)));
+        let failure = match serving.await {
+            // The reason is in `seen.stopped`; `fail` puts it in.
+            None => Failure::Initialize(String::new()),
+            Some(Err(_)) => Failure::StartTimeout(start),
+            Some(Ok(Err(e))) => Failure::Initialize(e.to_string()),
+            Some(Ok(Ok(client))) => {
                 if let Some(i) = client.peer_info().and_then(|p| p.server_info.clone()) {
                     session.server_name = Some(i.name.clone());
                     session.server_version = Some(i.version.clone());
@@ -296,6 +357,23 @@ impl Session {
             }
         };
         Err(session.fail(failure).await)
+    }
+
+    /// Runs `fut` unless the tee stops the exchange first (then `None`, the reason being in
+    /// `seen.stopped`): the SDK would only notice a closed stream after its drain timeout.
+    async fn unless_stopped<F: std::future::Future>(&self, fut: F) -> Option<F::Output> {
+        let mut stopped = self.stopped.clone();
+        let stop = async move {
+            // The sender is dropped when the tee ends normally: then nothing stops us.
+            if stopped.wait_for(|s| *s).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        };
+        tokio::select! {
+            biased;
+            () = stop => None,
+            out = fut => Some(out),
+        }
     }
 
     fn client(&self) -> &rmcp::service::RunningService<rmcp::RoleClient, ClientConfig> {
@@ -317,21 +395,37 @@ impl Session {
             }
             pages += 1;
             let params = PaginatedRequestParams::default().with_cursor(cursor.take());
-            let page = match tokio::time::timeout(request, client.list_tools(Some(params))).await {
-                Err(_) => {
+            let asked = self.unless_stopped(tokio::time::timeout(
+                request,
+                client.list_tools(Some(params)),
+            ));
+            let page = match asked.await {
+                None => {
+                    return Err(Failure::Request {
+                        page: pages,
+                        reason: String::new(),
+                    });
+                }
+                Some(Err(_)) => {
                     return Err(Failure::RequestTimeout {
                         page: pages,
                         after: request,
                     });
                 }
-                Ok(Err(e)) => {
+                Some(Ok(Err(e))) => {
                     return Err(Failure::Request {
                         page: pages,
                         reason: service_error(e, "tools/list"),
                     });
                 }
-                Ok(Ok(p)) => p,
+                Some(Ok(Ok(p))) => p,
             };
+            if tools.len() + page.tools.len() > crate::catalog::MAX_TOOLS {
+                return Err(Failure::TooManyTools {
+                    page: pages,
+                    tools: tools.len() + page.tools.len(),
+                });
+            }
             for tool in page.tools {
                 // Serializing the SDK's `Tool` cannot fail: it is plain data with string keys.
                 let v = serde_json::to_value(&tool).expect("an MCP tool serializes to JSON");
@@ -370,17 +464,27 @@ impl Session {
     ) -> Result<Value, Failure> {
         let mut params = rmcp::model::CallToolRequestParams::new(name.to_string());
         params.arguments = Some(arguments);
-        match tokio::time::timeout(timeout, self.client().call_tool(params)).await {
-            Err(_) => Err(Failure::CallTimeout {
+        let asked = self.unless_stopped(tokio::time::timeout(
+            timeout,
+            self.client().call_tool(params),
+        ));
+        match asked.await {
+            None => Err(Failure::Call {
+                tool: name.to_string(),
+                reason: String::new(),
+            }),
+            Some(Err(_)) => Err(Failure::CallTimeout {
                 tool: name.to_string(),
                 after: timeout,
             }),
-            Ok(Err(e)) => Err(Failure::Call {
+            Some(Ok(Err(e))) => Err(Failure::Call {
                 tool: name.to_string(),
                 reason: service_error(e, "tools/call"),
             }),
             // Serializing the SDK's result cannot fail: it is plain data with string keys.
-            Ok(Ok(result)) => Ok(serde_json::to_value(&result).expect("a tool result serializes")),
+            Some(Ok(Ok(result))) => {
+                Ok(serde_json::to_value(&result).expect("a tool result serializes"))
+            }
         }
     }
 
@@ -402,19 +506,43 @@ impl Session {
         self.client = None;
         let exit = self.stop(false).await;
         let seen = lock(&self.seen);
-        let failure = match (&seen.unreadable, failure) {
-            (Some(why), Failure::Request { page, .. }) => Failure::Request {
-                page,
-                reason: format!("the answer cannot be read: {why}"),
-            },
-            (Some(why), Failure::Initialize(_) | Failure::StartTimeout(_)) => {
-                Failure::Initialize(format!("the answer cannot be read: {why}"))
+        // What the tee saw explains the SDK's closed stream (or a timeout it caused).
+        let failure = match (&seen.stopped, failure) {
+            (Some(why), Failure::Request { page, .. } | Failure::RequestTimeout { page, .. }) => {
+                Failure::Request {
+                    page,
+                    reason: why.clone(),
+                }
             }
-            (Some(why), Failure::Call { tool, .. }) => Failure::Call {
-                tool,
-                reason: format!("the answer cannot be read: {why}"),
-            },
+            (Some(why), Failure::Initialize(_) | Failure::StartTimeout(_)) => {
+                Failure::Initialize(why.clone())
+            }
+            (Some(why), Failure::Call { tool, .. } | Failure::CallTimeout { tool, .. }) => {
+                Failure::Call {
+                    tool,
+                    reason: why.clone(),
+                }
+            }
             (_, failure) => failure,
+        };
+        // A server that stopped reading its stdin can only time out; say why.
+        let failure = match failure {
+            Failure::StartTimeout(_)
+            | Failure::RequestTimeout { .. }
+            | Failure::CallTimeout { .. }
+                if seen.stdin_blocked =>
+            {
+                let why = format!(
+                    "{failure}; the server does not read its stdin (toolbudget's write to it \
+                     is still waiting)"
+                );
+                match failure {
+                    Failure::RequestTimeout { page, .. } => Failure::Request { page, reason: why },
+                    Failure::CallTimeout { tool, .. } => Failure::Call { tool, reason: why },
+                    _ => Failure::Initialize(why),
+                }
+            }
+            failure => failure,
         };
         ImportError {
             failure,
@@ -456,7 +584,7 @@ pub async fn list_tools(
     command: &ServerCommand,
     timeouts: Timeouts,
 ) -> Result<Listing, ImportError> {
-    let session = Session::start(command, timeouts.start).await?;
+    let session = Box::pin(Session::start(command, timeouts.start)).await?;
     match session.list_tools(timeouts.request).await {
         Ok(listing) => {
             session.close().await;
@@ -536,39 +664,81 @@ fn describe_exit(status: ExitStatus) -> String {
     format!("ended: {status}")
 }
 
-/// Copies the server's stdout to rmcp line by line, noting lines that are not JSON-RPC.
-async fn tee_stdout(stdout: impl AsyncRead + Unpin, mut to_rmcp: DuplexStream, seen: Shared) {
+/// The server's stdin, noting when a write to it has to wait (the pipe is full: the server does
+/// not read). What the SDK would write is bounded by [`MAX_SERVER_REQUESTS`] and the rest.
+struct WatchedStdin {
+    inner: tokio::process::ChildStdin,
+    seen: Shared,
+}
+
+impl tokio::io::AsyncWrite for WatchedStdin {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let polled = std::pin::Pin::new(&mut self.inner).poll_write(cx, buf);
+        lock(&self.seen).stdin_blocked = polled.is_pending();
+        polled
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// Copies the server's stdout to rmcp line by line, noting lines that are not JSON-RPC, and
+/// stops (saying why in `seen.stopped`, and through `stop`) at a line the SDK would drop
+/// silently or at a flood of the server's own requests or notifications.
+async fn tee_stdout(
+    stdout: impl AsyncRead + Unpin,
+    mut to_rmcp: DuplexStream,
+    seen: Shared,
+    stop: watch::Sender<bool>,
+) {
     let mut reader = BufReader::new(stdout);
     let mut line = Vec::new();
     loop {
         line.clear();
-        match (&mut reader)
-            .take(MAX_STDOUT_LINE_BYTES as u64)
-            .read_until(b'\n', &mut line)
-            .await
-        {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        if line.len() >= MAX_STDOUT_LINE_BYTES && !line.ends_with(b"\n") {
-            note_noise(
-                &seen,
-                format!("(a line longer than {MAX_STDOUT_LINE_BYTES} bytes)"),
-            );
-            break;
-        }
-        match classify(&line) {
-            Line::JsonRpc => {}
-            Line::Noise => note_noise(&seen, String::from_utf8_lossy(&line).trim_end().to_string()),
-            Line::TooDeep => {
-                // Ending the stream makes the SDK fail the pending request now.
-                lock(&seen).unreadable = Some(format!(
-                    "it is nested deeper than {MAX_JSON_DEPTH} levels, the most a JSON-RPC \
-                     reader accepts"
-                ));
-                // Not `stdout_closed`: the server did not leave, we stopped listening.
-                return;
-            }
+        let why = match read_line_bounded(&mut reader, &mut line, MAX_MESSAGE_BYTES).await {
+            LineRead::Eof => break,
+            LineRead::TooLong { bytes, complete } => Some(format!(
+                "the server sent a message of {}{bytes} bytes, over the {} MiB limit on one \
+                 MCP message (the MCP SDK's); a server with that many tools must paginate \
+                 `tools/list`",
+                if complete { "" } else { "at least " },
+                MAX_MESSAGE_BYTES / (1024 * 1024),
+            )),
+            LineRead::Line => match classify(&line) {
+                Line::Blank => None,
+                Line::Noise => {
+                    note_noise(&seen, String::from_utf8_lossy(&line).trim_end().to_string());
+                    None
+                }
+                Line::TooDeep => Some(format!(
+                    "the answer cannot be read: it is nested deeper than {MAX_JSON_DEPTH} \
+                     levels, the most a JSON-RPC reader accepts"
+                )),
+                Line::Messages(kinds) => count_messages(&mut lock(&seen), &kinds, line.len()),
+            },
+        };
+        if let Some(why) = why {
+            lock(&seen).stopped = Some(why);
+            // Ending the stream makes the SDK fail what is pending; `stop` tells the session
+            // at once (the SDK would first wait out its drain timeout).
+            let _ = stop.send(true);
+            // Not `stdout_closed`: the server did not leave, we stopped listening.
+            return;
         }
         if to_rmcp.write_all(&line).await.is_err() {
             break;
@@ -578,33 +748,227 @@ async fn tee_stdout(stdout: impl AsyncRead + Unpin, mut to_rmcp: DuplexStream, s
     // Dropping `to_rmcp` tells rmcp the server's output has ended.
 }
 
-/// serde_json's (and so the SDK's) nesting limit.
+/// Counts the server's own requests and notifications in one line; past a bound, the reason
+/// to stop.
+fn count_messages(seen: &mut Seen, kinds: &[Kind], line_bytes: usize) -> Option<String> {
+    for kind in kinds {
+        match kind {
+            Kind::Answer => seen.notifications_since_answer = 0,
+            Kind::Request(method) => {
+                seen.server_requests += 1;
+                seen.server_request_bytes = seen.server_request_bytes.saturating_add(line_bytes);
+                if seen.first_server_method.is_none() {
+                    seen.first_server_method = Some(clip(method));
+                }
+                if seen.server_requests > MAX_SERVER_REQUESTS
+                    || seen.server_request_bytes > MAX_SERVER_REQUEST_BYTES
+                {
+                    return Some(format!(
+                        "the server sent {} requests of its own ({} bytes; the first: {:?}), \
+                         over the most one session answers ({MAX_SERVER_REQUESTS} requests, {} \
+                         MiB)",
+                        seen.server_requests,
+                        seen.server_request_bytes,
+                        seen.first_server_method.as_deref().unwrap_or(""),
+                        MAX_SERVER_REQUEST_BYTES / (1024 * 1024),
+                    ));
+                }
+            }
+            Kind::Notification(method) => {
+                seen.notifications_since_answer += 1;
+                if seen.notifications_since_answer > MAX_SERVER_NOTIFICATIONS {
+                    return Some(format!(
+                        "the server sent more than {MAX_SERVER_NOTIFICATIONS} notifications \
+                         without answering (the last: {:?})",
+                        clip(method)
+                    ));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// How one bounded line read ended.
+#[derive(Debug, PartialEq)]
+enum LineRead {
+    /// A whole line (with its newline, unless the stream ended) is in the buffer.
+    Line,
+    /// The line is longer than the limit: how many bytes it had (counted, not kept), and
+    /// whether its end was seen.
+    TooLong { bytes: u64, complete: bool },
+    /// The stream ended (or failed) with nothing read.
+    Eof,
+}
+
+/// Reads one line into `line`, never letting it grow past `max` bytes. A longer line is
+/// counted to its end (or to a stall of [`OVERLONG_STALL`], or [`OVERLONG_COUNT_CAP`]) and
+/// dropped.
+async fn read_line_bounded(
+    reader: &mut (impl AsyncBufReadExt + Unpin),
+    line: &mut Vec<u8>,
+    max: usize,
+) -> LineRead {
+    while let Ok(available) = reader.fill_buf().await {
+        if available.is_empty() {
+            break;
+        }
+        let newline = available.iter().position(|b| *b == b'\n');
+        let take = newline.map_or(available.len(), |i| i + 1);
+        if line.len() + take > max {
+            let bytes = (line.len() + take) as u64;
+            reader.consume(take);
+            line.clear();
+            if newline.is_some() {
+                return LineRead::TooLong {
+                    bytes,
+                    complete: true,
+                };
+            }
+            return count_rest_of_line(reader, bytes).await;
+        }
+        line.extend_from_slice(&available[..take]);
+        reader.consume(take);
+        if newline.is_some() {
+            return LineRead::Line;
+        }
+    }
+    if line.is_empty() {
+        LineRead::Eof
+    } else {
+        LineRead::Line
+    }
+}
+
+/// Counts (and drops) the rest of an over-long line.
+async fn count_rest_of_line(
+    reader: &mut (impl AsyncBufReadExt + Unpin),
+    mut bytes: u64,
+) -> LineRead {
+    while bytes < OVERLONG_COUNT_CAP {
+        let available = match tokio::time::timeout(OVERLONG_STALL, reader.fill_buf()).await {
+            Ok(Ok(a)) if !a.is_empty() => a,
+            // The stream ended, failed or stalled: the line's end was not seen.
+            _ => break,
+        };
+        let newline = available.iter().position(|b| *b == b'\n');
+        let take = newline.map_or(available.len(), |i| i + 1);
+        bytes += take as u64;
+        reader.consume(take);
+        if newline.is_some() {
+            return LineRead::TooLong {
+                bytes,
+                complete: true,
+            };
+        }
+    }
+    LineRead::TooLong {
+        bytes,
+        complete: false,
+    }
+}
+
+/// serde_json's (and so the SDK's) nesting limit: a 128th level is refused.
 const MAX_JSON_DEPTH: usize = 128;
 
 /// What one stdout line of the server is.
 #[derive(Debug, PartialEq)]
 enum Line {
-    JsonRpc,
+    /// Only whitespace (the SDK skips it).
+    Blank,
+    /// One JSON-RPC message, or a batch.
+    Messages(Vec<Kind>),
     /// Log text or JSON that is not a JSON-RPC message.
     Noise,
-    /// JSON nested past [`MAX_JSON_DEPTH`]: the SDK cannot read it either.
+    /// JSON nested [`MAX_JSON_DEPTH`] levels or more: the SDK cannot read it either.
     TooDeep,
+}
+
+/// What one JSON-RPC message is, as far as bounding the server goes.
+#[derive(Debug, PartialEq)]
+enum Kind {
+    /// An answer (result or error) to one of our requests.
+    Answer,
+    /// A request of the server's own, with its method.
+    Request(String),
+    Notification(String),
+}
+
+/// The envelope of a JSON-RPC message; everything else is skipped unread (no JSON tree).
+#[derive(Deserialize)]
+struct Envelope {
+    jsonrpc: Option<String>,
+    method: Option<String>,
+    id: Option<IgnoredAny>,
+}
+
+impl Envelope {
+    fn kind(self) -> Option<Kind> {
+        if self.jsonrpc.as_deref() != Some("2.0") {
+            return None;
+        }
+        Some(match (self.method, self.id) {
+            (Some(m), Some(_)) => Kind::Request(m),
+            (Some(m), None) => Kind::Notification(m),
+            (None, _) => Kind::Answer,
+        })
+    }
 }
 
 fn classify(line: &[u8]) -> Line {
     let trimmed = line.trim_ascii();
     if trimmed.is_empty() {
-        return Line::JsonRpc;
+        return Line::Blank;
     }
-    let rpc = |v: &Value| v.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
-    match serde_json::from_slice::<Value>(trimmed) {
-        Ok(Value::Object(m)) if m.get("jsonrpc").and_then(Value::as_str) == Some("2.0") => {
-            Line::JsonRpc
+    // Skipping a value (serde's IgnoredAny) has no depth limit, so the depth is checked here.
+    if nested_at_least(trimmed, MAX_JSON_DEPTH) {
+        return if serde_json::from_slice::<IgnoredAny>(trimmed).is_ok() {
+            Line::TooDeep
+        } else {
+            Line::Noise
+        };
+    }
+    let kinds = if trimmed.starts_with(b"[") {
+        match serde_json::from_slice::<Vec<Envelope>>(trimmed) {
+            Ok(batch) if !batch.is_empty() => batch.into_iter().map(Envelope::kind).collect(),
+            _ => None,
         }
-        Ok(Value::Array(items)) if items.iter().all(rpc) => Line::JsonRpc,
-        Err(e) if e.to_string().starts_with("recursion limit exceeded") => Line::TooDeep,
-        _ => Line::Noise,
+    } else {
+        serde_json::from_slice::<Envelope>(trimmed)
+            .ok()
+            .and_then(Envelope::kind)
+            .map(|k| vec![k])
+    };
+    kinds.map_or(Line::Noise, Line::Messages)
+}
+
+/// Whether brackets outside strings nest `depth` levels deep somewhere in `text`.
+fn nested_at_least(text: &[u8], depth: usize) -> bool {
+    let (mut level, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in text {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                level += 1;
+                if level >= depth {
+                    return true;
+                }
+            }
+            b']' | b'}' => level = level.saturating_sub(1),
+            _ => {}
+        }
     }
+    false
 }
 
 fn note_noise(seen: &Shared, line: String) {
@@ -652,13 +1016,142 @@ mod tests {
     fn json_rpc_lines_are_told_from_noise() {
         assert_eq!(
             classify(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n"),
-            Line::JsonRpc
+            Line::Messages(vec![Kind::Answer])
         );
-        assert_eq!(classify(b"\n"), Line::JsonRpc);
+        assert_eq!(
+            classify(b"{\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"method\":\"ping\"}"),
+            Line::Messages(vec![Kind::Request("ping".into())])
+        );
+        assert_eq!(
+            classify(
+                b"[{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}},\
+                  {\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":1,\"message\":\"x\"}}]"
+            ),
+            Line::Messages(vec![
+                Kind::Notification("notifications/message".into()),
+                Kind::Answer
+            ])
+        );
+        assert_eq!(classify(b"\n"), Line::Blank);
         assert_eq!(classify(b"Server started on stdio\n"), Line::Noise);
         assert_eq!(classify(b"{\"hello\": 1}\n"), Line::Noise);
+        assert_eq!(classify(b"{\"jsonrpc\": \"1.0\", \"id\": 1}"), Line::Noise);
+        assert_eq!(classify(b"[]"), Line::Noise);
+        assert_eq!(classify(b"{\"jsonrpc\":\"2.0\",\"id\":1,"), Line::Noise);
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
         assert_eq!(classify(deep.as_bytes()), Line::TooDeep);
+        // Unbalanced brackets are not JSON at all.
+        assert_eq!(classify("[".repeat(200).as_bytes()), Line::Noise);
+    }
+
+    #[test]
+    fn depth_counts_brackets_outside_strings_as_serde_json_does() {
+        for depth in [1usize, 2, 127, 128, 129, 300] {
+            let text = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+            let refused = serde_json::from_str::<Value>(&text).is_err();
+            assert_eq!(
+                nested_at_least(text.as_bytes(), MAX_JSON_DEPTH),
+                refused,
+                "{depth}"
+            );
+        }
+        let quoted = format!(r#"{{"a": "{}\"{}"}}"#, "[".repeat(300), "{".repeat(300));
+        assert!(!nested_at_least(quoted.as_bytes(), MAX_JSON_DEPTH));
+    }
+
+    fn read_all(input: &[u8], max: usize) -> Vec<(LineRead, Vec<u8>)> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            // A tiny buffer, so lines arrive in many pieces.
+            let mut reader = BufReader::with_capacity(3, input);
+            let mut out = Vec::new();
+            loop {
+                let mut line = Vec::new();
+                let r = read_line_bounded(&mut reader, &mut line, max).await;
+                if r == LineRead::Eof {
+                    return out;
+                }
+                out.push((r, line));
+            }
+        })
+    }
+
+    #[test]
+    fn lines_are_bounded_by_bytes_and_a_long_one_is_counted_not_kept() {
+        let got = read_all(b"ab\n0123456789\ncd\n0123456789", 6);
+        assert_eq!(
+            got,
+            vec![
+                (LineRead::Line, b"ab\n".to_vec()),
+                (
+                    LineRead::TooLong {
+                        bytes: 11,
+                        complete: true
+                    },
+                    vec![]
+                ),
+                (LineRead::Line, b"cd\n".to_vec()),
+                (
+                    LineRead::TooLong {
+                        bytes: 10,
+                        complete: false
+                    },
+                    vec![]
+                ),
+            ]
+        );
+        // Exactly at the limit is accepted, the newline included; a last line without one too.
+        let got = read_all(b"abcde\nxy", 6);
+        assert_eq!(
+            got,
+            vec![
+                (LineRead::Line, b"abcde\n".to_vec()),
+                (LineRead::Line, b"xy".to_vec())
+            ]
+        );
+    }
+
+    #[test]
+    fn the_servers_own_requests_and_notifications_are_bounded() {
+        let mut seen = Seen::default();
+        let ping = [Kind::Request("ping".into())];
+        for _ in 0..MAX_SERVER_REQUESTS {
+            assert_eq!(count_messages(&mut seen, &ping, 40), None);
+        }
+        let why = count_messages(&mut seen, &ping, 40).expect("one past the bound stops");
+        assert!(
+            why.starts_with(
+                "the server sent 10001 requests of its own (400040 bytes; the first: \"ping\")"
+            ),
+            "{why}"
+        );
+        // Bytes bound them too: a few huge requests (an answer echoes their id).
+        let mut seen = Seen::default();
+        assert_eq!(
+            count_messages(&mut seen, &ping, MAX_SERVER_REQUEST_BYTES),
+            None
+        );
+        assert!(count_messages(&mut seen, &ping, 1).is_some());
+        // Notifications count since the last answer.
+        let mut seen = Seen::default();
+        let note = [Kind::Notification("notifications/progress".into())];
+        for round in 0..3 {
+            for _ in 0..MAX_SERVER_NOTIFICATIONS {
+                assert_eq!(count_messages(&mut seen, &note, 10), None, "{round}");
+            }
+            assert_eq!(count_messages(&mut seen, &[Kind::Answer], 10), None);
+        }
+        for _ in 0..MAX_SERVER_NOTIFICATIONS {
+            assert_eq!(count_messages(&mut seen, &note, 10), None);
+        }
+        let why = count_messages(&mut seen, &note, 10).expect("one past the bound stops");
+        assert!(
+            why.contains("more than 10000 notifications without answering"),
+            "{why}"
+        );
     }
 
     #[test]

@@ -344,7 +344,7 @@ fn client(url: &str, sleeps: &Sleeps) -> Client {
         },
         None,
         Box::new(Ureq::default()),
-        Box::new(move |d| s.lock().unwrap().push(d)),
+        Box::new(move |d, _: &str| s.lock().unwrap().push(d)),
     )
 }
 
@@ -473,4 +473,177 @@ fn simulate_counts_its_first_request_through_the_api() {
     // Offline, from the cache alone: the same bytes.
     let again = json(&run(None, None));
     assert_eq!(again, v);
+}
+
+#[test]
+fn a_retry_after_past_the_cap_fails_at_once_naming_the_endpoint_and_the_header() {
+    let fake = serve(vec![Answer(
+        429,
+        vec![("retry-after", "600")],
+        r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#.into(),
+    )]);
+    let sleeps = Sleeps::default();
+    let mut c = client(&fake.url, &sleeps);
+    let e = c.request(None, ".", &[], ToolChoice::Auto).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "anthropic-api: {}/v1/messages/count_tokens answered HTTP 429 with `retry-after: \
+             600`, longer than the 60 s toolbudget waits; try again later (answers already had \
+             are cached)",
+            fake.url
+        )
+    );
+    assert!(sleeps.lock().unwrap().is_empty(), "no ten-minute silence");
+    assert_eq!(c.sent, 1);
+    assert!(c.cache.is_empty());
+}
+
+#[test]
+fn every_wait_is_said_on_stderr() {
+    let (_d, cat, cache) = setup();
+    let fake = serve(vec![Answer(
+        429,
+        vec![("retry-after", "1")],
+        r#"{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}"#.into(),
+    )]);
+    let out = count(&cat, &cache, Some(&fake.url), Some(KEY));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    assert_eq!(
+        err.lines().next(),
+        Some(
+            format!(
+                "note: anthropic-api: {}/v1/messages/count_tokens answered HTTP 429 (rate \
+                 limited); waiting 1 s before attempt 2 of 5",
+                fake.url
+            )
+            .as_str()
+        ),
+        "{err}"
+    );
+}
+
+/// Answers every request with headers, then its body one byte every 200 ms.
+fn trickle() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                    line.clear();
+                }
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n";
+                if stream.write_all(head.as_bytes()).is_err() {
+                    return;
+                }
+                for _ in 0..1000 {
+                    std::thread::sleep(Duration::from_millis(200));
+                    if stream
+                        .write_all(b" ")
+                        .and_then(|()| stream.flush())
+                        .is_err()
+                    {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    url
+}
+
+#[test]
+fn a_trickled_body_hits_the_per_request_deadline() {
+    let url = trickle();
+    let sleeps = Sleeps::default();
+    let s = sleeps.clone();
+    let mut c = Client::new(
+        Settings {
+            base_url: url.clone(),
+            key: Some(KEY.into()),
+            model: "claude-sonnet-4-6".into(),
+            cache_path: "unused.json".into(),
+            offline: false,
+        },
+        None,
+        // A second for the whole request, the body included (the default is a minute).
+        Box::new(Ureq::with_timeout(Duration::from_secs(1))),
+        Box::new(move |d, _: &str| s.lock().unwrap().push(d)),
+    );
+    let e = c.request(None, ".", &[], ToolChoice::Auto).unwrap_err();
+    let ApiError::GaveUp { attempts, last } = &e else {
+        panic!("{e}")
+    };
+    assert_eq!(*attempts, MAX_ATTEMPTS);
+    assert!(
+        last.starts_with(&format!("{url}/v1/messages/count_tokens: ")) && last.contains("imeout"),
+        "{last}"
+    );
+    assert_eq!(sleeps.lock().unwrap().len(), MAX_ATTEMPTS - 1);
+    assert!(c.cache.is_empty());
+}
+
+/// The cache file's entries (none when there is no file).
+fn cached_entries(cache: &str) -> usize {
+    std::fs::read_to_string(cache).map_or(0, |text| {
+        let v: Value = serde_json::from_str(&text).unwrap();
+        v["entries"].as_object().unwrap().len()
+    })
+}
+
+#[test]
+fn implausible_answers_are_refused_and_never_cached() {
+    let cases = [
+        (r#"{"input_tokens":0}"#, "0 tokens for a request of"),
+        (
+            r#"{"input_tokens":18446744073709551615}"#,
+            "18446744073709551615 tokens for a request of",
+        ),
+        (
+            r#"{"input_tokens":900000}"#,
+            "900000 tokens for a request of",
+        ),
+        (
+            r#"{"input_tokens":12.5}"#,
+            "input_tokens is 12.5, not a whole number",
+        ),
+    ];
+    for (body, why) in cases {
+        let (_d, cat, cache) = setup();
+        let fake = serve(vec![Answer(200, vec![], body.into())]);
+        let out = count(&cat, &cache, Some(&fake.url), Some(KEY));
+        assert_eq!(out.status.code(), Some(2), "{body}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.starts_with(&format!(
+                "error: anthropic-api: {}/v1/messages/count_tokens gave an answer that is not a \
+                 plausible count: {why}",
+                fake.url
+            )) && err.contains("; it is not cached"),
+            "{body}: {err}"
+        );
+        assert_eq!(cached_entries(&cache), 0, "{body}");
+    }
+    // A constant answer is a plausible count each time, but the series does not add up: not
+    // one of its answers is kept.
+    let (_d, cat, cache) = setup();
+    let constant = Answer(200, vec![], r#"{"input_tokens":10}"#.into());
+    let fake = serve(vec![constant; 5]);
+    let out = count(&cat, &cache, Some(&fake.url), Some(KEY));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "counts 10 tokens, no more than the 10 without tools (the answers for this catalog \
+             are taken out of the cache)"
+        ),
+        "{err}"
+    );
+    assert_eq!(fake.seen.lock().unwrap().requests.len(), 5);
+    assert_eq!(cached_entries(&cache), 0);
 }

@@ -17,6 +17,7 @@ mod fuzz_corpus;
 mod hostile;
 mod ir_measures;
 mod live;
+mod mcp_hostile;
 mod mcp_import;
 mod mcp_live;
 mod output_bytes;

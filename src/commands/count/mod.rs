@@ -35,7 +35,11 @@ pub fn api_client(args: &ApiArgs, model: &str) -> Result<Client> {
         settings,
         bytes.as_deref(),
         Box::new(api::Ureq::default()),
-        Box::new(std::thread::sleep),
+        // Never silent while waiting: say what for (a rate limit, an overloaded API).
+        Box::new(|wait, note: &str| {
+            eprintln!("note: {note}");
+            std::thread::sleep(wait);
+        }),
     );
     if let api::CacheLoad::Discarded(why) = &client.load {
         eprintln!(
