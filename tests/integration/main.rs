@@ -34,3 +34,4 @@ mod session_known;
 mod session_queries;
 mod session_shapes;
 mod simulate_cli;
+mod simulate_clients;
