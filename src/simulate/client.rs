@@ -133,6 +133,10 @@ const CC_CHANGELOG: Source = Source::Documented {
     title: "Claude Code 2.1.9 changelog: auto:N syntax for the MCP tool search threshold (N = % of the window)",
     url: "https://github.com/anthropics/claude-code/blob/main/CHANGELOG.md",
 };
+const SDK_DEFAULT: Source = Source::Documented {
+    title: "Claude Agent SDK docs, tool search: ENABLE_TOOL_SEARCH (shared with Claude Code) is always on by default",
+    url: "https://platform.claude.com/docs/en/agent-sdk/tool-search",
+};
 const SEED_QWEN_ANALYSIS: Source = Source::Seed {
     file: "000_ec13d81ba7fbdafe.txt",
 };
@@ -216,7 +220,7 @@ pub fn profile(name: ClientName) -> ClientProfile {
         ClientName::ClaudeCode => ClientProfile {
             name,
             title: "Claude Code (ToolSearch)",
-            when: s(When::Always, CC_MCP),
+            when: s(When::Always, SDK_DEFAULT),
             defer_mcp: s(true, CC_MCP),
             builtins: s(Builtins::Marked, SEED_QWEN_ANALYSIS),
             listing: s(Listing::Names, SEED_QWEN_ANALYSIS),

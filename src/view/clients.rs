@@ -67,7 +67,7 @@ fn cells(r: &ClientRow) -> Vec<String> {
 /// One scenario's table: the eager baseline, then each client.
 pub fn scenario_text(s: &ClientScenario, md: bool) -> String {
     let mut out = if md {
-        format!("### {}\n\n", md_text(&s.name))
+        format!("### {} by client\n\n", md_text(&s.name))
     } else {
         format!("== {} ==\n", s.name)
     };
