@@ -475,8 +475,13 @@ pub struct SimulateArgs {
     #[command(flatten)]
     pub external: ExternalArgs,
     /// Include one row per request (json: `requests` in each scenario; csv: request rows).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "client")]
     pub per_request: bool,
+    /// Replay each scenario under these clients' deferral policies, side by side (comma
+    /// separated): each profile's policy with the scenario's own tools keys (always_load,
+    /// defer_builtins, depends_on...). Search latency is modeled.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "CLIENT,...", conflicts_with_all = ["scorer", "search_latency"])]
+    pub client: Vec<toolbudget::simulate::client::ClientName>,
     /// Search latency in the latency model: `measured` times the searches the replay sends on
     /// the real scorer, `modeled` uses the profile's fixed figure. Default: measured for table
     /// and md, modeled for json and csv (so they stay byte-identical).

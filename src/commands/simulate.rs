@@ -70,6 +70,9 @@ pub fn run(args: &SimulateArgs, quiet: bool) -> Result<()> {
     let build = |spec: &_, catalog, bm25: &_, dir: Option<&std::path::Path>| {
         simulate::build_scorer_with(spec, catalog, bm25, dir, &external)
     };
+    if !args.client.is_empty() {
+        return run_clients(args, calibration.as_ref(), &build);
+    }
     let loaded = simulate::load_scenarios(&args.scenarios)?;
     let bar = Bar::new(
         progress::visible(quiet),
@@ -117,5 +120,34 @@ pub fn run(args: &SimulateArgs, quiet: bool) -> Result<()> {
     emit(
         args.output.out.as_deref(),
         &toolbudget::view::simulate::render(&result, args.output.format, args.per_request),
+    )
+}
+
+/// `--client A,B`: every scenario under every client, side by side.
+fn run_clients(
+    args: &SimulateArgs,
+    calibration: Option<&simulate::calibration::CalibrationFile>,
+    build: &simulate::ScorerBuilder<'_>,
+) -> Result<()> {
+    let scenarios = simulate::load_scenarios(&args.scenarios)?;
+    let prepare = |sc: &Scenario| -> Result<simulate::Prepared> {
+        let flag = args.counter.or(args
+            .tokenizer
+            .map(|t| CounterKind::from_legacy(t, sc.render)));
+        let counter = simulate::counter_for(sc, flag);
+        let mut prepared = if counter.is_local() {
+            simulate::prepare(sc, counter, build)?
+        } else {
+            prepare_api(sc, &args.api, build)?
+        };
+        if let Some(c) = calibration.and_then(|f| f.for_scenario(sc, counter.name())) {
+            c.apply(&mut prepared);
+        }
+        Ok(prepared)
+    };
+    let result = toolbudget::experiment::clients::run(&scenarios, &args.client, &prepare)?;
+    emit(
+        args.output.out.as_deref(),
+        &toolbudget::view::clients::render(&result, args.output.format),
     )
 }

@@ -37,6 +37,9 @@ pub struct ReportData {
     pub sweep: Option<Sweep>,
     /// Break-even, `auto:N` threshold and reveal views (`deferral`).
     pub deferral: Option<deferral::Deferral>,
+    /// The shipped scenarios under every client profile (`simulate --client`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clients: Option<super::clients::ClientComparison>,
     /// Imported sessions replayed (`--sessions DIR`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sessions: Option<crate::session::counterfactual::SessionsReport>,
@@ -169,6 +172,7 @@ pub fn build(
         progress.finish();
     }
     run_scenarios(&mut data, inputs, progress)?;
+    run_clients(&mut data, inputs, progress)?;
     for input in &inputs.evals {
         let set = eval::every_scorer(
             input,
@@ -271,6 +275,34 @@ fn count_catalogs(
         data.catalogs.push(catalog_row(name, &catalog, &tokens));
         progress.advance();
     }
+    progress.finish();
+    Ok(())
+}
+
+/// The shipped scenarios (not the published reproductions, which have their own setups;
+/// not those left out) under every client profile.
+fn run_clients(
+    data: &mut ReportData,
+    inputs: &ReportInputs,
+    progress: &dyn Progress,
+) -> Result<()> {
+    let build = |spec: &_, catalog, bm25: &_, dir: Option<&std::path::Path>| {
+        simulate::build_scorer_with(spec, catalog, bm25, dir, &inputs.external)
+    };
+    let scenarios: Vec<simulate::Scenario> = simulate::load_scenarios(&inputs.scenarios)?
+        .into_iter()
+        .filter(|s| s.unavailable.is_none() && s.published.is_empty())
+        .collect();
+    if scenarios.is_empty() {
+        return Ok(());
+    }
+    progress.phase("client profiles", 1);
+    progress.step("every shipped scenario under every client");
+    let prepare =
+        |sc: &simulate::Scenario| simulate::prepare(sc, simulate::counter_for(sc, None), &build);
+    let clients = simulate::client::ClientName::all();
+    data.clients = Some(super::clients::run(&scenarios, clients, &prepare)?);
+    progress.advance();
     progress.finish();
     Ok(())
 }

@@ -144,6 +144,11 @@ pub fn decides_to_defer(sc: &Scenario, prep: &Prepared) -> bool {
         (0..n).filter(|&i| prep.plan.deferrable[i] && Some(i) != prep.plan.search_tool);
     match sc.deferred.when {
         When::Always => deferrable.count() > 0,
+        When::Never => false,
+        When::Over(limit) => {
+            let tools = (0..n).filter(|&i| Some(i) != prep.plan.search_tool).count();
+            tools > limit && deferrable.count() > 0
+        }
         When::Auto(pct) => {
             let tokens: usize = deferrable.map(|i| prep.tokens.get(i)).sum();
             tokens as f64 > pct / 100.0 * sc.profile.context_window as f64
@@ -347,7 +352,7 @@ impl Agent<'_> {
             } => {
                 self.messages.clear();
                 self.message_tokens.clear();
-                if !keep_discovered {
+                if !keep_discovered.unwrap_or(self.sc.deferred.compact_keeps_loaded) {
                     self.loaded.fill(false);
                 }
             }
@@ -358,7 +363,7 @@ impl Agent<'_> {
                 }
             }
             Event::Resume { rediscover } => {
-                if !rediscover {
+                if !rediscover.unwrap_or(self.sc.deferred.resume_rediscovers) {
                     self.loaded.fill(false);
                 }
             }

@@ -10,6 +10,7 @@
 //!   also times the searches it sends on the real scorer.
 
 pub mod calibration;
+pub mod client;
 pub mod cost;
 mod latency;
 pub mod listing;
@@ -271,6 +272,33 @@ in the tool name. Loaded tools stay available for the rest of the session."
     }
 }
 
+/// The `tool_call` bridge of a client that calls deferred tools through one tool (Qwen Code,
+/// OpenRouter's call wrapper): toolbudget's own definition, counted like any tool.
+pub fn call_bridge_tool() -> Tool {
+    Tool {
+        id: "tool_call".into(),
+        name: "tool_call".into(),
+        server: None,
+        description: "Call a deferred tool that a search has loaded, by its name, with the \
+arguments its loaded definition describes."
+            .into(),
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "The loaded tool's name."},
+                "arguments": {"type": "object", "description": "The tool's arguments."}
+            },
+            "required": ["name", "arguments"],
+            "additionalProperties": false
+        }),
+        should_defer: Some(false),
+        always_load: true,
+        search_hint: None,
+        depends_on: Vec::new(),
+        origin: None,
+    }
+}
+
 /// As [`prepare`], over a catalog and counts the caller already has (tests give fixed counts).
 pub fn prepare_with(
     scenario: &Scenario,
@@ -330,8 +358,13 @@ pub fn prepare_shared(
                     + counter.tools_fixed(system)
             }
         });
-    let (search_tool_tokens, search_tool_source) =
+    let (mut search_tool_tokens, mut search_tool_source) =
         search_tool(scenario, &plan, &tokens, overhead_tokens, exact.as_ref());
+    if d.call_bridge && scenario.sizes.search_tool.is_none() {
+        // The bridge's own definition rides beside the search tool on every deferred request.
+        search_tool_tokens += counter.tool(&call_bridge_tool());
+        search_tool_source.push_str(" + tool_call");
+    }
     Ok(Prepared {
         catalog,
         tokens,
@@ -341,7 +374,10 @@ pub fn prepare_shared(
         select_scorer,
         search_tool_tokens,
         search_tool_source,
-        search_tool_name: SEARCH_TOOL.into(),
+        search_tool_name: d
+            .search_tool_name
+            .clone()
+            .unwrap_or_else(|| SEARCH_TOOL.into()),
         system_tokens,
         subagent_system_tokens: None,
         overhead_tokens,

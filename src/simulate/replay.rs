@@ -161,6 +161,16 @@ impl<'a> Run<'a> {
         matches!(self.timing, SearchTiming::Measured(_))
     }
 
+    /// Where a loaded definition goes: a call bridge (`tool_call`) never adds it to the tools
+    /// list, whatever `reveal` says.
+    fn reveal(&self) -> Reveal {
+        if self.sc.deferred.call_bridge {
+            Reveal::Append
+        } else {
+            self.sc.deferred.reveal
+        }
+    }
+
     fn profile(&self) -> &Profile {
         &self.sc.profile
     }
@@ -224,6 +234,13 @@ impl<'a> Run<'a> {
             (0..self.prep.catalog.len()).filter(|&i| plan.deferrable[i] && self.available(a, i));
         match self.sc.deferred.when {
             super::scenario::When::Always => deferrable.count() > 0,
+            super::scenario::When::Never => false,
+            super::scenario::When::Over(n) => {
+                let tools = (0..self.prep.catalog.len())
+                    .filter(|&i| self.available(a, i))
+                    .count();
+                tools > n && deferrable.count() > 0
+            }
             super::scenario::When::Auto(pct) => {
                 let tokens: usize = deferrable.map(|i| self.prep.tokens.get(i)).sum();
                 tokens as f64 > pct / 100.0 * self.profile().context_window as f64
@@ -250,7 +267,7 @@ impl<'a> Run<'a> {
     fn in_tools_list(&self, a: &Agent, i: usize) -> bool {
         self.available(a, i)
             && (!self.is_deferred(a, i)
-                || (self.sc.deferred.reveal == Reveal::ToolsList && a.discovered[i])
+                || (self.reveal() == Reveal::ToolsList && a.discovered[i])
                 || a.turn_tools.contains(&i))
     }
 
@@ -503,8 +520,8 @@ impl<'a> Run<'a> {
                 a.history_definitions = 0;
                 a.epoch += 1;
                 a.needs_announce = true;
-                if *keep_discovered {
-                    if self.sc.deferred.reveal == Reveal::Append {
+                if keep_discovered.unwrap_or(self.sc.deferred.compact_keeps_loaded) {
+                    if self.reveal() == Reveal::Append {
                         // Kept definitions are carried over after the summary.
                         let kept: usize = (0..a.discovered.len())
                             .filter(|&i| a.discovered[i] && self.available(a, i))
@@ -519,7 +536,7 @@ impl<'a> Run<'a> {
             }
             Event::Resume { rediscover } => {
                 a.cold = true;
-                if !rediscover {
+                if !rediscover.unwrap_or(self.sc.deferred.resume_rediscovers) {
                     a.discovered.iter_mut().for_each(|d| *d = false);
                 }
             }
@@ -889,7 +906,7 @@ impl<'a> Run<'a> {
             k += 1;
         }
         let framing = self.search_framing(hits);
-        let definitions = match self.sc.deferred.reveal {
+        let definitions = match self.reveal() {
             Reveal::Append => loaded.iter().map(|&i| self.prep.tokens.get(i)).sum(),
             Reveal::ToolsList => {
                 self.refresh_tools(a);

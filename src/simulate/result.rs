@@ -190,6 +190,12 @@ pub struct Settings {
     #[serde(flatten)]
     pub counter: CounterKeys,
     pub profile: String,
+    /// The client profile whose policy the deferred settings follow (`client:`, `--client`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<super::client::ClientName>,
+    /// Deferred tools are called through a `tool_call` bridge (the tools list never grows).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub call_bridge: bool,
     /// The deferred scorer by the name it gives (an external one's `exec:NAME`).
     pub scorer: ScorerName,
     pub when: When,

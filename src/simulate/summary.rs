@@ -148,6 +148,8 @@ fn settings(
     Settings {
         counter: CounterNames(prep.counter),
         profile: sc.profile.name.clone(),
+        client: sc.client,
+        call_bridge: d.call_bridge,
         scorer: ScorerName::new(&prep.scorer.name()),
         when: d.when,
         deferring,

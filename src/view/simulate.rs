@@ -468,6 +468,12 @@ fn scenario_settings(s: &ScenarioResult) -> String {
     if st.when != When::Always {
         settings.push(("when", st.when.to_string()));
     }
+    if let Some(c) = st.client {
+        settings.insert(0, ("client", c.to_string()));
+    }
+    if st.call_bridge {
+        settings.push(("call bridge", "tool_call".to_string()));
+    }
     settings
         .iter()
         .map(|(k, v)| format!("{k} `{v}`"))

@@ -37,3 +37,4 @@ mod session_queries;
 mod session_shapes;
 mod simulate_cli;
 mod work_budget;
+mod simulate_clients;

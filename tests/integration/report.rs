@@ -252,6 +252,7 @@ fn tiny() -> ReportData {
         scenarios: vec![worked_example(), overflow_example()],
         evals: vec![eval],
         sessions: None,
+        clients: None,
         sweep: Some(Sweep {
             settings: SweepSettings {
                 counter: CounterNames(CounterKind::O200kJson),

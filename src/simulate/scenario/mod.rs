@@ -20,6 +20,7 @@ pub mod texts;
 pub(crate) use raw::*;
 use read::Reader;
 
+use super::client::{ClientName, ClientProfile};
 use super::profile::{self, Override, Profile};
 use crate::budget::Budget;
 use crate::counter::{CounterKind, ToolChoice};
@@ -56,6 +57,10 @@ pub struct CatalogEntry {
 pub enum When {
     /// Defer every deferrable tool.
     Always,
+    /// Never defer: the deferred mode sends every tool, as eager does (client `none`).
+    Never,
+    /// Defer only when the agent has more than N tools (GitHub Copilot CLI: about 30).
+    Over(usize),
     /// Claude Code's `ENABLE_TOOL_SEARCH=auto:N`: defer only when the deferrable tools'
     /// definitions exceed N% of the context window; otherwise behave eagerly.
     Auto(f64),
@@ -65,6 +70,8 @@ impl std::fmt::Display for When {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             When::Always => f.write_str("always"),
+            When::Never => f.write_str("never"),
+            When::Over(n) => write!(f, "over:{n}"),
             When::Auto(n) => write!(f, "auto:{n}"),
         }
     }
@@ -147,6 +154,8 @@ pub enum RetryStep {
 
 crate::named_enum!(RetryStep, "retry step");
 
+// Each bool is a scenario key of its own (`defer_mcp: true`, ...), as the file writes them.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeferredSettings {
     pub when: When,
@@ -172,6 +181,16 @@ pub struct DeferredSettings {
     pub depends_on: Vec<(ToolRef, Vec<ToolRef>)>,
     /// bm25's k1, b and field weights (`bm25:`; also hybrid's lexical half).
     pub bm25: Bm25Params,
+    /// What a `compact` event that does not say `keep_discovered` does with loaded tools.
+    pub compact_keeps_loaded: bool,
+    /// What a `resume` event that does not say `rediscover` does: tools used before are
+    /// loaded again from the transcript without a search.
+    pub resume_rediscovers: bool,
+    /// A `tool_call` bridge beside the search tool: deferred tools are called through it, so a
+    /// loaded definition never joins the tools list (Qwen Code, OpenRouter).
+    pub call_bridge: bool,
+    /// The search tool's name in the model's calls (default `ToolSearch`).
+    pub search_tool_name: Option<String>,
 }
 
 impl Default for DeferredSettings {
@@ -193,8 +212,88 @@ impl Default for DeferredSettings {
             retry: vec![RetryStep::Rephrase, RetryStep::Select],
             depends_on: Vec::new(),
             bm25: Bm25Params::default(),
+            compact_keeps_loaded: true,
+            resume_rediscovers: true,
+            call_bridge: false,
+            search_tool_name: None,
         }
     }
+}
+
+/// The `deferred:` keys a scenario writes, each read and checked; `None` (or empty) where it
+/// writes none. The settings in force are a client profile's defaults (or toolbudget's)
+/// with these written over them (`resolve`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExplicitDeferred {
+    pub when: Option<When>,
+    pub defer_mcp: Option<bool>,
+    /// As written, `*` included.
+    pub defer_builtins: Vec<ToolRef>,
+    pub always_load: Vec<ToolRef>,
+    pub always_load_servers: Vec<ToolRef>,
+    /// The scorer and, for an external one, the folder it runs in.
+    pub scorer: Option<(ScorerSpec, Option<PathBuf>)>,
+    pub max_results: Option<usize>,
+    pub discovery: Option<Discovery>,
+    pub listing: Option<Listing>,
+    pub list_style: Option<ListStyle>,
+    pub reveal: Option<Reveal>,
+    pub retry: Option<Vec<RetryStep>>,
+    pub depends_on: Vec<(ToolRef, Vec<ToolRef>)>,
+    pub bm25: Option<Bm25Params>,
+    pub compact_keeps_loaded: Option<bool>,
+    pub resume_rediscovers: Option<bool>,
+    pub call_bridge: Option<bool>,
+}
+
+impl ExplicitDeferred {
+    /// `base` with these keys written over it. The keys about the user's own tools
+    /// (`defer_builtins`, `always_load`, `always_load_servers`, `depends_on`, `bm25`) always
+    /// apply; the policy keys (when, defer_mcp, scorer, max_results, discovery, listing,
+    /// list_style, reveal, retry, compaction, resume, bridge) only when `policy` is true:
+    /// `simulate --client` replays a scenario under each profile's policy, keeping its tools.
+    pub fn resolve(&self, base: DeferredSettings, policy: bool) -> DeferredSettings {
+        let mut d = base;
+        d.defer_all_builtins |= self.defer_builtins.iter().any(|r| r.id == "*");
+        d.defer_builtins = self
+            .defer_builtins
+            .iter()
+            .filter(|r| r.id != "*")
+            .cloned()
+            .collect();
+        d.always_load.clone_from(&self.always_load);
+        d.always_load_servers.clone_from(&self.always_load_servers);
+        d.depends_on.clone_from(&self.depends_on);
+        if let Some(b) = self.bm25 {
+            d.bm25 = b;
+        }
+        if !policy {
+            return d;
+        }
+        d.when = self.when.unwrap_or(d.when);
+        d.defer_mcp = self.defer_mcp.unwrap_or(d.defer_mcp);
+        if let Some((spec, dir)) = &self.scorer {
+            d.scorer = spec.clone();
+            d.scorer_dir.clone_from(dir);
+        }
+        d.max_results = self.max_results.unwrap_or(d.max_results);
+        d.discovery = self.discovery.unwrap_or(d.discovery);
+        d.listing = self.listing.unwrap_or(d.listing);
+        d.list_style = self.list_style.unwrap_or(d.list_style);
+        d.reveal = self.reveal.unwrap_or(d.reveal);
+        if let Some(r) = &self.retry {
+            d.retry.clone_from(r);
+        }
+        d.compact_keeps_loaded = self.compact_keeps_loaded.unwrap_or(d.compact_keeps_loaded);
+        d.resume_rediscovers = self.resume_rediscovers.unwrap_or(d.resume_rediscovers);
+        d.call_bridge = self.call_bridge.unwrap_or(d.call_bridge);
+        d
+    }
+}
+
+/// The defaults of a client profile, or toolbudget's own without one.
+pub fn base_settings(client: Option<&ClientProfile>) -> DeferredSettings {
+    client.map_or_else(DeferredSettings::default, ClientProfile::settings)
 }
 
 /// Fixed sizes that replace counted text (tests, or matching a provider's real numbers).
@@ -294,14 +393,16 @@ pub enum Event {
     },
     /// `/clear`: history and discovered tools are dropped.
     Clear,
-    /// History replaced by a summary; discovered tools kept or dropped.
+    /// History replaced by a summary; discovered tools kept or dropped (`None`: as the
+    /// deferred settings' `compact_keeps_loaded` says).
     Compact {
         summary_tokens: usize,
-        keep_discovered: bool,
+        keep_discovered: Option<bool>,
     },
     /// The session is resumed in a new process: the prompt cache is cold; tools used earlier
-    /// are re-discovered from the transcript without searching unless `rediscover: false`.
-    Resume { rediscover: bool },
+    /// are re-discovered from the transcript without searching unless `rediscover: false`
+    /// (`None`: as `resume_rediscovers` says).
+    Resume { rediscover: Option<bool> },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -324,6 +425,12 @@ pub struct Scenario {
     /// The requests' `tool_choice` (the tool-use preamble depends on it).
     pub tool_choice: ToolChoice,
     pub profile: Profile,
+    /// The client profile named by `client:` (its policy fills the `deferred` keys the
+    /// scenario does not write).
+    pub client: Option<ClientName>,
+    /// The `deferred` keys as the scenario writes them, kept so another client can be applied
+    /// (`with_client`).
+    pub explicit: ExplicitDeferred,
     pub system_prompt: Option<String>,
     pub system_prompt_tokens: Option<usize>,
     pub catalogs: Vec<CatalogEntry>,
@@ -337,6 +444,19 @@ pub struct Scenario {
     pub unavailable: Option<PathBuf>,
     /// Where the scenario names that input.
     pub unavailable_at: Option<Position>,
+}
+
+impl Scenario {
+    /// This scenario under `client`'s policy: the profile's settings with only the scenario's
+    /// keys about its own tools kept (`ExplicitDeferred::resolve`), named `client` in results.
+    #[must_use]
+    pub fn with_client(&self, client: ClientName) -> Scenario {
+        let mut sc = self.clone();
+        let profile = super::client::profile(client);
+        sc.deferred = self.explicit.resolve(profile.settings(), false);
+        sc.client = Some(client);
+        sc
+    }
 }
 
 pub use crate::budget::MAX_TURNS;

@@ -26,6 +26,8 @@ pub(crate) struct RawScenario {
     #[serde(default)]
     pub(super) tool_choice: ToolChoice,
     pub(super) model: Option<String>,
+    /// A client profile (`simulate::client`): its policy fills the `deferred` keys not written.
+    pub(super) client: Option<ClientName>,
     /// Keys are read as `Override` one by one, so an unknown key is located at itself.
     #[serde(default)]
     pub(super) model_overrides: IndexMap<String, f64>,
@@ -90,6 +92,9 @@ pub(crate) struct RawDeferred {
     #[serde(default)]
     pub(super) depends_on: IndexMap<String, Vec<String>>,
     pub(super) bm25: Option<RawBm25>,
+    pub(super) compact_keeps_loaded: Option<bool>,
+    pub(super) resume_rediscovers: Option<bool>,
+    pub(super) call_bridge: Option<bool>,
 }
 
 /// `deferred.bm25`: each key given replaces its default.
@@ -334,10 +339,18 @@ impl std::str::FromStr for When {
         if s == "always" {
             return Ok(When::Always);
         }
+        if s == "never" {
+            return Ok(When::Never);
+        }
+        if let Some(n) = s.strip_prefix("over:") {
+            return n.parse::<usize>().map(When::Over).map_err(|_| {
+                format!("expected \"over:N\" with N a whole number of tools, found {s:?}")
+            });
+        }
         match s.strip_prefix("auto:").map(str::parse::<f64>) {
             Some(Ok(n)) if n.is_finite() && (0.0..=100.0).contains(&n) => Ok(When::Auto(n)),
             _ => Err(format!(
-                "expected \"always\" or \"auto:N\" with N a percentage 0-100, found {s:?}"
+                "expected \"always\", \"never\", \"over:N\" (more than N tools) or \"auto:N\" with N a percentage 0-100, found {s:?}"
             )),
         }
     }

@@ -86,7 +86,10 @@ impl Reader<'_> {
             .iter()
             .find(|c| c.optional && !c.path.is_file())
             .map(|c| (c.path.clone(), c.at));
-        let deferred = self.deferred(raw.deferred)?;
+        let explicit = self.deferred(raw.deferred)?;
+        let client = raw.client.map(super::super::client::profile);
+        // The client's policy, then every key the scenario writes (explicit keys win).
+        let deferred = explicit.resolve(base_settings(client.as_ref()), true);
         let conversation =
             self.conversation(&path!["conversation"], &conversation, &mut 0, budget)?;
         if !conversation.iter().any(|i| matches!(i, Item::Turn(_))) {
@@ -120,6 +123,8 @@ impl Reader<'_> {
             counter: raw.counter,
             tool_choice: raw.tool_choice,
             profile,
+            client: raw.client,
+            explicit,
             system_prompt,
             system_prompt_tokens: raw.system_prompt_tokens,
             catalogs,
@@ -258,12 +263,11 @@ impl Reader<'_> {
         items.iter().enumerate().map(|(i, v)| entry(i, v)).collect()
     }
 
-    fn deferred(&self, raw: RawDeferred) -> Result<DeferredSettings> {
+    /// The `deferred` keys as written, each checked at its position.
+    fn deferred(&self, raw: RawDeferred) -> Result<ExplicitDeferred> {
         let p = path!["deferred"];
-        let default = DeferredSettings::default();
-        let builtins = self.tool_refs(&child(&p, "defer_builtins"), raw.defer_builtins)?;
-        let max_results = raw.max_results.unwrap_or(default.max_results);
-        if max_results == 0 {
+        let defer_builtins = self.tool_refs(&child(&p, "defer_builtins"), raw.defer_builtins)?;
+        if raw.max_results == Some(0) {
             return Err(self.err(&child(&p, "max_results"), "must be ≥ 1"));
         }
         let mut depends_on = Vec::with_capacity(raw.depends_on.len());
@@ -272,38 +276,46 @@ impl Reader<'_> {
             let deps = self.tool_refs(&kp, deps)?;
             depends_on.push((self.tool_ref(&kp, id)?, deps));
         }
-        let bm25 = raw.bm25.map_or(default.bm25, |b| b.apply(default.bm25));
-        // Each value is in range; all weights 0 is the one combination left to refuse.
-        bm25.validate()
-            .map_err(|e| self.err(&child(&p, "bm25"), e))?;
-        Ok(DeferredSettings {
-            when: raw.when.unwrap_or(default.when),
-            defer_mcp: raw.defer_mcp.unwrap_or(default.defer_mcp),
-            defer_all_builtins: builtins.iter().any(|r| r.id == "*"),
-            defer_builtins: builtins.into_iter().filter(|r| r.id != "*").collect(),
+        let bm25 = match raw.bm25 {
+            Some(b) => {
+                let params = b.apply(Bm25Params::default());
+                // Each value is in range; all weights 0 is the one combination left to refuse.
+                params
+                    .validate()
+                    .map_err(|e| self.err(&child(&p, "bm25"), e))?;
+                Some(params)
+            }
+            None => None,
+        };
+        let scorer = raw.scorer.map(|spec| {
+            let dir = spec.is_external().then(|| {
+                self.doc
+                    .path
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default()
+            });
+            (spec, dir)
+        });
+        Ok(ExplicitDeferred {
+            when: raw.when,
+            defer_mcp: raw.defer_mcp,
+            defer_builtins,
             always_load: self.tool_refs(&child(&p, "always_load"), raw.always_load)?,
             always_load_servers: self
                 .tool_refs(&child(&p, "always_load_servers"), raw.always_load_servers)?,
-            scorer_dir: raw
-                .scorer
-                .as_ref()
-                .is_some_and(ScorerSpec::is_external)
-                .then(|| {
-                    self.doc
-                        .path
-                        .parent()
-                        .map(Path::to_path_buf)
-                        .unwrap_or_default()
-                }),
-            scorer: raw.scorer.unwrap_or(default.scorer),
-            max_results,
-            discovery: raw.discovery.unwrap_or(default.discovery),
-            listing: raw.listing.unwrap_or(default.listing),
-            list_style: raw.list_style.unwrap_or(default.list_style),
-            reveal: raw.reveal.unwrap_or(default.reveal),
-            retry: raw.retry.unwrap_or(default.retry),
+            scorer,
+            max_results: raw.max_results,
+            discovery: raw.discovery,
+            listing: raw.listing,
+            list_style: raw.list_style,
+            reveal: raw.reveal,
+            retry: raw.retry,
             depends_on,
             bm25,
+            compact_keeps_loaded: raw.compact_keeps_loaded,
+            resume_rediscovers: raw.resume_rediscovers,
+            call_bridge: raw.call_bridge,
         })
     }
 
@@ -473,10 +485,10 @@ impl Reader<'_> {
             EventKind::Clear => Event::Clear,
             EventKind::Compact => Event::Compact {
                 summary_tokens: raw.summary_tokens.ok_or_else(|| needs("summary_tokens"))?,
-                keep_discovered: raw.keep_discovered.unwrap_or(true),
+                keep_discovered: raw.keep_discovered,
             },
             EventKind::Resume => Event::Resume {
-                rediscover: raw.rediscover.unwrap_or(true),
+                rediscover: raw.rediscover,
             },
         })
     }

@@ -68,6 +68,15 @@ fn bad_scenarios_give_located_errors() {
 #[test]
 fn scenario_errors_say_what_where_and_what_is_allowed() {
     let cases: &[(&str, &str)] = &[
+        // An unknown client profile: located at the value, listing every known name.
+        (
+            "catalogs: [a.json]\nclient: cursor\nconversation: [{user: hi}]\n",
+            "test.yaml:2:9: client: unknown value `cursor`, expected one of `claude-code`, `claude-agent-sdk`, `anthropic-api`, `openai`, `codex`, `qwen-code`, `copilot-cli`, `openrouter`, `none`",
+        ),
+        (
+            "catalogs: [a.json]\ndeferred: {when: \"over:many\"}\nconversation: [{user: hi}]\n",
+            "test.yaml:2:18: deferred.when: expected \"over:N\" with N a whole number of tools",
+        ),
         // An unknown key, nested: located at the key, listing the accepted keys.
         (
             "catalogs: [a.json]\ndeferred:\n  scorer: bm25\n  max_result: 3\nconversation: [{user: hi}]\n",
@@ -87,7 +96,7 @@ fn scenario_errors_say_what_where_and_what_is_allowed() {
         ),
         (
             "catalogs: [a.json]\ndeferred: {when: sometimes}\nconversation: [{user: hi}]\n",
-            "test.yaml:2:18: deferred.when: expected \"always\" or \"auto:N\"",
+            "test.yaml:2:18: deferred.when: expected \"always\", \"never\", \"over:N\"",
         ),
         (
             "catalogs: [a.json]\ndeferred: {discovery: guess}\nconversation: [{user: hi}]\n",

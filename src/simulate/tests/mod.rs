@@ -2,6 +2,7 @@
 //! `errors` (bad scenarios), `schema` (the schema and the shipped scenarios). This file holds
 //! what they share: the test scorer, the worked example and its helpers.
 
+mod clients;
 mod errors;
 mod replays;
 mod schema;

@@ -87,7 +87,8 @@ fn schema_lists_exactly_the_keys_the_loader_accepts() {
             "{what}: schema.json vs the reader"
         );
     }
-    let enums: [(&str, &Value, Option<&[&str]>); 11] = [
+    let enums: [(&str, &Value, Option<&[&str]>); 12] = [
+        ("client", &p["client"], of::<super::client::ClientName>()),
         ("scorer", &dp["scorer"]["oneOf"][0], of::<ScorerKind>()),
         ("discovery", &dp["discovery"], of::<Discovery>()),
         ("listing", &dp["listing"], of::<Listing>()),

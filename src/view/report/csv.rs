@@ -50,6 +50,12 @@ pub fn files(data: &ReportData) -> Vec<(String, String)> {
             crate::view::sessions::csv_file(s),
         ));
     }
+    if let Some(c) = &data.clients {
+        out.push((
+            "data/clients.csv".to_string(),
+            csv_rows(&crate::view::clients::csv(c)),
+        ));
+    }
     if !data.scenarios.is_empty() {
         out.push((
             "data/scenarios.csv".to_string(),

@@ -45,6 +45,8 @@ pub enum Section {
     Invalidations,
     /// The imported sessions (`report --sessions`).
     Sessions,
+    /// The shipped scenarios under every client profile.
+    Clients,
 }
 
 /// A figure in `index.md`: the image with its relative link, then its caption.
@@ -82,14 +84,19 @@ pub fn all(data: &ReportData) -> Result<Vec<Figure>, ChartError> {
         out.push(sweep_savings(sweep)?);
     }
     out.extend(crate::view::report::deferral::figures(data)?);
+    if let Some(c) = &data.clients {
+        out.push(crate::view::clients::figure(c)?);
+    }
     if !data.latency.sweep.is_empty() {
         out.push(sweep_latency(data)?);
     }
     // Every token chart's caption names the counter its tokens were counted with.
-    for f in out
-        .iter_mut()
-        .filter(|f| !matches!(f.section, Section::Eval(_) | Section::Latency))
-    {
+    for f in out.iter_mut().filter(|f| {
+        !matches!(
+            f.section,
+            Section::Eval(_) | Section::Latency | Section::Clients
+        )
+    }) {
         f.caption.push_str(&format!(
             " Tokens: the `{}` counter.",
             data.settings.counter

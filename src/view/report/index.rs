@@ -60,6 +60,9 @@ pub fn index(data: &ReportData, charts: &[Figure]) -> String {
         out.push_str(&crate::view::sessions::markdown(s, charts));
     }
     crate::view::simulate::sections(&mut out, &data.scenarios, charts);
+    if let Some(c) = &data.clients {
+        crate::view::clients::section(&mut out, c, charts);
+    }
     crate::view::published::section(&mut out, &data.scenarios);
     crate::view::eval::sections(&mut out, &data.evals, charts);
     sweep(&mut out, data, charts);

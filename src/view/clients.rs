@@ -1,0 +1,254 @@
+//! The views of a [`ClientComparison`] (`simulate --client A,B`, the report's "Client
+//! profiles" section): one table per scenario (eager, then a row per client), the CSV rows
+//! (`ClientCsvRow`, also the report's `data/clients.csv`), the json, and the chart.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::experiment::clients::{ClientComparison, ClientRow, ClientScenario};
+use crate::output::{Format, csv_rows, md_text, table_for, to_json};
+use crate::view::chart::{Bar, BarPanel, ChartError, StackedBars, stacked_bars};
+use crate::view::number::{int, usd};
+use crate::view::report::figures::{self, Figure, Section};
+
+/// Renders the result; pure.
+pub fn render(result: &ClientComparison, format: Format) -> String {
+    match format {
+        Format::Json => to_json(result),
+        Format::Csv => csv_rows(&csv(result)),
+        Format::Table | Format::Md => {
+            let md = format == Format::Md;
+            let mut out = String::new();
+            for s in &result.scenarios {
+                out.push_str(&scenario_text(s, md));
+                out.push('\n');
+            }
+            out.push_str(&sources_line(result, md));
+            out
+        }
+    }
+}
+
+const HEADERS: [&str; 11] = [
+    "client",
+    "deferred tools",
+    "requests",
+    "first request",
+    "total input",
+    "deferred list (1st)",
+    "searches",
+    "misses",
+    "cache breaks",
+    "cost",
+    "cost cached",
+];
+
+fn cells(r: &ClientRow) -> Vec<String> {
+    vec![
+        r.client.clone(),
+        if r.deferring {
+            int(r.deferred_count)
+        } else {
+            "none".into()
+        },
+        int(r.requests),
+        int(r.first_request_tokens),
+        int(r.total_input_tokens),
+        int(r.first_request_deferred_list_tokens),
+        int(r.searches),
+        int(r.misses),
+        int(r.cache_invalidations.requests),
+        usd(r.cost_usd),
+        usd(r.cost_cached_usd),
+    ]
+}
+
+/// One scenario's table: the eager baseline, then each client.
+pub fn scenario_text(s: &ClientScenario, md: bool) -> String {
+    let mut out = if md {
+        format!("### {} by client\n\n", md_text(&s.name))
+    } else {
+        format!("== {} ==\n", s.name)
+    };
+    let _ = writeln!(
+        out,
+        "{} tools, counted by `{}` (tokens per request and in total; cost at the model's list \
+         price, without and with prompt caching)",
+        int(s.tool_count),
+        s.counter.0
+    );
+    if md {
+        out.push('\n');
+    }
+    let rows: Vec<Vec<String>> = std::iter::once(&s.eager)
+        .chain(&s.rows)
+        .map(cells)
+        .collect();
+    let mut right = [true; HEADERS.len()];
+    right[0] = false;
+    out.push_str(&table_for(if md { Format::Md } else { Format::Table })(
+        &HEADERS, &rows, &right,
+    ));
+    out
+}
+
+/// Which values are documented and which assumed, per client, and where to read each source.
+fn sources_line(result: &ClientComparison, md: bool) -> String {
+    let mut out = String::new();
+    let parts: Vec<String> = result
+        .profiles
+        .iter()
+        .map(|p| {
+            let assumed = p
+                .values
+                .iter()
+                .filter(|v| v.source.kind() == "assumed")
+                .count();
+            format!(
+                "{} {} sourced, {} assumed",
+                p.client,
+                p.values.len() - assumed,
+                assumed
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "{}Profiles: {}. Every value and its source: `--format json` (`profiles`) and the \
+         README's \"Client profiles\".",
+        if md { "\n" } else { "" },
+        parts.join("; ")
+    );
+    out
+}
+
+/// One CSV row: a scenario under one client (or `eager`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ClientCsvRow {
+    pub scenario: String,
+    pub counter: String,
+    pub client: String,
+    pub deferring: bool,
+    pub deferred_count: usize,
+    pub requests: usize,
+    pub first_request_tokens: usize,
+    pub total_input_tokens: usize,
+    pub first_request_deferred_list_tokens: usize,
+    pub search_tool_tokens: usize,
+    pub searches: usize,
+    pub misses: usize,
+    pub failed_calls: usize,
+    pub cost_usd: f64,
+    pub cost_cached_usd: f64,
+    pub cache_invalidations: usize,
+    pub invalidated_tokens: usize,
+    pub invalidation_cost_usd: f64,
+}
+
+/// The CSV rows of every scenario, eager first.
+pub fn csv(result: &ClientComparison) -> Vec<ClientCsvRow> {
+    let mut out = Vec::new();
+    for s in &result.scenarios {
+        for r in std::iter::once(&s.eager).chain(&s.rows) {
+            out.push(ClientCsvRow {
+                scenario: s.name.clone(),
+                counter: s.counter.0.name().to_string(),
+                client: r.client.clone(),
+                deferring: r.deferring,
+                deferred_count: r.deferred_count,
+                requests: r.requests,
+                first_request_tokens: r.first_request_tokens,
+                total_input_tokens: r.total_input_tokens,
+                first_request_deferred_list_tokens: r.first_request_deferred_list_tokens,
+                search_tool_tokens: r.search_tool_tokens,
+                searches: r.searches,
+                misses: r.misses,
+                failed_calls: r.failed_calls,
+                cost_usd: r.cost_usd,
+                cost_cached_usd: r.cost_cached_usd,
+                cache_invalidations: r.cache_invalidations.requests,
+                invalidated_tokens: r.cache_invalidations.tokens,
+                invalidation_cost_usd: crate::simulate::result::round(
+                    r.cache_invalidations.cost_usd,
+                    6,
+                ),
+            });
+        }
+    }
+    out
+}
+
+/// The chart: one panel per scenario, one bar per client, the whole conversation's input
+/// tokens as a percentage of eager's (so scenarios of any size share the scale).
+pub fn chart(result: &ClientComparison) -> Result<String, ChartError> {
+    let panels = result
+        .scenarios
+        .iter()
+        .map(|s| BarPanel {
+            title: format!(
+                "{}: eager {} input tokens",
+                s.name,
+                int(s.eager.total_input_tokens)
+            ),
+            bars: s
+                .rows
+                .iter()
+                .map(|r| Bar {
+                    label: r.client.clone(),
+                    values: vec![if s.eager.total_input_tokens == 0 {
+                        0.0
+                    } else {
+                        r.total_input_tokens as f64 / s.eager.total_input_tokens as f64 * 100.0
+                    }],
+                })
+                .collect(),
+        })
+        .collect();
+    stacked_bars(&StackedBars {
+        title: "Each conversation under each client's deferral policy".into(),
+        x_label: "client profile".into(),
+        y_label: "input tokens, % of eager".into(),
+        parts: vec!["total input tokens (% of eager)".into()],
+        panels,
+    })
+}
+
+/// The report's figure.
+pub fn figure(result: &ClientComparison) -> Result<Figure, ChartError> {
+    Ok(Figure {
+        path: "charts/clients.svg".into(),
+        title: "Each shipped conversation under each client's deferral policy".into(),
+        caption: "One panel per shipped scenario, one bar per client profile: the whole \
+                  conversation's input tokens as a percentage of sending every tool eagerly \
+                  (100%). A bar at 100% is a client that did not defer (below its threshold, or \
+                  `none`); above 100%, one whose listing or searches cost more than they saved. \
+                  Each scenario is counted by its own counter (the tables name it)."
+            .into(),
+        svg: chart(result)?,
+        section: Section::Clients,
+    })
+}
+
+/// The report's "Client profiles" section: what it is, the chart, a table per scenario.
+pub fn section(out: &mut String, result: &ClientComparison, charts: &[Figure]) {
+    if result.scenarios.is_empty() {
+        return;
+    }
+    out.push_str(
+        "## Client profiles\n\nThe shipped conversations replayed under each client's deferral \
+         policy (`simulate --client`): each profile's threshold, what stays eager, listing, \
+         search, reveal, compaction and resume, from the client's public documentation, with \
+         the scenario's own tools keys kept. Every value and whether it is documented or \
+         assumed: the README's \"Client profiles\"; rows: `data/clients.csv`.\n\n",
+    );
+    for f in figures::of(charts, &Section::Clients) {
+        figures::embed(out, f);
+    }
+    for s in &result.scenarios {
+        out.push_str(&scenario_text(s, true));
+        out.push('\n');
+    }
+    out.push_str(&sources_line(result, true));
+    out.push('\n');
+}
