@@ -36,5 +36,5 @@ mod session_known;
 mod session_queries;
 mod session_shapes;
 mod simulate_cli;
-mod work_budget;
 mod simulate_clients;
+mod work_budget;
