@@ -2,9 +2,9 @@
 
 default: test
 
-# Run the test suite (the README's test command).
+# Run the test suite (the README's test command: on the release build the main job made).
 test:
-    cargo test
+    cargo test --release
 
 # What CI runs.
 ci:

@@ -81,7 +81,7 @@ mod tokenizing {
         g.sample_size(10);
         g.throughput(Throughput::Elements(catalog.len() as u64));
         g.bench_function("count_catalog_1000_tools", |b| {
-            b.iter(|| ToolTokens::compute(black_box(&catalog), Tokenizer::O200kBase, Render::Json))
+            b.iter(|| ToolTokens::compute(black_box(&catalog), Tokenizer::O200kBase, Render::Json));
         });
         let rendered: Vec<String> = catalog.tools().iter().map(render_json).collect();
         g.bench_function("count_1000_tools_one_thread", |b| {
@@ -90,7 +90,7 @@ mod tokenizing {
                     .iter()
                     .map(|t| Tokenizer::O200kBase.count(black_box(t)))
                     .sum::<usize>()
-            })
+            });
         });
         g.finish();
     }
@@ -129,19 +129,19 @@ mod search {
                     g.sample_size(if size >= 10_000 { 10 } else { 20 });
                     g.throughput(Throughput::Elements(size as u64));
                     g.bench_with_input(BenchmarkId::new("build", size), catalog, |b, c| {
-                        b.iter(|| build(kind, c.clone(), &config).expect("builds"))
+                        b.iter(|| build(kind, c.clone(), &config).expect("builds"));
                     });
                 }
                 let scorer = build(kind, catalog.clone(), &config).expect("builds");
                 g.sample_size(20);
                 g.throughput(Throughput::Elements(QUERIES.len() as u64));
                 g.bench_with_input(BenchmarkId::new("query", size), &scorer, |b, s| {
-                    b.iter(|| run_all(s.as_ref(), &QUERIES, times))
+                    b.iter(|| run_all(s.as_ref(), &QUERIES, times));
                 });
                 if size == 10_000 && kind != ScorerKind::Regex {
                     g.throughput(Throughput::Elements(SENTENCES.len() as u64));
                     g.bench_with_input(BenchmarkId::new("sentences", size), &scorer, |b, s| {
-                        b.iter(|| run_all(s.as_ref(), &SENTENCES, times))
+                        b.iter(|| run_all(s.as_ref(), &SENTENCES, times));
                     });
                 }
             }
@@ -159,9 +159,10 @@ mod devset {
     use toolbudget::search::{ScorerConfig, ScorerKind, SearchRequest, build};
 
     fn shared_data() -> Option<PathBuf> {
-        let p = std::env::var_os("TOOLBUDGET_SHARED_DATA")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data"));
+        let p = std::env::var_os("TOOLBUDGET_SHARED_DATA").map_or_else(
+            || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data"),
+            PathBuf::from,
+        );
         p.is_dir().then_some(p)
     }
 
@@ -186,7 +187,7 @@ mod devset {
                 next = (next + 1) % queries.queries.len();
                 let q = &queries.queries[next].query;
                 black_box(scorer.search(&SearchRequest::new(q, 5)))
-            })
+            });
         });
         g.finish();
     }
@@ -264,7 +265,7 @@ mod embedding {
         // What every process pays once before any cached index: read and check the weights.
         let model_dir = toolbudget::search::embed::resolve_model_dir(None).expect("found above");
         g.bench_function("model_load", |b| {
-            b.iter(|| toolbudget::search::embed::Embedder::load(&model_dir).expect("loads"))
+            b.iter(|| toolbudget::search::embed::Embedder::load(&model_dir).expect("loads"));
         });
         let cold_size = if full() { 1_000 } else { 100 };
         let cold = Arc::new(catalog(cold_size));
@@ -305,7 +306,7 @@ mod embedding {
                     b.iter(|| {
                         next = (next + 1) % QUERIES.len();
                         black_box(s.search(&SearchRequest::new(QUERIES[next], 5)))
-                    })
+                    });
                 });
             }
         }
@@ -338,7 +339,7 @@ mod simulation {
             // Throughput in simulated requests (both modes) per second.
             g.throughput(Throughput::Elements(requests as u64));
             g.bench_function(name, |b| {
-                b.iter(|| simulate::run(black_box(&scenario), &prepared).expect("runs"))
+                b.iter(|| simulate::run(black_box(&scenario), &prepared).expect("runs"));
             });
         }
         g.finish();
@@ -426,7 +427,7 @@ mod external {
                 g.bench_function("exec_roundtrip/1000", |b| {
                     b.iter(|| {
                         black_box(scorer.search(&SearchRequest::new(black_box(QUERIES[0]), 5)))
-                    })
+                    });
                 });
             }
             Err(e) => eprintln!("external benches skipped: {e}"),
@@ -438,7 +439,7 @@ mod external {
                 let s =
                     ExecScorer::start(big.clone(), ADAPTER, &config).expect("the adapter starts");
                 black_box(s.name())
-            })
+            });
         });
         g.finish();
     }

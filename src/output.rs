@@ -27,7 +27,9 @@ crate::named_enum!(Format, "format");
 static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 fn pending() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
-    PENDING.lock().unwrap_or_else(|e| e.into_inner())
+    PENDING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn forget(list: &mut Vec<PathBuf>, path: &Path) {

@@ -92,17 +92,20 @@ pub trait Transport: Send + Sync {
     fn post(&self, url: &str, headers: &[(&str, &str)], body: &str) -> Result<Reply, String>;
 }
 
-/// The real transport (ureq, rustls).
+/// The real transport (ureq, rustls; the `http` feature, default).
+#[cfg(feature = "http")]
 pub struct Ureq {
     agent: ureq::Agent,
 }
 
+#[cfg(feature = "http")]
 impl Default for Ureq {
     fn default() -> Self {
         Ureq::with_timeout(REQUEST_TIMEOUT)
     }
 }
 
+#[cfg(feature = "http")]
 impl Ureq {
     /// A transport whose requests give up after `timeout`, reading the body included (a
     /// model's answer can take minutes).
@@ -116,6 +119,7 @@ impl Ureq {
     }
 }
 
+#[cfg(feature = "http")]
 impl Transport for Ureq {
     fn post(&self, url: &str, headers: &[(&str, &str)], body: &str) -> Result<Reply, String> {
         let mut req = self.agent.post(url);
@@ -400,8 +404,7 @@ struct ErrorDetail {
 
 fn error_message(body: &str) -> String {
     serde_json::from_str::<ErrorAnswer>(body)
-        .map(|e| e.error.message)
-        .unwrap_or_else(|_| body.chars().take(200).collect())
+        .map_or_else(|_| body.chars().take(200).collect(), |e| e.error.message)
 }
 
 /// The counter: settings, cache, transport and the (injected) sleep.

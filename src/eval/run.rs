@@ -517,7 +517,10 @@ pub(crate) mod tests {
         LabeledQuery {
             id: id.into(),
             query: text.into(),
-            expected: expected.iter().map(|s| s.to_string()).collect(),
+            expected: expected
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect(),
             expected_tools: expected.iter().map(|e| cat.index_of(e).unwrap()).collect(),
             class: if expected.is_empty() {
                 "no-match".into()

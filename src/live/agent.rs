@@ -538,34 +538,31 @@ impl Agent<'_> {
                     ));
                 }
                 let tool = self.prep.catalog.get(i);
-                match arguments::check(&c.arguments, &tool.input_schema) {
-                    Err(why) => {
-                        row.malformed_calls += 1;
-                        if !malformed.contains(&i) {
-                            malformed.push(i);
-                        }
+                if let Err(why) = arguments::check(&c.arguments, &tool.input_schema) {
+                    row.malformed_calls += 1;
+                    if !malformed.contains(&i) {
+                        malformed.push(i);
+                    }
+                    *other_calls += 1;
+                    (
+                        format!("Error: invalid arguments for {}: {why}", c.name),
+                        true,
+                    )
+                } else {
+                    called.push(i);
+                    if !expected.contains(&i) {
                         *other_calls += 1;
-                        (
-                            format!("Error: invalid arguments for {}: {why}", c.name),
-                            true,
-                        )
+                        return Ok((UNEXPECTED_RESULT.to_string(), false));
                     }
-                    Ok(_) => {
-                        called.push(i);
-                        if !expected.contains(&i) {
-                            *other_calls += 1;
-                            return Ok((UNEXPECTED_RESULT.to_string(), false));
-                        }
-                        let call = t.calls.iter().find(|x| x.tool.id == tool.id);
-                        let text = call.and_then(|x| x.result.clone()).unwrap_or_else(|| {
-                            let n = call
-                                .and_then(|x| x.result_tokens)
-                                .or(self.sc.sizes.result)
-                                .unwrap_or(100);
-                            filler(&tool.id, n)
-                        });
-                        (text, false)
-                    }
+                    let call = t.calls.iter().find(|x| x.tool.id == tool.id);
+                    let text = call.and_then(|x| x.result.clone()).unwrap_or_else(|| {
+                        let n = call
+                            .and_then(|x| x.result_tokens)
+                            .or(self.sc.sizes.result)
+                            .unwrap_or(100);
+                        filler(&tool.id, n)
+                    });
+                    (text, false)
                 }
             }
             _ => {

@@ -61,7 +61,7 @@ pub fn body(r: &Request<'_>) -> Value {
                 ..
             } => push("assistant", blocks.clone()),
             Message::Assistant { text, calls, .. } => {
-                push("assistant", assistant_blocks(text, calls))
+                push("assistant", assistant_blocks(text, calls));
             }
             Message::ToolResult {
                 call_id,

@@ -91,13 +91,12 @@ pub fn body(r: &Request<'_>) -> Value {
 /// Names of the functions in a `tool_search_output`'s `tools` (namespaces opened).
 fn loaded_names(tools: &Value, out: &mut Vec<String>) {
     for t in tools.as_array().into_iter().flatten() {
-        match str_of(t, "type") {
-            "namespace" => loaded_names(t.get("tools").unwrap_or(&Value::Null), out),
-            _ => {
-                let name = str_of(t, "name");
-                if !name.is_empty() {
-                    out.push(name.to_string());
-                }
+        if str_of(t, "type") == "namespace" {
+            loaded_names(t.get("tools").unwrap_or(&Value::Null), out);
+        } else {
+            let name = str_of(t, "name");
+            if !name.is_empty() {
+                out.push(name.to_string());
             }
         }
     }

@@ -3,6 +3,8 @@
 //! list of a Claude Code / Claude Desktop config, `snapshot` renders and counts the result,
 //! `report` is what the import reports per server.
 
+// The protocol (rmcp over the child's pipes, on tokio) is the `mcp` feature (default).
+#[cfg(feature = "mcp")]
 pub mod client;
 pub mod config;
 pub mod report;
@@ -11,6 +13,7 @@ pub mod snapshot;
 
 use std::path::PathBuf;
 
+#[cfg(feature = "mcp")]
 pub use client::{Failure, ImportError, Listing, Timeouts, list_tools};
 pub use config::{ConfigEntry, EntryKind, read_config};
 pub use report::{ImportReport, ServerReport};

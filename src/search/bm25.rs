@@ -225,14 +225,13 @@ impl Bm25Scorer {
             lengths.push(std::array::from_fn(|f| fields[f].len()));
             for (f, field) in fields.iter().enumerate() {
                 for w in field {
-                    let id = match term_ids.get(w.as_str()) {
-                        Some(&id) => id,
-                        None => {
-                            raw.push(Vec::new());
-                            let id = (raw.len() - 1) as u32;
-                            term_ids.insert(w.clone(), id);
-                            id
-                        }
+                    let id = if let Some(&id) = term_ids.get(w.as_str()) {
+                        id
+                    } else {
+                        raw.push(Vec::new());
+                        let id = (raw.len() - 1) as u32;
+                        term_ids.insert(w.clone(), id);
+                        id
                     };
                     let list = &mut raw[id as usize];
                     if list.last().is_none_or(|p| p.tool != tool as u32) {

@@ -5,23 +5,30 @@
 //! tools or over a candidate subset (the simulator searches only the deferred tools).
 
 // The encoder lives in its own crate (crates/bert) so that its kernels are optimised in dev and
-// test builds too ([profile.dev.package.toolbudget-bert]).
+// test builds too ([profile.dev.package.toolbudget-bert]). Semantic search is the `semantic`
+// feature (default); without it `semantic` and `hybrid` are refused when built.
+#[cfg(feature = "semantic")]
 pub use toolbudget_bert as bert;
 pub mod bm25;
+#[cfg(feature = "semantic")]
 pub mod embed;
+#[cfg(feature = "semantic")]
 pub mod embed_cache;
 pub mod external;
 pub mod hybrid;
 pub mod keyword;
 pub mod regex_scorer;
 pub mod scorer_name;
+#[cfg(feature = "semantic")]
 pub mod semantic;
 pub mod spec;
 pub mod text;
 pub mod trigram;
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::path::PathBuf;
+use std::sync::Arc;
+#[cfg(feature = "semantic")]
+use std::{path::Path, sync::Mutex};
 
 use crate::catalog::Catalog;
 use crate::error::InputError;
@@ -350,7 +357,14 @@ pub fn build(
                 config.bm25,
             )))
         }
+        #[cfg(not(feature = "semantic"))]
+        ScorerKind::Semantic | ScorerKind::Hybrid => Err(crate::error::Error::usage(format!(
+            "the {} scorer needs toolbudget's `semantic` feature, which this build was compiled without",
+            ScorerName::from(kind)
+        ))),
+        #[cfg(feature = "semantic")]
         ScorerKind::Semantic => Ok(Box::new(build_semantic(catalog, config)?)),
+        #[cfg(feature = "semantic")]
         ScorerKind::Hybrid => {
             config.fusion.validate()?;
             let semantic = build_semantic(catalog.clone(), config)?;
@@ -366,6 +380,7 @@ pub fn build(
 }
 
 /// Builds the semantic scorer (model found per `config`, cache per `config`).
+#[cfg(feature = "semantic")]
 pub fn build_semantic(
     catalog: Arc<Catalog>,
     config: &ScorerConfig,
@@ -378,13 +393,14 @@ pub fn build_semantic(
     };
     let report = |done: usize, all: usize| {
         if let Some(p) = &config.progress {
-            (p.0)(done, all)
+            (p.0)(done, all);
         }
     };
     semantic::SemanticScorer::with_progress(catalog, embedder, cache_dir.as_deref(), &report)
 }
 
 /// Loads the model once per process and folder: `eval` building semantic and hybrid shares it.
+#[cfg(feature = "semantic")]
 pub fn load_embedder(model_dir: Option<&Path>) -> crate::Result<Arc<embed::Embedder>> {
     static LOADED: Mutex<Vec<(PathBuf, Arc<embed::Embedder>)>> = Mutex::new(Vec::new());
     let dir = embed::resolve_model_dir(model_dir)?;

@@ -9,7 +9,9 @@ use std::sync::Arc;
 use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::external::{ExternalConfig, exec::ExecScorer, mcp::McpScorer};
+#[cfg(feature = "mcp")]
+use super::external::mcp::McpScorer;
+use super::external::{ExternalConfig, exec::ExecScorer};
 use super::{Scorer, ScorerConfig, ScorerKind};
 use crate::catalog::Catalog;
 
@@ -157,7 +159,12 @@ pub fn build_spec(
             line,
             &config.external,
         )?)),
+        #[cfg(feature = "mcp")]
         ScorerSpec::Mcp(line) => Ok(Box::new(McpScorer::start(catalog, line, &config.external)?)),
+        #[cfg(not(feature = "mcp"))]
+        ScorerSpec::Mcp(line) => Err(crate::error::Error::usage(format!(
+            "mcp:{line}: MCP scorers need toolbudget's `mcp` feature, which this build was compiled without"
+        ))),
     }
 }
 

@@ -124,18 +124,17 @@ fn fit(pairs: &[Pair], overhead: usize) -> Option<Fitted> {
     } else {
         free
     };
-    let (intercept, scale, r2, rms) = match line {
-        Some(f) => (f.intercept, f.scale, f.r2, f.rms_residual),
-        None => {
-            let a = fit_intercept(&main, 1.0).or_else(|| fit_intercept(&subs, 1.0))?;
-            let rss: f64 = main.iter().map(|&(x, y)| (y - a - x).powi(2)).sum();
-            let rms = if main.is_empty() {
-                0.0
-            } else {
-                (rss / main.len() as f64).sqrt()
-            };
-            (a, 1.0, 0.0, rms)
-        }
+    let (intercept, scale, r2, rms) = if let Some(f) = line {
+        (f.intercept, f.scale, f.r2, f.rms_residual)
+    } else {
+        let a = fit_intercept(&main, 1.0).or_else(|| fit_intercept(&subs, 1.0))?;
+        let rss: f64 = main.iter().map(|&(x, y)| (y - a - x).powi(2)).sum();
+        let rms = if main.is_empty() {
+            0.0
+        } else {
+            (rss / main.len() as f64).sqrt()
+        };
+        (a, 1.0, 0.0, rms)
     };
     Some(Fitted {
         intercept,

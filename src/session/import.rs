@@ -626,15 +626,14 @@ pub fn replay(
         None,
         &simulate::build_scorer,
     )?;
-    match cal {
-        Some(c) => c.apply(&mut prepared),
-        None => {
-            if scenario.system_prompt_tokens.is_none() {
-                prepared.system_tokens = 0;
-            }
-            prepared.subagent_system_tokens = None;
-            prepared.scale = 1.0;
+    if let Some(c) = cal {
+        c.apply(&mut prepared);
+    } else {
+        if scenario.system_prompt_tokens.is_none() {
+            prepared.system_tokens = 0;
         }
+        prepared.subagent_system_tokens = None;
+        prepared.scale = 1.0;
     }
     simulate::run(scenario, &prepared)
 }

@@ -255,18 +255,17 @@ impl Transcript {
     /// The request with this key, created (and its step appended) when first seen: the
     /// records of one streamed response share a key and need not be adjacent.
     pub fn request(&mut self, key: &str) -> &mut Request {
-        let i = match self.by_key.get(key) {
-            Some(&i) => i,
-            None => {
-                let i = self.requests.len();
-                self.requests.push(Request {
-                    key: key.to_string(),
-                    ..Request::default()
-                });
-                self.by_key.insert(key.to_string(), i);
-                self.steps.push(Step::Request(i));
-                i
-            }
+        let i = if let Some(&i) = self.by_key.get(key) {
+            i
+        } else {
+            let i = self.requests.len();
+            self.requests.push(Request {
+                key: key.to_string(),
+                ..Request::default()
+            });
+            self.by_key.insert(key.to_string(), i);
+            self.steps.push(Step::Request(i));
+            i
         };
         &mut self.requests[i]
     }

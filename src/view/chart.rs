@@ -409,13 +409,13 @@ fn draw_line_chart(
     match (spec.x_scale, spec.y_scale) {
         (Scale::Linear, Scale::Linear) => draw!(builder.build_cartesian_2d(x0..x1, y0..y1)),
         (Scale::Log, Scale::Linear) => {
-            draw!(builder.build_cartesian_2d((x0..x1).log_scale(), y0..y1))
+            draw!(builder.build_cartesian_2d((x0..x1).log_scale(), y0..y1));
         }
         (Scale::Linear, Scale::Log) => {
-            draw!(builder.build_cartesian_2d(x0..x1, (y0..y1).log_scale()))
+            draw!(builder.build_cartesian_2d(x0..x1, (y0..y1).log_scale()));
         }
         (Scale::Log, Scale::Log) => {
-            draw!(builder.build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale()))
+            draw!(builder.build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale()));
         }
     }
     Ok(())

@@ -35,13 +35,12 @@ fn run_with(mut cmd: Command) -> Done {
     std::thread::spawn(move || {
         let _ = tx.send(child.wait_with_output());
     });
-    let out = match rx.recv_timeout(TIMEOUT) {
-        Ok(out) => out.expect("waited"),
-        Err(_) => {
-            // SAFETY: the pid is our child's.
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-            panic!("no answer within {TIMEOUT:?}: {cmd:?}");
-        }
+    let out = if let Ok(out) = rx.recv_timeout(TIMEOUT) {
+        out.expect("waited")
+    } else {
+        // SAFETY: the pid is our child's.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        panic!("no answer within {TIMEOUT:?}: {cmd:?}");
     };
     Done {
         code: out.status.code(),

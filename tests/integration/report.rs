@@ -176,12 +176,16 @@ fn overflow_example() -> ScenarioResult {
 
 /// Two scorers on one query set, as the evaluator returns them (latency kept apart).
 fn eval_result() -> EvalResult {
-    let scorer =
-        |name: &str, settings: serde_json::Value, r1: f64, r5: f64, mrr: f64, ci: [f64; 2]| {
-            json!({"scorer": name, "settings": settings,
-               "metrics": {"recall@1": r1, "recall@3": (r1 + r5) / 2.0, "recall@5": r5, "mrr": mrr},
+    let scorer = |name: &str,
+                  settings: serde_json::Value,
+                  r1: f64,
+                  r5: f64,
+                  mrr: f64,
+                  ci: [f64; 2]| {
+        json!({"scorer": name, "settings": settings,
+               "metrics": {"recall@1": r1, "recall@3": f64::midpoint(r1, r5), "recall@5": r5, "mrr": mrr},
                "ci95": {"recall@5": ci}, "refused_queries": 0})
-        };
+    };
     serde_json::from_value(json!({
         "tool_count": 3, "query_count": 4, "set": "tiny", "queries": "tiny.jsonl",
         "ranked_tools": 3, "ks": [1, 3, 5], "depth": 10,

@@ -32,6 +32,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value};
 
 use super::ExternalConfig;
+use super::McpOptions;
 use crate::catalog::{Catalog, mcp_id};
 use crate::mcp::ServerCommand;
 use crate::mcp::client::Session;
@@ -83,16 +84,6 @@ pub const SERVER_KEYS: [&str; 5] = [
 ];
 /// Keys of a result item holding its score.
 pub const SCORE_KEYS: [&str; 4] = ["score", "relevance", "similarity", "relevance_score"];
-
-/// Which tool of the server searches, and how it is called.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct McpOptions {
-    pub tool: Option<String>,
-    pub query_arg: Option<String>,
-    pub limit_arg: Option<String>,
-    /// Skip result names that fit no tool of the catalog instead of failing.
-    pub allow_unknown_tools: bool,
-}
 
 pub struct McpScorer {
     catalog: Arc<Catalog>,
@@ -213,14 +204,13 @@ impl McpScorer {
                 text_of(answer)
             ));
         }
-        let items = match answer.get("structuredContent").filter(|v| !v.is_null()) {
-            Some(v) => Items::Json(list_of(v)?),
-            None => {
-                let text = text_of(answer);
-                match serde_json::from_str::<Value>(text.trim()) {
-                    Ok(v @ (Value::Array(_) | Value::Object(_))) => Items::Json(list_of(&v)?),
-                    _ => Items::Text(text),
-                }
+        let items = if let Some(v) = answer.get("structuredContent").filter(|v| !v.is_null()) {
+            Items::Json(list_of(v)?)
+        } else {
+            let text = text_of(answer);
+            match serde_json::from_str::<Value>(text.trim()) {
+                Ok(v @ (Value::Array(_) | Value::Object(_))) => Items::Json(list_of(&v)?),
+                _ => Items::Text(text),
             }
         };
         let mut found: Vec<(usize, Option<f64>)> = Vec::new();
@@ -400,8 +390,8 @@ fn choose(
             .to_string()
     };
     let names: Vec<String> = tools.iter().map(name_of).collect();
-    let tool = match &options.tool {
-        Some(wanted) => tools
+    let tool = if let Some(wanted) = &options.tool {
+        tools
             .iter()
             .find(|t| name_of(t) == *wanted)
             .ok_or_else(|| {
@@ -409,34 +399,33 @@ fn choose(
                     "it has no tool {wanted:?} (--mcp-tool); its tools: {}",
                     names.join(", ")
                 )
-            })?,
-        None => {
-            let found: Vec<&Value> = tools
-                .iter()
-                .filter(|t| {
-                    let n = name_of(t).to_lowercase();
-                    n.contains("search") || n.contains("find")
-                })
-                .collect();
-            match found.as_slice() {
-                [one] => *one,
-                [] => {
-                    return Err(format!(
-                        "none of its tools has `search` or `find` in its name; name the search \
-                         tool with --mcp-tool (its tools: {})",
-                        names.join(", ")
-                    ));
-                }
-                many => {
-                    return Err(format!(
-                        "several of its tools could be the search tool ({}); name one with \
-                         --mcp-tool",
-                        many.iter()
-                            .map(|t| name_of(t))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ));
-                }
+            })?
+    } else {
+        let found: Vec<&Value> = tools
+            .iter()
+            .filter(|t| {
+                let n = name_of(t).to_lowercase();
+                n.contains("search") || n.contains("find")
+            })
+            .collect();
+        match found.as_slice() {
+            [one] => *one,
+            [] => {
+                return Err(format!(
+                    "none of its tools has `search` or `find` in its name; name the search \
+                     tool with --mcp-tool (its tools: {})",
+                    names.join(", ")
+                ));
+            }
+            many => {
+                return Err(format!(
+                    "several of its tools could be the search tool ({}); name one with \
+                     --mcp-tool",
+                    many.iter()
+                        .map(|t| name_of(t))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
             }
         }
     };
@@ -455,38 +444,37 @@ fn choose(
             .any(|t| t.as_str().is_some_and(|t| want.contains(&t))),
         Some(_) => false,
     };
-    let query_arg = match &options.query_arg {
-        Some(q) => q.clone(),
-        None => {
-            let named = QUERY_ARGS
-                .iter()
-                .find(|k| props.get(**k).is_some_and(|p| typed(p, &["string"])))
-                .map(|k| (*k).to_string());
-            let strings: Vec<&String> = props
-                .iter()
-                .filter(|(_, p)| typed(p, &["string"]))
-                .map(|(k, _)| k)
-                .collect();
-            let required: Vec<&str> = schema
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|r| r.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            let required_strings: Vec<&String> = strings
-                .iter()
-                .copied()
-                .filter(|k| required.contains(&k.as_str()))
-                .collect();
-            match (named, required_strings.as_slice(), strings.as_slice()) {
-                (Some(n), _, _) => n,
-                (None, [one], _) | (None, [], [one]) => (*one).clone(),
-                _ => {
-                    return Err(format!(
-                        "cannot tell which argument of {tool_name:?} takes the query (its \
-                         properties: {}); name it with --mcp-query-arg",
-                        props.keys().cloned().collect::<Vec<_>>().join(", ")
-                    ));
-                }
+    let query_arg = if let Some(q) = &options.query_arg {
+        q.clone()
+    } else {
+        let named = QUERY_ARGS
+            .iter()
+            .find(|k| props.get(**k).is_some_and(|p| typed(p, &["string"])))
+            .map(|k| (*k).to_string());
+        let strings: Vec<&String> = props
+            .iter()
+            .filter(|(_, p)| typed(p, &["string"]))
+            .map(|(k, _)| k)
+            .collect();
+        let required: Vec<&str> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let required_strings: Vec<&String> = strings
+            .iter()
+            .copied()
+            .filter(|k| required.contains(&k.as_str()))
+            .collect();
+        match (named, required_strings.as_slice(), strings.as_slice()) {
+            (Some(n), _, _) => n,
+            (None, [one], _) | (None, [], [one]) => (*one).clone(),
+            _ => {
+                return Err(format!(
+                    "cannot tell which argument of {tool_name:?} takes the query (its \
+                     properties: {}); name it with --mcp-query-arg",
+                    props.keys().cloned().collect::<Vec<_>>().join(", ")
+                ));
             }
         }
     };

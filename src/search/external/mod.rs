@@ -7,6 +7,8 @@
 //! what the process wrote on stderr last), and how an answer becomes a ranking.
 
 pub mod exec;
+// An MCP server's search tool needs the MCP client (feature `mcp`, default).
+#[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod process;
 pub mod protocol;
@@ -38,7 +40,17 @@ pub struct ExternalConfig {
     /// the scenario's folder).
     pub cwd: Option<PathBuf>,
     /// The MCP server's search tool and its arguments.
-    pub mcp: mcp::McpOptions,
+    pub mcp: McpOptions,
+}
+
+/// Which tool of an MCP server searches (`mcp:` scorers), and how it is called.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct McpOptions {
+    pub tool: Option<String>,
+    pub query_arg: Option<String>,
+    pub limit_arg: Option<String>,
+    /// Skip result names that fit no tool of the catalog instead of failing.
+    pub allow_unknown_tools: bool,
 }
 
 impl Default for ExternalConfig {
@@ -47,7 +59,7 @@ impl Default for ExternalConfig {
             start_timeout: DEFAULT_START_TIMEOUT,
             query_timeout: DEFAULT_QUERY_TIMEOUT,
             cwd: None,
-            mcp: mcp::McpOptions::default(),
+            mcp: McpOptions::default(),
         }
     }
 }

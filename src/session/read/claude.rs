@@ -297,15 +297,12 @@ impl<'c> State<'c> {
                     let r = m.role.as_deref()?.to_string();
                     (r == "user" || r == "assistant").then_some((r, m))
                 });
-                match role {
-                    Some((r, m)) => {
-                        count_untyped(&mut stats.untyped, &r);
-                        (Cow::Owned(r), Some(m))
-                    }
-                    None => {
-                        ignore(&mut stats.ignored, NO_TYPE);
-                        return Ok(());
-                    }
+                if let Some((r, m)) = role {
+                    count_untyped(&mut stats.untyped, &r);
+                    (Cow::Owned(r), Some(m))
+                } else {
+                    ignore(&mut stats.ignored, NO_TYPE);
+                    return Ok(());
                 }
             }
             (None, None) => {
@@ -378,12 +375,11 @@ impl<'c> State<'c> {
                 .parent_uuid
                 .as_deref()
                 .and_then(|p| self.chain_of.get(p).copied());
-            match parent {
-                Some(i) => i,
-                None => {
-                    let name = format!("sidechain-{}", self.agents.len() + 1);
-                    self.agent(&name)
-                }
+            if let Some(i) = parent {
+                i
+            } else {
+                let name = format!("sidechain-{}", self.agents.len() + 1);
+                self.agent(&name)
             }
         };
         if rec.agent_id.is_none()

@@ -328,7 +328,7 @@ fn requests(s: &ScenarioResult) -> Result<Figure, ChartError> {
         title: format!("Input tokens per request: {}", s.name),
         x_label: "request number (in conversation order)".into(),
         y_label: "input tokens".into(),
-        parts: PARTS.iter().map(|p| p.to_string()).collect(),
+        parts: PARTS.iter().map(std::string::ToString::to_string).collect(),
         panels: vec![
             panel(
                 "eager",

@@ -17,8 +17,7 @@ pub fn index(data: &ReportData, charts: &[Figure]) -> String {
         .profile
         .iter()
         .find(|(k, _)| k == "name")
-        .map(|(_, v)| v.as_str())
-        .unwrap_or("(none)");
+        .map_or("(none)", |(_, v)| v.as_str());
     let _ = writeln!(
         out,
         "What deferred tool loading buys an agent, measured by `toolbudget report`: tokens are \
@@ -164,7 +163,7 @@ fn sweep(out: &mut String, data: &ReportData, charts: &[Figure]) {
             ]
         })
         .collect();
-    headers.extend(labels.iter().map(|s| s.as_str()));
+    headers.extend(labels.iter().map(std::string::String::as_str));
     let rows: Vec<Vec<String>> = sweep
         .points
         .iter()
