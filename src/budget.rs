@@ -33,6 +33,9 @@ pub const MAX_SELECT_WORK: u64 = 100_000_000;
 /// Most bytes of one tool description (real ones are at most a few KB; a 10 MB one still loads
 /// and counts, as a test keeps; counting holds several copies of the text while it works).
 pub const MAX_DESCRIPTION_BYTES: u64 = 16 * 1024 * 1024;
+/// Most bytes of one tool's input schema, written as compact JSON (real ones are at most tens
+/// of KB; a tool is rendered and counted whole, as a description is).
+pub const MAX_SCHEMA_BYTES: u64 = 16 * 1024 * 1024;
 
 /// What a limit bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +46,7 @@ pub enum Kind {
     EvalWork,
     SelectWork,
     DescriptionBytes,
+    SchemaBytes,
 }
 
 impl Kind {
@@ -55,6 +59,7 @@ impl Kind {
             Kind::EvalWork => MAX_EVAL_WORK,
             Kind::SelectWork => MAX_SELECT_WORK,
             Kind::DescriptionBytes => MAX_DESCRIPTION_BYTES,
+            Kind::SchemaBytes => MAX_SCHEMA_BYTES,
         }
     }
 }
@@ -105,6 +110,12 @@ impl fmt::Display for Over {
             Kind::DescriptionBytes => write!(
                 f,
                 "is {} long, over the {} a tool description may hold",
+                bytes(n),
+                bytes(limit)
+            ),
+            Kind::SchemaBytes => write!(
+                f,
+                "is {} as compact JSON, over the {} a tool's input schema may hold",
                 bytes(n),
                 bytes(limit)
             ),
