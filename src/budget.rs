@@ -5,7 +5,8 @@
 //! message, at the file and `line:column` that asked for it.
 //!
 //! Per run (a [`Budget`] is shared by every scenario of one `simulate`, `live` or `report`):
-//! requests and scenario text. Per input: labeled queries, a query set's searches times the
+//! requests and scenario text; and the search work of every query set of one `eval` or
+//! `report` (query × tool pairs times the scorers, `select:` names × tools). Per input: labeled queries, a query set's searches times the
 //! tools searched, one `select:` query's names times the catalog, one tool description.
 //! Within these limits a run stays under about 1 GB of memory (README, "Errors and limits").
 
@@ -33,6 +34,15 @@ pub const MAX_SELECT_WORK: u64 = 100_000_000;
 /// Most bytes of one tool description (real ones are at most a few KB; a 10 MB one still loads
 /// and counts, as a test keeps; counting holds several copies of the text while it works).
 pub const MAX_DESCRIPTION_BYTES: u64 = 16 * 1024 * 1024;
+/// Most search work one run may ask for, over all its query sets: each set's queries times
+/// the tools searched times the scorers evaluated, plus each keyword `select:` query's names
+/// times the tools, charged for every set before any is searched (`report` evaluates five
+/// scorers on every set: five sets at the per-scorer bound [`MAX_EVAL_WORK`] fit, a sixth
+/// does not).
+pub const MAX_SEARCH_WORK: u64 = 10_000_000_000;
+/// Most bytes of one tool's input schema, written as compact JSON (real ones are at most tens
+/// of KB; a tool is rendered and counted whole, as a description is).
+pub const MAX_SCHEMA_BYTES: u64 = 16 * 1024 * 1024;
 
 /// What a limit bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +53,8 @@ pub enum Kind {
     EvalWork,
     SelectWork,
     DescriptionBytes,
+    SchemaBytes,
+    SearchWork,
 }
 
 impl Kind {
@@ -55,6 +67,8 @@ impl Kind {
             Kind::EvalWork => MAX_EVAL_WORK,
             Kind::SelectWork => MAX_SELECT_WORK,
             Kind::DescriptionBytes => MAX_DESCRIPTION_BYTES,
+            Kind::SchemaBytes => MAX_SCHEMA_BYTES,
+            Kind::SearchWork => MAX_SEARCH_WORK,
         }
     }
 }
@@ -66,11 +80,13 @@ pub struct Over {
     pub kind: Kind,
     /// The size computed (saturated at `u64::MAX`).
     pub size: u64,
+    /// The limit it is over (`kind.limit()` unless the budget was given a smaller one).
+    pub limit: u64,
 }
 
 impl fmt::Display for Over {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (n, limit) = (self.size, self.kind.limit());
+        let (n, limit) = (self.size, self.limit);
         match self.kind {
             Kind::Requests => write!(
                 f,
@@ -108,14 +124,32 @@ impl fmt::Display for Over {
                 bytes(n),
                 bytes(limit)
             ),
+            Kind::SchemaBytes => write!(
+                f,
+                "is {} as compact JSON, over the {} a tool's input schema may hold",
+                bytes(n),
+                bytes(limit)
+            ),
+            Kind::SearchWork => write!(
+                f,
+                "bring the run's search work to {} query × tool pairs (queries times tools \
+                 times scorers, plus select: names times tools, over every query set), over \
+                 the budget of {} of one run",
+                whole(n),
+                whole(limit)
+            ),
         }
     }
 }
 
 /// One size against its limit, not accumulated.
 pub fn check(kind: Kind, size: u64) -> Result<(), Over> {
-    if size > kind.limit() {
-        Err(Over { kind, size })
+    check_within(kind, size, kind.limit())
+}
+
+fn check_within(kind: Kind, size: u64, limit: u64) -> Result<(), Over> {
+    if size > limit {
+        Err(Over { kind, size, limit })
     } else {
         Ok(())
     }
@@ -126,6 +160,10 @@ pub fn check(kind: Kind, size: u64) -> Result<(), Over> {
 pub struct Budget {
     requests: u64,
     text_bytes: u64,
+    search_work: u64,
+    /// A search work limit below [`MAX_SEARCH_WORK`] (tests, which must not search 10¹⁰
+    /// pairs to reach the real one).
+    search_limit: Option<u64>,
 }
 
 impl Budget {
@@ -133,17 +171,30 @@ impl Budget {
         Self::default()
     }
 
-    /// Adds `amount` of `kind` (requests or text bytes; other kinds are per input: see
-    /// [`check`]); over the limit, nothing is added and the total that would have been is
-    /// returned in the error.
+    /// A budget whose run-wide search work limit is `limit` instead of [`MAX_SEARCH_WORK`].
+    pub fn with_search_limit(limit: u64) -> Self {
+        Budget {
+            search_limit: Some(limit),
+            ..Self::default()
+        }
+    }
+
+    /// Adds `amount` of `kind` (requests, text bytes or search work; other kinds are per
+    /// input: see [`check`]); over the limit, nothing is added and the total that would have
+    /// been is returned in the error.
     pub fn charge(&mut self, kind: Kind, amount: u64) -> Result<(), Over> {
+        let limit = match kind {
+            Kind::SearchWork => self.search_limit.unwrap_or(MAX_SEARCH_WORK),
+            _ => kind.limit(),
+        };
         let used = match kind {
             Kind::Requests => &mut self.requests,
             Kind::TextBytes => &mut self.text_bytes,
+            Kind::SearchWork => &mut self.search_work,
             _ => return check(kind, amount),
         };
         let total = used.saturating_add(amount);
-        check(kind, total)?;
+        check_within(kind, total, limit)?;
         *used = total;
         Ok(())
     }
@@ -153,6 +204,7 @@ impl Budget {
         match kind {
             Kind::Requests => self.requests,
             Kind::TextBytes => self.text_bytes,
+            Kind::SearchWork => self.search_work,
             _ => 0,
         }
     }
@@ -198,6 +250,7 @@ mod tests {
         let over = Over {
             kind: Kind::TextBytes,
             size: 17_716_740_096,
+            limit: MAX_TEXT_BYTES,
         };
         assert_eq!(
             over.to_string(),
@@ -206,6 +259,7 @@ mod tests {
         let over = Over {
             kind: Kind::Requests,
             size: 1_500_003,
+            limit: MAX_REQUESTS,
         };
         assert!(
             over.to_string().starts_with(
@@ -298,5 +352,19 @@ mod tests {
         );
         assert!(check(Kind::SelectWork, MAX_SELECT_WORK).is_ok());
         assert!(check(Kind::SelectWork, MAX_SELECT_WORK + 1).is_err());
+        // Search work sums over the run, against a test-sized limit when given one.
+        let mut b = Budget::with_search_limit(100);
+        b.charge(Kind::SearchWork, 60).unwrap();
+        let e = b.charge(Kind::SearchWork, 41).unwrap_err();
+        assert_eq!((e.size, e.limit), (101, 100));
+        assert!(e.to_string().contains("to 101 query × tool pairs"), "{e}");
+        assert!(
+            e.to_string().ends_with("over the budget of 100 of one run"),
+            "{e}"
+        );
+        assert_eq!(b.used(Kind::SearchWork), 60);
+        let mut b = Budget::new();
+        b.charge(Kind::SearchWork, MAX_SEARCH_WORK).unwrap();
+        assert!(b.charge(Kind::SearchWork, 1).is_err());
     }
 }

@@ -238,12 +238,38 @@ impl<'de> Deserialize<'de> for SchemaObject {
     }
 }
 
-/// The first schema given, or the schema of a tool that takes no arguments (MCP requires a
-/// schema; a tool without one takes none).
-fn schema_or_empty(first: Option<SchemaObject>, second: Option<SchemaObject>) -> Value {
-    first
-        .or(second)
-        .map_or_else(|| json!({"type": "object", "properties": {}}), |s| s.0)
+/// The first schema given (with the key it was given under), or the schema of a tool that
+/// takes no arguments (MCP requires a schema; a tool without one takes none).
+fn schema_or_empty(
+    first: (&'static str, Option<SchemaObject>),
+    second: (&'static str, Option<SchemaObject>),
+) -> (Option<&'static str>, Value) {
+    match (first, second) {
+        ((key, Some(s)), _) | (_, (key, Some(s))) => (Some(key), s.0),
+        _ => (None, json!({"type": "object", "properties": {}})),
+    }
+}
+
+/// Counts the bytes written to it, keeping none.
+struct CountingWriter(u64);
+
+impl std::io::Write for CountingWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 = self.0.saturating_add(buf.len() as u64);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The length of `schema` as compact JSON (the form a tool is rendered in), counted without
+/// building the string.
+fn schema_bytes(schema: &Value) -> u64 {
+    let mut w = CountingWriter(0);
+    // Writing a Value to a writer that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut w, schema);
+    w.0
 }
 
 impl Loader<'_> {
@@ -318,6 +344,22 @@ impl Loader<'_> {
         Ok(description)
     }
 
+    /// A tool's input schema, refused over `budget::MAX_SCHEMA_BYTES` as compact JSON (a
+    /// 50 MB one was bounded only by the file size limit); `key` is where it was written.
+    fn schema(&self, p: &[Seg], name: &str, (key, schema): (Option<&str>, Value)) -> Result<Value> {
+        if let Err(over) =
+            crate::budget::check(crate::budget::Kind::SchemaBytes, schema_bytes(&schema))
+        {
+            let mut q = p.to_vec();
+            q.extend(key.map(Seg::from));
+            return Err(self.doc.error_at(
+                &q,
+                with_path(&q, &format!("the input schema of tool {name:?} {over}")),
+            ));
+        }
+        Ok(schema)
+    }
+
     /// A tool of the MCP or API forms; its flags are `defer_loading` and MCP `_meta`.
     fn plain_tool(
         &self,
@@ -325,11 +367,12 @@ impl Loader<'_> {
         server: Option<&str>,
         name: String,
         description: Option<String>,
-        input_schema: Value,
+        input_schema: (Option<&str>, Value),
         flags: (Option<bool>, bool),
     ) -> Result<Tool> {
         let name = self.name(p, name)?;
         let description = self.description(p, description)?;
+        let input_schema = self.schema(p, &name, input_schema)?;
         let (should_defer, always_load) = flags;
         self.consistent(p, should_defer, always_load, "defer_loading")?;
         Ok(Tool {
@@ -379,7 +422,10 @@ impl Loader<'_> {
             let mut p = at.to_vec();
             p.push(Seg::Index(i));
             let flags = raw_flags(&t);
-            let schema = schema_or_empty(t.input_schema_camel, t.input_schema);
+            let schema = schema_or_empty(
+                ("inputSchema", t.input_schema_camel),
+                ("input_schema", t.input_schema),
+            );
             out.push(self.plain_tool(&p, Some(&server), t.name, t.description, schema, flags)?);
         }
         Ok((out, Vec::new()))
@@ -429,6 +475,14 @@ impl Loader<'_> {
     ) -> Result<Tool> {
         let name = self.name(p, raw.name)?;
         let description = self.description(p, raw.description)?;
+        let input_schema = self.schema(
+            p,
+            &name,
+            schema_or_empty(
+                ("input_schema", raw.input_schema),
+                ("inputSchema", raw.input_schema_camel),
+            ),
+        )?;
         let always_load = raw.always_load.unwrap_or(false);
         self.consistent(p, raw.should_defer, always_load, "should_defer")?;
         Ok(Tool {
@@ -436,7 +490,7 @@ impl Loader<'_> {
             name,
             server: server.map(str::to_string),
             description,
-            input_schema: schema_or_empty(raw.input_schema, raw.input_schema_camel),
+            input_schema,
             should_defer: raw.should_defer,
             always_load,
             search_hint: raw.search_hint.or_else(|| server_hint.map(str::to_string)),
@@ -457,7 +511,7 @@ impl Loader<'_> {
                 let fp = path![i, "function"];
                 let raw: RawFunction = self.doc.decode(&fp, f)?;
                 let outer: RawWrapper = self.doc.decode(&p, item)?;
-                let schema = schema_or_empty(raw.parameters, None);
+                let schema = schema_or_empty(("parameters", raw.parameters), ("parameters", None));
                 let flags = (outer.defer_loading.or(raw.defer_loading), false);
                 let mut t =
                     self.plain_tool(&fp, server, raw.name, raw.description, schema, flags)?;
@@ -465,13 +519,16 @@ impl Loader<'_> {
                 t
             } else if item.get("type").and_then(Value::as_str) == Some("function") {
                 let raw: RawFunction = self.doc.decode(&p, item)?;
-                let schema = schema_or_empty(raw.parameters, None);
+                let schema = schema_or_empty(("parameters", raw.parameters), ("parameters", None));
                 let flags = (raw.defer_loading, false);
                 self.plain_tool(&p, server, raw.name, raw.description, schema, flags)?
             } else {
                 let raw: RawTool = self.doc.decode(&p, item)?;
                 let flags = raw_flags(&raw);
-                let schema = schema_or_empty(raw.input_schema, raw.input_schema_camel);
+                let schema = schema_or_empty(
+                    ("input_schema", raw.input_schema),
+                    ("inputSchema", raw.input_schema_camel),
+                );
                 self.plain_tool(&p, server, raw.name, raw.description, schema, flags)?
             };
             out.push(tool);

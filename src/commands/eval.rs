@@ -35,6 +35,17 @@ pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
     }
     let (catalog, pool) = pooled(own, args)?;
     toolbudget::eval::check_work(&set, &catalog)?;
+    let specs = scorer_specs(args);
+    let keyword = specs
+        .iter()
+        .any(|s| matches!(s, ScorerSpec::Builtin(ScorerKind::Keyword)));
+    toolbudget::eval::charge_work(
+        &set,
+        &catalog,
+        specs.len(),
+        keyword,
+        &mut toolbudget::budget::Budget::new(),
+    )?;
     if let Some(p) = &pool
         && p.duplicate_ids > 0
         && !quiet
@@ -56,7 +67,7 @@ pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
     let origin = Instant::now();
     let clock = || origin.elapsed();
     let mut results = Vec::new();
-    for spec in scorer_specs(args) {
+    for spec in specs {
         let scorer = search::build_spec(&spec, Arc::clone(&catalog), &config)?;
         let name = scorer.name();
         let bar = Bar::new(visible, &name, set.queries.len(), "queries");

@@ -129,15 +129,104 @@ pub(super) struct JsonScan<'a> {
     column: u32,
 }
 
-impl JsonScan<'_> {
-    pub(super) fn spans(text: &str) -> Option<JNode> {
+impl<'a> JsonScan<'a> {
+    pub(super) fn new(text: &'a str) -> Self {
         JsonScan {
             text,
             pos: 0,
             line: 1,
             column: 1,
         }
-        .value()
+    }
+
+    pub(super) fn spans(text: &str) -> Option<JNode> {
+        JsonScan::new(text).value()
+    }
+
+    /// Walks one value, keeping in `path` the way to the innermost value whose span holds
+    /// byte `target`: `Some(true)` when found (the path is then complete), `None` when the
+    /// text does not parse.
+    pub(super) fn find(&mut self, target: usize, path: &mut Vec<Seg>) -> Option<bool> {
+        self.ws();
+        match self.peek()? {
+            b'{' => {
+                self.bump();
+                self.ws();
+                if self.peek()? == b'}' {
+                    self.bump();
+                    return Some(false);
+                }
+                loop {
+                    self.ws();
+                    let key = self.key()?;
+                    self.ws();
+                    if self.peek()? != b':' {
+                        return None;
+                    }
+                    self.bump();
+                    path.push(Seg::Key(key));
+                    if self.find(target, path)? {
+                        return Some(true);
+                    }
+                    path.pop();
+                    self.ws();
+                    match self.peek()? {
+                        b',' => self.bump(),
+                        b'}' => {
+                            self.bump();
+                            return Some(false);
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'[' => {
+                self.bump();
+                self.ws();
+                if self.peek()? == b']' {
+                    self.bump();
+                    return Some(false);
+                }
+                let mut index = 0;
+                loop {
+                    path.push(Seg::Index(index));
+                    if self.find(target, path)? {
+                        return Some(true);
+                    }
+                    path.pop();
+                    index += 1;
+                    self.ws();
+                    match self.peek()? {
+                        b',' => self.bump(),
+                        b']' => {
+                            self.bump();
+                            return Some(false);
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'"' => {
+                let start = self.pos;
+                self.string()?;
+                Some((start..self.pos).contains(&target))
+            }
+            _ => {
+                let start = self.pos;
+                self.scalar();
+                Some((start..self.pos).contains(&target))
+            }
+        }
+    }
+
+    /// Past a number, `true`, `false` or `null`.
+    fn scalar(&mut self) {
+        while !matches!(
+            self.peek(),
+            None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+        ) {
+            self.pos += 1;
+        }
     }
 
     fn peek(&self) -> Option<u8> {

@@ -9,7 +9,10 @@ use serde::Deserialize;
 use serde_json::Value;
 
 mod json;
+mod wide;
 mod yaml;
+
+pub use wide::{path_at, wide_integer, wide_integer_message};
 
 use json::{JNode, JsonScan, StrictJson};
 use yaml::{YNode, nesting_message, on_big_stack, parse_yaml};
@@ -118,6 +121,9 @@ impl Document {
             Syntax::Json => {
                 let StrictJson(value) =
                     serde_json::from_str(&text).map_err(|e| json_error(path, &e))?;
+                if let Some(at) = wide_integer(text.as_bytes()) {
+                    return Err(wide_integer_error(path, &text, at));
+                }
                 Ok(Document {
                     path: path.to_path_buf(),
                     syntax,
@@ -131,6 +137,14 @@ impl Document {
                 let (node, value) = on_big_stack(|| {
                     let node = parse_yaml(path, &text)?;
                     let value = node.to_value(path, 0)?;
+                    let mut place = Vec::new();
+                    if let Some((pos, literal)) = node.wide_integer(&text, &mut None, &mut place) {
+                        return Err(Error::input(
+                            path,
+                            Some(pos),
+                            with_path(&place, &wide_integer_message(literal)),
+                        ));
+                    }
                     Ok((node, value))
                 })?;
                 Ok(Document {
@@ -251,6 +265,17 @@ pub fn with_path(path: &[Seg], message: &str) -> String {
     }
 }
 
+/// An integer literal of JSON `text` (from `path`) at byte range `at` that does not fit 64
+/// bits, as a located input error naming its path in the document.
+fn wide_integer_error(path: &Path, text: &str, at: std::ops::Range<usize>) -> Error {
+    let place = path_at(text, at.start);
+    Error::input(
+        path,
+        Some(position_of_offset(text, at.start)),
+        with_path(&place, &wide_integer_message(&text[at])),
+    )
+}
+
 /// A serde_json syntax error as a located input error.
 pub fn json_error(path: &Path, e: &serde_json::Error) -> Error {
     let msg = e.to_string();
@@ -343,6 +368,50 @@ mod tests {
         let Error::Input(e) = e else { panic!() };
         assert!(e.position.is_some(), "{e}");
         assert!(e.to_string().starts_with("t.yaml:"), "{e}");
+    }
+
+    fn refused(name: &str, text: &str) -> String {
+        match Document::parse(Path::new(name), text.as_bytes().to_vec()) {
+            Ok(d) => panic!("{name} loaded as {}", d.value),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    /// Integers beyond 64 bits would be read as floats (and written back changed): refused
+    /// in both syntaxes at their place, the path named; floats and strings of digits are not.
+    #[test]
+    fn integers_beyond_64_bits_are_refused_where_they_are_written() {
+        let e = refused(
+            "s.json",
+            "{\"tools\": [\n {\"name\": \"a\", \"inputSchema\": {\"maximum\": 18446744073709551616}}]}",
+        );
+        assert!(
+            e.starts_with("s.json:2:43: tools[0].inputSchema.maximum: the integer 18446744073709551616 does not fit in 64 bits"),
+            "{e}"
+        );
+        let e = refused("s.yaml", "a:\n  - {b: 1, c: -9223372036854775809}\n");
+        assert!(
+            e.starts_with("s.yaml:2:15: a[0].c: the integer -9223372036854775809 does not fit"),
+            "{e}"
+        );
+        let e = refused("s.yaml", "a:\n  b:   +99999999999999999999 # note\n");
+        assert!(
+            e.starts_with("s.yaml:2:8: a.b: the integer +99999999999999999999"),
+            "{e}"
+        );
+        let d = doc(
+            "ok.yaml",
+            "a: 18446744073709551615\nb: -9223372036854775808\nc: 1.5e30\nd: '18446744073709551616'\ne: 18446744073709551616.0\n",
+        );
+        assert_eq!(d.value["a"], u64::MAX);
+        assert_eq!(d.value["b"], i64::MIN);
+        assert_eq!(d.value["d"], "18446744073709551616");
+        let d = doc(
+            "ok.json",
+            r#"{"a": 18446744073709551615, "b": -9223372036854775808, "c": "18446744073709551616", "d": 1e30}"#,
+        );
+        assert_eq!(d.value["a"], u64::MAX);
+        assert_eq!(d.value["b"], i64::MIN);
     }
 
     #[test]

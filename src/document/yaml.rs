@@ -301,6 +301,62 @@ impl YNode {
         })
     }
 
+    /// The first number that YAML `text` (this tree's source) writes as an integer but that
+    /// was read as a float because it does not fit 64 bits, with its place and its text.
+    /// Floats are rare in catalogs: the line index is built only when one is met.
+    /// `path` ends as the way to it.
+    pub(super) fn wide_integer<'t>(
+        &self,
+        text: &'t str,
+        lines: &mut Option<Vec<usize>>,
+        path: &mut Vec<Seg>,
+    ) -> Option<(Position, &'t str)> {
+        match &self.value {
+            YValue::Float(_) => {
+                let starts = lines.get_or_insert_with(|| {
+                    std::iter::once(0)
+                        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                        .collect()
+                });
+                let start = *starts.get((self.line as usize).checked_sub(1)?)?;
+                let line = &text[start..];
+                let from = line
+                    .char_indices()
+                    .nth((self.column.max(1) - 1) as usize)
+                    .map_or(line.len(), |(i, _)| i);
+                let token = &line[from..];
+                let end = token
+                    .find(|c: char| c.is_whitespace() || matches!(c, ',' | ']' | '}' | '#'))
+                    .unwrap_or(token.len());
+                let token = &token[..end];
+                let digits = token.strip_prefix(['-', '+']).unwrap_or(token);
+                (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then(|| {
+                    (
+                        self.position().unwrap_or(Position { line: 1, column: 1 }),
+                        token,
+                    )
+                })
+            }
+            YValue::Seq(items) => items.iter().enumerate().find_map(|(i, n)| {
+                path.push(Seg::Index(i));
+                let found = n.wide_integer(text, lines, path);
+                if found.is_none() {
+                    path.pop();
+                }
+                found
+            }),
+            YValue::Map(entries) => entries.iter().find_map(|(k, n)| {
+                path.push(Seg::Key(k.clone()));
+                let found = n.wide_integer(text, lines, path);
+                if found.is_none() {
+                    path.pop();
+                }
+                found
+            }),
+            _ => None,
+        }
+    }
+
     pub(super) fn locate(&self, path: &[Seg]) -> Option<Position> {
         let mut node = self;
         for seg in path {

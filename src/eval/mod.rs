@@ -22,5 +22,5 @@ pub mod thresholds;
 pub mod verify;
 
 pub use crate::search::ScorerName;
-pub use queries::{LabeledQuery, QuerySet, check_work, load_queries, parse_queries};
+pub use queries::{LabeledQuery, QuerySet, charge_work, check_work, load_queries, parse_queries};
 pub use result::{EvalResult, ScorerResult, read_eval_result};

@@ -117,6 +117,51 @@ pub fn check_work(set: &QuerySet, catalog: &Catalog) -> Result<()> {
     })
 }
 
+/// Charges one query set's search work to the run's `budget` before it is searched: the
+/// queries times the tools searched (`catalog`, pool included) times the `scorers`
+/// evaluated, plus, when the keyword scorer is among them, each `select:` query's names times
+/// the tools. Over the run's budget (`budget::MAX_SEARCH_WORK`, summed over every set of one
+/// `eval` or `report`) it is an error naming the set, its share and the run's total.
+pub fn charge_work(
+    set: &QuerySet,
+    catalog: &Catalog,
+    scorers: usize,
+    keyword: bool,
+    budget: &mut budget::Budget,
+) -> Result<()> {
+    let tools = catalog.len() as u64;
+    let pairs = (set.queries.len() as u64)
+        .saturating_mul(tools)
+        .saturating_mul(scorers as u64);
+    let select = if keyword {
+        set.queries
+            .iter()
+            .map(|q| crate::search::keyword::select_names(&q.query))
+            .fold(0u64, u64::saturating_add)
+            .saturating_mul(tools)
+    } else {
+        0
+    };
+    let work = pairs.saturating_add(select);
+    budget.charge(Kind::SearchWork, work).map_err(|over| {
+        Error::input(
+            &set.path,
+            None,
+            format!(
+                "{} queries over {} tools with {scorers} scorers ({work} query × tool pairs{}) \
+                 {over}: evaluate fewer query sets or scorers in one run, or use smaller ones",
+                set.queries.len(),
+                catalog.len(),
+                if select > 0 {
+                    format!(", {select} of them select: names")
+                } else {
+                    String::new()
+                },
+            ),
+        )
+    })
+}
+
 /// Reads `path` and resolves every expected id in `catalog`.
 pub fn load_queries(path: &Path, catalog: &Catalog) -> Result<QuerySet> {
     let bytes = crate::input::read(path)?;

@@ -164,6 +164,10 @@ pub fn build(
         notes: inputs.notes.clone(),
         ..ReportData::default()
     };
+    // Every query set is loaded and its search work charged before anything runs: a run over
+    // the search budget fails here, not after hours of searching.
+    let mut budget = crate::budget::Budget::new();
+    let loaded = eval::load_sets(&inputs.evals, inputs.scorers.len(), &mut budget)?;
     count_catalogs(&mut data, &inputs.catalogs, counter, progress)?;
     if let Some((dir, variants)) = &inputs.sessions {
         progress.phase("sessions", 1);
@@ -173,9 +177,10 @@ pub fn build(
     }
     run_scenarios(&mut data, inputs, progress)?;
     run_clients(&mut data, inputs, progress)?;
-    for input in &inputs.evals {
+    for (input, loaded) in inputs.evals.iter().zip(loaded) {
         let set = eval::every_scorer(
             input,
+            loaded,
             &inputs.scorers,
             &inputs.external,
             &EVAL_KS,

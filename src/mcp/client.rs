@@ -729,7 +729,13 @@ async fn tee_stdout(
                     "the answer cannot be read: it is nested deeper than {MAX_JSON_DEPTH} \
                      levels, the most a JSON-RPC reader accepts"
                 )),
-                Line::Messages(kinds) => count_messages(&mut lock(&seen), &kinds, line.len()),
+                Line::Messages(kinds) => count_messages(&mut lock(&seen), &kinds, line.len())
+                    .or_else(|| {
+                        kinds
+                            .contains(&Kind::Answer)
+                            .then(|| wide_integer_in(&line))
+                            .flatten()
+                    }),
             },
         };
         if let Some(why) = why {
@@ -787,6 +793,51 @@ fn count_messages(seen: &mut Seen, kinds: &[Kind], line_bytes: usize) -> Option<
         }
     }
     None
+}
+
+/// An answer holding an integer literal that does not fit 64 bits (which the SDK's JSON reader
+/// would turn into a float, changing the schema we write): where it is, as precisely as the
+/// raw line says (the tool's name, the path in the message, the column), and why it is
+/// refused. One pass over the line; the rest runs on the error path only.
+fn wide_integer_in(line: &[u8]) -> Option<String> {
+    let at = crate::document::wide_integer(line)?;
+    let text = String::from_utf8_lossy(line);
+    let path = crate::document::path_at(&text, at.start);
+    let column = text.get(..at.start).map_or(at.start, |t| t.chars().count()) + 1;
+    let literal = text.get(at).unwrap_or("");
+    let value: Option<Value> = serde_json::from_str(&text).ok();
+    let tool = path
+        .windows(2)
+        .position(|w| {
+            matches!(&w[0], crate::document::Seg::Key(k) if k == "tools")
+                && matches!(w[1], crate::document::Seg::Index(_))
+        })
+        .and_then(|i| {
+            let mut node = value.as_ref()?;
+            for seg in &path[..i + 2] {
+                node = match seg {
+                    crate::document::Seg::Key(k) => node.get(k)?,
+                    crate::document::Seg::Index(n) => node.get(n)?,
+                };
+            }
+            node.get("name")?.as_str().map(clip)
+        });
+    let id = value
+        .as_ref()
+        .and_then(|v| v.get("id"))
+        .map(|id| format!(" (JSON-RPC id {id})"));
+    Some(format!(
+        "the server's answer{}{} holds, at {} (column {column} of its line), {}",
+        id.unwrap_or_default(),
+        tool.map(|t| format!(" for tool {t:?}")).unwrap_or_default(),
+        if path.is_empty() {
+            "the top".to_string()
+        } else {
+            crate::document::dotted(&path)
+        },
+        crate::document::wide_integer_message(literal)
+            .replace("; write it", "; the server must write it"),
+    ))
 }
 
 /// How one bounded line read ended.

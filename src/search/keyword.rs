@@ -67,6 +67,14 @@ pub const EXACT_ID_BONUS: f64 = 1000.0;
 pub const PREFIX_SCORE: f64 = 1.0;
 
 const SELECT_PREFIX: &str = "select:";
+
+/// How many names a `select:` query names (0 for any other query): each is looked up among
+/// every id, so eval charges names × tools to the run's search work before searching.
+pub fn select_names(query: &str) -> u64 {
+    text::strip_prefix_ignore_case(query.trim(), SELECT_PREFIX).map_or(0, |names| {
+        names.split(',').filter(|n| !n.trim().is_empty()).count() as u64
+    })
+}
 const MCP_PREFIX: &str = "mcp__";
 
 /// Lowercased texts of every tool joined by `\n` (one blob), with postings of their ASCII

@@ -37,4 +37,5 @@ mod session_queries;
 mod session_shapes;
 mod simulate_cli;
 mod simulate_clients;
+mod wide_integers;
 mod work_budget;

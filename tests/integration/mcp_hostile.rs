@@ -246,3 +246,47 @@ serve(on)
         "{e}"
     );
 }
+
+/// An integer beyond 64 bits in a listed schema would be read by the SDK as a float and
+/// written back changed (`1.8446744073709552e+19`): the tee refuses the answer, naming the
+/// page, the tool, the path and the column; `u64::MAX` itself is imported exactly.
+#[test]
+fn an_integer_beyond_64_bits_in_a_listed_schema_is_refused_and_u64_max_is_kept() {
+    let Some(py) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let body = |max: &str| {
+        format!(
+            r#"
+def on(msg):
+    tools = [{{"name": "ok", "inputSchema": {{"type": "object"}}}},
+             {{"name": "wide", "description": "18446744073709551616 in text is fine",
+               "inputSchema": {{"type": "object", "properties": {{"n": {{"type": "integer", "maximum": {max}}}}}}}}}]
+    send({{"jsonrpc": "2.0", "id": msg["id"], "result": {{"tools": tools}}}})
+serve(on)
+"#
+        )
+    };
+    let o = import(dir.path(), py, &body("18446744073709551616"));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains(
+            "`tools/list` (page 1) failed: the server's answer (JSON-RPC id 1) for tool \"wide\" \
+             holds, at result.tools[1].inputSchema.properties.n.maximum (column "
+        ),
+        "{e}"
+    );
+    assert!(
+        e.contains(
+            "the integer 18446744073709551616 does not fit in 64 bits: JSON numbers beyond 64 \
+             bits would be stored as floats and changed (18446744073709551616 would become \
+             1.8446744073709552e+19); the server must write it as a string"
+        ),
+        "{e}"
+    );
+    assert!(!e.contains("no answer"), "{e}");
+    let o = import(dir.path(), py, &body("18446744073709551615"));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("\"maximum\": 18446744073709551615"), "{out}");
+}

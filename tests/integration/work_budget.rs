@@ -236,3 +236,38 @@ fn a_huge_description_is_refused_where_it_is() {
         ],
     );
 }
+
+/// One 50 MB input schema (a long enum): refused at the schema, with the tool, its size and
+/// the bound, measured without building its JSON text; a native catalog's too.
+#[test]
+fn a_huge_schema_is_refused_where_it_is() {
+    let tmp = tempfile::tempdir().unwrap();
+    let values = vec!["\"ab\""; 10_000_000].join(",");
+    let text = format!(
+        "{{\"tools\": [\n  {{\"name\": \"ok\"}},\n  {{\"name\": \"t\", \"description\": \"d\", \"inputSchema\": {{\"type\": \"object\", \"enum\": [{values}]}}}}]}}\n"
+    );
+    std::fs::write(tmp.path().join("big.json"), text).unwrap();
+    refused(
+        tmp.path(),
+        &["count", "-c", "big.json"],
+        &[
+            "big.json:3:52:",
+            "tools[1].inputSchema: the input schema of tool \"t\" is 47.7 MiB as compact JSON, \
+             over the 16 MiB a tool's input schema may hold",
+        ],
+    );
+    let long = "ab".repeat(50_000);
+    let values = vec![long.as_str(); 200].join(", ");
+    let text = format!(
+        "servers:\n  - name: s\n    tools:\n      - name: big\n        input_schema: {{type: object, enum: [{values}]}}\n"
+    );
+    std::fs::write(tmp.path().join("native.yaml"), text).unwrap();
+    refused(
+        tmp.path(),
+        &["count", "-c", "native.yaml"],
+        &[
+            "native.yaml:5:23:",
+            "servers[0].tools[0].input_schema: the input schema of tool \"big\" is 19.1 MiB",
+        ],
+    );
+}
