@@ -331,17 +331,30 @@ impl Embedder {
     }
 
     /// Embeds many texts into a row-major `texts.len() × dim()` matrix, in input order.
-    /// Texts are sorted by length into batches of about [`BATCH_TOKENS`] word pieces, and
-    /// batches run in parallel on rayon's pool, one core each. `progress` is told how many
-    /// texts each finished batch held.
+    /// Texts with the same word pieces are embedded once. The distinct ones are sorted by
+    /// length, then by their pieces, into batches of about [`BATCH_TOKENS`] word pieces, and
+    /// batches run in parallel on rayon's pool, one core each. The batches (and so every
+    /// vector, to the last bit) depend only on the set of texts, not on their order: a catalog
+    /// and the same tools pooled in another order get the same vectors, and one cache file
+    /// (`embed_cache`). `progress` is told how many texts each finished batch stood for.
     pub fn embed_all(
         &self,
         texts: &[&str],
         progress: &(dyn Fn(usize) + Sync),
     ) -> Result<Vec<f32>, String> {
-        let ids = self.token_ids(texts)?;
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| (ids[i].len(), i));
+        let all_ids = self.token_ids(texts)?;
+        // Distinct piece sequences, each with the texts it stands for.
+        let mut by_pieces: std::collections::BTreeMap<(usize, &[u32]), Vec<usize>> =
+            std::collections::BTreeMap::new();
+        for (i, ids) in all_ids.iter().enumerate() {
+            by_pieces
+                .entry((ids.len(), ids.as_slice()))
+                .or_default()
+                .push(i);
+        }
+        let (ids, users): (Vec<&[u32]>, Vec<Vec<usize>>) =
+            by_pieces.into_iter().map(|((_, ids), u)| (ids, u)).unzip();
+        let order: Vec<usize> = (0..ids.len()).collect();
         let mut batches: Vec<&[usize]> = Vec::new();
         let mut rest = order.as_slice();
         while !rest.is_empty() {
@@ -363,16 +376,18 @@ impl Embedder {
         let vectors: Vec<Vec<Vec<f32>>> = batches
             .par_iter()
             .map(|batch| {
-                let seq: Vec<&[u32]> = batch.iter().map(|&i| ids[i].as_slice()).collect();
+                let seq: Vec<&[u32]> = batch.iter().map(|&i| ids[i]).collect();
                 let rows = self.encoder.embed(&seq, Threads::Single);
-                progress(batch.len());
+                progress(batch.iter().map(|&i| users[i].len()).sum());
                 rows
             })
             .collect();
         let mut matrix = vec![0f32; texts.len() * self.dim];
         for (batch, rows) in batches.iter().zip(vectors) {
-            for (&i, row) in batch.iter().zip(rows) {
-                matrix[i * self.dim..(i + 1) * self.dim].copy_from_slice(&row);
+            for (&u, row) in batch.iter().zip(rows) {
+                for &i in &users[u] {
+                    matrix[i * self.dim..(i + 1) * self.dim].copy_from_slice(&row);
+                }
             }
         }
         Ok(matrix)
@@ -454,6 +469,33 @@ pub(crate) mod tests {
         }
         let norm: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         assert!((norm - 1.0).abs() < 1e-5);
+    }
+
+    #[test]
+    fn vectors_do_not_depend_on_the_order_of_the_texts() {
+        let Some(model) = test_embedder() else { return };
+        // Enough texts for several batches; equal lengths (ties), a repeated text, and two
+        // texts with the same pieces once lowercased.
+        let mut texts: Vec<String> = (0..400)
+            .map(|i| format!("tool {} reads item {} of the list", i % 37, i % 11))
+            .collect();
+        texts.push("Send Mail".into());
+        texts.push("send mail".into());
+        let forward: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let mut backward = forward.clone();
+        backward.reverse();
+        let a = model.embed_all(&forward, &|_| {}).unwrap();
+        let b = model.embed_all(&backward, &|_| {}).unwrap();
+        let n = forward.len();
+        for i in 0..n {
+            let j = n - 1 - i;
+            assert_eq!(
+                a[i * 384..(i + 1) * 384],
+                b[j * 384..(j + 1) * 384],
+                "text {i}"
+            );
+        }
+        assert_eq!(a[(n - 2) * 384..(n - 1) * 384], a[(n - 1) * 384..n * 384]);
     }
 
     #[test]

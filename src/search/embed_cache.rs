@@ -3,9 +3,12 @@
 //!
 //! Layout: one file per (model, document set), `DIR/embeddings/<model>-<docs>.f32`, where
 //! `<model>` is the first 16 hex digits of the model fingerprint (sha256 of config, tokenizer
-//! and weights) and `<docs>` the first 32 hex digits of sha256 over the ordered per-document
-//! text hashes. A changed model or any changed document text gives another file name, so stale
-//! vectors are never read (old files are simply left; deleting the folder is always safe).
+//! and weights) and `<docs>` the first 32 hex digits of sha256 over the per-document text
+//! hashes, sorted: the same documents in another order (a catalog, and the same tools pooled
+//! behind another query set's own catalog) share one file, as `Embedder::embed_all` gives
+//! them the same vectors in any order; a load maps each document to its row by its hash. A
+//! changed model or any changed document text gives another file name, so stale vectors are
+//! never read (old files are simply left; deleting the folder is always safe).
 //! One file per catalog (rather than one per document) keeps a 10,000-tool load to a single
 //! sequential read.
 //!
@@ -70,8 +73,10 @@ impl DocumentKey {
             .iter()
             .map(|t| Sha256::digest(t.as_ref().as_bytes()).into())
             .collect();
+        let mut sorted = text_hashes.clone();
+        sorted.sort_unstable();
         let mut set = Sha256::new();
-        for h in &text_hashes {
+        for h in &sorted {
             set.update(h);
         }
         DocumentKey {
@@ -123,20 +128,23 @@ impl EmbedCache {
             return None;
         }
         let hashes = &body[header..header + count * 32];
-        if hashes
-            .chunks_exact(32)
-            .zip(&key.text_hashes)
-            .any(|(stored, want)| stored != want)
-        {
-            return None;
-        }
         let floats = &body[header + count * 32..];
-        Some(
-            floats
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect(),
-        )
+        // The file's rows may be in another order: each document's row by its text hash.
+        let rows: std::collections::HashMap<&[u8], usize> = hashes
+            .chunks_exact(32)
+            .enumerate()
+            .map(|(row, h)| (h, row))
+            .collect();
+        let mut matrix = Vec::with_capacity(count * dim);
+        for want in &key.text_hashes {
+            let row = *rows.get(want.as_slice())?;
+            matrix.extend(
+                floats[row * dim * 4..(row + 1) * dim * 4]
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+            );
+        }
+        Some(matrix)
     }
 
     /// Saves the matrix atomically; returns the file written.
@@ -240,6 +248,26 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names.len(), 1, "{names:?}");
+    }
+
+    #[test]
+    fn the_same_documents_in_another_order_share_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = EmbedCache::new(dir.path(), FP);
+        let (texts, matrix) = sample();
+        let key = DocumentKey::new(&texts);
+        let path = cache.store(&key, 3, &matrix).unwrap();
+        let swapped = DocumentKey::new(&[texts[1].as_str(), texts[0].as_str()]);
+        assert_eq!(cache.path_for(&swapped), path);
+        // Rows follow the asking order.
+        assert_eq!(
+            cache.load(&swapped, 3),
+            Some(vec![0.125, 3.0, -7.5, 0.5, -0.25, 1.0])
+        );
+        // A document set that is a part of the stored one is another file.
+        let part = DocumentKey::new(&[texts[0].as_str()]);
+        assert_ne!(cache.path_for(&part), path);
+        assert_eq!(cache.load(&part, 3), None);
     }
 
     #[test]
