@@ -409,10 +409,38 @@ fn session_import(
     a.extend(strings(&["--format", format, "--out", "out"]));
     let (code, stdout) = run_in(dir.path(), &a);
     assert_eq!(code, 0, "{a:?}");
-    (
-        mask_repo(&stdout),
-        mask_repo(&folder_text(&dir.path().join("out"))),
-    )
+    let out = dir.path().join("out");
+    absolute_repo_paths(&out);
+    (mask_repo(&stdout), mask_repo(&folder_text(&out)))
+}
+
+/// The scenarios' catalog paths made absolute where they point into the repository: session
+/// import names a catalog relative to the scenario when both share more than the root, which
+/// they do when the clone and the temporary folder are both under /tmp (a fresh clone made with
+/// `mktemp -d`), and the pins hold `<repo>/...` wherever the clone is.
+fn absolute_repo_paths(out: &Path) {
+    let root = repo("").canonicalize().unwrap();
+    for e in std::fs::read_dir(out).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "yaml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        let mut fixed = String::with_capacity(text.len());
+        for line in text.split_inclusive('\n') {
+            let rel = line
+                .trim_end()
+                .strip_prefix("- path: ")
+                .filter(|v| !v.starts_with('/'));
+            match rel.and_then(|v| p.parent().unwrap().join(v).canonicalize().ok()) {
+                Some(abs) if abs.starts_with(&root) => {
+                    fixed.push_str(&format!("- path: {}\n", abs.display()));
+                }
+                _ => fixed.push_str(line),
+            }
+        }
+        std::fs::write(&p, fixed).unwrap();
+    }
 }
 
 #[test]
