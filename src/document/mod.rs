@@ -226,13 +226,18 @@ fn in_our_words(message: &str) -> String {
         .fold(message.to_string(), |m, (from, to)| m.replacen(from, to, 1))
 }
 
-/// YAML reads unquoted `y`, `no`, `on`, `off`, `true`, `false` as booleans: where text was
-/// expected, say how to keep the word.
+/// YAML reads unquoted `true` and `false` as booleans (YAML 1.2: `yes`, `no`, `on`, `off`
+/// are text): where text was expected, say how to keep the word.
 fn with_quoting_hint(message: &str) -> String {
     if message.starts_with("invalid type: boolean") && message.contains("expected a string") {
+        let word = if message.contains("`true`") {
+            "true"
+        } else {
+            "false"
+        };
         format!(
-            "{message}; YAML reads unquoted y/n/yes/no/on/off/true/false as true or false: \
-             put the text in quotes (\"no\")"
+            "{message}; YAML reads unquoted true and false as booleans: put the text in quotes \
+             (\"{word}\")"
         )
     } else {
         message.to_string()
@@ -334,6 +339,47 @@ mod tests {
             d.locate(&path!["tools", 0, "nope"]),
             Some(Position { line: 3, column: 5 })
         );
+    }
+
+    #[test]
+    fn yaml_1_1_boolean_words_stay_text_in_keys_and_values() {
+        let d = doc(
+            "a.yaml",
+            "properties:\n  n: {enum: [yes, no, on, off, y, N]}\n  y: 1\n  on: 2\n  Off: 3\n  \
+             true: 4\nflags: [true, false, True, FALSE]\n",
+        );
+        let v = &d.value;
+        let keys: Vec<&str> = v["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(keys, ["n", "y", "on", "Off", "true"]);
+        assert_eq!(
+            v["properties"]["n"]["enum"],
+            serde_json::json!(["yes", "no", "on", "off", "y", "N"])
+        );
+        assert_eq!(v["flags"], serde_json::json!([true, false, true, false]));
+    }
+
+    #[test]
+    fn a_wide_yaml_integer_reached_through_an_alias_is_refused_at_its_anchor() {
+        for text in [
+            "x: &big 18446744073709551616\ny: {maximum: *big}\n",
+            "d: &d {maximum: 18446744073709551616}\ny: {type: integer, <<: *d}\n",
+            "y: [1, &big\n    -18446744073709551616, *big]\n",
+        ] {
+            let Err(e) = Document::parse(Path::new("a.yaml"), text.as_bytes().to_vec()) else {
+                panic!("{text}: loaded");
+            };
+            let e = e.to_string();
+            assert!(e.contains("does not fit in 64 bits"), "{text}: {e}");
+            assert!(
+                e.starts_with("a.yaml:1:") || e.starts_with("a.yaml:2:5"),
+                "{text}: {e}"
+            );
+        }
     }
 
     #[test]

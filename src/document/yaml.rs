@@ -33,9 +33,13 @@ pub(super) fn on_big_stack<T: Send>(f: impl FnOnce() -> Result<T> + Send) -> Res
     })
 }
 
+/// YAML 1.2's core schema: only `true` and `false` (any case) are booleans. With YAML 1.1's
+/// (the library's default) a schema property or a key named `n`, `y`, `on` or `no` became
+/// `false` or `true` without a word, and `description: no` the boolean false.
 pub(super) fn parse_yaml(path: &Path, text: &str) -> Result<YNode> {
     let options = serde_saphyr::options! {
         budget: serde_saphyr::budget! { max_depth: MAX_YAML_DEPTH },
+        strict_booleans: true,
     };
     serde_saphyr::from_str_with_options::<YNode>(text, options).map_err(|e| {
         let pos = e.location().and_then(|l| {

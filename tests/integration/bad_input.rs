@@ -177,11 +177,7 @@ fn bad_catalogs_exit_2_with_located_errors() {
             "catalog/lone_surrogate.json",
             true,
         ),
-        (
-            "catalog_yaml11_boolean",
-            "catalog/yaml11_boolean.yaml",
-            true,
-        ),
+        ("catalog_yaml_boolean", "catalog/yaml_boolean.yaml", true),
         ("catalog_missing_file", "catalog/no-such-file.json", false),
         // A folder is no longer refused: `count -c DIR` walks it (tests in cli_count).
     ] {
@@ -379,9 +375,9 @@ fn bad_scenarios_exit_2_with_located_errors() {
             "scenario/two_documents.yaml",
         ),
         (
-            "scenario_yaml11_boolean",
-            "scenario/yaml11_boolean.yaml",
-            "scenario/yaml11_boolean.yaml",
+            "scenario_yaml_boolean",
+            "scenario/yaml_boolean.yaml",
+            "scenario/yaml_boolean.yaml",
         ),
         (
             "scenario_catalog_twice",
