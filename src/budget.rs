@@ -6,7 +6,8 @@
 //!
 //! Per run (a [`Budget`] is shared by every scenario of one `simulate`, `live` or `report`):
 //! requests and scenario text; and the search work of every query set of one `eval` or
-//! `report` (query × tool pairs times the scorers, `select:` names × tools). Per input: labeled queries, a query set's searches times the
+//! `report` (query × tool pairs times the scorers, `select:` names × tools) and of every
+//! scenario replayed (its requests, each a possible search with its retries, times the tools). Per input: labeled queries, a query set's searches times the
 //! tools searched, one `select:` query's names times the catalog, one tool description.
 //! Within these limits a run stays under about 1 GB of memory (README, "Errors and limits").
 
@@ -133,8 +134,8 @@ impl fmt::Display for Over {
             Kind::SearchWork => write!(
                 f,
                 "bring the run's search work to {} query × tool pairs (queries times tools \
-                 times scorers, plus select: names times tools, over every query set), over \
-                 the budget of {} of one run",
+                 times scorers, plus select: names times tools, over every query set and \
+                 scenario), over the budget of {} of one run",
                 whole(n),
                 whole(limit)
             ),

@@ -111,6 +111,7 @@ pub fn run(args: &LiveArgs, quiet: bool) -> Result<()> {
     let loaded = simulate::load_scenarios(&args.scenarios)?;
     let bar = Bar::new(progress::visible(quiet), "live", loaded.len(), "scenarios");
     let mut results = Vec::new();
+    let mut budget = toolbudget::budget::Budget::new();
     for scenario in loaded {
         let scenario = with_scorer(scenario, args);
         bar.step(scenario.name.clone());
@@ -119,6 +120,7 @@ pub fn run(args: &LiveArgs, quiet: bool) -> Result<()> {
             simulate::build_scorer_with(spec, catalog, bm25, dir, &external)
         };
         let prepared = simulate::prepare(&scenario, counter, &build)?;
+        simulate::charge_searches(&scenario, &prepared, &mut budget)?;
         if !quiet {
             bar.note(&format!(
                 "live: {}: {} run{} eager and deferred against {} ({})",

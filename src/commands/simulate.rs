@@ -81,6 +81,7 @@ pub fn run(args: &SimulateArgs, quiet: bool) -> Result<()> {
         "scenarios",
     );
     let mut scenarios = Vec::new();
+    let mut budget = toolbudget::budget::Budget::new();
     for mut scenario in loaded {
         bar.step(scenario.name.clone());
         if let Some(s) = &args.scorer {
@@ -96,6 +97,7 @@ pub fn run(args: &SimulateArgs, quiet: bool) -> Result<()> {
         } else {
             prepare_api(&scenario, &args.api, &build)?
         };
+        simulate::charge_searches(&scenario, &prepared, &mut budget)?;
         let (mut result, _) = toolbudget::experiment::scenario::run(
             &scenario,
             prepared,
@@ -145,7 +147,12 @@ fn run_clients(
         }
         Ok(prepared)
     };
-    let result = toolbudget::experiment::clients::run(&scenarios, &args.client, &prepare)?;
+    let result = toolbudget::experiment::clients::run(
+        &scenarios,
+        &args.client,
+        &prepare,
+        &mut toolbudget::budget::Budget::new(),
+    )?;
     emit(
         args.output.out.as_deref(),
         &toolbudget::view::clients::render(&result, args.output.format),

@@ -118,11 +118,13 @@ impl ClientRow {
 }
 
 /// Replays every scenario under every client; `prepare` builds a scenario's catalogs, counts
-/// and scorers (the command's counter and scorer builder; tests pass fixed counts).
+/// and scorers (the command's counter and scorer builder; tests pass fixed counts); each
+/// replay's search work is charged to the run's `budget` first.
 pub fn run(
     scenarios: &[Scenario],
     clients: &[ClientName],
     prepare: &dyn Fn(&Scenario) -> Result<Prepared>,
+    budget: &mut crate::budget::Budget,
 ) -> Result<ClientComparison> {
     let mut out = Vec::with_capacity(scenarios.len());
     for sc in scenarios {
@@ -133,6 +135,7 @@ pub fn run(
         for &c in clients {
             let under = sc.with_client(c);
             let prep = prepare(&under)?;
+            simulate::charge_searches(&under, &prep, budget)?;
             let r = simulate::run(&under, &prep)?;
             if eager.is_none() {
                 eager = Some(ClientRow::of("eager", &r.eager, false, 0, 0));

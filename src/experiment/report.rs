@@ -175,8 +175,8 @@ pub fn build(
         data.sessions = Some(replay_dir(dir, variants, inputs.calibration.as_ref())?);
         progress.finish();
     }
-    run_scenarios(&mut data, inputs, progress)?;
-    run_clients(&mut data, inputs, progress)?;
+    run_scenarios(&mut data, inputs, progress, &mut budget)?;
+    run_clients(&mut data, inputs, progress, &mut budget)?;
     for (input, loaded) in inputs.evals.iter().zip(loaded) {
         let set = eval::every_scorer(
             input,
@@ -290,6 +290,7 @@ fn run_clients(
     data: &mut ReportData,
     inputs: &ReportInputs,
     progress: &dyn Progress,
+    budget: &mut crate::budget::Budget,
 ) -> Result<()> {
     let build = |spec: &_, catalog, bm25: &_, dir: Option<&std::path::Path>| {
         simulate::build_scorer_with(spec, catalog, bm25, dir, &inputs.external)
@@ -306,7 +307,7 @@ fn run_clients(
     let prepare =
         |sc: &simulate::Scenario| simulate::prepare(sc, simulate::counter_for(sc, None), &build);
     let clients = simulate::client::ClientName::all();
-    data.clients = Some(super::clients::run(&scenarios, clients, &prepare)?);
+    data.clients = Some(super::clients::run(&scenarios, clients, &prepare, budget)?);
     progress.advance();
     progress.finish();
     Ok(())
@@ -317,6 +318,7 @@ fn run_scenarios(
     data: &mut ReportData,
     inputs: &ReportInputs,
     progress: &dyn Progress,
+    budget: &mut crate::budget::Budget,
 ) -> Result<()> {
     let (files, calibration) = (&inputs.scenarios, inputs.calibration.as_ref());
     let build = |spec: &_, catalog, bm25: &_, dir: Option<&std::path::Path>| {
@@ -347,6 +349,7 @@ fn run_scenarios(
         }
         let counter = simulate::counter_for(&scenario, None);
         let prepared = simulate::prepare(&scenario, counter, &build)?;
+        simulate::charge_searches(&scenario, &prepared, budget)?;
         let (result, applied) = scenario::run(
             &scenario,
             prepared,

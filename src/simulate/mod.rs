@@ -211,6 +211,31 @@ pub fn prepare(
     prepare_with(scenario, catalog, tokens, build)
 }
 
+/// Charges the most search work `scenario`'s replays may do on `prepared` to the run's
+/// `budget` ([`crate::budget::MAX_SEARCH_WORK`], shared with the query sets of a `report`),
+/// before it is replayed: a run of many long scenarios over a big catalog is refused, naming
+/// the scenario, instead of searching for hours.
+pub fn charge_searches(
+    scenario: &Scenario,
+    prepared: &Prepared,
+    budget: &mut crate::budget::Budget,
+) -> Result<()> {
+    let tools = prepared.catalog.len();
+    let work = scenario.search_work(tools);
+    budget
+        .charge(crate::budget::Kind::SearchWork, work)
+        .map_err(|over| {
+            Error::input(
+                &scenario.path,
+                None,
+                format!(
+                    "its replays may search {tools} tools up to {} times ({work} query × tool                      pairs: every request a search with its retry steps, in the deferred replay                      and each published figure's), which would {over}: replay fewer or shorter                      scenarios in one run, or a smaller catalog",
+                    work / (tools.max(1) as u64)
+                ),
+            )
+        })
+}
+
 /// The same file under the same server twice would only surface as "duplicate tool id" inside
 /// the catalog; the mistake is the scenario's second entry, so point there.
 fn check_listed_once(scenario: &Scenario) -> Result<()> {

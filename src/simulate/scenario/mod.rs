@@ -532,6 +532,18 @@ fn turn_work(t: &Turn) -> u64 {
         .saturating_add(call_subs)
 }
 
+impl Scenario {
+    /// The most query × tool pairs its replays may search over a catalog of `tools`: every
+    /// request may be a search with its retry steps, in the deferred replay and in each
+    /// published figure's (eager replays do not search).
+    pub fn search_work(&self, tools: usize) -> u64 {
+        work_of(&self.conversation)
+            .saturating_mul(1 + self.deferred.retry.len() as u64)
+            .saturating_mul(1 + self.published.len() as u64)
+            .saturating_mul(tools as u64)
+    }
+}
+
 /// Reads and validates a scenario file, within a budget of its own.
 pub fn load_scenario(path: &Path) -> Result<Scenario> {
     load_scenario_in(path, &mut Budget::new())

@@ -684,6 +684,42 @@ mod work_budget {
         );
     }
 
+    /// A scenario whose every call misses and retries: the most searches a replay can do.
+    const RETRYING: &str = "name: r\ncatalogs: [x.json]\ndeferred: {defer_mcp: true, retry: [rephrase, select]}\nconversation:\n  - user: go\n    repeat: 7\n    calls:\n      - {tool: mcp__gh__create_issue, query: zzz, result_tokens: 5}\n      - {tool: mcp__gh__list_issues, query: yyy, result_tokens: 5}\n";
+
+    #[test]
+    fn search_work_bounds_the_searches_a_replay_does() {
+        let sc = scenario(RETRYING).unwrap();
+        let (c, t) = worked_catalog();
+        let tools = c.len();
+        let prep = prepare_with(&sc, c, t, &word_builder).unwrap();
+        let r = run(&sc, &prep).unwrap();
+        let searched = (r.deferred.counts.searches + r.deferred.counts.retries) as u64;
+        assert!(searched > 0);
+        assert!(searched * tools as u64 <= sc.search_work(tools));
+        // 7 turns of 1 request and 2 calls, each a search and 2 retries at most, 3 tools.
+        assert_eq!(sc.search_work(tools), 7 * 3 * 3 * 3);
+    }
+
+    #[test]
+    fn a_run_over_the_search_budget_is_refused_before_the_replay() {
+        let sc = scenario(RETRYING).unwrap();
+        let (c, t) = worked_catalog();
+        let prep = prepare_with(&sc, c, t, &word_builder).unwrap();
+        let work = sc.search_work(prep.catalog.len());
+        let mut budget = crate::budget::Budget::with_search_limit(2 * work - 1);
+        crate::simulate::charge_searches(&sc, &prep, &mut budget).unwrap();
+        let e = crate::simulate::charge_searches(&sc, &prep, &mut budget)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("test.yaml: its replays may search 3 tools up to 63 times (189 query")
+                && e.contains("bring the run's search work to 378 query × tool pairs")
+                && e.contains("over the budget of 377 of one run"),
+            "{e}"
+        );
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
         #[test]
