@@ -11,11 +11,11 @@
 #   noise     how far the second-fastest round is from the fastest: max over both binaries of
 #             second/best - 1 (one disturbed round does not widen the band; two do)
 #   ratio     HEAD best / BASE best
-# and HEAD fails when ratio > 1 + THRESHOLD + noise. When BASE is HEAD (CI on main) the one
-# binary runs on both sides, which measures the noise and must pass. A benchmark BASE lacks is
+# and HEAD fails when ratio > 1 + THRESHOLD + noise. When BASE is HEAD (CI on main) there is
+# nothing to compare: the headline benchmarks run once (each must run). A benchmark BASE lacks is
 # reported as new and not compared; one HEAD lacks is reported as gone.
 #
-# Env: BENCH_CHECK_ROUNDS (5; 2 when BASE is HEAD), BENCH_CHECK_THRESHOLD (0.25), BENCH_CHECK_MEASURE (seconds per
+# Env: BENCH_CHECK_ROUNDS (5; 1 when BASE is HEAD), BENCH_CHECK_THRESHOLD (0.25), BENCH_CHECK_MEASURE (seconds per
 # benchmark per round, 1), BENCH_CHECK_SLOWDOWN=SCORER[:TIMES] (runs that lexical scorer's queries TIMES times, default 3, in HEAD's
 # runs only, through the harness's TOOLBUDGET_BENCH_SLOWDOWN: the check that the gate fails),
 # BENCH_CHECK_FILTER (a criterion regex replacing the headline set, for a quicker manual run).
@@ -52,10 +52,10 @@ same=0
 if [ "$base_sha" = "$head_sha" ] && [ -z "$(git status --porcelain --untracked-files=no)" ]; then
     same=1
 fi
-# One binary on both sides only measures the noise (nothing can regress): 2 rounds give each
-# side a fastest and a second-fastest round, which is all the verdict reads (a third round
-# only lowered the noise band of a check that cannot find a regression).
-ROUNDS="${BENCH_CHECK_ROUNDS:-$([ "$same" = 1 ] && echo 2 || echo 5)}"
+# One binary on both sides (CI on main) cannot regress against itself: the headline benchmarks
+# run once, which checks that each still runs and prints its median; a comparison of a binary
+# with itself measured only the machine's noise (2 rounds of both sides, 4 runs).
+ROUNDS="${BENCH_CHECK_ROUNDS:-$([ "$same" = 1 ] && echo 1 || echo 5)}"
 
 # Builds the bench binary of the tree in the current directory and copies it to $1.
 build_bench() {
@@ -88,7 +88,6 @@ else
     (cd "$work/base-src" && build_bench "$work/base-bench")
 fi
 build_bench "$work/head-bench"
-[ "$same" = 1 ] && cp "$work/head-bench" "$work/base-bench"
 
 # Both sides read the same model; the embedding cache is shared (target/tmp), so the slower
 # side does not embed the 10,000-tool catalog again.
@@ -114,6 +113,32 @@ run() {
 }
 
 started=$SECONDS
+if [ "$same" = 1 ]; then
+    for round in $(seq 1 "$ROUNDS"); do run head "$round"; done
+    echo "bench-check: measured in $((SECONDS - started)) s"
+    python3 - "$CRITERION_HOME" <<'PY'
+import json, os, sys
+
+rows = []
+for dirpath, _, files in os.walk(sys.argv[1]):
+    if os.path.basename(dirpath).startswith("bc-head-") and "estimates.json" in files:
+        with open(os.path.join(dirpath, "benchmark.json")) as f:
+            bench_id = json.load(f)["full_id"]
+        with open(os.path.join(dirpath, "estimates.json")) as f:
+            rows.append((bench_id, json.load(f)["median"]["point_estimate"]))
+if not rows:
+    print("error: bench-check: no headline benchmark ran", file=sys.stderr)
+    sys.exit(2)
+print(f"\n{'benchmark':44} {'median':>10}  (BASE is HEAD: nothing to compare)")
+for bench_id, ns in sorted(rows):
+    text = next((f"{ns / s:.3g} {u}" for u, s in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)) if ns >= s),
+                f"{ns:.3g} ns")
+    print(f"{bench_id:44} {text:>10}")
+print(f"\nbench-check: passed ({len(rows)} headline benchmarks ran; a branch is compared with "
+      "its merge base)")
+PY
+    exit $?
+fi
 for round in $(seq 1 "$ROUNDS"); do
     if [ $((round % 2)) = 1 ]; then run head "$round"; run base "$round"; else
         run base "$round"; run head "$round"; fi
