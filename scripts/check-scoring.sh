@@ -23,8 +23,14 @@ cd "$(dirname "$0")/.."
 
 refresh=false
 [[ "${1:-}" == "--refresh" ]] && refresh=true
-cargo build --release --quiet
-bin=target/release/toolbudget
+# CHECK_SCORING_BIN: a binary already built (CI runs this beside clippy, which holds cargo's
+# build lock: a no-op `cargo build` would wait for it).
+if [[ -n "${CHECK_SCORING_BIN:-}" ]]; then
+    bin="$CHECK_SCORING_BIN"
+else
+    cargo build --release --quiet
+    bin=target/release/toolbudget
+fi
 data="${TOOLBUDGET_SHARED_DATA:-../shared/data}"
 
 scorers=(-s keyword -s bm25)
