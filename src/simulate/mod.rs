@@ -229,7 +229,10 @@ pub fn charge_searches(
                 &scenario.path,
                 None,
                 format!(
-                    "its replays may search {tools} tools up to {} times ({work} query × tool                      pairs: every request a search with its retry steps, in the deferred replay                      and each published figure's), which would {over}: replay fewer or shorter                      scenarios in one run, or a smaller catalog",
+                    "its replays may search {tools} tools up to {} times ({work} query × tool \
+                     pairs: every request a search with its retry steps, in the deferred \
+                     replay and each published figure's), which would {over}: replay fewer \
+                     or shorter scenarios in one run, or a smaller catalog",
                     work / (tools.max(1) as u64)
                 ),
             )
