@@ -814,7 +814,7 @@ pub fn csv_rows<T: serde::Serialize + Default>(rows: &[T]) -> String {
 /// Serde rows as a header and text cells (what `csv_rows` writes; tables print the same).
 pub fn serde_table<T: serde::Serialize + Default>(rows: &[T]) -> (Vec<String>, Vec<Vec<String>>) {
     let header: Vec<String> = cells(&T::default()).into_iter().map(|(k, _)| k).collect();
-    debug_assert!(
+    assert!(
         header
             .iter()
             .enumerate()

@@ -33,7 +33,7 @@ pub fn mean_intervals(columns: &[Vec<f64>], resamples: usize, seed: u64) -> Vec<
     if n == 0 || resamples == 0 {
         return vec![None; columns.len()];
     }
-    debug_assert!(columns.iter().all(|c| c.len() == n));
+    assert!(columns.iter().all(|c| c.len() == n));
     let mut rng = SplitMix64::new(seed);
     let mut means: Vec<Vec<f64>> = vec![Vec::with_capacity(resamples); columns.len()];
     let mut sums = vec![0.0; columns.len()];
@@ -76,7 +76,7 @@ pub fn sign_flip_p_values(columns: &[Vec<f64>], resamples: usize, seed: u64) -> 
     if n == 0 || resamples == 0 {
         return vec![None; columns.len()];
     }
-    debug_assert!(columns.iter().all(|c| c.len() == n));
+    assert!(columns.iter().all(|c| c.len() == n));
     // Compare sums, not means; a tolerance keeps floating-point ties from counting as less.
     let observed: Vec<f64> = columns
         .iter()

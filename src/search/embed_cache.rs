@@ -157,7 +157,7 @@ impl EmbedCache {
 
     fn encode(&self, key: &DocumentKey, dim: usize, matrix: &[f32]) -> Vec<u8> {
         let count = key.text_hashes.len();
-        debug_assert_eq!(matrix.len(), count * dim);
+        assert_eq!(matrix.len(), count * dim);
         let mut out = Vec::with_capacity(80 + count * 32 + matrix.len() * 4 + 32);
         out.extend_from_slice(MAGIC);
         let mut fingerprint = [b'0'; 64];

@@ -46,7 +46,7 @@ pub fn session_counter(profile: &str) -> (CounterKind, Option<CounterKind>) {
         CounterKind::Cl100kJson => CounterKind::O200kJson,
         k => k,
     };
-    debug_assert_eq!(local.tokenizer(), BASIS);
+    assert_eq!(local.tokenizer(), BASIS);
     (local, (local != own).then_some(own))
 }
 

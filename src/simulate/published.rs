@@ -504,7 +504,7 @@ fn split(
     // the published number holds beyond the parts the source names); computed as the
     // remainder so the parts add up exactly.
     let other = round(total - counting - system - catalog - conversation, 2);
-    debug_assert!(
+    assert!(
         (other + counting
             - (m.parts.other - stated.other.unwrap_or(0.0) - (published - stated.sum())))
         .abs()
