@@ -13,6 +13,8 @@
 # Scorers: keyword and bm25; hybrid too when the embedding model is present (models/ or
 # TOOLBUDGET_MODEL_DIR), as in CI With the model, each MCP set in each setting must also keep
 # hybrid's recall@5 at least that of bm25, semantic and RRF (scripts/fusion-gate.py).
+# Recall only: every eval runs with --no-latency, so each query set is embedded once (then read
+# from the embedding cache by every later run over it) instead of once per scorer and run.
 #
 #   bash scripts/check-scoring.sh            # the check (CI, `just check-scoring`)
 #   bash scripts/check-scoring.sh --refresh  # accept the current scoring as the new baselines:
@@ -52,7 +54,8 @@ failed=0
 check() {
     local name="$1"
     shift
-    "$bin" --quiet eval "$@" "${scorers[@]}" --per-query --format json --out "$work/$name.json"
+    "$bin" --quiet eval "$@" "${scorers[@]}" --no-latency --per-query --format json \
+        --out "$work/$name.json"
     if $refresh; then
         cp "$work/$name.json" "baselines/$name.json"
         echo "baselines/$name.json refreshed" >&2
@@ -75,7 +78,7 @@ fusion_gate() {
     [[ " ${scorers[*]} " == *" hybrid "* ]] || return 0
     # One run for both (--fusion only changes hybrid): the catalogs are read, indexed and their
     # vectors loaded once.
-    "$bin" --quiet eval "$@" -s semantic -s hybrid --fusion rrf --format json \
+    "$bin" --quiet eval "$@" -s semantic -s hybrid --fusion rrf --no-latency --format json \
         --out "$work/$name.semantic-rrf.json"
     python3 scripts/fusion-gate.py "$name" "$work/$name.json" "$work/$name.semantic-rrf.json" ||
         failed=1
@@ -107,8 +110,8 @@ if [[ -d "$data/catalogs" ]]; then
         for setting in own pooled; do
             pool=()
             [[ $setting == pooled ]] && pool=(--pool "$data/catalogs")
-            "$bin" --quiet eval "${DEVSET[@]}" "${pool[@]}" -s bm25 -s hybrid --format json \
-                --out "$work/$name-$setting.json"
+            "$bin" --quiet eval "${DEVSET[@]}" "${pool[@]}" -s bm25 -s hybrid --no-latency \
+                --format json --out "$work/$name-$setting.json"
             fusion_gate "$name-$setting" "${DEVSET[@]}" "${pool[@]}"
         done
     done

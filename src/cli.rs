@@ -366,6 +366,8 @@ pub struct SearchArgs {
     pub query: std::ffi::OsString,
 }
 
+// Each bool is a flag of its own (`--per-query`, `--no-latency`, ...), as clap parses them.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Args)]
 pub struct EvalArgs {
     #[command(flatten)]
@@ -417,6 +419,11 @@ pub struct EvalArgs {
     /// and recall on the others.
     #[arg(long)]
     pub thresholds: bool,
+    /// Measure no search latency (none is reported): the semantic and hybrid scorers then share
+    /// one embedding of each query, kept in the embedding cache for the next run. For recall
+    /// checks such as `just check-scoring`; rankings are the same as without it.
+    #[arg(long)]
+    pub no_latency: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -10,7 +10,7 @@ use crate::cli::EvalArgs;
 use toolbudget::catalog::{Catalog, CatalogSource, parse_catalog_arg};
 use toolbudget::error::{Error, Result};
 use toolbudget::eval::pool::PoolInfo;
-use toolbudget::eval::run::{EvalOptions, check_labels, evaluate, evaluate_run};
+use toolbudget::eval::run::{EvalOptions, Latency, check_labels, evaluate, evaluate_run};
 use toolbudget::eval::runfile::read_runs;
 use toolbudget::eval::siblings::Siblings;
 use toolbudget::eval::{EvalResult, ScorerResult, load_queries};
@@ -64,6 +64,10 @@ pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
     config.external.mcp.allow_unknown_tools = args.allow_unknown_tools;
     let visible = progress::visible(quiet);
     config.progress = progress::embed_progress(visible);
+    if args.no_latency {
+        options.latency = Latency::NotMeasured;
+        share_query_vectors(&specs, &set, &mut config)?;
+    }
     let origin = Instant::now();
     let clock = || origin.elapsed();
     let mut results = Vec::new();
@@ -138,6 +142,46 @@ pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
         args.output.out.as_deref(),
         &toolbudget::view::eval::render(&result, args.output.format),
     )
+}
+
+/// Embeds the query set once for every semantic and hybrid scorer asked for (only when no
+/// latency is measured: a scorer's latency includes its query's embedding).
+#[cfg(feature = "semantic")]
+fn share_query_vectors(
+    specs: &[ScorerSpec],
+    set: &toolbudget::eval::QuerySet,
+    config: &mut ScorerConfig,
+) -> Result<()> {
+    let embeds = specs.iter().any(|s| {
+        matches!(
+            s,
+            ScorerSpec::Builtin(ScorerKind::Semantic | ScorerKind::Hybrid)
+        )
+    });
+    if !embeds {
+        return Ok(());
+    }
+    let embedder = search::load_embedder(config.model_dir.as_deref())?;
+    let cache_dir = if config.no_cache {
+        None
+    } else {
+        search::embed_cache::resolve_cache_dir(config.cache_dir.as_deref())
+    };
+    let texts: Vec<&str> = set.queries.iter().map(|q| q.query.as_str()).collect();
+    let vectors =
+        search::query_vectors::QueryVectors::compute(&embedder, &texts, cache_dir.as_deref())
+            .map_err(Error::Missing)?;
+    config.query_vectors = Some(Arc::new(vectors));
+    Ok(())
+}
+
+#[cfg(not(feature = "semantic"))]
+fn share_query_vectors(
+    _: &[ScorerSpec],
+    _: &toolbudget::eval::QuerySet,
+    _: &mut ScorerConfig,
+) -> Result<()> {
+    Ok(())
 }
 
 /// `NAME=FILE` or `FILE`. A path that itself holds `=` is read whole when it exists.

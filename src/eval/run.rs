@@ -46,6 +46,18 @@ pub struct EvalOptions {
     pub thresholds: bool,
     /// Keep each query's whole ranking (to the depth) in memory, for `--write-run`.
     pub keep_rankings: bool,
+    /// Whether each scorer's search latency is reported.
+    pub latency: Latency,
+}
+
+/// Whether `evaluate` reports search latency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Latency {
+    #[default]
+    Measured,
+    /// `--no-latency`: none is reported, so the run may share work between scorers that would
+    /// distort it (one embedding per query for every semantic and hybrid scorer).
+    NotMeasured,
 }
 
 impl EvalOptions {
@@ -79,6 +91,7 @@ impl EvalOptions {
             resamples: bootstrap::RESAMPLES,
             thresholds: false,
             keep_rankings: false,
+            latency: Latency::Measured,
         })
     }
 
@@ -143,10 +156,12 @@ pub fn evaluate(
     let source = RankingSource {
         name: scorer.name(),
         settings: scorer.settings().into_iter().collect(),
-        latency_us: Some(LatencyUs::of(&elapsed)),
+        latency_us: (options.latency == Latency::Measured).then(|| LatencyUs::of(&elapsed)),
         // Only when the scorer said for every query how long it took.
-        reported_latency_us: (!reported.is_empty() && reported.len() == queries.len())
-            .then(|| LatencyUs::of_micros(&reported)),
+        reported_latency_us: (options.latency == Latency::Measured
+            && !reported.is_empty()
+            && reported.len() == queries.len())
+        .then(|| LatencyUs::of_micros(&reported)),
         run: None,
     };
     Ok(score_rankings(

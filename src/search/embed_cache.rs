@@ -69,9 +69,25 @@ pub struct DocumentKey {
 
 impl DocumentKey {
     pub fn new<S: AsRef<str>>(texts: &[S]) -> DocumentKey {
+        Self::hashed(texts, b"")
+    }
+
+    /// The key of a set of query texts: hashed under a prefix of their own, so that a query
+    /// set never shares a file with a catalog whose documents read the same (queries are
+    /// embedded one at a time, documents in batches).
+    pub fn queries<S: AsRef<str>>(texts: &[S]) -> DocumentKey {
+        Self::hashed(texts, b"query\n")
+    }
+
+    fn hashed<S: AsRef<str>>(texts: &[S], prefix: &[u8]) -> DocumentKey {
         let text_hashes: Vec<[u8; 32]> = texts
             .iter()
-            .map(|t| Sha256::digest(t.as_ref().as_bytes()).into())
+            .map(|t| {
+                let mut h = Sha256::new();
+                h.update(prefix);
+                h.update(t.as_ref().as_bytes());
+                h.finalize().into()
+            })
             .collect();
         let mut sorted = text_hashes.clone();
         sorted.sort_unstable();

@@ -17,6 +17,8 @@ pub mod embed_cache;
 pub mod external;
 pub mod hybrid;
 pub mod keyword;
+#[cfg(feature = "semantic")]
+pub mod query_vectors;
 pub mod regex_scorer;
 pub mod scorer_name;
 #[cfg(feature = "semantic")]
@@ -328,6 +330,10 @@ pub struct ScorerConfig {
     pub progress: Option<EmbedProgress>,
     /// How external scorers (`exec:`, `mcp:`) are started and waited for.
     pub external: external::ExternalConfig,
+    /// A query set's vectors, computed once for every semantic and hybrid scorer of a run that
+    /// measures no latency (`eval --no-latency`); `None`: each scorer embeds each query.
+    #[cfg(feature = "semantic")]
+    pub query_vectors: Option<Arc<query_vectors::QueryVectors>>,
 }
 
 /// Called as tool documents are embedded, with (documents done, documents in all). Commands
@@ -396,7 +402,10 @@ pub fn build_semantic(
             (p.0)(done, all);
         }
     };
-    semantic::SemanticScorer::with_progress(catalog, embedder, cache_dir.as_deref(), &report)
+    Ok(
+        semantic::SemanticScorer::with_progress(catalog, embedder, cache_dir.as_deref(), &report)?
+            .with_query_vectors(config.query_vectors.clone()),
+    )
 }
 
 /// Loads the model once per process and folder: `eval` building semantic and hybrid shares it.

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use super::embed::{Embedder, MAX_TOKENS, MODEL_NAME};
 use super::embed_cache::{CacheStatus, DocumentKey, EmbedCache};
+use super::query_vectors::QueryVectors;
 use super::{
     Contribution, Explanation, Hit, Scorer, ScorerKind, SearchError, SearchOutcome, SearchRequest,
 };
@@ -27,6 +28,14 @@ use crate::error::{Error, InputError};
 /// (a long query is not an error: every labeled query must be answerable).
 pub const MAX_QUERY_CHARS: usize = 20_000;
 
+/// `query` cut at `MAX_QUERY_CHARS` characters: the text the model embeds.
+pub fn cut_query(query: &str) -> &str {
+    query
+        .char_indices()
+        .nth(MAX_QUERY_CHARS)
+        .map_or(query, |(at, _)| &query[..at])
+}
+
 pub struct SemanticScorer {
     catalog: Arc<Catalog>,
     embedder: Arc<Embedder>,
@@ -35,6 +44,7 @@ pub struct SemanticScorer {
     matrix: Vec<f32>,
     dim: usize,
     cache_status: CacheStatus,
+    query_vectors: Option<Arc<QueryVectors>>,
 }
 
 impl SemanticScorer {
@@ -71,6 +81,7 @@ impl SemanticScorer {
                 documents,
                 matrix,
                 dim,
+                query_vectors: None,
             });
         }
         let texts: Vec<&str> = documents.iter().map(String::as_str).collect();
@@ -95,6 +106,7 @@ impl SemanticScorer {
             matrix,
             dim,
             cache_status,
+            query_vectors: None,
         })
     }
 
@@ -108,14 +120,25 @@ impl SemanticScorer {
         &self.documents[tool]
     }
 
+    /// Uses `vectors` for the queries they hold instead of embedding them again (the same
+    /// `embed_one` vectors: see `query_vectors`).
+    pub fn with_query_vectors(mut self, vectors: Option<Arc<QueryVectors>>) -> SemanticScorer {
+        self.query_vectors = vectors;
+        self
+    }
+
     fn query_vector(&self, query: &str) -> Result<Vec<f32>, InputError> {
         if query.trim().is_empty() {
             return Err(InputError::usage("the query is empty"));
         }
-        let cut = query
-            .char_indices()
-            .nth(MAX_QUERY_CHARS)
-            .map_or(query, |(at, _)| &query[..at]);
+        let cut = cut_query(query);
+        if let Some(v) = self
+            .query_vectors
+            .as_deref()
+            .and_then(|qv| qv.get(self.embedder.fingerprint(), cut))
+        {
+            return Ok(v.to_vec());
+        }
         self.embedder
             .embed_one(cut)
             .map_err(|e| InputError::usage(format!("cannot embed the query: {e}")))

@@ -203,10 +203,15 @@ fn frame_text(result: &EvalResult) -> String {
         .map(|(c, n)| format!("{c} {n}"))
         .collect::<Vec<_>>()
         .join(", ");
+    let latency = if result.results.iter().any(|r| r.latency_us.is_some()) {
+        "latency is per search call, measured here"
+    } else {
+        "no latency was measured"
+    };
     format!(
         "{} queries ({}; {classes}) over {tools}; {} results requested per query (MRR@{}); \
-         metrics average the queries that expect a tool; latency is per search call, measured \
-         here. Near-duplicates: {} tools in {} clusters across servers.\n",
+         metrics average the queries that expect a tool; {latency}. Near-duplicates: {} tools \
+         in {} clusters across servers.\n",
         result.query_count,
         result.queries,
         result.depth,

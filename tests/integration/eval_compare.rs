@@ -208,3 +208,83 @@ fn eval_reports_unknown_expected_tool_with_position() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `eval --no-latency` reports no latency and ranks exactly as a run that measures it, its one
+/// embedding per query kept in the cache for the next run.
+#[test]
+fn no_latency_ranks_the_same_and_caches_the_queries() {
+    let model = crate::support::repo("models/all-MiniLM-L6-v2/model.safetensors");
+    if !model.is_file() {
+        assert!(
+            !crate::support::env_flag("TOOLBUDGET_REQUIRE_MODEL"),
+            "TOOLBUDGET_REQUIRE_MODEL is set but {} is missing",
+            model.display()
+        );
+        crate::support::skip(
+            "no_latency_ranks_the_same_and_caches_the_queries",
+            "no embedding model (scripts/fetch-model.sh)",
+        );
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let mut catalogs = vec![
+        "-c".to_string(),
+        "fixtures/catalogs/builtins.yaml".to_string(),
+    ];
+    let mut mcp: Vec<_> = std::fs::read_dir(crate::support::repo("fixtures/catalogs/mcp"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    mcp.sort();
+    for p in mcp {
+        catalogs.extend(["-c".to_string(), p.display().to_string()]);
+    }
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let out = toolbudget()
+            .current_dir(crate::support::repo(""))
+            .env("TOOLBUDGET_CACHE_DIR", cache.path())
+            .args(["--quiet", "eval"])
+            .args(&catalogs)
+            .args(["--queries", "fixtures/queries/fixtures.jsonl"])
+            .args([
+                "-s",
+                "semantic",
+                "-s",
+                "hybrid",
+                "--per-query",
+                "--format",
+                "json",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let query_files =
+        || std::fs::read_dir(cache.path().join("embeddings")).map_or(0, Iterator::count);
+    let measured = run(&[]);
+    let files_before = query_files();
+    let shared = run(&["--no-latency"]);
+    assert_eq!(query_files(), files_before + 1, "one file of query vectors");
+    let again = run(&["--no-latency"]);
+    assert_eq!(
+        query_files(),
+        files_before + 1,
+        "read back, not written again"
+    );
+    for (i, r) in measured["results"].as_array().unwrap().iter().enumerate() {
+        assert!(r["latency_us"]["p50"].is_number(), "{r}");
+        for other in [&shared, &again] {
+            let o = &other["results"][i];
+            assert!(o.get("latency_us").is_none(), "{o}");
+            assert_eq!(o["metrics"], r["metrics"]);
+            assert_eq!(o["per_query"], r["per_query"]);
+        }
+    }
+}

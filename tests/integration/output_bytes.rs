@@ -6,9 +6,10 @@
 //! rendering, typed results) shows that it did not.
 //!
 //! Measured values are masked, nothing else: eval's `latency_us` and its p50/p95 columns, the
-//! report's measured-latency files, section and table rows (`build`, `machine`), and the folders
-//! a run writes into (`<repo>`, relative `--out` paths). Semantic and hybrid rank with the
-//! embedding model, so the report is pinned when the model and the shared data are there (CI);
+//! report's measured-latency files, section and table rows (`build`, `machine`, in index.md and
+//! report.json), and the folders a run writes into (`<repo>`, relative `--out` paths). Semantic
+//! and hybrid rank with the embedding model, so the report is pinned when the model and the
+//! shared data are there (CI);
 //! the commands use the lexical scorers only.
 
 use std::path::{Path, PathBuf};
@@ -543,6 +544,17 @@ fn mask_index(bytes: &[u8]) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// report.json's settings pairs of the build and the machine (the CPU model this ran on: a
+/// snapshot pinned on one machine must pass on another).
+fn mask_report_settings(bytes: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8(bytes.to_vec()).unwrap();
+    regex::Regex::new(r#"("(?:build|machine)",\s*)"[^"]*""#)
+        .unwrap()
+        .replace_all(&text, r#"$1"<measured>""#)
+        .into_owned()
+        .into_bytes()
+}
+
 #[test]
 fn report_bytes() {
     if !crate::support::shared_beside_repo(&[
@@ -573,6 +585,8 @@ fn report_bytes() {
             let masked = mask_index(&bytes);
             pin("report_index_md", &masked);
             masked
+        } else if rel == "data/report.json" {
+            mask_report_settings(&bytes)
         } else {
             bytes
         };
