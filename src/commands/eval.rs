@@ -162,11 +162,7 @@ fn share_query_vectors(
         return Ok(());
     }
     let embedder = search::load_embedder(config.model_dir.as_deref())?;
-    let cache_dir = if config.no_cache {
-        None
-    } else {
-        search::embed_cache::resolve_cache_dir(config.cache_dir.as_deref())
-    };
+    let cache_dir = config.embedding_cache_dir();
     let texts: Vec<&str> = set.queries.iter().map(|q| q.query.as_str()).collect();
     let vectors =
         search::query_vectors::QueryVectors::compute(&embedder, &texts, cache_dir.as_deref())

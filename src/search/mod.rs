@@ -336,6 +336,19 @@ pub struct ScorerConfig {
     pub query_vectors: Option<Arc<query_vectors::QueryVectors>>,
 }
 
+impl ScorerConfig {
+    /// The embedding cache folder these settings use; `None` with `no_cache` or when none is
+    /// known.
+    #[cfg(feature = "semantic")]
+    pub fn embedding_cache_dir(&self) -> Option<PathBuf> {
+        if self.no_cache {
+            None
+        } else {
+            embed_cache::resolve_cache_dir(self.cache_dir.as_deref())
+        }
+    }
+}
+
 /// Called as tool documents are embedded, with (documents done, documents in all). Commands
 /// draw it as a progress bar; the library only reports.
 #[derive(Clone)]
@@ -392,11 +405,7 @@ pub fn build_semantic(
     config: &ScorerConfig,
 ) -> crate::Result<semantic::SemanticScorer> {
     let embedder = load_embedder(config.model_dir.as_deref())?;
-    let cache_dir = if config.no_cache {
-        None
-    } else {
-        embed_cache::resolve_cache_dir(config.cache_dir.as_deref())
-    };
+    let cache_dir = config.embedding_cache_dir();
     let report = |done: usize, all: usize| {
         if let Some(p) = &config.progress {
             (p.0)(done, all);
