@@ -79,8 +79,8 @@ fuzz_one() {
         mkdir -p "$scratch/new/$t"
         dirs=("$scratch/new/$t" "fuzz/corpus/$t")
     fi
-    # FUZZ_SECONDS_<target> overrides FUZZ_SECONDS for one target (CI gives query_parse 60 s:
-    # replaying its corpus alone takes about 35).
+    # FUZZ_SECONDS_<target> overrides FUZZ_SECONDS for one target (CI gives query_parse 30 s:
+    # replaying its corpus takes about 10 without a sanitizer, 55 under ASan).
     local var="FUZZ_SECONDS_$t"
     cargo fuzz run -O -s "$sanitizer" "$t" "${dirs[@]}" -- \
         -max_total_time="${!var:-$seconds}" -max_len=65536 -timeout="${FUZZ_TIMEOUT:-30}" -rss_limit_mb=3072 \
