@@ -16,7 +16,7 @@
 //! stemming), so `issue` does not match the part `issues`.
 
 use crate::catalog::{Catalog, Tool};
-use crate::search::text;
+use crate::search::text::{self, Camel};
 
 /// A query's class: one this module derives, or a name the query file gives. Written and read
 /// as its name (`exact-name`, `typo`).
@@ -91,7 +91,7 @@ pub fn derive(query: &str, expected: &[usize], catalog: &Catalog) -> QueryClass 
     }
     let lower = query.to_lowercase();
     let mut words = Vec::new();
-    text::words(&lower, false, &mut words);
+    text::words(&lower, Camel::Off, &mut words);
     let strength = |t: usize| name_strength(&lower, &words, catalog.get(t));
     match expected.iter().map(|&t| strength(t)).min().unwrap_or(0) {
         2 => EXACT_NAME,
@@ -118,7 +118,7 @@ fn name_strength(lower_query: &str, query_words: &[String], tool: &Tool) -> u8 {
 /// CamelCase, lowercased.
 pub fn tool_name_parts(tool: &Tool) -> Vec<String> {
     let mut parts = Vec::new();
-    text::words(&tool.name, true, &mut parts);
+    text::words(&tool.name, Camel::Acronyms, &mut parts);
     parts
 }
 

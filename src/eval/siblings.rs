@@ -20,7 +20,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::catalog::{Catalog, Tool};
-use crate::search::text::{self, STOPWORDS, stem_plural};
+use crate::search::text::{self, Camel, STOPWORDS, stem_plural};
 
 /// Least description word overlap (Jaccard) of two siblings.
 pub const MIN_DESCRIPTION_JACCARD: f64 = 0.3;
@@ -119,7 +119,11 @@ impl Siblings {
 /// The name's parts without the words of its server's name.
 fn name_key(tool: &Tool) -> Vec<String> {
     let mut server = Vec::new();
-    text::words(tool.server.as_deref().unwrap_or(""), false, &mut server);
+    text::words(
+        tool.server.as_deref().unwrap_or(""),
+        Camel::Off,
+        &mut server,
+    );
     let server: HashSet<String> = server.iter().map(|w| stem_plural(w)).collect();
     name_words(tool)
         .into_iter()
@@ -129,7 +133,7 @@ fn name_key(tool: &Tool) -> Vec<String> {
 
 fn name_words(tool: &Tool) -> Vec<String> {
     let mut parts = Vec::new();
-    text::words(&tool.name, true, &mut parts);
+    text::words(&tool.name, Camel::Acronyms, &mut parts);
     parts.iter().map(|p| stem_plural(p)).collect()
 }
 
@@ -140,7 +144,7 @@ fn names_comparable(key: &[String], a: &Tool, b: &Tool) -> bool {
 
 fn description_words(tool: &Tool) -> HashSet<String> {
     let mut words = Vec::new();
-    text::words(&tool.description, false, &mut words);
+    text::words(&tool.description, Camel::Off, &mut words);
     words
         .into_iter()
         .filter(|w| !STOPWORDS.contains(&w.as_str()))

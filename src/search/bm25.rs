@@ -30,7 +30,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::text::{STOPWORDS, schema_text, stem_plural, strip_prefix_ignore_case, words};
+use super::text::{Camel, STOPWORDS, schema_text, stem_plural, strip_prefix_ignore_case, words};
 use super::{
     Contribution, Explanation, Hit, Scorer, ScorerKind, SearchError, SearchOutcome, SearchRequest,
     rank_hits,
@@ -144,14 +144,14 @@ fn normalized(mut tokens: Vec<String>, normalize: bool) -> Vec<String> {
 pub fn tool_fields(tool: &Tool, normalize: bool) -> [Vec<String>; FIELD_COUNT] {
     let mut fields: [Vec<String>; FIELD_COUNT] = Default::default();
     let name = strip_prefix_ignore_case(&tool.id, "mcp__").unwrap_or(&tool.id);
-    words(name, true, &mut fields[0]);
-    words(&tool.description, false, &mut fields[1]);
+    words(name, Camel::Acronyms, &mut fields[0]);
+    words(&tool.description, Camel::Off, &mut fields[1]);
     let schema = schema_text(&tool.input_schema);
     for n in &schema.names {
-        words(n, true, &mut fields[2]);
+        words(n, Camel::Acronyms, &mut fields[2]);
     }
     for d in &schema.descriptions {
-        words(d, false, &mut fields[3]);
+        words(d, Camel::Off, &mut fields[3]);
     }
     fields.map(|f| normalized(f, normalize))
 }
@@ -159,7 +159,7 @@ pub fn tool_fields(tool: &Tool, normalize: bool) -> [Vec<String>; FIELD_COUNT] {
 /// The words of a query, each distinct word once, in first-seen order.
 pub fn query_terms(query: &str, normalize: bool) -> Vec<String> {
     let mut all = Vec::new();
-    words(query, true, &mut all);
+    words(query, Camel::Acronyms, &mut all);
     let mut all = normalized(all, normalize);
     let mut seen = std::collections::HashSet::new();
     all.retain(|w| seen.insert(w.clone()));

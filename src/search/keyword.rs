@@ -43,7 +43,9 @@ use std::sync::Arc;
 
 use memchr::memmem::Finder;
 
-use super::text::{self, ascii_word_runs, is_all_word, name_parts, occurrences_with_boundaries};
+use super::text::{
+    self, Camel, ascii_word_runs, is_all_word, name_parts, occurrences_with_boundaries,
+};
 use super::{
     Ambiguous, Contribution, Explanation, Hit, Scorer, ScorerKind, SearchError, SearchOutcome,
     SearchRequest, rank_hits,
@@ -325,7 +327,7 @@ impl KeywordScorer {
                 !t.is_mcp()
                     && t.id
                         .split(text::is_name_separator)
-                        .any(|p| text::split_camel(p).len() > 1)
+                        .any(|p| text::split_camel(p, Camel::Acronyms).len() > 1)
             })
             .collect();
         KeywordScorer {

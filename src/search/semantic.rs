@@ -17,6 +17,7 @@ use std::sync::Arc;
 use super::embed::{Embedder, MAX_TOKENS, MODEL_NAME};
 use super::embed_cache::{CacheStatus, DocumentKey, EmbedCache};
 use super::query_vectors::QueryVectors;
+use super::text::name_words;
 use super::{
     Contribution, Explanation, Hit, Scorer, ScorerKind, SearchError, SearchOutcome, SearchRequest,
 };
@@ -267,32 +268,6 @@ fn arguments_sentence(arguments: &[String]) -> String {
     }
 }
 
-/// Splits an id or argument name into words: drops the `mcp__` prefix, splits on `_`, `.`, `-`,
-/// whitespace and lower-to-upper case changes (`getUserInfo` → "get User Info").
-pub fn name_words(id: &str) -> String {
-    let id = id.strip_prefix("mcp__").unwrap_or(id);
-    let mut words: Vec<String> = Vec::new();
-    for part in id.split(|c: char| c == '_' || c == '.' || c == '-' || c.is_whitespace()) {
-        let mut word = String::new();
-        let mut prev: Option<char> = None;
-        for c in part.chars() {
-            if let Some(p) = prev
-                && c.is_uppercase()
-                && (p.is_lowercase() || p.is_ascii_digit())
-                && !word.is_empty()
-            {
-                words.push(std::mem::take(&mut word));
-            }
-            word.push(c);
-            prev = Some(c);
-        }
-        if !word.is_empty() {
-            words.push(word);
-        }
-    }
-    words.join(" ")
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -348,21 +323,6 @@ pub(crate) mod tests {
             ])
             .unwrap(),
         )
-    }
-
-    #[test]
-    fn name_words_split_ids() {
-        assert_eq!(name_words("mcp__slack__send_message"), "slack send message");
-        assert_eq!(name_words("NotebookEdit"), "Notebook Edit");
-        assert_eq!(
-            name_words("math.triangle_area_heron"),
-            "math triangle area heron"
-        );
-        assert_eq!(
-            name_words("mcp__Weather API__Get Forecast"),
-            "Weather API Get Forecast"
-        );
-        assert_eq!(name_words("getUserInfo2Go"), "get User Info2 Go");
     }
 
     #[test]

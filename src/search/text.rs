@@ -14,24 +14,40 @@ pub fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
-/// Splits CamelCase: a boundary before an uppercase letter that follows a lowercase letter or
-/// a digit (`NotebookEdit` → `Notebook Edit`), and before the last capital of an acronym that
-/// starts a word (`HTTPServer` → `HTTP Server`).
-pub fn split_camel(s: &str) -> Vec<&str> {
+/// Which CamelCase boundaries split a word. Both splits are kept because each scorer's results
+/// were measured with its own: the keyword scorer and BM25 split acronyms, the embedding text
+/// and the simulated model's name queries do not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Camel {
+    /// No CamelCase split.
+    Off,
+    /// Before an uppercase letter that follows a lowercase letter or a digit
+    /// (`getHTTPServer` → `get HTTPServer`).
+    LowerToUpper,
+    /// Also before the last capital of an acronym that starts a word
+    /// (`HTTPServer` → `HTTP Server`).
+    Acronyms,
+}
+
+/// Splits CamelCase at the boundaries `camel` names (`NotebookEdit` → `Notebook Edit`).
+/// An empty `s` gives no pieces.
+pub fn split_camel(s: &str, camel: Camel) -> Vec<&str> {
     let chars: Vec<(usize, char)> = s.char_indices().collect();
     let mut pieces = Vec::new();
     let mut start = 0;
-    for i in 1..chars.len() {
-        let (at, c) = chars[i];
-        let prev = chars[i - 1].1;
-        let next_lower = chars.get(i + 1).is_some_and(|&(_, n)| n.is_lowercase());
-        let boundary = c.is_uppercase()
-            && (prev.is_lowercase()
-                || prev.is_ascii_digit()
-                || (prev.is_uppercase() && next_lower));
-        if boundary {
-            pieces.push(&s[start..at]);
-            start = at;
+    if camel != Camel::Off {
+        for i in 1..chars.len() {
+            let (at, c) = chars[i];
+            let prev = chars[i - 1].1;
+            let acronym_end = camel == Camel::Acronyms
+                && prev.is_uppercase()
+                && chars.get(i + 1).is_some_and(|&(_, n)| n.is_lowercase());
+            let boundary =
+                c.is_uppercase() && (prev.is_lowercase() || prev.is_ascii_digit() || acronym_end);
+            if boundary {
+                pieces.push(&s[start..at]);
+                start = at;
+            }
         }
     }
     if start < s.len() {
@@ -61,7 +77,7 @@ pub fn name_parts(tool: &Tool) -> Vec<String> {
         }
     } else {
         for piece in tool.id.split(is_name_separator) {
-            for sub in split_camel(piece) {
+            for sub in split_camel(piece, Camel::Acronyms) {
                 if !sub.is_empty() {
                     parts.push(sub.to_lowercase());
                 }
@@ -83,20 +99,24 @@ pub fn strip_prefix_ignore_case<'a>(s: &'a str, prefix: &str) -> Option<&'a str>
 }
 
 /// Lowercase alphanumeric word tokens: split on every non-alphanumeric character (so `_`, `-`,
-/// `.` and punctuation separate words). With `camel`, CamelCase is split first.
-pub fn words(text: &str, camel: bool, out: &mut Vec<String>) {
+/// `.` and punctuation separate words), then on CamelCase as `camel` says.
+pub fn words(text: &str, camel: Camel, out: &mut Vec<String>) {
     for piece in text.split(|c: char| !c.is_alphanumeric()) {
-        if piece.is_empty() {
-            continue;
-        }
-        if camel {
-            for sub in split_camel(piece) {
-                out.push(sub.to_lowercase());
-            }
-        } else {
-            out.push(piece.to_lowercase());
+        for sub in split_camel(piece, camel) {
+            out.push(sub.to_lowercase());
         }
     }
+}
+
+/// An id or argument name as words, case kept: the `mcp__` prefix dropped, split on `_`, `.`,
+/// `-`, whitespace and lower-to-upper case changes (`getUserInfo` → "get User Info").
+pub fn name_words(id: &str) -> String {
+    let id = id.strip_prefix("mcp__").unwrap_or(id);
+    let mut words: Vec<&str> = Vec::new();
+    for part in id.split(is_name_separator) {
+        words.extend(split_camel(part, Camel::LowerToUpper));
+    }
+    words.join(" ")
 }
 
 /// Common English function words: frequent in long natural-language queries, and saying
@@ -309,14 +329,50 @@ mod tests {
     #[test]
     fn word_tokens_split_on_punctuation_and_camel() {
         let mut out = Vec::new();
-        words("Create a new_issue in GitHub's repo.", false, &mut out);
+        words("Create a new_issue in GitHub's repo.", Camel::Off, &mut out);
         assert_eq!(
             out,
             ["create", "a", "new", "issue", "in", "github", "s", "repo"]
         );
         out.clear();
-        words("getUserById", true, &mut out);
+        words("getUserById", Camel::Acronyms, &mut out);
         assert_eq!(out, ["get", "user", "by", "id"]);
+        out.clear();
+        words("take-screenshot.v2", Camel::LowerToUpper, &mut out);
+        assert_eq!(out, ["take", "screenshot", "v2"]);
+    }
+
+    #[test]
+    fn acronyms_split_only_when_asked() {
+        assert_eq!(
+            split_camel("getHTTPServer2Go", Camel::Off),
+            ["getHTTPServer2Go"]
+        );
+        assert_eq!(
+            split_camel("getHTTPServer2Go", Camel::LowerToUpper),
+            ["get", "HTTPServer2", "Go"]
+        );
+        assert_eq!(
+            split_camel("getHTTPServer2Go", Camel::Acronyms),
+            ["get", "HTTP", "Server2", "Go"]
+        );
+        assert!(split_camel("", Camel::Acronyms).is_empty());
+    }
+
+    #[test]
+    fn name_words_split_ids() {
+        assert_eq!(name_words("mcp__slack__send_message"), "slack send message");
+        assert_eq!(name_words("NotebookEdit"), "Notebook Edit");
+        assert_eq!(
+            name_words("math.triangle_area_heron"),
+            "math triangle area heron"
+        );
+        assert_eq!(
+            name_words("mcp__Weather API__Get Forecast"),
+            "Weather API Get Forecast"
+        );
+        assert_eq!(name_words("getUserInfo2Go"), "get User Info2 Go");
+        assert_eq!(name_words("MCP__HTTPServer"), "MCP HTTPServer");
     }
 
     #[test]

@@ -23,7 +23,7 @@ use super::transcript::{Request, Step, ToolResult, Transcript, Usage};
 use super::{SEARCH_TOOL, profile_for_model, session_counter};
 use crate::catalog::Catalog;
 use crate::counter::CounterKind;
-use crate::simulate::split_words;
+use crate::search::text::{self, Camel};
 
 /// A catalog as the scenario names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -221,11 +221,11 @@ pub fn name_query(id: &str) -> String {
         Some(rest) => rest.splitn(2, "__").collect(),
         None => vec![id],
     };
-    parts
-        .iter()
-        .flat_map(|p| split_words(p))
-        .collect::<Vec<_>>()
-        .join(" ")
+    let mut words = Vec::new();
+    for p in parts {
+        text::words(p, Camel::LowerToUpper, &mut words);
+    }
+    words.join(" ")
 }
 
 /// A turn being collected: its user text, its requests, the results they got.

@@ -34,6 +34,7 @@ use crate::error::{Error, Result};
 use crate::search::bm25::Bm25Params;
 use crate::search::external::ExternalConfig;
 use crate::search::spec::ScorerSpec;
+use crate::search::text::{self, Camel};
 use crate::search::{Scorer, ScorerKind};
 use crate::timing::Clock;
 use crate::tokenize::Tokenizer;
@@ -540,35 +541,10 @@ impl Prepared {
         let t = self.catalog.get(tool);
         let mut words: Vec<String> = Vec::new();
         for part in t.server.iter().chain(std::iter::once(&t.name)) {
-            words.extend(split_words(part));
+            text::words(part, Camel::LowerToUpper, &mut words);
         }
         words.join(" ")
     }
-}
-
-/// Splits on non-alphanumerics and lower→upper case changes, lowercased.
-pub fn split_words(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut prev_lower = false;
-    for c in s.chars() {
-        if !c.is_alphanumeric() {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            prev_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && prev_lower && !cur.is_empty() {
-            out.push(std::mem::take(&mut cur));
-        }
-        prev_lower = c.is_lowercase() || c.is_ascii_digit();
-        cur.extend(c.to_lowercase());
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
 }
 
 fn unknown(scenario: &Scenario, r: &scenario::ToolRef, what: &str) -> Error {

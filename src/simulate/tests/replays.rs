@@ -576,16 +576,6 @@ fn bm25_settings_reach_the_deferred_scorer() {
     }
 }
 
-#[test]
-fn name_queries_split_ids_into_words() {
-    assert_eq!(split_words("create_issue"), ["create", "issue"]);
-    assert_eq!(split_words("WebFetch"), ["web", "fetch"]);
-    assert_eq!(
-        split_words("take-screenshot.v2"),
-        ["take", "screenshot", "v2"]
-    );
-}
-
 mod props {
     use super::*;
     use proptest::prelude::*;

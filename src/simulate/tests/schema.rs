@@ -226,7 +226,13 @@ fn thousand_conversations_over_500_tools() {
             }
             for _ in 0..n {
                 let id = &ids[(rng.next_u64() % ids.len() as u64) as usize];
-                let words = split_words(id.rsplit("__").next().unwrap()).join(" ");
+                let mut words = Vec::new();
+                text::words(
+                    id.rsplit("__").next().unwrap(),
+                    Camel::LowerToUpper,
+                    &mut words,
+                );
+                let words = words.join(" ");
                 y.push_str(&format!(
                     "      - {{tool: {id}, query: \"{words}\", result_tokens: 200}}\n"
                 ));
