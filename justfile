@@ -134,3 +134,9 @@ bench-import SESSIONS="1000":
     rm -rf "$dir-out"
     /usr/bin/time -f "import: %e s wall, %U s user, %S s system, %M KB peak memory" \
         ./target/release/toolbudget --quiet session import "$dir" --out "$dir-out" > /dev/null
+
+# Regenerate docs/reference/cli.md from the clap definitions (src/cli.rs); a test fails when
+# the committed file is stale.
+cli-reference:
+    TOOLBUDGET_CLI_MARKDOWN=1 cargo run --release --quiet > target/cli-reference.md
+    mv target/cli-reference.md docs/reference/cli.md

@@ -165,7 +165,8 @@ pub struct SessionImportArgs {
     pub until: Option<String>,
     /// Only sessions of this project: its directory, the directory's last component, or its
     /// Claude Code folder under projects/.
-    #[arg(long, value_name = "NAME")]
+    // Claude Code's folder names start with '-' (`-work-other`).
+    #[arg(long, value_name = "NAME", allow_hyphen_values = true)]
     pub project: Option<String>,
     /// Leave tools that no catalog has out of the scenarios (default: exit 2 listing them).
     #[arg(long)]
@@ -718,4 +719,15 @@ mod tests {
         use clap::CommandFactory;
         super::Cli::command().debug_assert();
     }
+}
+
+/// The command-line reference (docs/reference/cli.md), generated from these definitions.
+pub fn reference_markdown() -> String {
+    let options = clap_markdown::MarkdownOptions::new()
+        .title("Command-line reference".to_string())
+        .show_footer(false);
+    format!(
+        "<!-- Generated from src/cli.rs by `just cli-reference`; do not edit. -->\n\n{}",
+        clap_markdown::help_markdown_custom::<Cli>(&options)
+    )
 }

@@ -19,6 +19,11 @@ fn main() -> ExitCode {
     unsafe { toolbudget::search::embed::pin_thread_count() };
     toolbudget::output::check_stdout();
     toolbudget::output::install_interrupt_cleanup();
+    // Hidden, for the doc tests: the CLI reference as Markdown (docs/reference/cli.md).
+    if std::env::var_os("TOOLBUDGET_CLI_MARKDOWN").is_some() {
+        print!("{}", cli::reference_markdown());
+        return ExitCode::SUCCESS;
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -27,6 +32,10 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    // Hidden, for the doc tests: arguments accepted, nothing run (`console,no-run` blocks).
+    if std::env::var_os("TOOLBUDGET_PARSE_ONLY").is_some() {
+        return ExitCode::SUCCESS;
+    }
     if let Err(e) = commands::check_outputs(&cli.command) {
         eprintln!("error: {e}");
         return ExitCode::from(2);

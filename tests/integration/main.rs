@@ -9,6 +9,7 @@ mod bad_input;
 mod catalog_roundtrip;
 mod cli_count;
 mod cli_counters;
+mod docs;
 mod eval_compare;
 mod eval_pool;
 mod external;
