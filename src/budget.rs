@@ -9,7 +9,7 @@
 //! `report` (query × tool pairs times the scorers, `select:` names × tools) and of every
 //! scenario replayed (its requests, each a possible search with its retries, times the tools). Per input: labeled queries, a query set's searches times the
 //! tools searched, one `select:` query's names times the catalog, one tool description.
-//! Within these limits a run stays under about 1 GB of memory (README, "Errors and limits").
+//! Within these limits a run stays under about 1 GB of memory (docs/reference/errors-and-limits.md).
 
 use std::fmt;
 
@@ -277,16 +277,15 @@ mod tests {
         assert_eq!(whole(u64::MAX), "18,446,744,073,709,551,615");
     }
 
-    /// Every `pub const MAX_…` of `src/` is a row of README's "Errors and limits" table,
+    /// Every `pub const MAX_…` of `src/` is a row of the limits table of
+    /// docs/reference/errors-and-limits.md,
     /// written as `module::path::NAME` (the path of the file that defines it), so the list
     /// cannot drift from the code.
     #[test]
-    fn every_limit_is_in_the_readme_table() {
+    fn every_limit_is_in_the_limits_table() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-        let start = readme.find("## Errors and limits").expect("the section");
-        let section = &readme[start..];
-        let section = &section[..section[3..].find("\n## ").map_or(section.len(), |e| e + 3)];
+        let section =
+            std::fs::read_to_string(root.join("docs/reference/errors-and-limits.md")).unwrap();
         let mut missing = Vec::new();
         let mut seen = 0;
         let mut stack = vec![root.join("src")];
@@ -331,7 +330,7 @@ mod tests {
         missing.sort();
         assert!(
             missing.is_empty(),
-            "add these to README's \"Errors and limits\" table: {missing:?}"
+            "add these to docs/reference/errors-and-limits.md: {missing:?}"
         );
     }
 
