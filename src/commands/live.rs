@@ -37,6 +37,8 @@ fn read_cassette(path: &Path, offline: bool) -> Result<Cassette> {
     }
     let bytes = toolbudget::input::read(path)?;
     let (cassette, load) = Cassette::from_bytes(&bytes);
+    // Its own kind, checksum and all, yet holding a count or latency no view can show.
+    cassette.check_numbers(path, &bytes)?;
     if let Load::Discarded(why) = load {
         if offline {
             return Err(Error::input(

@@ -417,7 +417,7 @@ impl Agent<'_> {
                 temperature: self.st.temperature,
                 seed: provider
                     .takes_seed()
-                    .then(|| self.st.seed + u64::from(self.run)),
+                    .then(|| self.st.seed.wrapping_add(u64::from(self.run))),
             };
             let body = provider.body(&request);
             let mut counted =

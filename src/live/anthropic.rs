@@ -9,13 +9,22 @@
 use serde_json::{Map, Value, json};
 
 use super::conversation::{
-    Message, ProviderSearch, ProviderSearchCall, Reply, Request, ToolCall, Usage, str_of, u64_of,
+    Message, ProviderSearch, ProviderSearchCall, Reply, Request, ToolCall, Usage, check_usage,
+    str_of, tokens_at,
 };
 use crate::counter::ToolChoice;
 
 pub const PATH: &str = "/v1/messages";
 pub const VERSION: &str = "2023-06-01";
 pub const TOOL_SEARCH_BETA: &str = "advanced-tool-use-2025-11-20";
+
+/// The token counts an answer's `usage` may hold.
+pub const USAGE_FIELDS: &[&[&str]] = &[
+    &["usage", "input_tokens"],
+    &["usage", "cache_creation_input_tokens"],
+    &["usage", "cache_read_input_tokens"],
+    &["usage", "output_tokens"],
+];
 
 /// The tool search tool's definition.
 fn search_tool(kind: ProviderSearch) -> Option<Value> {
@@ -180,19 +189,19 @@ pub fn parse(v: &Value) -> Result<Reply, String> {
             _ => {}
         }
     }
-    let usage = v.get("usage").unwrap_or(&Value::Null);
-    let input = u64_of(usage, "input_tokens").map(|n| {
-        n + u64_of(usage, "cache_creation_input_tokens").unwrap_or(0)
-            + u64_of(usage, "cache_read_input_tokens").unwrap_or(0)
-    });
+    check_usage(v, USAGE_FIELDS).map_err(|(_, why)| why)?;
+    let writes = tokens_at(v, USAGE_FIELDS[1])?.unwrap_or(0);
+    let reads = tokens_at(v, USAGE_FIELDS[2])?;
+    // Each part is at most MAX_USAGE_TOKENS, so the sum cannot overflow.
+    let input = tokens_at(v, USAGE_FIELDS[0])?.map(|n| n + writes + reads.unwrap_or(0));
     Ok(Reply {
         text,
         calls,
         native: Some(Value::Array(content.clone())),
         usage: Usage {
             input_tokens: input,
-            output_tokens: u64_of(usage, "output_tokens"),
-            cached_tokens: u64_of(usage, "cache_read_input_tokens"),
+            output_tokens: tokens_at(v, USAGE_FIELDS[3])?,
+            cached_tokens: reads,
         },
         provider_searches: searches.into_iter().map(|(_, s)| s).collect(),
         stop: v
@@ -272,5 +281,27 @@ mod tests {
         assert_eq!(r.calls[0].arguments, r#"{"city":"Oslo"}"#);
         assert_eq!(r.usage.input_tokens, Some(125));
         assert_eq!(r.usage.cached_tokens, Some(5));
+    }
+
+    #[test]
+    fn usage_past_range_is_refused_not_added() {
+        for (field, value) in [
+            ("cache_creation_input_tokens", json!(u64::MAX)),
+            ("input_tokens", json!(-1)),
+            ("cache_read_input_tokens", json!(2.5)),
+            ("output_tokens", json!("7")),
+        ] {
+            let mut v = json!({"content": [], "usage": {"input_tokens": 100,
+                "cache_creation_input_tokens": 20, "cache_read_input_tokens": 5}});
+            v["usage"][field] = value.clone();
+            let e = parse(&v).unwrap_err();
+            assert!(
+                e.starts_with(&format!("usage.{field} is {value}, not a token count")),
+                "{e}"
+            );
+        }
+        // Null or absent is "not reported".
+        let r = parse(&json!({"content": [], "usage": {"input_tokens": null}})).unwrap();
+        assert_eq!(r.usage.input_tokens, None);
     }
 }

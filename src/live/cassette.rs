@@ -17,6 +17,27 @@ use sha2::{Digest, Sha256};
 use super::provider::Provider;
 
 pub const FORMAT: &str = "toolbudget-live-cassette/1";
+/// The longest latency a cassette may record, ms: a day, the longest `--timeout-secs`.
+pub const MAX_LATENCY_MS: f64 = 86_400_000.0;
+
+/// `run 0`, `runs 0-2`, or `runs 0, 2, 5`.
+fn runs_text(runs: &std::collections::BTreeSet<u32>) -> String {
+    let v: Vec<u32> = runs.iter().copied().collect();
+    match v.as_slice() {
+        [one] => format!("run {one}"),
+        [first, .., last] if (last - first) as usize + 1 == v.len() => {
+            format!("runs {first}-{last}")
+        }
+        _ => {
+            let shown: Vec<String> = v.iter().take(8).map(u32::to_string).collect();
+            format!(
+                "runs {}{}",
+                shown.join(", "),
+                if v.len() > 8 { ", ..." } else { "" }
+            )
+        }
+    }
+}
 
 /// One recorded exchange.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -155,6 +176,85 @@ impl Cassette {
         let before = self.entries.len();
         self.entries.retain(|k, _| used.contains(k));
         self.dirty |= self.entries.len() != before;
+    }
+
+    /// What the cassette holds, for the message of a missing answer: each provider and model
+    /// with its runs (`it holds 24 answers: openai-chat "m", run 0`).
+    pub fn holdings(&self) -> String {
+        let mut by: BTreeMap<(&str, String), (usize, std::collections::BTreeSet<u32>)> =
+            BTreeMap::new();
+        for e in self.entries.values() {
+            let model = e
+                .request
+                .get("model")
+                .and_then(Value::as_str)
+                .unwrap_or("(no model)");
+            let slot = by
+                .entry((e.provider.name(), super::conversation::shown(&model.into())))
+                .or_default();
+            slot.0 += 1;
+            slot.1.insert(e.run);
+        }
+        if by.is_empty() {
+            return "the cassette is empty".into();
+        }
+        let parts: Vec<String> = by
+            .iter()
+            .take(5)
+            .map(|((provider, model), (n, runs))| {
+                format!("{n} of {provider} model {model} in {}", runs_text(runs))
+            })
+            .collect();
+        let more = if by.len() > parts.len() { ", ..." } else { "" };
+        format!(
+            "it holds {} answer{}: {}{more}",
+            self.entries.len(),
+            if self.entries.len() == 1 { "" } else { "s" },
+            parts.join("; ")
+        )
+    }
+
+    /// The first entry, in key order, holding a number no reader can use: its key, the path
+    /// of the value inside the entry, and why.
+    pub fn out_of_range(&self) -> Option<(&str, Vec<&'static str>, String)> {
+        self.entries.iter().find_map(|(k, e)| {
+            if !(0.0..=MAX_LATENCY_MS).contains(&e.latency_ms) {
+                return Some((
+                    k.as_str(),
+                    vec!["latency_ms"],
+                    format!(
+                        "latency_ms is {}, not a latency (from 0 to {MAX_LATENCY_MS} ms, a day: \
+                         the longest --timeout-secs)",
+                        super::conversation::shown(&Value::from(e.latency_ms))
+                    ),
+                ));
+            }
+            let (mut at, why) = e.provider.check_usage(&e.response).err()?;
+            at.insert(0, "response");
+            Some((k.as_str(), at, why))
+        })
+    }
+
+    /// Refuses a cassette holding a number out of range, at its `line:column` in the file.
+    pub fn check_numbers(&self, path: &std::path::Path, bytes: &[u8]) -> crate::error::Result<()> {
+        let Some((key, at, why)) = self.out_of_range() else {
+            return Ok(());
+        };
+        let message = format!(
+            "the cassette's answer holds {why}; delete the entry (or the cassette) and record \
+             it again"
+        );
+        let mut place = vec![
+            crate::document::Seg::from("entries"),
+            crate::document::Seg::from(key),
+        ];
+        place.extend(at.iter().map(|&s| crate::document::Seg::from(s)));
+        Err(
+            match crate::document::Document::parse(path, bytes.to_vec()) {
+                Ok(doc) => doc.error_at(&place, message),
+                Err(_) => crate::error::Error::input(path, None, message),
+            },
+        )
     }
 
     /// The file: `format`, `checksum`, then one entry a line, sorted by key.

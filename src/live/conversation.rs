@@ -108,9 +108,50 @@ pub(crate) fn str_of<'v>(v: &'v Value, key: &str) -> &'v str {
     v.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
-/// An unsigned field of a JSON object.
-pub(crate) fn u64_of(v: &Value, key: &str) -> Option<u64> {
-    v.get(key).and_then(Value::as_u64)
+/// The largest token count a `usage` field may hold: far above any context window, small
+/// enough that every sum over a run stays exact.
+pub const MAX_USAGE_TOKENS: u64 = 1_000_000_000_000;
+
+/// The token count at `path` in an answer: `None` when absent or null (not reported); anything
+/// but a whole number from 0 to [`MAX_USAGE_TOKENS`] is refused, naming its field.
+pub(crate) fn tokens_at(v: &Value, path: &[&str]) -> Result<Option<u64>, String> {
+    let mut at = v;
+    for k in path {
+        match at.get(k) {
+            Some(x) => at = x,
+            None => return Ok(None),
+        }
+    }
+    match at {
+        Value::Null => Ok(None),
+        Value::Number(n) if n.as_u64().is_some_and(|x| x <= MAX_USAGE_TOKENS) => Ok(n.as_u64()),
+        other => Err(format!(
+            "{} is {}, not a token count (a whole number from 0 to {MAX_USAGE_TOKENS})",
+            path.join("."),
+            shown(other)
+        )),
+    }
+}
+
+/// A JSON value for a message, cut to 40 characters.
+pub(crate) fn shown(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 40 {
+        format!("{}...", s.chars().take(40).collect::<String>())
+    } else {
+        s
+    }
+}
+
+/// The first `usage` field of `fields` that [`tokens_at`] refuses: its path and why.
+pub(crate) fn check_usage(
+    v: &Value,
+    fields: &[&'static [&'static str]],
+) -> Result<(), (Vec<&'static str>, String)> {
+    for f in fields {
+        tokens_at(v, f).map_err(|why| (f.to_vec(), why))?;
+    }
+    Ok(())
 }
 
 /// `tool_choice` as both OpenAI shapes write it (`any` and a named tool become `required`).

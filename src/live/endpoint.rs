@@ -21,13 +21,18 @@ pub const RETRY_AFTER_CEILING: Duration = Duration::from_secs(120);
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum LiveError {
     #[error(
-        "live: the cassette {cassette} has no answer for this request (run {run}) and {why}; record it by running online"
+        "live: the cassette {cassette} has no answer for this request (model {model:?}, run {run}) and {why}; {holds}; record it by running online"
     )]
     NotRecorded {
         cassette: String,
+        model: String,
         run: u32,
         why: String,
+        /// What the cassette does hold (its providers, models and runs).
+        holds: String,
     },
+    #[error("live: {provider} answered {message}; the answer is not recorded and the run stops")]
+    OutOfRange { provider: Provider, message: String },
     #[error("live: {provider} refused the key (HTTP {status}): {message}; check {var}")]
     Auth {
         provider: Provider,
@@ -177,12 +182,25 @@ impl Endpoint {
         if let Some(why) = why {
             return Err(LiveError::NotRecorded {
                 cassette: self.cassette_path.clone(),
+                model: body
+                    .get("model")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
                 run,
                 why,
+                holds: self.cassette.holdings(),
             });
         }
         let text = body.to_string();
         let (response, latency_ms) = self.post_with_retries(&text, provider_search)?;
+        // A count no reader can sum is refused before it is kept: the cassette stays replayable.
+        if let Err((_, message)) = self.provider.check_usage(&response) {
+            return Err(LiveError::OutOfRange {
+                provider: self.provider,
+                message,
+            });
+        }
         let entry = Entry {
             provider: self.provider,
             run,
@@ -244,8 +262,9 @@ impl Endpoint {
                     last = format!("HTTP 429: {}", error_message(&r.body));
                     r.retry_after
                         .filter(|s| s.is_finite() && *s >= 0.0)
+                        // The ceiling first: a huge value cannot become a Duration.
                         .map_or(backoff, |s| {
-                            Duration::from_secs_f64(s).min(RETRY_AFTER_CEILING)
+                            Duration::from_secs_f64(s.min(RETRY_AFTER_CEILING.as_secs_f64()))
                         })
                 }
                 Ok(r) if r.status >= 500 => {
@@ -377,6 +396,66 @@ mod tests {
     }
 
     #[test]
+    fn a_retry_after_beyond_any_duration_waits_the_ceiling() {
+        let (mut e, slept, _) = endpoint(
+            vec![
+                reply(429, Some(99999999999999999999.0), "{}"),
+                reply(429, Some(f64::MAX), "{}"),
+                reply(200, None, r#"{"choices":[]}"#),
+            ],
+            None,
+            "http://127.0.0.1:9/v1",
+        );
+        e.exchange(0, &serde_json::json!({}), false).unwrap();
+        assert_eq!(
+            *slept.lock().unwrap(),
+            [RETRY_AFTER_CEILING, RETRY_AFTER_CEILING]
+        );
+    }
+
+    #[test]
+    fn an_answer_with_a_count_out_of_range_is_refused_and_not_recorded() {
+        let (mut e, _, _) = endpoint(
+            vec![reply(
+                200,
+                None,
+                r#"{"choices":[],"usage":{"prompt_tokens":18446744073709551615}}"#,
+            )],
+            None,
+            "http://127.0.0.1:9/v1",
+        );
+        let err = e.exchange(0, &serde_json::json!({}), false).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "live: openai-chat answered usage.prompt_tokens is 18446744073709551615, not a token \
+             count (a whole number from 0 to 1000000000000); the answer is not recorded and the \
+             run stops"
+        );
+        assert!(e.cassette.is_empty());
+    }
+
+    #[test]
+    fn a_missing_answer_names_the_model_and_runs_the_cassette_holds() {
+        let (mut e, _, _) = endpoint(
+            vec![reply(200, None, r#"{"choices":[]}"#)],
+            None,
+            "http://127.0.0.1:9/v1",
+        );
+        e.exchange(0, &serde_json::json!({"model": "recorded-model"}), false)
+            .unwrap();
+        e.offline = true;
+        let err = e
+            .exchange(1, &serde_json::json!({"model": "other"}), false)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "live: the cassette c.json has no answer for this request (model \"other\", run 1) \
+             and --offline is set; it holds 1 answer: 1 of openai-chat model \"recorded-model\" \
+             in run 0; record it by running online"
+        );
+    }
+
+    #[test]
     fn client_errors_fail_at_once_with_the_providers_message() {
         let (mut e, slept, _) = endpoint(
             vec![reply(
@@ -414,7 +493,8 @@ mod tests {
         e.offline = true;
         let err = e.exchange(3, &serde_json::json!({}), false).unwrap_err();
         assert!(
-            err.to_string().contains("(run 3) and --offline is set"),
+            err.to_string()
+                .contains("(model \"\", run 3) and --offline is set; the cassette is empty"),
             "{err}"
         );
     }

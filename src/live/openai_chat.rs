@@ -11,9 +11,18 @@
 
 use serde_json::{Map, Value, json};
 
-use super::conversation::{Message, Reply, Request, ToolCall, Usage, str_of, u64_of};
+use super::conversation::{
+    Message, Reply, Request, ToolCall, Usage, check_usage, str_of, tokens_at,
+};
 
 pub const PATH: &str = "/chat/completions";
+
+/// The token counts an answer's `usage` may hold.
+pub const USAGE_FIELDS: &[&[&str]] = &[
+    &["usage", "prompt_tokens"],
+    &["usage", "completion_tokens"],
+    &["usage", "prompt_tokens_details", "cached_tokens"],
+];
 
 /// The request body.
 pub fn body(r: &Request<'_>) -> Value {
@@ -105,17 +114,15 @@ pub fn parse(v: &Value) -> Result<Reply, String> {
             arguments,
         });
     }
-    let usage = v.get("usage").unwrap_or(&Value::Null);
+    check_usage(v, USAGE_FIELDS).map_err(|(_, why)| why)?;
     Ok(Reply {
         text: str_of(message, "content").to_string(),
         calls,
         native: None,
         usage: Usage {
-            input_tokens: u64_of(usage, "prompt_tokens"),
-            output_tokens: u64_of(usage, "completion_tokens"),
-            cached_tokens: usage
-                .get("prompt_tokens_details")
-                .and_then(|d| u64_of(d, "cached_tokens")),
+            input_tokens: tokens_at(v, USAGE_FIELDS[0])?,
+            output_tokens: tokens_at(v, USAGE_FIELDS[1])?,
+            cached_tokens: tokens_at(v, USAGE_FIELDS[2])?,
         },
         provider_searches: Vec::new(),
         stop: choice

@@ -8,10 +8,18 @@
 use serde_json::{Map, Value, json};
 
 use super::conversation::{
-    Message, ProviderSearch, ProviderSearchCall, Reply, Request, ToolCall, Usage, str_of, u64_of,
+    Message, ProviderSearch, ProviderSearchCall, Reply, Request, ToolCall, Usage, check_usage,
+    str_of, tokens_at,
 };
 
 pub const PATH: &str = "/responses";
+
+/// The token counts an answer's `usage` may hold.
+pub const USAGE_FIELDS: &[&[&str]] = &[
+    &["usage", "input_tokens"],
+    &["usage", "output_tokens"],
+    &["usage", "input_tokens_details", "cached_tokens"],
+];
 
 fn assistant_items(text: &str, calls: &[ToolCall]) -> Vec<Value> {
     let mut out = Vec::new();
@@ -170,17 +178,15 @@ pub fn parse(v: &Value) -> Result<Reply, String> {
             _ => {}
         }
     }
-    let usage = v.get("usage").unwrap_or(&Value::Null);
+    check_usage(v, USAGE_FIELDS).map_err(|(_, why)| why)?;
     Ok(Reply {
         text,
         calls,
         native: Some(Value::Array(output.clone())),
         usage: Usage {
-            input_tokens: u64_of(usage, "input_tokens"),
-            output_tokens: u64_of(usage, "output_tokens"),
-            cached_tokens: usage
-                .get("input_tokens_details")
-                .and_then(|d| u64_of(d, "cached_tokens")),
+            input_tokens: tokens_at(v, USAGE_FIELDS[0])?,
+            output_tokens: tokens_at(v, USAGE_FIELDS[1])?,
+            cached_tokens: tokens_at(v, USAGE_FIELDS[2])?,
         },
         provider_searches: searches,
         stop: v.get("status").and_then(Value::as_str).map(str::to_string),

@@ -110,6 +110,21 @@ impl Provider {
         }
     }
 
+    /// The `usage` token counts of this shape's answers.
+    pub fn usage_fields(self) -> &'static [&'static [&'static str]] {
+        match self {
+            Provider::OpenaiChat => openai_chat::USAGE_FIELDS,
+            Provider::OpenaiResponses => openai_responses::USAGE_FIELDS,
+            Provider::Anthropic => anthropic::USAGE_FIELDS,
+        }
+    }
+
+    /// Whether every `usage` count of an answer is a token count in range; else the field's
+    /// path and why (checked before an answer is recorded, and when a cassette is read).
+    pub fn check_usage(self, v: &Value) -> Result<(), (Vec<&'static str>, String)> {
+        super::conversation::check_usage(v, self.usage_fields())
+    }
+
     /// The headers of one request (the key only when there is one: a local server needs none).
     pub fn headers(self, key: Option<&str>, provider_search: bool) -> Vec<(String, String)> {
         let mut h = vec![("content-type".to_string(), "application/json".to_string())];

@@ -182,11 +182,8 @@ pub fn summarize(turns: &[&TurnRow], requests: &[&RequestRow]) -> ModeSummary {
         .iter()
         .filter(|r| r.billed_input_tokens.is_some())
         .collect();
-    let billed: u64 = with_usage
-        .iter()
-        .filter_map(|r| r.billed_input_tokens)
-        .sum();
-    let counted: u64 = with_usage.iter().map(|r| r.counted_input_tokens).sum();
+    let billed = saturating_sum(with_usage.iter().filter_map(|r| r.billed_input_tokens));
+    let counted = saturating_sum(with_usage.iter().map(|r| r.counted_input_tokens));
     let latencies: Vec<f64> = requests.iter().map(|r| r.latency_ms).collect();
     ModeSummary {
         turns: turns.len(),
@@ -212,7 +209,9 @@ pub fn summarize(turns: &[&TurnRow], requests: &[&RequestRow]) -> ModeSummary {
         requests_without_usage: requests.len() - with_usage.len(),
         billed_input_tokens: billed,
         counted_input_tokens: counted,
-        billed_output_tokens: requests.iter().filter_map(|r| r.billed_output_tokens).sum(),
+        billed_output_tokens: saturating_sum(
+            requests.iter().filter_map(|r| r.billed_output_tokens),
+        ),
         billed_over_counted: (counted > 0).then(|| round(billed as f64 / counted as f64, 4)),
         latency_ms_p50: stats::percentile(&latencies, 50.0),
         latency_ms_p95: stats::percentile(&latencies, 95.0),
@@ -250,6 +249,12 @@ pub fn modes(turns: &[TurnRow], requests: &[RequestRow]) -> (ModeSummary, ModeSu
     };
     let all: Vec<&TurnRow> = turns.iter().collect();
     (of("eager"), of("deferred"), pair(&all))
+}
+
+/// A sum of token counts that stops at `u64::MAX` instead of overflowing (each count is at
+/// most `MAX_USAGE_TOKENS`, so no real run comes near it).
+fn saturating_sum(xs: impl Iterator<Item = u64>) -> u64 {
+    xs.fold(0, u64::saturating_add)
 }
 
 pub fn round(x: f64, digits: i32) -> f64 {

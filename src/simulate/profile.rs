@@ -386,6 +386,9 @@ pub enum Override {
 
 crate::named_enum!(Override, "model override");
 
+/// The smallest throughput accepted, tokens per second: one token in about 17 minutes.
+pub const MIN_RATE: f64 = 0.001;
+
 impl Override {
     /// The largest accepted value: far beyond any real model, small enough that a conversation's
     /// cost and time stay finite.
@@ -464,6 +467,18 @@ impl Profile {
                 Err("must be > 0".to_string())
             }
         };
+        // A rate near 0 makes every modeled time infinite (`5e-324` printed `inf.0` ms).
+        let rate = || -> Result<f64, String> {
+            positive()?;
+            if value < MIN_RATE {
+                return Err(format!(
+                    "{value:e} is too small: at least {MIN_RATE} ({}), so every modeled time \
+                     stays finite",
+                    key.unit()
+                ));
+            }
+            Ok(value)
+        };
         match key {
             O::InputPerMtok => self.input_per_mtok = value,
             O::OutputPerMtok => self.output_per_mtok = value,
@@ -481,9 +496,9 @@ impl Profile {
             O::CallTokens => self.call_tokens = whole()?,
             O::ReplyTokens => self.reply_tokens = whole()?,
             O::RequestOverheadMs => self.request_overhead_ms = value,
-            O::PrefillTokensPerS => self.prefill_tokens_per_s = positive()?,
-            O::CachedPrefillTokensPerS => self.cached_prefill_tokens_per_s = positive()?,
-            O::DecodeTokensPerS => self.decode_tokens_per_s = positive()?,
+            O::PrefillTokensPerS => self.prefill_tokens_per_s = rate()?,
+            O::CachedPrefillTokensPerS => self.cached_prefill_tokens_per_s = rate()?,
+            O::DecodeTokensPerS => self.decode_tokens_per_s = rate()?,
             O::SearchLatencyMs => self.search_latency_ms = value,
             O::DefinitionFetchMs => self.definition_fetch_ms = value,
             O::DefinitionTtlS => self.definition_ttl_s = value,
@@ -562,6 +577,12 @@ mod tests {
         assert!(p.set(Override::ToolOverheadTokens, 1.5).is_err());
         assert!(p.set(Override::InputPerMtok, -1.0).is_err());
         assert!(p.set(Override::DecodeTokensPerS, 0.0).is_err());
+        assert_eq!(
+            p.set(Override::DecodeTokensPerS, 5e-324).unwrap_err(),
+            "5e-324 is too small: at least 0.001 (tokens per second), so every modeled time \
+             stays finite"
+        );
+        p.set(Override::DecodeTokensPerS, MIN_RATE).unwrap();
         assert_eq!(
             p.set(Override::ContextWindow, 0.0).unwrap_err(),
             "must be > 0"

@@ -78,7 +78,7 @@ fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
     v
 }
 
-fn cassette_entries(path: &Path) -> Vec<Value> {
+pub(crate) fn cassette_entries(path: &Path) -> Vec<Value> {
     let v: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     v["entries"]
         .as_object()
@@ -234,7 +234,22 @@ fn offline_refuses_a_missing_answer_and_a_tampered_cassette() {
     args[i] = "64".into();
     fails_with(
         toolbudget().args(&args),
-        "has no answer for this request (run 0) and --offline is set",
+        &format!(
+            "has no answer for this request (model \"{MODEL}\", run 0) and --offline is set; \
+             it holds 24 answers: 24 of openai-chat model \"{MODEL}\" in run 0; record it"
+        ),
+    );
+    // The README's offline command once named another model: the error says which one the
+    // cassette holds.
+    let mut args = recorded_args(&cassette, &dir.path().join("o"));
+    let i = args.iter().position(|a| a == MODEL).unwrap();
+    args[i] = "smollm2".into();
+    fails_with(
+        toolbudget().args(&args),
+        &format!(
+            "(model \"smollm2\", run 0) and --offline is set; it holds 24 answers: 24 of \
+             openai-chat model \"{MODEL}\" in run 0"
+        ),
     );
     let text = std::fs::read_to_string(&cassette).unwrap();
     std::fs::write(
@@ -255,14 +270,14 @@ fn offline_refuses_a_missing_answer_and_a_tampered_cassette() {
 
 /// One request the scripted server saw.
 #[derive(Debug, Clone)]
-struct Seen {
-    head: String,
-    body: Value,
+pub(crate) struct Seen {
+    pub head: String,
+    pub body: Value,
 }
 
 /// A scripted HTTP server on loopback: answers `respond(n, body)` (status, JSON) to each
 /// request, at most `max` requests and for at most 120 s, then stops by itself.
-fn serve(
+pub(crate) fn serve(
     max: usize,
     respond: impl Fn(usize, &Value) -> (u16, Value) + Send + 'static,
 ) -> (String, Arc<Mutex<Vec<Seen>>>) {
@@ -371,7 +386,12 @@ fn scripted_chat(_: usize, body: &Value) -> (u16, Value) {
     (200, chat_call(tool, args))
 }
 
-fn live_cmd(provider: &str, url: &str, cassette: &Path, out: &Path) -> assert_cmd::Command {
+pub(crate) fn live_cmd(
+    provider: &str,
+    url: &str,
+    cassette: &Path,
+    out: &Path,
+) -> assert_cmd::Command {
     let mut c = toolbudget();
     c.arg("live")
         .arg(repo("scenarios/live/memory-and-time.yaml"))

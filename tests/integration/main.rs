@@ -16,6 +16,7 @@ mod external;
 mod fixtures;
 mod fuzz_corpus;
 mod hostile;
+mod hostile_numbers;
 mod ir_measures;
 mod live;
 mod mcp_hostile;
