@@ -228,9 +228,13 @@ pub struct ApiArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Folder the report is written to (index.md, data/, charts/).
+    /// Folder the report is written to (index.md, index.html, data/, charts/).
     #[arg(long, default_value = "reports", value_name = "DIR")]
     pub out: PathBuf,
+    /// The pages written beside data/ and charts/: index.md, a self-contained index.html
+    /// (the same Markdown converted, charts inlined), or both.
+    #[arg(long, value_enum, default_value = "both")]
+    pub format: toolbudget::view::report::Pages,
     /// Also evaluate real data: DIR/queries/NAME.jsonl against DIR/catalogs/NAME.json, and
     /// count every catalog under DIR/catalogs (e.g. ../shared/data).
     #[arg(long, value_name = "DIR")]

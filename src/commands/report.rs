@@ -17,6 +17,7 @@ use toolbudget::experiment::report::{self as pipeline, ReportInputs};
 use toolbudget::output::write_tree;
 use toolbudget::session::counterfactual::Variant;
 use toolbudget::simulate::calibration::CalibrationFile;
+use toolbudget::view::report::Pages;
 
 /// Progress on stderr, hidden when stderr is not a terminal or with `--quiet`: one bar per
 /// phase of the pipeline.
@@ -84,6 +85,7 @@ pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
         toolbudget::view::report::add_live(&mut files, &live)
             .map_err(|e| Error::Missing(e.to_string()))?;
     }
+    toolbudget::view::report::pages(&mut files, args.format);
     bars.phase("writing", 1);
     let files: Vec<(String, Vec<u8>)> = files.into_iter().map(|f| (f.path, f.bytes)).collect();
     write_tree(&args.out, &files)?;
@@ -92,7 +94,13 @@ pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
         eprintln!(
             "wrote {} files to {}",
             files.len(),
-            args.out.join("index.md").display()
+            args.out
+                .join(if args.format == Pages::Html {
+                    "index.html"
+                } else {
+                    "index.md"
+                })
+                .display()
         );
     }
     Ok(())

@@ -13,7 +13,7 @@ use toolbudget::experiment::sweep::{ListingCost, ListingMode, Sweep, SweepPoint,
 use toolbudget::simulate::ScenarioResult;
 use toolbudget::simulate::request::PARTS;
 use toolbudget::simulate::result::{Categories, PublishedComparison};
-use toolbudget::view::report::render;
+use toolbudget::view::report::{Pages, pages, render};
 
 fn request(
     mode: &str,
@@ -280,11 +280,9 @@ fn tiny() -> ReportData {
 }
 
 fn files(data: &ReportData) -> BTreeMap<String, Vec<u8>> {
-    render(data)
-        .expect("the tiny report renders")
-        .into_iter()
-        .map(|f| (f.path, f.bytes))
-        .collect()
+    let mut files = render(data).expect("the tiny report renders");
+    pages(&mut files, Pages::Both);
+    files.into_iter().map(|f| (f.path, f.bytes)).collect()
 }
 
 fn text(files: &BTreeMap<String, Vec<u8>>, path: &str) -> String {
@@ -362,6 +360,43 @@ fn every_svg_parses_and_names_its_series() {
             "{path}"
         );
     }
+}
+
+/// The decision page's numbers: computed once, written to `data/summary.json` (pinned) and
+/// shown on the page; `index.html` is there beside `index.md`.
+#[test]
+fn summary_json_is_the_decision_page() {
+    let f = files(&tiny());
+    insta::assert_snapshot!("summary_json", text(&f, "data/summary.json"));
+    let v: serde_json::Value = serde_json::from_slice(&f["data/summary.json"]).unwrap();
+    let o = &v["overall"];
+    assert_eq!(o["scenarios"], 2);
+    // `overflow` claims no saving: the medians are the worked example's.
+    assert_eq!(o["compared"], 1);
+    assert_eq!(o["median_first_request_saved_pct"], 14.2);
+    assert_eq!(o["median_first_request_saved_tokens"], 250.0);
+    assert_eq!(o["median_conversation_saved_tokens"], -1600.0);
+    assert_eq!(o["median_saved_usd_per_1000"], -4.0);
+    assert_eq!(o["more_tokens_deferred"], json!(["worked-example"]));
+    assert_eq!(o["unequal_work"], json!(["overflow"]));
+    assert_eq!(
+        o["window_overflow"],
+        json!([{"scenario": "overflow", "mode": "eager"}])
+    );
+    // No search missed: a miss is priced as one more search request (the worked example's
+    // third deferred request: 1,000 + 300 + 180 + 20 + 105 + 360 tokens).
+    assert_eq!(o["miss_cost"]["from"], "search");
+    assert_eq!(o["miss_cost"]["median_input_tokens"], 1965.0);
+    assert_eq!(v["scenarios"][0]["pays"], false);
+    assert_eq!(v["scenarios"][1]["pays"], serde_json::Value::Null);
+    assert_eq!(v["query_sets"][0]["best_scorer"], "bm25");
+    assert_eq!(v["query_sets"][0]["value"], 1.0);
+    let md = text(&f, "index.md");
+    assert!(md.contains("| saving per request (first request) | **14.2%** (250 tokens) |"));
+    assert!(md.contains("**bm25** on `tiny`: recall@5 **1.000** (95% CI 1.000–1.000)"));
+    let html = text(&f, "index.html");
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("<h2 id=\"decision\">"));
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Which charts a report has, and the data each one draws: turns a `ReportData` into chart
 //! specs and renders them. Every figure has a caption that says how to read it.
 
-use crate::output::md_code;
+use crate::output::{md_code, md_text};
 use std::fmt::Write as _;
 
 use crate::eval::metrics::Metric;
@@ -51,7 +51,8 @@ pub enum Section {
 
 /// A figure in `index.md`: the image with its relative link, then its caption.
 pub fn embed(out: &mut String, f: &Figure) {
-    let _ = writeln!(out, "![{}]({})\n", f.title, f.path);
+    // A title names a scenario or query set (the user's text): escaped, it stays alt text.
+    let _ = writeln!(out, "![{}]({})\n", md_text(&f.title), f.path);
     let _ = writeln!(out, "*{}*\n", f.caption);
 }
 

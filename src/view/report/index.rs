@@ -1,15 +1,17 @@
-//! `index.md`: the report a design review reads on GitHub. A summary first, then one section
-//! per part with its table, charts and the CSV behind it, then failures and settings.
+//! `index.md`: the report a design review reads on GitHub. The decision page first, then a
+//! summary, then one section per part with its table, charts and the CSV behind it, then
+//! failures and settings. `index.html` is this Markdown converted (`html`).
 
 use crate::output::md_code;
 use std::fmt::Write as _;
 
 use super::figures::{self, Figure, Section};
+use super::summary::Summary;
 use crate::experiment::report::ReportData;
 use crate::output::md_table;
 use crate::view::number::{fixed1, int, pct, plural};
 
-pub fn index(data: &ReportData, charts: &[Figure]) -> String {
+pub fn index(data: &ReportData, charts: &[Figure], sum: &Summary) -> String {
     let mut out = String::new();
     out.push_str("# toolbudget report\n\n");
     let profile = data
@@ -18,17 +20,6 @@ pub fn index(data: &ReportData, charts: &[Figure]) -> String {
         .iter()
         .find(|(k, _)| k == "name")
         .map_or("(none)", |(_, v)| v.as_str());
-    let _ = writeln!(
-        out,
-        "What deferred tool loading buys an agent, measured by `toolbudget report`: tokens are \
-         counted by the `{}` counter ({}, `{}` rendering of each definition); dollars use the \
-         `{}` model profile's list prices. Every number below is computed from the files named \
-         in each section; the data behind each table is in `data/` as CSV and JSON.\n",
-        data.settings.counter,
-        data.settings.tokenizer(),
-        data.settings.counter.render_name(),
-        profile
-    );
     let mut ran = Vec::new();
     if !data.scenarios.is_empty() {
         ran.push(plural(data.scenarios.len(), "scenario", "scenarios"));
@@ -51,14 +42,26 @@ pub fn index(data: &ReportData, charts: &[Figure]) -> String {
             )
         ));
     }
-    if !ran.is_empty() {
-        let _ = writeln!(out, "This run: {}.\n", ran.join(", "));
-    }
-    summary(&mut out, data, charts);
+    let ran = if ran.is_empty() {
+        String::new()
+    } else {
+        format!(" This run: {}.", ran.join(", "))
+    };
+    let _ = writeln!(
+        out,
+        "Tokens: the `{}` counter ({}, `{}` rendering); dollars: the `{}` profile's list \
+         prices; every setting: [Settings](#settings).{ran}\n",
+        data.settings.counter,
+        data.settings.tokenizer(),
+        data.settings.counter.render_name(),
+        profile
+    );
+    super::decision::page(&mut out, sum, data, charts);
+    summary(&mut out, data);
     if let Some(s) = &data.sessions {
         out.push_str(&crate::view::sessions::markdown(s, charts));
     }
-    crate::view::simulate::sections(&mut out, &data.scenarios, charts);
+    super::scenarios::sections(&mut out, &data.scenarios, charts);
     if let Some(c) = &data.clients {
         crate::view::clients::section(&mut out, c, charts);
     }
@@ -80,10 +83,10 @@ pub fn index(data: &ReportData, charts: &[Figure]) -> String {
     out
 }
 
-fn summary(out: &mut String, data: &ReportData, charts: &[Figure]) {
+fn summary(out: &mut String, data: &ReportData) {
     out.push_str("## Summary\n\n");
     if !data.scenarios.is_empty() {
-        crate::view::simulate::summary_table(out, &data.scenarios);
+        super::scenarios::summary_table(out, &data.scenarios);
     }
     crate::view::eval::summary(out, &data.evals);
     sweep_summary(out, data);
@@ -91,9 +94,6 @@ fn summary(out: &mut String, data: &ReportData, charts: &[Figure]) {
         let _ = writeln!(out, "- {line}");
     }
     out.push('\n');
-    for f in figures::of(charts, &Section::Occupancy) {
-        figures::embed(out, f);
-    }
 }
 
 fn sweep_summary(out: &mut String, data: &ReportData) {

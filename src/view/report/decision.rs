@@ -1,0 +1,273 @@
+//! The decision page that opens `index.md` (and so `index.html`): one screen that answers
+//! "should we defer, with which scorer, what does it save, what does it risk?" from the
+//! [`Summary`], one chart, and links to the sections behind each answer.
+
+use std::fmt::Write as _;
+
+use super::figures::{self, Figure, Section};
+use super::summary::Summary;
+use crate::experiment::report::ReportData;
+use crate::output::{md_code, md_table};
+use crate::view::number::{fixed1, int, metric, pct, plural, usd};
+
+/// Names as code spans, at most `shown` of them, then how many more.
+fn names(list: &[String], shown: usize) -> String {
+    let mut parts: Vec<String> = list.iter().take(shown).map(|n| md_code(n)).collect();
+    if list.len() > shown {
+        parts.push(format!("{} more", list.len() - shown));
+    }
+    parts.join(", ")
+}
+
+fn link(text: &str, anchor: &str) -> String {
+    format!("[{text}](#{anchor})")
+}
+
+/// Dollars saved, a negative saving written as a cost.
+fn saved_usd(x: f64) -> String {
+    if x < 0.0 {
+        format!("-{} (costs more)", usd(-x))
+    } else {
+        usd(x)
+    }
+}
+
+fn tokens(x: f64) -> String {
+    if x < 0.0 {
+        format!("-{}", int((-x).round() as usize))
+    } else {
+        int(x.round() as usize)
+    }
+}
+
+pub fn page(out: &mut String, sum: &Summary, data: &ReportData, charts: &[Figure]) {
+    out.push_str("## Decision\n\n");
+    let o = &sum.overall;
+    let counter = md_code(&sum.run.counter);
+    let scenarios_link = link("Summary", "summary");
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    if o.compared > 0 {
+        let paying = sum
+            .scenarios
+            .iter()
+            .filter(|s| s.pays == Some(true))
+            .count();
+        let _ = writeln!(
+            out,
+            "**Deferral pays in {} of {} compared like for like** (fewer input tokens over the \
+             conversation and lower cost with prompt caching). Medians over them; tokens \
+             counted by {counter}.\n",
+            int(paying),
+            plural(o.compared, "scenario", "scenarios"),
+        );
+        let pair = |p: Option<f64>, t: Option<f64>| match (p, t) {
+            (Some(p), Some(t)) => format!("**{}** ({} tokens)", pct(p), tokens(t)),
+            _ => "n/a".into(),
+        };
+        rows.push(vec![
+            "saving per request (first request)".into(),
+            pair(
+                o.median_first_request_saved_pct,
+                o.median_first_request_saved_tokens,
+            ),
+            scenarios_link.clone(),
+        ]);
+        rows.push(vec![
+            "saving per conversation (input)".into(),
+            pair(
+                o.median_conversation_saved_pct,
+                o.median_conversation_saved_tokens,
+            ),
+            scenarios_link.clone(),
+        ]);
+        if let (Some(a), Some(b)) = (
+            o.median_saved_usd_per_1000,
+            o.median_saved_usd_per_1000_cached,
+        ) {
+            rows.push(vec![
+                "saved per 1,000 conversations".into(),
+                format!(
+                    "**{}** without caching, **{}** with prompt caching",
+                    saved_usd(a),
+                    saved_usd(b)
+                ),
+                scenarios_link.clone(),
+            ]);
+        }
+    } else if !sum.scenarios.is_empty() {
+        out.push_str(
+            "No scenario compares like for like (a mode does not fit the window): no saving \
+             is claimed.\n\n",
+        );
+    }
+    search_rows(&mut rows, sum);
+    if let Some(m) = &o.miss_cost {
+        let what = if m.from == "retry" {
+            format!("median of {} retries", int(m.requests))
+        } else {
+            format!(
+                "a retry is one more search request like the {} here",
+                int(m.requests)
+            )
+        };
+        rows.push(vec![
+            "what a miss costs".into(),
+            format!(
+                "one more request: {} tokens, {} per 1,000 ({what}; {} in the scenarios); \
+                 unrecovered, the call fails",
+                int(m.median_input_tokens.round() as usize),
+                usd(m.median_usd_per_1000),
+                plural(m.misses, "miss", "misses"),
+            ),
+            link("Scenarios", "scenarios"),
+        ]);
+    }
+    let mut not_paying = Vec::new();
+    if !o.more_tokens_deferred.is_empty() {
+        not_paying.push(format!(
+            "more input tokens deferred: {}",
+            names(&o.more_tokens_deferred, 4)
+        ));
+    }
+    if !o.more_usd_cached_deferred.is_empty() {
+        not_paying.push(format!(
+            "costlier with caching: {}",
+            names(&o.more_usd_cached_deferred, 4)
+        ));
+    }
+    let mut not_paying_link = scenarios_link.clone();
+    if let (false, Some(turns)) = (o.never_breaks_even_cached.is_empty(), o.break_even_turns) {
+        let cases: Vec<String> = o
+            .never_breaks_even_cached
+            .iter()
+            .map(|c| format!("{}/{}", int(c.tools), c.searches))
+            .collect();
+        not_paying.push(format!(
+            "with caching, never within {turns} turns at tools/searches {}",
+            cases.join(", ")
+        ));
+        not_paying_link = link("Break-even", "where-deferral-pays-break-even");
+    }
+    if !not_paying.is_empty() {
+        rows.push(vec![
+            "where deferral does not pay".into(),
+            not_paying.join("; "),
+            not_paying_link,
+        ]);
+    }
+    let mut caveats = Vec::new();
+    if !o.unequal_work.is_empty() {
+        caveats.push(format!(
+            "unequal work (calls failed or unavailable): {}",
+            names(&o.unequal_work, 4)
+        ));
+    }
+    if let Some(e) = sum.run.counter_error_pct {
+        caveats.push(format!("{counter} is an estimate, ± {e}%"));
+    }
+    if !o.window_overflow.is_empty() {
+        let list: Vec<String> = o
+            .window_overflow
+            .iter()
+            .map(|w| format!("{} ({})", md_code(&w.scenario), w.mode))
+            .collect();
+        caveats.push(format!("does not fit the window: {}", list.join(", ")));
+    }
+    if !caveats.is_empty() {
+        rows.push(vec!["caveats".into(), caveats.join("; "), scenarios_link]);
+    }
+    if !rows.is_empty() {
+        out.push_str(&md_table(
+            &["question", "answer", "details"],
+            &rows,
+            &[false, false, false],
+        ));
+        out.push('\n');
+    }
+    for f in figures::of(charts, &Section::Occupancy) {
+        figures::embed(out, f);
+    }
+    let _ = writeln!(
+        out,
+        "These numbers are in `data/summary.json` (the measured latency in `data/latency.json`); \
+         the full columns in `data/*.csv`. \
+         Sections: {}.\n",
+        contents(data).join(" · ")
+    );
+}
+
+/// The best scorer per query set, and its measured latency on a row of its own.
+fn search_rows(rows: &mut Vec<Vec<String>>, sum: &Summary) {
+    let mut quality = Vec::new();
+    let mut latency = Vec::new();
+    for q in &sum.query_sets {
+        let (Some(best), Some(key), Some(v)) = (&q.best_scorer, &q.metric, q.value) else {
+            continue;
+        };
+        let ci = q
+            .ci95
+            .map(|c| format!(" (95% CI {}–{})", metric(c[0]), metric(c[1])))
+            .unwrap_or_default();
+        quality.push(format!(
+            "**{best}** on {}: {key} **{}**{ci}",
+            md_code(&q.set),
+            metric(v)
+        ));
+        if let Some(l) = q.latency_us {
+            latency.push(format!(
+                "{best} on {}: p50 {} µs, p95 {} µs",
+                md_code(&q.set),
+                fixed1(l.p50),
+                fixed1(l.p95)
+            ));
+        }
+    }
+    if !quality.is_empty() {
+        rows.push(vec![
+            "best search".into(),
+            quality.join("; "),
+            link("Search quality", "search-quality"),
+        ]);
+    }
+    if !latency.is_empty() {
+        rows.push(vec![
+            "search latency (measured)".into(),
+            latency.join("; "),
+            link("Search latency", "search-latency-measured"),
+        ]);
+    }
+}
+
+/// Links to the sections this report has, in their order.
+fn contents(data: &ReportData) -> Vec<String> {
+    let mut out = vec![link("Summary", "summary")];
+    if data.sessions.is_some() {
+        out.push(link("Your sessions", "your-sessions"));
+    }
+    if !data.scenarios.is_empty() {
+        out.push(link("Scenarios", "scenarios"));
+    }
+    if data.clients.is_some() {
+        out.push(link("Client profiles", "client-profiles"));
+    }
+    if data.scenarios.iter().any(|s| !s.published.is_empty()) {
+        out.push(link("Published figures", "published-figures-reproduced"));
+    }
+    if !data.evals.is_empty() {
+        out.push(link("Search quality", "search-quality"));
+    }
+    if data.sweep.is_some() {
+        out.push(link("Scale sweep", "scale-sweep"));
+    }
+    if data.deferral.is_some() {
+        out.push(link("Break-even", "where-deferral-pays-break-even"));
+    }
+    if !data.latency.eval.is_empty() || !data.latency.sweep.is_empty() {
+        out.push(link("Latency", "search-latency-measured"));
+    }
+    if data.evals.iter().any(|s| !s.misses.is_empty()) {
+        out.push(link("Failures", "failures"));
+    }
+    out.push(link("Settings", "settings"));
+    out
+}
