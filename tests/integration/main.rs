@@ -29,6 +29,7 @@ mod published;
 mod real_data;
 mod report;
 mod report_interrupt;
+mod report_html;
 mod roundtrip_any_form;
 mod search_cli;
 mod session_codex;
