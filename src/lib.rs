@@ -26,6 +26,7 @@ pub mod input;
 pub mod live;
 pub mod mcp;
 pub mod names;
+pub mod number;
 pub mod output;
 pub mod rng;
 pub mod search;

@@ -99,7 +99,7 @@ pub fn run(args: &EvalArgs, quiet: bool) -> Result<()> {
         {
             bar.note(&format!(
                 "warning: {name} refused {}; they score 0 (see `refused` in --per-query rows)",
-                toolbudget::view::number::plural(r.refused_queries, "query", "queries")
+                toolbudget::number::plural(r.refused_queries, "query", "queries")
             ));
         }
         bar.finish();

@@ -188,8 +188,7 @@ pub fn all_metrics(ranks: &[Option<usize>], ks: &[usize]) -> Vec<f64> {
 /// Rounds a metric for output: 6 decimals keeps outputs byte-identical across runs and
 /// platforms while hiding no difference a labeled set of < 10^6 queries can show.
 pub fn round_metric(x: f64) -> f64 {
-    // `+ 0.0` turns -0.0 into 0.0 so a zero never prints with a sign.
-    (x * 1e6).round() / 1e6 + 0.0
+    crate::number::round(x, 6)
 }
 
 #[cfg(test)]

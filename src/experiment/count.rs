@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::catalog::Catalog;
 use crate::counter::{CounterKeys, CounterKind, CounterNames, ToolChoice, ToolTokens, count_all};
 use crate::error::{Error, Result};
+use crate::number::round;
 use crate::simulate::profile::{self, Profile};
 
 #[derive(Debug, Serialize)]
@@ -183,7 +184,7 @@ pub fn summarize(catalog: &Catalog, tokens: &ToolTokens, fixed: &Fixed) -> Count
             mean: if n == 0 {
                 0.0
             } else {
-                round2(tokens.total() as f64 / n as f64)
+                round(tokens.total() as f64 / n as f64, 2)
             },
             median,
             max: sorted.last().copied().unwrap_or(0),
@@ -199,10 +200,6 @@ pub fn summarize(catalog: &Catalog, tokens: &ToolTokens, fixed: &Fixed) -> Count
             })
             .collect(),
     }
-}
-
-fn round2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
 }
 
 /// The profile a counter's fixed cost is quoted for: `--model`, else the model the counter

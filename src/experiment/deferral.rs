@@ -215,7 +215,7 @@ fn cumulative(r: &ScenarioResult, mode: Mode, cached: bool) -> Vec<f64> {
     let mut sum = 0.0;
     for v in &mut out {
         sum += *v;
-        *v = simulate::result::round(sum, 6);
+        *v = crate::number::round(sum, 6);
     }
     out
 }
@@ -260,7 +260,7 @@ fn threshold_row(
         chosen_usd: chosen,
         eager_usd: eager,
         deferred_usd: deferred,
-        regret_usd: simulate::result::round((chosen - eager.min(deferred)).max(0.0), 6),
+        regret_usd: crate::number::round((chosen - eager.min(deferred)).max(0.0), 6),
     }
 }
 
@@ -281,8 +281,8 @@ fn reveal_row(reveal: Reveal, tools: usize, r: &ScenarioResult) -> RevealRow {
         turns: TURNS,
         total_input_tokens: input,
         cached_input_tokens: cached,
-        cost_usd: simulate::result::round(usd, 6),
-        cost_cached_usd: simulate::result::round(usd_cached, 6),
+        cost_usd: crate::number::round(usd, 6),
+        cost_cached_usd: crate::number::round(usd_cached, 6),
         invalidations: d.cache_invalidations.clone(),
     }
 }

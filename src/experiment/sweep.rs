@@ -20,6 +20,7 @@ use super::Progress;
 use crate::catalog::Catalog;
 use crate::counter::{CounterKeys, CounterKind, CounterNames, ToolChoice, ToolTokens};
 use crate::generate;
+use crate::number::{percent_of, round};
 use crate::search::{self, ScorerConfig, ScorerKind, SearchRequest};
 use crate::simulate::scenario::Listing;
 use crate::simulate::{self, Profile};
@@ -130,19 +131,6 @@ pub struct Sweep {
     pub points: Vec<SweepPoint>,
 }
 
-fn round2(x: f64) -> f64 {
-    let r = (x * 100.0).round() / 100.0;
-    if r == 0.0 { 0.0 } else { r }
-}
-
-fn pct(part: f64, whole: f64) -> f64 {
-    if whole == 0.0 {
-        0.0
-    } else {
-        round2(part / whole * 100.0)
-    }
-}
-
 /// The sweep point of one catalog. `list_tokens(mode)` gives the tokens of the deferred list
 /// of every tool in `mode` (the simulator's listing, counted with the sweep's tokenizer).
 pub fn sweep_point(
@@ -166,11 +154,11 @@ pub fn sweep_point(
                 list_tokens_per_tool: if catalog.is_empty() {
                     0.0
                 } else {
-                    round2(list as f64 / catalog.len() as f64)
+                    round(list as f64 / catalog.len() as f64, 2)
                 },
                 first_request_tokens: first,
-                savings_pct: pct(eager as f64 - first as f64, eager as f64),
-                window_pct: pct(first as f64, window),
+                savings_pct: percent_of(eager as f64 - first as f64, eager as f64),
+                window_pct: percent_of(first as f64, window),
             }
         })
         .collect();
@@ -179,7 +167,7 @@ pub fn sweep_point(
         servers: catalog.servers().len(),
         tool_tokens,
         eager_first_request_tokens: eager,
-        eager_window_pct: pct(eager as f64, window),
+        eager_window_pct: percent_of(eager as f64, window),
         deferred,
     }
 }

@@ -169,7 +169,7 @@ pub fn calibrate(
     if pairs.is_empty() {
         return None;
     }
-    let round = |x: f64| crate::simulate::result::round(x, 4);
+    let round = |x: f64| crate::number::round(x, 4);
     let main = pairs.iter().filter(|p| p.agent == 0).count();
     let subs = pairs.len() - main;
     let mut notes = Vec::new();
@@ -250,7 +250,7 @@ pub fn calibrate(
         system_prompt_tokens: round(prompt),
         subagent_system_prompt_tokens: sub_prompt.map(round),
         constrained: f.constrained,
-        scale: round_scale(f.scale),
+        scale: crate::number::round(f.scale, SCALE_DECIMALS),
         tool_overhead_tokens: overhead,
         requests: f.main,
         r2: round(f.r2),
@@ -310,10 +310,8 @@ fn overhead_part(p: &Pair, overhead: usize) -> f64 {
     p.overhead as f64 - overhead as f64
 }
 
-/// Six decimals: the scale multiplies sizes of hundreds of thousands of tokens.
-fn round_scale(x: f64) -> f64 {
-    crate::simulate::result::round(x, 6)
-}
+/// The scale multiplies sizes of hundreds of thousands of tokens.
+const SCALE_DECIMALS: i32 = 6;
 
 /// Error of calibrated pairs, per model of a set of sessions.
 pub fn error_by_model(pairs: &BTreeMap<String, Vec<Pair>>) -> BTreeMap<String, fit::ErrorStats> {

@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::number::round;
+
 /// A fitted line `y = intercept + scale · x` and how well it fits.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LineFit {
@@ -142,16 +144,16 @@ pub fn error_stats(pairs: &[(u64, u64)]) -> ErrorStats {
     let n = abs.len();
     ErrorStats {
         requests: n,
-        median_abs_pct: round4(percentile(&abs, 50.0)),
-        p90_abs_pct: round4(percentile(&abs, 90.0)),
-        mean_pct: if n == 0 { 0.0 } else { round4(sum / n as f64) },
+        median_abs_pct: round(percentile(&abs, 50.0), 4),
+        p90_abs_pct: round(percentile(&abs, 90.0), 4),
+        mean_pct: if n == 0 {
+            0.0
+        } else {
+            round(sum / n as f64, 4)
+        },
         billed_tokens: billed,
         modeled_tokens: modeled,
     }
-}
-
-fn round4(x: f64) -> f64 {
-    crate::simulate::result::round(x, 4)
 }
 
 #[cfg(test)]
@@ -214,7 +216,7 @@ mod tests {
         assert_eq!(s.requests, 3);
         assert_eq!(s.median_abs_pct, 5.0);
         assert_eq!(s.p90_abs_pct, 10.0);
-        assert_eq!(s.mean_pct, round4((10.0 - 5.0 + 0.0) / 3.0));
+        assert_eq!(s.mean_pct, round((10.0 - 5.0 + 0.0) / 3.0, 4));
         assert_eq!((s.billed_tokens, s.modeled_tokens), (350, 350));
     }
 }

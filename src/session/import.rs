@@ -26,6 +26,7 @@ use crate::catalog::{Catalog, CatalogSource, Tool, load_catalogs};
 use crate::counter::CounterKind;
 use crate::document::Document;
 use crate::error::{Error, Result};
+use crate::number::percent_of;
 
 use crate::counter::ToolTokens;
 use crate::simulate::calibration::{Calibration, CalibrationFile};
@@ -390,8 +391,8 @@ impl ModeTotals {
     }
 
     pub fn rounded(mut self) -> ModeTotals {
-        self.cost_usd = crate::simulate::result::round(self.cost_usd, 6);
-        self.cost_cached_usd = crate::simulate::result::round(self.cost_cached_usd, 6);
+        self.cost_usd = crate::number::round(self.cost_usd, 6);
+        self.cost_cached_usd = crate::number::round(self.cost_cached_usd, 6);
         self
     }
 
@@ -1008,14 +1009,6 @@ struct Row {
     pairs: Vec<Pair>,
 }
 
-fn pct(part: usize, whole: usize) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        crate::simulate::result::round(part as f64 / whole as f64 * 100.0, 2)
-    }
-}
-
 /// Each session replayed with its model's calibration and compared with its bill again.
 fn calibrated(
     processed: &[Processed],
@@ -1092,7 +1085,7 @@ fn session_summary(
         ran_as: c.ran_as,
         model: c.scenario.model.clone(),
         billed_output_tokens: c.billed.iter().map(|b| b.usage.output).sum(),
-        billed_cost_usd: crate::simulate::result::round(
+        billed_cost_usd: crate::number::round(
             c.billed
                 .iter()
                 .map(|b| billed_cost(b, f.format, main))
@@ -1111,8 +1104,11 @@ fn session_summary(
         eager: totals("eager"),
         deferred: totals("deferred"),
         unknown_tools: c.unknown.calls.clone(),
-        unknown_calls_pct: pct(c.unknown.left_out_calls, c.tool_calls),
-        unknown_tokens_pct: pct(c.unknown.left_out_tokens, c.unknown.all_call_tokens),
+        unknown_calls_pct: percent_of(c.unknown.left_out_calls as f64, c.tool_calls as f64),
+        unknown_tokens_pct: percent_of(
+            c.unknown.left_out_tokens as f64,
+            c.unknown.all_call_tokens as f64,
+        ),
         lines: f.stats.lines,
         bad_lines: f.stats.bad_lines,
         truncated_last_line: f.stats.truncated_last_line,
@@ -1164,7 +1160,7 @@ fn summarize(
     }
     totals.eager = totals.eager.rounded();
     totals.deferred = totals.deferred.rounded();
-    totals.billed_cost_usd = crate::simulate::result::round(totals.billed_cost_usd, 6);
+    totals.billed_cost_usd = crate::number::round(totals.billed_cost_usd, 6);
     let raw_pairs: Vec<(u64, u64)> = processed
         .iter()
         .flat_map(|p| p.raw.pairs.iter().map(|p| (p.billed, p.modeled as u64)))

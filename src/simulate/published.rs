@@ -34,11 +34,12 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::result::{Categories, Gap, PublishedComparison, ScenarioResult, round, savings_pct};
+use super::result::{Categories, Gap, PublishedComparison, ScenarioResult, savings_pct};
 use super::scenario::{Event, Item, Listing, Scenario};
 use super::{Mode, Prepared, RequestKind, RequestRow, ScorerBuilder, profile};
 use crate::counter::CounterKind;
 use crate::error::Result;
+use crate::number::round;
 use crate::search::ScorerKind;
 
 /// The quantity a published figure measured.

@@ -454,17 +454,10 @@ pub struct ScenarioResult {
     pub requests: Vec<RequestRow>,
 }
 
-/// Rounds to `d` decimals (stable output).
-pub fn round(x: f64, d: i32) -> f64 {
-    let f = 10f64.powi(d);
-    let r = (x * f).round() / f;
-    if r == 0.0 { 0.0 } else { r }
-}
+/// `crate::number::round`, under the path the report and client views name.
+pub use crate::number::round;
 
+/// What deferred saves, as a percentage of eager.
 pub fn savings_pct(eager: f64, deferred: f64) -> f64 {
-    if eager == 0.0 {
-        0.0
-    } else {
-        round((eager - deferred) / eager * 100.0, 2)
-    }
+    crate::number::percent_of(eager - deferred, eager)
 }

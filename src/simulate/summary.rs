@@ -4,11 +4,11 @@ use super::Prepared;
 use super::replay::Run;
 use super::request::Parts;
 use super::result::{
-    Cost, Latency, ModeResult, Savings, ScenarioResult, SearchLatencySource, Settings, round,
-    savings_pct,
+    Cost, Latency, ModeResult, Savings, ScenarioResult, SearchLatencySource, Settings, savings_pct,
 };
 use super::scenario::Scenario;
 use crate::counter::CounterNames;
+use crate::number::{int, percent, round};
 use crate::search::ScorerName;
 use crate::timing::LatencyUs;
 
@@ -92,8 +92,8 @@ pub(crate) fn savings(e: &ModeResult, d: &ModeResult, window: usize) -> Savings 
             caveats.push(format!(
                 "{name} does not fit: {} of a {} window (largest request, input and output; {} of \
                  {} requests overflow), so no saving is claimed",
-                pct0(worst as f64 / window as f64 * 100.0),
-                thousands(window),
+                percent(worst as f64 / window as f64 * 100.0, 0),
+                int(window),
                 m.overflow_requests,
                 m.requests
             ));
@@ -118,24 +118,6 @@ pub(crate) fn savings(e: &ModeResult, d: &ModeResult, window: usize) -> Savings 
         cost_with_caching_pct: pct(e.cost_usd.with_caching, d.cost_usd.with_caching),
         caveats,
     }
-}
-
-/// A percentage with no decimals (`137%`).
-fn pct0(x: f64) -> String {
-    format!("{x:.0}%")
-}
-
-/// An integer with thousands separators (`200,000`).
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn settings(
@@ -220,15 +202,5 @@ pub(crate) fn summarize(
         settings: settings(sc, prep, deferring, search_latency),
         model: sc.profile.clone(),
         requests,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn thousands_groups_digits() {
-        assert_eq!(super::thousands(200_000), "200,000");
-        assert_eq!(super::thousands(999), "999");
-        assert_eq!(super::thousands(1_000), "1,000");
     }
 }

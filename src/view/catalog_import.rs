@@ -46,7 +46,7 @@ pub fn render(report: &ImportReport, format: Format) -> String {
             format!(
                 "{}\n{}, {} tokens in total ({}, {} rendering) from {} of {} server{}\n",
                 table(&headers, &rows, &right),
-                crate::view::number::plural(report.total_tools, "tool", "tools"),
+                crate::number::plural(report.total_tools, "tool", "tools"),
                 report.total_tokens,
                 report.tokenizer,
                 report.render,

@@ -48,7 +48,7 @@ pub fn render(report: &CountReport, format: Format) -> String {
             out.push('\n');
             out.push_str(&format!(
                 "{}, {} tokens in total{} (counter {}: {}, {} rendering); per tool: mean {:.1}, median {:.1}, max {}\n",
-                crate::view::number::plural(report.tool_count, "tool", "tools"),
+                crate::number::plural(report.tool_count, "tool", "tools"),
                 report.total_tokens,
                 error_note(report.error_pct),
                 report.counter.0,

@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use crate::eval::metrics::Metric;
 use crate::eval::{EvalResult, ScorerName, ScorerResult};
 use crate::experiment::eval::EvalSet;
+use crate::number::{int, metric};
 use crate::output::{Format, TableFn, csv, csv_rows as csv_text, md_table, to_json};
-use crate::view::number::{int, metric};
 use crate::view::report::figures::{self, Figure, Section};
 
 fn fixed(x: f64) -> String {
@@ -195,7 +195,7 @@ fn frame_text(result: &EvalResult) -> String {
             "{} tools ({} ranked: {s} is the search tool, never a result)",
             result.tool_count, result.ranked_tools
         ),
-        None => crate::view::number::plural(result.tool_count, "tool", "tools"),
+        None => crate::number::plural(result.tool_count, "tool", "tools"),
     };
     let classes = result
         .classes

@@ -3,16 +3,13 @@
 
 use crate::live::result::{ModeSummary, Paired, RequestRow, ScenarioLive, TurnRow};
 use crate::live::{LiveResult, SearchSide};
+use crate::number::percent;
 use crate::output::{Format, csv_rows, serde_table, table_for, to_json};
 
 use super::chart::{self as charts, ChartError, LineChart, Series};
 
 /// Files of a view: (path relative to its folder, bytes).
 pub type Files = Vec<(String, Vec<u8>)>;
-
-fn pct(x: f64) -> String {
-    format!("{:.1}%", x * 100.0)
-}
 
 /// Accuracy with its interval: `50.0% [23.7–76.3%]`.
 pub fn accuracy(m: &ModeSummary) -> String {
@@ -21,9 +18,9 @@ pub fn accuracy(m: &ModeSummary) -> String {
     }
     format!(
         "{} [{}–{}]",
-        pct(m.accuracy),
-        pct(m.accuracy_low).trim_end_matches('%'),
-        pct(m.accuracy_high)
+        percent(m.accuracy * 100.0, 1),
+        percent(m.accuracy_low * 100.0, 1).trim_end_matches('%'),
+        percent(m.accuracy_high * 100.0, 1)
     )
 }
 
@@ -56,14 +53,14 @@ pub fn mode_rows(e: &ModeSummary, d: &ModeSummary) -> Vec<Vec<String>> {
             format!("{} ({})", m.requests, m.requests_without_usage)
         }),
         row("billed input tokens", &|m| {
-            crate::view::number::thousands(m.billed_input_tokens as f64, 0)
+            crate::number::thousands(m.billed_input_tokens as f64, 0)
         }),
         row("counted input tokens", &|m| {
-            crate::view::number::thousands(m.counted_input_tokens as f64, 0)
+            crate::number::thousands(m.counted_input_tokens as f64, 0)
         }),
         row("billed / counted", &|m| ratio(m.billed_over_counted)),
         row("billed output tokens", &|m| {
-            crate::view::number::thousands(m.billed_output_tokens as f64, 0)
+            crate::number::thousands(m.billed_output_tokens as f64, 0)
         }),
         row("latency p50 / p95 (ms)", &|m| {
             format!("{:.0} / {:.0}", m.latency_ms_p50, m.latency_ms_p95)
@@ -250,8 +247,8 @@ pub fn section(r: &LiveResult) -> Result<(String, Files), ChartError> {
                         "{} ({} / {})",
                         m.searches, m.turns_searched, m.turns_search_found_expected
                     ),
-                    crate::view::number::thousands(m.billed_input_tokens as f64, 0),
-                    crate::view::number::thousands(m.counted_input_tokens as f64, 0),
+                    crate::number::thousands(m.billed_input_tokens as f64, 0),
+                    crate::number::thousands(m.counted_input_tokens as f64, 0),
                     ratio(m.billed_over_counted),
                     format!("{:.0}", m.latency_ms_p50),
                 ]

@@ -11,7 +11,8 @@ pub mod count;
 pub mod counters;
 pub mod eval;
 pub mod live;
-pub mod number;
+/// `crate::number` under the path the report's views name.
+pub use crate::number;
 pub mod published;
 pub mod report;
 pub mod search;

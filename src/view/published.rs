@@ -8,11 +8,11 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::number::{percent, round, thousands};
 use crate::output::md_table;
 use crate::simulate::ScenarioResult;
 use crate::simulate::published::Unit;
-use crate::simulate::result::{Gap, PublishedComparison, round};
-use crate::view::number::thousands;
+use crate::simulate::result::{Gap, PublishedComparison};
 
 /// A value in the figure's unit: `53,000`, `5.2 s`.
 fn value(p: &PublishedComparison, x: f64) -> String {
@@ -33,10 +33,6 @@ fn signed(p: &PublishedComparison, x: f64) -> String {
     }
     let sign = if x > 0.0 { "+" } else { "−" };
     format!("{sign}{}", value(p, x.abs()))
-}
-
-fn pct(x: Option<f64>) -> String {
-    x.map_or("–".into(), |v| format!("{v:.0}%"))
 }
 
 fn figures_row(n: usize, s: &ScenarioResult, p: &PublishedComparison) -> Vec<String> {
@@ -65,7 +61,7 @@ fn figures_row(n: usize, s: &ScenarioResult, p: &PublishedComparison) -> Vec<Str
             "{} → {} ({})",
             opt(p, p.figure.eager_tokens),
             opt(p, p.figure.deferred_tokens),
-            pct(p.saved_pct())
+            p.saved_pct().map_or("–".into(), |v| percent(v, 0))
         ),
         format!(
             "{} → {} ({})",

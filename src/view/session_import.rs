@@ -196,9 +196,9 @@ fn footer(s: &ImportSummary) -> String {
     let t = &s.totals;
     let mut out = format!(
         "\n{}, {}, {}; billed input {}, modeled {} ({}).\n",
-        crate::view::number::plural(t.sessions, "session", "sessions"),
-        crate::view::number::plural(t.requests, "billed request", "billed requests"),
-        crate::view::number::plural(t.tool_calls, "tool call", "tool calls"),
+        crate::number::plural(t.sessions, "session", "sessions"),
+        crate::number::plural(t.requests, "billed request", "billed requests"),
+        crate::number::plural(t.tool_calls, "tool call", "tool calls"),
         t.billed_input_tokens,
         t.modeled_input_tokens,
         s.counter

@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
+use crate::number::{fixed1, int, percent, usd};
 use crate::output::{Format, csv_rows, md_table, serde_table, table_for, to_json};
 use crate::simulate::request::RequestRow;
 use crate::simulate::result::{
@@ -16,7 +17,6 @@ use crate::simulate::result::{
 };
 use crate::simulate::scenario::When;
 use crate::simulate::{ModeResult, ScenarioResult};
-use crate::view::number::{fixed1, int, pct, usd};
 use crate::view::report::figures::{self, Figure, Section};
 
 /// Renders the result; pure.
@@ -160,17 +160,17 @@ fn latency_line(s: &ScenarioResult) -> String {
 pub fn saved(s: &ScenarioResult, x: Option<f64>) -> String {
     match x {
         None => "n/a*".to_string(),
-        Some(v) if !s.savings.caveats.is_empty() => format!("{}*", pct(v)),
-        Some(v) => pct(v),
+        Some(v) if !s.savings.caveats.is_empty() => format!("{}*", percent(v, 1)),
+        Some(v) => percent(v, 1),
     }
 }
 
 /// Peak occupancy of the context window, marked when a request does not fit.
 fn window_use(m: &ModeResult) -> String {
     if m.fits_window {
-        pct(m.peak_occupancy_pct)
+        percent(m.peak_occupancy_pct, 1)
     } else {
-        format!("{} (does not fit)", pct(m.peak_occupancy_pct))
+        format!("{} (does not fit)", percent(m.peak_occupancy_pct, 1))
     }
 }
 
@@ -230,8 +230,8 @@ pub fn never_loaded_sentence(scenarios: &[ScenarioResult]) -> String {
         listing.len(),
         int(first_lo as usize),
         int(first_hi as usize),
-        pct(share_lo),
-        pct(share_hi),
+        percent(share_lo, 1),
+        percent(share_hi, 1),
         usd(cost_lo),
         usd(cost_hi),
     )

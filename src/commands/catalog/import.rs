@@ -102,7 +102,7 @@ fn run_stdio(
             emit(None, &imported.json)?;
             eprintln!(
                 "{server}: {}, {} tokens ({}, json rendering), {} page{}, {:.1} s",
-                toolbudget::view::number::plural(imported.tools, "tool", "tools"),
+                toolbudget::number::plural(imported.tools, "tool", "tools"),
                 imported.tokens,
                 args.tokenizer.name(),
                 imported.pages,
@@ -240,7 +240,7 @@ fn import_to_file(
             if !quiet {
                 bar.note(&format!(
                     "{name}: imported, {}, {} tokens in {:.1} s -> {}",
-                    toolbudget::view::number::plural(imported.tools, "tool", "tools"),
+                    toolbudget::number::plural(imported.tools, "tool", "tools"),
                     imported.tokens,
                     started.elapsed().as_secs_f64(),
                     path.display()

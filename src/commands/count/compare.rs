@@ -24,7 +24,7 @@ pub fn compare(catalog: &Catalog, args: &CountArgs, visible: bool) -> Result<Cou
         "count",
         &format!(
             "{} under every local counter",
-            toolbudget::view::number::plural(catalog.len(), "tool", "tools")
+            toolbudget::number::plural(catalog.len(), "tool", "tools")
         ),
     );
     let mut counted = local_counts(catalog, args.model.as_deref(), args.tool_choice)?;

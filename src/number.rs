@@ -1,5 +1,23 @@
-//! Numbers as the views print them: thousands grouped, fixed decimals. One definition each,
-//! shared by every view that prints the same kind of number.
+//! Numbers as toolbudget writes them: values rounded before they are stored, and the text of
+//! counts, percentages and dollars. One definition each, shared by the library's messages and
+//! every view.
+
+/// Rounds to `decimals` places. A zero result is `+0.0`, so a zero never prints with a sign
+/// (an empty sum, or a negative value that rounds to nothing, is `-0.0` before this).
+pub fn round(x: f64, decimals: i32) -> f64 {
+    let f = 10f64.powi(decimals);
+    let r = (x * f).round() / f;
+    if r == 0.0 { 0.0 } else { r }
+}
+
+/// `part` as a percentage of `whole`, to 2 decimals; 0 when `whole` is 0.
+pub fn percent_of(part: f64, whole: f64) -> f64 {
+    if whole == 0.0 {
+        0.0
+    } else {
+        round(part / whole * 100.0, 2)
+    }
+}
 
 /// `1234567.0` → `1,234,567`; fractions keep up to the given decimals (`0.125` → `0.13` at 2).
 pub fn thousands(x: f64, decimals: usize) -> String {
@@ -47,9 +65,15 @@ pub fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{} {}", int(n), if n == 1 { one } else { many })
 }
 
-/// A percentage with one decimal: `41.49` → `41.5%`.
+/// A percentage given on the percent scale, with `decimals` decimals:
+/// `percent(41.49, 1)` → `41.5%`, `percent(137.2, 0)` → `137%`.
+pub fn percent(x: f64, decimals: usize) -> String {
+    format!("{x:.decimals$}%")
+}
+
+/// `percent(x, 1)`, under the name the report's views still call.
 pub fn pct(x: f64) -> String {
-    format!("{x:.1}%")
+    percent(x, 1)
 }
 
 /// Dollars: cents below $100, whole dollars with thousands grouped above.
@@ -82,6 +106,25 @@ mod tests {
         assert_eq!(thousands(0.126, 2), "0.13");
         assert_eq!(thousands(2.0, 2), "2");
         assert_eq!(thousands(-0.0001, 2), "0");
+    }
+
+    #[test]
+    fn round_gives_no_negative_zero() {
+        assert_eq!(round(2.0 / 3.0, 4), 0.6667);
+        assert_eq!(round(-1.005, 1), -1.0);
+        assert!(round(-0.0, 2).is_sign_positive());
+        assert!(round(-0.001, 2).is_sign_positive());
+        assert_eq!(round(1234.5, 0), 1235.0);
+    }
+
+    #[test]
+    fn percentages() {
+        assert_eq!(percent_of(1.0, 3.0), 33.33);
+        assert_eq!(percent_of(5.0, 0.0), 0.0);
+        assert_eq!(percent(41.49, 1), "41.5%");
+        assert_eq!(percent(137.2, 0), "137%");
+        assert_eq!(percent(3.14159, 2), "3.14%");
+        assert_eq!(pct(41.49), "41.5%");
     }
 
     #[test]
