@@ -60,7 +60,7 @@ pub fn fixed1(x: f64) -> String {
     format!("{}.{frac}", thousands(whole, 0))
 }
 
-/// `1 scenario`, `2 scenarios`.
+/// A count and its noun: `1 scenario`, `2 scenarios`, `1,200 queries`.
 pub fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{} {}", int(n), if n == 1 { one } else { many })
 }

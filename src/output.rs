@@ -876,7 +876,8 @@ fn into_text(w: ::csv::Writer<Vec<u8>>) -> String {
     String::from_utf8(bytes).expect("cells are UTF-8 strings")
 }
 
-/// `one` for 1, else `many`: "1 call", "2 calls".
+/// `one` for 1, else `many`, without the count: `number::plural` is the one to use; this stays
+/// until view/sessions.rs's three calls move to it.
 pub fn noun<'a>(n: impl Into<u64>, one: &'a str, many: &'a str) -> &'a str {
     if n.into() == 1 { one } else { many }
 }

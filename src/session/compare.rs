@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::convert::BilledRequest;
 use super::fit::{self, fit_intercept, fit_line, fit_slope};
+use crate::number::plural;
 use crate::simulate::RequestRow;
 use crate::simulate::calibration::{Calibration, HeldOut, scale_problem, system_prompt_problem};
 
@@ -191,8 +192,8 @@ pub fn calibrate(
     };
     if main < PARAMETERS {
         return Some(refused(format!(
-            "not fitted: {main} main-agent {} for {PARAMETERS} parameters (under-determined)",
-            crate::output::noun(main as u64, "request", "requests")
+            "not fitted: {} for {PARAMETERS} parameters (under-determined)",
+            plural(main, "main-agent request", "main-agent requests")
         )));
     }
     let f = fit(pairs, overhead)?;

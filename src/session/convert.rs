@@ -23,6 +23,7 @@ use super::transcript::{Request, Step, ToolResult, Transcript, Usage};
 use super::{SEARCH_TOOL, profile_for_model, session_counter};
 use crate::catalog::Catalog;
 use crate::counter::CounterKind;
+use crate::number::plural;
 use crate::search::text::{self, Camel};
 
 /// A catalog as the scenario names it.
@@ -417,11 +418,10 @@ impl<'a> Converter<'a> {
         ScenarioFile {
             name: self.input.name.clone(),
             description: format!(
-                "Imported by `toolbudget session import` from a {} session ({requests} {}, \
-                 {tool_calls} {}; ran {}).",
+                "Imported by `toolbudget session import` from a {} session ({}, {}; ran {}).",
                 self.session.format.name(),
-                crate::output::noun(requests as u64, "billed request", "billed requests"),
-                crate::output::noun(tool_calls as u64, "tool call", "tool calls"),
+                plural(requests, "billed request", "billed requests"),
+                plural(tool_calls, "tool call", "tool calls"),
                 match ran_as {
                     RanAs::Eager => "eager",
                     RanAs::Deferred => "deferred, with tool search",

@@ -26,7 +26,7 @@ use crate::catalog::{Catalog, CatalogSource, Tool, load_catalogs};
 use crate::counter::CounterKind;
 use crate::document::Document;
 use crate::error::{Error, Result};
-use crate::number::percent_of;
+use crate::number::{percent_of, plural};
 
 use crate::counter::ToolTokens;
 use crate::simulate::calibration::{Calibration, CalibrationFile};
@@ -693,12 +693,7 @@ fn check_unknown<'a>(
     if !all.is_empty() && !allow {
         let list: Vec<String> = all
             .iter()
-            .map(|(k, v)| {
-                format!(
-                    "{k} ({v} {})",
-                    crate::output::noun(*v as u64, "call", "calls")
-                )
-            })
+            .map(|(k, v)| format!("{k} ({})", plural(*v, "call", "calls")))
             .collect();
         return Err(Error::usage(format!(
             "{} tools named in the sessions are in no catalog: {}; add their catalogs with --catalog, or --allow-unknown-tools to leave them out",
@@ -996,8 +991,8 @@ fn counter_notes(processed: &[Processed]) -> Vec<String> {
                 "needs the network"
             };
             format!(
-                "{n} {} on {model}, whose counter {own} {why}: sizes counted with {used}",
-                crate::output::noun(n as u64, "session", "sessions")
+                "{} on {model}, whose counter {own} {why}: sizes counted with {used}",
+                plural(n, "session", "sessions")
             )
         })
         .collect()

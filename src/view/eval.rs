@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::eval::metrics::Metric;
 use crate::eval::{EvalResult, ScorerName, ScorerResult};
 use crate::experiment::eval::EvalSet;
-use crate::number::{int, metric};
+use crate::number::{int, metric, plural};
 use crate::output::{Format, TableFn, csv, csv_rows as csv_text, md_table, to_json};
 use crate::view::report::figures::{self, Figure, Section};
 
@@ -195,7 +195,7 @@ fn frame_text(result: &EvalResult) -> String {
             "{} tools ({} ranked: {s} is the search tool, never a result)",
             result.tool_count, result.ranked_tools
         ),
-        None => crate::number::plural(result.tool_count, "tool", "tools"),
+        None => plural(result.tool_count, "tool", "tools"),
     };
     let classes = result
         .classes
@@ -254,28 +254,29 @@ fn scorer_line(r: &ScorerResult) -> String {
     if let Some(run) = &r.run {
         let s = run.stats;
         out.push_str(&format!(
-            "; run {} ({}, ties by tool id {}): {} {} without a ranking (scored 0)",
+            "; run {} ({}, ties by tool id {}): {} without a ranking (scored 0)",
             run.file,
             run.format,
             match run.ties {
                 crate::eval::runfile::TieBreak::Id => "ascending",
                 crate::eval::runfile::TieBreak::Trec => "descending, as trec_eval",
             },
-            s.missing_queries,
-            crate::output::noun(s.missing_queries as u64, "query", "queries"),
+            plural(s.missing_queries, "query", "queries"),
         ));
         if s.unknown_tools > 0 {
             out.push_str(&format!(
-                ", {} unknown tool {} (never relevant)",
-                s.unknown_tools,
-                crate::output::noun(s.unknown_tools as u64, "entry", "entries")
+                ", {} (never relevant)",
+                plural(
+                    s.unknown_tools,
+                    "unknown tool entry",
+                    "unknown tool entries"
+                )
             ));
         }
         if s.cut_entries > 0 {
             out.push_str(&format!(
-                ", {} {} past depth {} cut",
-                s.cut_entries,
-                crate::output::noun(s.cut_entries as u64, "entry", "entries"),
+                ", {} past depth {} cut",
+                plural(s.cut_entries, "entry", "entries"),
                 "the evaluation's"
             ));
         }

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use crate::number::plural;
 use crate::output::{Format, csv, md_table, text_table, to_json};
 use crate::session::import::ImportSummary;
 
@@ -22,9 +23,8 @@ pub fn notes(s: &ImportSummary) -> Vec<String> {
     }
     if s.filtered_out > 0 {
         out.push(format!(
-            "{} {} left out by --since/--until/--project",
-            s.filtered_out,
-            crate::output::noun(s.filtered_out as u64, "session", "sessions")
+            "{} left out by --since/--until/--project",
+            plural(s.filtered_out, "session", "sessions")
         ));
     }
     for e in &s.sessions {
@@ -49,10 +49,9 @@ pub fn notes(s: &ImportSummary) -> Vec<String> {
         }
         if e.warmup_agents > 0 {
             out.push(format!(
-                "{}: {} warm-up {} (Claude Code priming its agents) billed, not part of the conversation",
+                "{}: {} (Claude Code priming its agents) billed, not part of the conversation",
                 e.file,
-                e.warmup_agents,
-                crate::output::noun(e.warmup_agents as u64, "subagent", "subagents")
+                plural(e.warmup_agents, "warm-up subagent", "warm-up subagents")
             ));
         }
         if e.bad_lines > 0 {
@@ -196,9 +195,9 @@ fn footer(s: &ImportSummary) -> String {
     let t = &s.totals;
     let mut out = format!(
         "\n{}, {}, {}; billed input {}, modeled {} ({}).\n",
-        crate::number::plural(t.sessions, "session", "sessions"),
-        crate::number::plural(t.requests, "billed request", "billed requests"),
-        crate::number::plural(t.tool_calls, "tool call", "tool calls"),
+        plural(t.sessions, "session", "sessions"),
+        plural(t.requests, "billed request", "billed requests"),
+        plural(t.tool_calls, "tool call", "tool calls"),
         t.billed_input_tokens,
         t.modeled_input_tokens,
         s.counter
@@ -215,16 +214,14 @@ fn footer(s: &ImportSummary) -> String {
         out.push_str(&fit_line(c));
     }
     out.push_str(&format!(
-        "Replayed eager vs deferred: {} vs {} input tokens (of which the deferred list {}), ${:.4} vs ${:.4} with caching, {} {}, {} {}.\n",
+        "Replayed eager vs deferred: {} vs {} input tokens (of which the deferred list {}), ${:.4} vs ${:.4} with caching, {}, {}.\n",
         t.eager.input_tokens,
         t.deferred.input_tokens,
         t.deferred.deferred_list_tokens,
         t.eager.cost_cached_usd,
         t.deferred.cost_cached_usd,
-        t.deferred.searches,
-        crate::output::noun(t.deferred.searches as u64, "search", "searches"),
-        t.deferred.misses,
-        crate::output::noun(t.deferred.misses as u64, "miss", "misses"),
+        plural(t.deferred.searches, "search", "searches"),
+        plural(t.deferred.misses, "miss", "misses"),
     ));
     out
 }
