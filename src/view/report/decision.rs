@@ -32,6 +32,15 @@ fn saved_usd(x: f64) -> String {
     }
 }
 
+/// A latency in µs, in ms from 1 ms up.
+fn micros(us: f64) -> String {
+    if us >= 1000.0 {
+        format!("{} ms", fixed1(us / 1000.0))
+    } else {
+        format!("{} µs", fixed1(us))
+    }
+}
+
 fn tokens(x: f64) -> String {
     if x < 0.0 {
         format!("-{}", int((-x).round() as usize))
@@ -102,22 +111,23 @@ pub fn page(out: &mut String, sum: &Summary, data: &ReportData, charts: &[Figure
     }
     search_rows(&mut rows, sum);
     if let Some(m) = &o.miss_cost {
-        let what = if m.from == "retry" {
-            format!("median of {} retries", int(m.requests))
+        let seen = if m.misses == 0 {
+            "no search missed in these scenarios".to_string()
         } else {
-            format!(
-                "a retry is one more search request like the {} here",
-                int(m.requests)
-            )
+            format!("{} here", plural(m.misses, "miss", "misses"))
+        };
+        let what = if m.from == "retry" {
+            "a retry search"
+        } else {
+            "one more search request"
         };
         rows.push(vec![
             "what a miss costs".into(),
             format!(
-                "one more request: {} tokens, {} per 1,000 ({what}; {} in the scenarios); \
-                 unrecovered, the call fails",
+                "{what}: {} tokens ({} per 1,000 conversations); {seen}; unrecovered, the call \
+                 fails",
                 int(m.median_input_tokens.round() as usize),
                 usd(m.median_usd_per_1000),
-                plural(m.misses, "miss", "misses"),
             ),
             link("Scenarios", "scenarios"),
         ]);
@@ -215,10 +225,9 @@ fn search_rows(rows: &mut Vec<Vec<String>>, sum: &Summary) {
         ));
         if let Some(l) = q.latency_us {
             latency.push(format!(
-                "{best} on {}: p50 {} µs, p95 {} µs",
+                "{best} on {}: {} a query (median)",
                 md_code(&q.set),
-                fixed1(l.p50),
-                fixed1(l.p95)
+                micros(l.p50)
             ));
         }
     }

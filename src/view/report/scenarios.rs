@@ -128,6 +128,19 @@ pub fn sections(out: &mut String, scenarios: &[ScenarioResult], charts: &[Figure
         "## Scenarios\n\nPer-request numbers: `data/requests.csv`; totals, every column: \
          `data/scenarios.csv` (or `toolbudget simulate SCENARIO`).\n\n",
     );
+    // Each scenario has the same charts: how to read them is said once, here.
+    if let Some(first) = scenarios.iter().find(|s| {
+        figures::of(charts, &Section::Scenario(s.name.clone()))
+            .next()
+            .is_some()
+    }) {
+        out.push_str("Each scenario's charts (folded under its table):\n\n");
+        for f in figures::of(charts, &Section::Scenario(first.name.clone())) {
+            let kind = f.title.split(": ").next().unwrap_or(&f.title);
+            let _ = writeln!(out, "- *{}*: {}", md_text(kind), f.caption);
+        }
+        out.push('\n');
+    }
     for s in scenarios {
         let _ = writeln!(out, "### {}\n", md_code(&s.name));
         if let Some(d) = &s.description {
@@ -165,7 +178,7 @@ pub fn sections(out: &mut String, scenarios: &[ScenarioResult], charts: &[Figure
                 ))
             );
             for f in figs {
-                figures::embed(out, f);
+                let _ = writeln!(out, "![{}]({})\n", md_text(&f.title), f.path);
             }
             let _ = writeln!(out, "{FOLD_CLOSE}\n");
         }
