@@ -173,13 +173,14 @@ pub struct StackedBars {
 }
 
 /// Tick label: enough decimals for the axis span, thousands separators, and a compact form
-/// (`10k`, `1.5M`) once numbers get long enough to crowd each other.
+/// (`10k`, `1.5M`) once numbers get long enough to crowd each other, the same form for every
+/// tick of an axis (`50k` beside `150k`, not `50,000`).
 fn tick(x: f64, span: f64) -> String {
     let a = x.abs();
-    if a >= 1e6 {
+    if a >= 1e6 || (span >= 2e6 && a >= 1e5) {
         return format!("{}M", thousands(x / 1e6, 1));
     }
-    if a >= 1e5 {
+    if a >= 1e5 || (span >= 1e5 && a >= 1e3) {
         return format!("{}k", thousands(x / 1e3, 0));
     }
     let decimals = if span >= 10.0 {
@@ -192,6 +193,50 @@ fn tick(x: f64, span: f64) -> String {
         3
     };
     thousands(x, decimals)
+}
+
+/// Estimated advance width in px of `text` drawn at plotters font size `size` (the file's
+/// font-size is `size / 1.24`), with glyph widths at least DejaVu Sans's, the widest common
+/// sans-serif, so text fitted by it fits in the viewer's face too.
+pub fn text_width(text: &str, size: f64) -> f64 {
+    let em: f64 = text
+        .chars()
+        .map(|c| match c {
+            ' ' => 0.32,
+            'i' | 'j' | 'l' | '.' | ',' | ':' | ';' | '\'' | '|' | '!' => 0.3,
+            'f' | 't' | 'r' | '(' | ')' | '[' | ']' | '-' | '/' => 0.42,
+            'm' | 'w' | 'M' | 'W' | '%' | '@' => 1.0,
+            'A'..='Z' => 0.76,
+            'a'..='z' => 0.62,
+            _ => 0.64,
+        })
+        .sum();
+    em * size / 1.24
+}
+
+/// The largest plotters font size up to `size` (and not below 60% of it) at which `text`
+/// fits in `width` px.
+fn fitted(text: &str, size: u32, width: f64) -> u32 {
+    let min = size * 3 / 5;
+    (min..=size)
+        .rev()
+        .find(|&s| text_width(text, f64::from(s)) <= width)
+        .unwrap_or(min)
+}
+
+/// Pixels between a title and the plot below it, so the top tick label (centred on the plot's
+/// top edge) stays clear of the title.
+const TITLE_GAP: u32 = 14;
+
+/// Draws `title` centred at the top of `area`, shrunk to fit its width, and returns the area
+/// below it.
+fn titled<'a>(
+    area: &DrawingArea<SVGBackend<'a>, Shift>,
+    title: &str,
+    size: u32,
+) -> Result<DrawingArea<SVGBackend<'a>, Shift>, DrawingAreaErrorKind<std::io::Error>> {
+    let width = f64::from(area.dim_in_pixel().0) - 32.0;
+    area.titled(title, (FONT, fitted(title, size, width)))
 }
 
 fn chart_err(title: &str) -> impl Fn(&dyn std::fmt::Display) -> ChartError + '_ {
@@ -296,13 +341,20 @@ fn draw_line_chart(
         }
     };
     let (y0, y1) = spec.y_range.unwrap_or_else(|| fit_range(ys, spec.y_scale));
-    let mut builder = ChartBuilder::on(root);
+    let area = titled(&root.margin(12, 0, 0, 0), &spec.title, TITLE_SIZE).map_err(|e| err(&e))?;
+    let mut builder = ChartBuilder::on(&area);
     builder
-        .caption(&spec.title, (FONT, TITLE_SIZE))
         .margin(16)
+        .margin_top(TITLE_GAP)
         .margin_right(32)
         .x_label_area_size(64)
         .y_label_area_size(100);
+    // Axis titles shrink to the plot's width and height (less the label areas and margins).
+    let axis_size = fitted(&spec.x_label, AXIS_TITLE_SIZE, f64::from(WIDTH) - 160.0).min(fitted(
+        &spec.y_label,
+        AXIS_TITLE_SIZE,
+        f64::from(HEIGHT) - 160.0,
+    ));
     let keep = |s: Scale, v: f64| s == Scale::Linear || v > 0.0;
     // Plotters fixes the coordinate type per scale, so each combination is its own branch;
     // the drawing code after it is shared through a macro.
@@ -328,7 +380,7 @@ fn draw_line_chart(
                 .x_desc(spec.x_label.as_str())
                 .y_desc(spec.y_label.as_str())
                 .label_style((FONT, LABEL_SIZE))
-                .axis_desc_style((FONT, AXIS_TITLE_SIZE))
+                .axis_desc_style((FONT, axis_size))
                 .x_label_formatter(&x_fmt)
                 .y_label_formatter(&y_fmt)
                 .x_labels(if x_integer {
@@ -391,9 +443,21 @@ fn draw_line_chart(
                         .draw_series(LineSeries::new(points, style).point_size(marker))
                         .map_err(|e| err(&e))?
                 };
-                anno.label(series.name.as_str()).legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3))
-                });
+                // A dashed series gets a dashed swatch, so two series of one colour (cached
+                // and not) stay apart in the legend. Two segments either way (one element
+                // type); a solid swatch joins them.
+                let (a, b) = if series.dashed { (9, 15) } else { (12, 12) };
+                let anno = anno.label(series.name.as_str());
+                if series.scatter {
+                    // A scatter's swatch is its marker.
+                    anno.legend(move |(x, y)| Circle::new((x + 12, y), 4, color.filled()));
+                } else {
+                    anno.legend(move |(x, y)| {
+                        EmptyElement::at((x, y))
+                            + PathElement::new(vec![(0, 0), (a, 0)], color.stroke_width(3))
+                            + PathElement::new(vec![(b, 0), (24, 0)], color.stroke_width(3))
+                    });
+                }
             }
             chart
                 .configure_series_labels()
@@ -430,9 +494,7 @@ pub fn stacked_bars(spec: &StackedBars) -> Result<String, ChartError> {
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(&e))?;
-        let root = root
-            .titled(&spec.title, (FONT, TITLE_SIZE))
-            .map_err(|e| err(&e))?;
+        let root = titled(&root, &spec.title, TITLE_SIZE).map_err(|e| err(&e))?;
         let y_max = spec
             .panels
             .iter()
@@ -447,22 +509,68 @@ pub fn stacked_bars(spec: &StackedBars) -> Result<String, ChartError> {
             .max()
             .unwrap_or(0)
             .max(1);
-        // The legend gets its own column so it never covers a bar.
-        let (plot, side) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+        // The legend gets its own column so it never covers a bar, as wide as its longest name.
+        let legend_width = spec
+            .parts
+            .iter()
+            .map(|p| text_width(p, f64::from(LABEL_SIZE)))
+            .fold(0.0f64, f64::max)
+            .ceil() as u32
+            + 52;
+        let legend_width = legend_width.clamp(LEGEND_WIDTH, WIDTH / 3);
+        let (plot, side) = root.split_horizontally(WIDTH - legend_width);
+        // Room per bar: the plot column less the y label area and the margins.
+        let spacing = f64::from(WIDTH - legend_width - 100 - 12 - 32) / n_max as f64;
+        let fits = |texts: Vec<String>, size: u32| {
+            texts
+                .iter()
+                .all(|t| text_width(t, f64::from(size)) + 6.0 <= spacing)
+        };
+        // Every bar labelled when there are few enough and their labels fit side by side;
+        // otherwise about a dozen ticks, each naming the bar nearest it.
+        let exact = n_max <= MAX_LABELLED_BARS
+            && fits(
+                spec.panels
+                    .iter()
+                    .flat_map(|p| p.bars.iter().map(|b| b.label.clone()))
+                    .collect(),
+                LABEL_SIZE,
+            );
+        // Totals above the bars only when every total fits its bar's width.
+        let totals = n_max <= MAX_LABELLED_BARS
+            && fits(
+                spec.panels
+                    .iter()
+                    .flat_map(|p| {
+                        p.bars
+                            .iter()
+                            .map(|b| thousands(b.values.iter().filter(|v| v.is_finite()).sum(), 0))
+                    })
+                    .collect(),
+                SMALL_SIZE,
+            );
         draw_side_legend(&side, &spec.parts).map_err(|e| err(&e))?;
         let areas = plot.split_evenly((panels, 1));
         for (pi, (area, panel)) in areas.iter().zip(&spec.panels).enumerate() {
             let last = pi + 1 == spec.panels.len();
-            let mut chart = ChartBuilder::on(area)
-                .caption(&panel.title, (FONT, AXIS_TITLE_SIZE + 2))
+            let area = titled(area, &panel.title, AXIS_TITLE_SIZE + 2).map_err(|e| err(&e))?;
+            // The y title stands along one panel: it shrinks to fit the panel's plot height.
+            let plot_h =
+                f64::from(area.dim_in_pixel().1) - f64::from(if last { 60 } else { 36 }) - 30.0;
+            let axis_size = fitted(&spec.y_label, AXIS_TITLE_SIZE, plot_h).min(fitted(
+                &spec.x_label,
+                AXIS_TITLE_SIZE,
+                f64::from(WIDTH) - 160.0,
+            ));
+            let mut chart = ChartBuilder::on(&area)
                 .margin(12)
+                .margin_top(TITLE_GAP)
                 .margin_right(32)
                 .x_label_area_size(if last { 60 } else { 36 })
                 .y_label_area_size(100)
                 .build_cartesian_2d(0.0..n_max as f64, 0.0..y_max)
                 .map_err(|e| err(&e))?;
             let labels: Vec<String> = panel.bars.iter().map(|b| b.label.clone()).collect();
-            let exact = n_max <= MAX_LABELLED_BARS;
             let x_fmt = move |v: &f64| {
                 // Bars sit at i + 0.5; label the bar whose centre this tick is (or, on a long
                 // conversation where ticks cannot match every bar, the nearest bar).
@@ -477,7 +585,7 @@ pub fn stacked_bars(spec: &StackedBars) -> Result<String, ChartError> {
             let mut mesh = chart.configure_mesh();
             mesh.y_desc(spec.y_label.as_str())
                 .label_style((FONT, LABEL_SIZE))
-                .axis_desc_style((FONT, AXIS_TITLE_SIZE))
+                .axis_desc_style((FONT, axis_size))
                 .x_label_formatter(&x_fmt)
                 .y_label_formatter(&y_fmt)
                 .y_labels(6)
@@ -514,7 +622,7 @@ pub fn stacked_bars(spec: &StackedBars) -> Result<String, ChartError> {
                 chart.draw_series(rects).map_err(|e| err(&e))?;
             }
             // Totals above each bar, when they fit.
-            if panel.bars.len() <= MAX_LABELLED_BARS {
+            if totals {
                 let totals: Vec<Text<'_, (f64, f64), String>> = panel
                     .bars
                     .iter()
@@ -541,11 +649,199 @@ pub fn stacked_bars(spec: &StackedBars) -> Result<String, ChartError> {
     Ok(svg)
 }
 
+/// One row of a [`HeatTable`]: its label and a value per column (`None` draws an empty cell).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeatRow {
+    pub label: String,
+    pub values: Vec<Option<f64>>,
+}
+
+/// A grid of numbers, one row per item and one column per variant, each cell shaded by how far
+/// its value is from `pivot` (blue below, red above): many small comparisons on one screen.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeatTable {
+    pub title: String,
+    /// One line under the title: what the numbers are, their unit and counter.
+    pub note: String,
+    pub columns: Vec<String>,
+    pub rows: Vec<HeatRow>,
+    /// The neutral value (drawn white): 100 for "% of a baseline".
+    pub pivot: f64,
+    /// Legend entries for values below, at and above the pivot.
+    pub below: String,
+    pub at: String,
+    pub above: String,
+}
+
+const BLUE: RGBColor = RGBColor(33, 102, 172);
+const RED: RGBColor = RGBColor(178, 24, 43);
+
+/// A cell's fill: white at the pivot, full colour at half or twice it (log scale).
+fn heat(v: f64, pivot: f64) -> (RGBColor, f64) {
+    let t = if v > 0.0 && pivot > 0.0 {
+        (v / pivot).log2().clamp(-1.0, 1.0)
+    } else if v <= 0.0 {
+        -1.0
+    } else {
+        1.0
+    };
+    let to = if t < 0.0 { BLUE } else { RED };
+    let a = t.abs();
+    let mix = |c: u8| (255.0 - (255.0 - f64::from(c)) * a).round() as u8;
+    (RGBColor(mix(to.0), mix(to.1), mix(to.2)), a)
+}
+
+/// Draws a [`HeatTable`]: row labels on the left, column names upright above the grid, the
+/// value in every cell, and a legend under it.
+pub fn heat_table(spec: &HeatTable) -> Result<String, ChartError> {
+    use plotters::style::text_anchor::{HPos, Pos, VPos};
+    let err = chart_err(&spec.title);
+    let margin = 16i32;
+    let label_px = f64::from(LABEL_SIZE);
+    let cols = spec.columns.len().max(1) as i32;
+    let label_w = spec
+        .rows
+        .iter()
+        .map(|r| text_width(&r.label, label_px))
+        .fold(0.0f64, f64::max)
+        .ceil() as i32
+        + 12;
+    let label_w = label_w.min(WIDTH as i32 * 2 / 5);
+    let cell_w = (WIDTH as i32 - 2 * margin - label_w) / cols;
+    let header_h = spec
+        .columns
+        .iter()
+        .map(|c| text_width(c, label_px))
+        .fold(0.0f64, f64::max)
+        .ceil() as i32
+        + 10;
+    let row_h = 30i32;
+    let top = 84;
+    let grid_top = top + header_h;
+    let grid_bottom = grid_top + row_h * spec.rows.len() as i32;
+    let height = (grid_bottom + 64) as u32;
+    let grid_left = margin + label_w;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let width = f64::from(WIDTH) - 2.0 * f64::from(margin);
+        let centre = WIDTH as i32 / 2;
+        let at = |h, v| Pos::new(h, v);
+        root.draw(&Text::new(
+            spec.title.as_str(),
+            (centre, 10),
+            (FONT, fitted(&spec.title, TITLE_SIZE, width))
+                .into_font()
+                .color(&BLACK)
+                .pos(at(HPos::Center, VPos::Top)),
+        ))
+        .map_err(|e| err(&e))?;
+        root.draw(&Text::new(
+            spec.note.as_str(),
+            (centre, 46),
+            (FONT, fitted(&spec.note, LABEL_SIZE, width))
+                .into_font()
+                .color(&BLACK)
+                .pos(at(HPos::Center, VPos::Top)),
+        ))
+        .map_err(|e| err(&e))?;
+        for (j, name) in spec.columns.iter().enumerate() {
+            let x = grid_left + cell_w * j as i32 + cell_w / 2;
+            root.draw(&Text::new(
+                name.as_str(),
+                (x, grid_top - 6),
+                (FONT, LABEL_SIZE)
+                    .into_font()
+                    .transform(FontTransform::Rotate270)
+                    .color(&BLACK)
+                    .pos(at(HPos::Left, VPos::Center)),
+            ))
+            .map_err(|e| err(&e))?;
+        }
+        for (i, row) in spec.rows.iter().enumerate() {
+            let y = grid_top + row_h * i as i32;
+            root.draw(&Text::new(
+                row.label.as_str(),
+                (grid_left - 10, y + row_h / 2),
+                (
+                    FONT,
+                    fitted(&row.label, LABEL_SIZE, f64::from(label_w - 12)),
+                )
+                    .into_font()
+                    .color(&BLACK)
+                    .pos(at(HPos::Right, VPos::Center)),
+            ))
+            .map_err(|e| err(&e))?;
+            for (j, v) in row.values.iter().enumerate() {
+                let x = grid_left + cell_w * j as i32;
+                let Some(v) = v.filter(|v| v.is_finite()) else {
+                    continue;
+                };
+                let (fill, strength) = heat(v, spec.pivot);
+                root.draw(&Rectangle::new(
+                    [(x + 1, y + 1), (x + cell_w - 1, y + row_h - 1)],
+                    fill.filled(),
+                ))
+                .map_err(|e| err(&e))?;
+                let ink = if strength > 0.6 { WHITE } else { BLACK };
+                root.draw(&Text::new(
+                    thousands(v, 0),
+                    (x + cell_w / 2, y + row_h / 2),
+                    (FONT, LABEL_SIZE)
+                        .into_font()
+                        .color(&ink)
+                        .pos(at(HPos::Center, VPos::Center)),
+                ))
+                .map_err(|e| err(&e))?;
+            }
+        }
+        // Grid lines between rows, so a long row is easy to follow across.
+        for i in 0..=spec.rows.len() as i32 {
+            let y = grid_top + row_h * i;
+            root.draw(&PathElement::new(
+                vec![(margin, y), (grid_left + cell_w * cols, y)],
+                RGBColor(200, 200, 200),
+            ))
+            .map_err(|e| err(&e))?;
+        }
+        // The legend: a swatch for below, at and above the pivot, left to right.
+        let mut x = margin;
+        let y = grid_bottom + 22;
+        for (fill, name) in [
+            (heat(spec.pivot / 2.0, spec.pivot).0, &spec.below),
+            (RGBColor(255, 255, 255), &spec.at),
+            (heat(spec.pivot * 2.0, spec.pivot).0, &spec.above),
+        ] {
+            root.draw(&Rectangle::new([(x, y), (x + 18, y + 18)], fill.filled()))
+                .map_err(|e| err(&e))?;
+            root.draw(&Rectangle::new(
+                [(x, y), (x + 18, y + 18)],
+                RGBColor(120, 120, 120),
+            ))
+            .map_err(|e| err(&e))?;
+            root.draw(&Text::new(
+                name.as_str(),
+                (x + 26, y + 9),
+                (FONT, LABEL_SIZE)
+                    .into_font()
+                    .color(&BLACK)
+                    .pos(at(HPos::Left, VPos::Center)),
+            ))
+            .map_err(|e| err(&e))?;
+            x += 26 + text_width(name, label_px).ceil() as i32 + 24;
+        }
+        root.present().map_err(|e| err(&e))?;
+    }
+    Ok(svg)
+}
+
 /// Series longer than this are drawn without point markers.
 const MAX_MARKED_POINTS: usize = 24;
-/// Width of the legend column of `stacked_bars`.
+/// Narrowest legend column of `stacked_bars`.
 const LEGEND_WIDTH: u32 = 200;
-/// Above this many bars a panel drops per-bar totals and labels only some bars.
+/// Above this many bars a panel drops per-bar totals and labels only some bars (fewer, when
+/// their text would not fit side by side).
 const MAX_LABELLED_BARS: usize = 24;
 
 fn draw_side_legend(
@@ -575,7 +871,10 @@ mod tests {
     fn ticks_stay_short() {
         assert_eq!(tick(2_500_000.0, 1e7), "2.5M");
         assert_eq!(tick(250_000.0, 1e6), "250k");
-        assert_eq!(tick(25_000.0, 1e5), "25,000");
+        assert_eq!(tick(25_000.0, 5e4), "25,000");
+        // One form per axis: 50,000 on an axis that reaches 150,000 is 50k.
+        assert_eq!(tick(50_000.0, 1.6e5), "50k");
+        assert_eq!(tick(500_000.0, 3e6), "0.5M");
         assert_eq!(tick(0.26, 1.0), "0.3");
         assert_eq!(tick(0.25, 0.5), "0.25");
     }

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::experiment::clients::{ClientComparison, ClientRow, ClientScenario};
 use crate::output::{Format, csv_rows, md_text, table_for, to_json};
-use crate::view::chart::{Bar, BarPanel, ChartError, StackedBars, stacked_bars};
+use crate::view::chart::{ChartError, HeatRow, HeatTable, heat_table};
 use crate::view::number::{int, usd};
 use crate::view::report::figures::{self, Figure, Section};
 
@@ -179,38 +179,71 @@ pub fn csv(result: &ClientComparison) -> Vec<ClientCsvRow> {
     out
 }
 
-/// The chart: one panel per scenario, one bar per client, the whole conversation's input
-/// tokens as a percentage of eager's (so scenarios of any size share the scale).
+/// The chart: a grid with one row per scenario and one column per client, each cell the whole
+/// conversation's input tokens as a percentage of eager's (so scenarios of any size share the
+/// scale), shaded by whether the client saved or added tokens. The counter most scenarios use
+/// is named once; a row counted by another names its own.
 pub fn chart(result: &ClientComparison) -> Result<String, ChartError> {
-    let panels = result
+    let mut columns: Vec<String> = Vec::new();
+    for r in result.scenarios.iter().flat_map(|s| &s.rows) {
+        if !columns.contains(&r.client) {
+            columns.push(r.client.clone());
+        }
+    }
+    let mut counters: Vec<(&str, usize)> = Vec::new();
+    for s in &result.scenarios {
+        let name = s.counter.0.name();
+        match counters.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, k)) => *k += 1,
+            None => counters.push((name, 1)),
+        }
+    }
+    // The most common counter, the first seen on a tie.
+    let main = counters
+        .iter()
+        .fold(None::<(&str, usize)>, |best, &(n, k)| match best {
+            Some((_, b)) if b >= k => best,
+            _ => Some((n, k)),
+        })
+        .map_or("", |(n, _)| n);
+    let rows = result
         .scenarios
         .iter()
-        .map(|s| BarPanel {
-            title: format!(
-                "{}: eager {} input tokens",
-                s.name,
-                int(s.eager.total_input_tokens)
-            ),
-            bars: s
-                .rows
-                .iter()
-                .map(|r| Bar {
-                    label: r.client.clone(),
-                    values: vec![if s.eager.total_input_tokens == 0 {
-                        0.0
-                    } else {
-                        r.total_input_tokens as f64 / s.eager.total_input_tokens as f64 * 100.0
-                    }],
-                })
-                .collect(),
+        .map(|s| {
+            let name = s.counter.0.name();
+            HeatRow {
+                label: if name == main {
+                    s.name.clone()
+                } else {
+                    format!("{} (counted by {name})", s.name)
+                },
+                values: columns
+                    .iter()
+                    .map(|c| {
+                        s.rows.iter().find(|r| &r.client == c).map(|r| {
+                            if s.eager.total_input_tokens == 0 {
+                                100.0
+                            } else {
+                                r.total_input_tokens as f64 / s.eager.total_input_tokens as f64
+                                    * 100.0
+                            }
+                        })
+                    })
+                    .collect(),
+            }
         })
         .collect();
-    stacked_bars(&StackedBars {
+    heat_table(&HeatTable {
         title: "Each conversation under each client's deferral policy".into(),
-        x_label: "client profile".into(),
-        y_label: "input tokens, % of eager".into(),
-        parts: vec!["total input tokens (% of eager)".into()],
-        panels,
+        note: format!(
+            "Whole-conversation input tokens, % of sending every tool eagerly; counted by {main}"
+        ),
+        columns,
+        rows,
+        pivot: 100.0,
+        below: "below 100: fewer tokens than eager".into(),
+        at: "100: as eager".into(),
+        above: "above 100: more".into(),
     })
 }
 
@@ -219,11 +252,12 @@ pub fn figure(result: &ClientComparison) -> Result<Figure, ChartError> {
     Ok(Figure {
         path: "charts/clients.svg".into(),
         title: "Each shipped conversation under each client's deferral policy".into(),
-        caption: "One panel per shipped scenario, one bar per client profile: the whole \
+        caption: "One row per shipped scenario, one column per client profile: the whole \
                   conversation's input tokens as a percentage of sending every tool eagerly \
-                  (100%). A bar at 100% is a client that did not defer (below its threshold, or \
-                  `none`); above 100%, one whose listing or searches cost more than they saved. \
-                  Each scenario is counted by its own counter (the tables name it)."
+                  (100). Blue cells are clients whose deferral saved tokens, red ones whose \
+                  listing or searches cost more than they saved; 100 is a client that did not \
+                  defer (below its threshold, or `none`). The note names the counter; a row \
+                  counted by another says so."
             .into(),
         svg: chart(result)?,
         section: Section::Clients,

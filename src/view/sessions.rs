@@ -25,6 +25,22 @@ pub fn figures(s: &SessionsReport) -> Result<Vec<Figure>, ChartError> {
     Ok(out)
 }
 
+/// The counters the sessions' modeled tokens come from, for an axis title: `anthropic-estimate,
+/// calibrated`.
+fn counters(s: &SessionsReport) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for x in &s.sessions {
+        if !names.contains(&x.counter) {
+            names.push(x.counter);
+        }
+    }
+    if names.is_empty() {
+        "calibrated".into()
+    } else {
+        format!("{}, calibrated", names.join(" and "))
+    }
+}
+
 fn billed_vs_modeled(s: &SessionsReport) -> Result<Figure, ChartError> {
     let points: Vec<(f64, f64)> = s
         .sessions
@@ -35,7 +51,7 @@ fn billed_vs_modeled(s: &SessionsReport) -> Result<Figure, ChartError> {
     let mut spec = LineChart::new(
         "Billed vs modeled input, per request",
         "billed prompt (input + cache write + cache read), tokens",
-        "modeled input (calibrated), tokens",
+        &format!("modeled input, tokens ({})", counters(s)),
         vec![
             Series::new("requests", points).scatter(),
             Series::new("modeled = billed", vec![(0.0, 0.0), (max, max)]).reference(),
@@ -94,7 +110,10 @@ fn input_per_session(s: &SessionsReport) -> Result<Figure, ChartError> {
         });
     }
     let spec = StackedBars {
-        title: "Input tokens per session, replayed eager and deferred".into(),
+        title: format!(
+            "Input tokens per session, replayed eager and deferred ({})",
+            counters(s)
+        ),
         x_label: "session (numbered as in the table)".into(),
         y_label: "input tokens".into(),
         parts: vec!["read from the cache".into(), "not cached".into()],

@@ -7,6 +7,7 @@ mod anthropic_api;
 mod atomic_write;
 mod bad_input;
 mod catalog_roundtrip;
+mod charts;
 mod cli_count;
 mod cli_counters;
 mod docs;

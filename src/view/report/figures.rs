@@ -91,17 +91,25 @@ pub fn all(data: &ReportData) -> Result<Vec<Figure>, ChartError> {
     if !data.latency.sweep.is_empty() {
         out.push(sweep_latency(data)?);
     }
-    // Every token chart's caption names the counter its tokens were counted with.
+    // Every token chart's caption names the counter its tokens were counted with: a
+    // scenario's own (a scenario may name another than the report's), else the report's.
     for f in out.iter_mut().filter(|f| {
         !matches!(
             f.section,
             Section::Eval(_) | Section::Latency | Section::Clients
         )
     }) {
-        f.caption.push_str(&format!(
-            " Tokens: the `{}` counter.",
-            data.settings.counter
-        ));
+        let counter = match &f.section {
+            Section::Scenario(name) => scenario_counter(data, name),
+            Section::Occupancy => data
+                .scenarios
+                .iter()
+                .find(|s| f.title.ends_with(&format!(": {}", s.name)))
+                .map_or(data.settings.counter, |s| s.counter.0),
+            _ => data.settings.counter,
+        };
+        f.caption
+            .push_str(&format!(" Tokens: the `{counter}` counter."));
     }
     // The sessions' charts name their own counter (the import's, scaled by its calibration).
     if let Some(s) = &data.sessions {
@@ -109,6 +117,17 @@ pub fn all(data: &ReportData) -> Result<Vec<Figure>, ChartError> {
     }
     Ok(out)
 }
+
+/// The counter a scenario's tokens were counted with.
+fn scenario_counter(data: &ReportData, name: &str) -> crate::counter::CounterKind {
+    data.scenarios
+        .iter()
+        .find(|s| s.name == name)
+        .map_or(data.settings.counter, |s| s.counter.0)
+}
+
+/// The scorer that takes each query as a regular expression (the Anthropic API's regex search).
+const REGEX: &str = "regex";
 
 /// Recall@k per scorer of one query set.
 fn recall(set: &EvalSet) -> Result<Option<Figure>, ChartError> {
@@ -120,8 +139,14 @@ fn recall(set: &EvalSet) -> Result<Option<Figure>, ChartError> {
         .results
         .iter()
         .map(|sc| {
+            let name = sc.scorer.to_string();
             Series::new(
-                sc.scorer.to_string(),
+                // Plain-English queries seldom match as a pattern: say so where its line lies.
+                if name == REGEX {
+                    "regex (the query as a pattern)".to_string()
+                } else {
+                    name
+                },
                 set.result
                     .ks
                     .iter()
@@ -149,9 +174,22 @@ fn recall(set: &EvalSet) -> Result<Option<Figure>, ChartError> {
         caption: format!(
             "Each line is a scorer; a point is the mean share of a query's expected tools \
              found in the first k results over the {} queries of {}. Higher is better; \
-             the gap between k = 1 and k = 5 is what returning more tools per search buys.",
+             the gap between k = 1 and k = 5 is what returning more tools per search buys.{}",
             set.result.query_count,
-            md_code(set.name())
+            md_code(set.name()),
+            if set
+                .result
+                .results
+                .iter()
+                .any(|sc| sc.scorer.to_string() == REGEX)
+            {
+                " `regex` compiles each query as a regular expression, as the Anthropic API's \
+                 regex tool search does for a model that writes patterns: these queries are \
+                 plain English, which seldom matches a tool as a pattern, so it scores near 0 \
+                 here by design, not by a fault."
+            } else {
+                ""
+            }
         ),
         svg: line_chart(&chart)?,
         section: Section::Eval(set.name().to_string()),
@@ -326,7 +364,7 @@ fn requests(s: &ScenarioResult) -> Result<Figure, ChartError> {
             .collect(),
     };
     let spec = StackedBars {
-        title: format!("Input tokens per request: {}", s.name),
+        title: format!("Input tokens per request: {} ({})", s.name, s.counter.0),
         x_label: "request number (in conversation order)".into(),
         y_label: "input tokens".into(),
         parts: PARTS.iter().map(std::string::ToString::to_string).collect(),
@@ -380,7 +418,7 @@ fn cumulative_tokens(s: &ScenarioResult) -> Result<Figure, ChartError> {
     let mut chart = LineChart::new(
         &format!("Cumulative input tokens: {}", s.name),
         "request number",
-        "input tokens sent so far",
+        &format!("input tokens sent so far ({})", s.counter.0),
         vec![
             Series::new("eager", cumulative(s, "eager", |r| r.input_tokens as f64)),
             Series::new(
@@ -409,23 +447,28 @@ fn cumulative_cost(s: &ScenarioResult) -> Result<Figure, ChartError> {
         "request number",
         "USD per 1,000 conversations",
         vec![
+            // One colour per mode, as in the token charts; caching is the dash.
             Series::new(
                 "eager, no caching",
                 cumulative(s, "eager", per_k(|r| r.cost_usd)),
-            ),
+            )
+            .colored(0),
             Series::new(
                 "deferred, no caching",
                 cumulative(s, "deferred", per_k(|r| r.cost_usd)),
-            ),
+            )
+            .colored(1),
             Series::new(
                 "eager, prompt caching",
                 cumulative(s, "eager", per_k(|r| r.cost_cached_usd)),
             )
+            .colored(0)
             .dashed(),
             Series::new(
                 "deferred, prompt caching",
                 cumulative(s, "deferred", per_k(|r| r.cost_cached_usd)),
             )
+            .colored(1)
             .dashed(),
         ],
     );
@@ -434,8 +477,8 @@ fn cumulative_cost(s: &ScenarioResult) -> Result<Figure, ChartError> {
         path: format!("charts/cost-{}.svg", slug(&s.name)),
         title: chart.title.clone(),
         caption: "Dollars billed so far (input and output at the profile's list prices), for \
-                  1,000 runs of this conversation. Dashed lines bill the cached prefix at the \
-                  cache-read price: caching shrinks the eager penalty, because the definitions \
+                  1,000 runs of this conversation, eager in blue and deferred in orange. Dashed \
+                  lines bill the cached prefix at the cache-read price: caching shrinks the eager penalty, because the definitions \
                   are the stable prefix."
             .into(),
         svg: line_chart(&chart)?,
@@ -468,7 +511,7 @@ fn occupancy(data: &ReportData) -> Result<Option<Figure>, ChartError> {
     let mut chart = LineChart::new(
         &format!("Context-window occupancy: {}", s.name),
         "request number",
-        "input as % of the context window",
+        &format!("input as % of the context window ({})", s.counter.0),
         vec![
             Series::new("eager", occ("eager")),
             Series::new("deferred", occ("deferred")),
