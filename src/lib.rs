@@ -28,6 +28,7 @@ pub mod mcp;
 pub mod names;
 pub mod number;
 pub mod output;
+pub mod process;
 pub mod rng;
 pub mod search;
 pub mod session;

@@ -4,9 +4,12 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use crate::error::{Error, Result};
+use crate::process::{self, forget, pending};
+
+/// `process::install_interrupt_cleanup`, under the path `main.rs` calls.
+pub use crate::process::install_interrupt_cleanup;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -19,100 +22,6 @@ pub enum Format {
 }
 
 crate::named_enum!(Format, "format");
-
-/// Temporary paths (files and folders) that exist only until a write completes. An interrupted
-/// run removes them before it exits, so no `.tmpXXXX` is ever left behind. The lock is also held
-/// while a finished write is renamed into place, so an interruption sees either the old output
-/// or the new one, never half of a swap.
-static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-
-fn pending() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
-    PENDING
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-fn forget(list: &mut Vec<PathBuf>, path: &Path) {
-    list.retain(|p| p != path);
-}
-
-/// Removes every pending temporary path, then exits with `128 + signal` (130 for SIGINT). Runs
-/// on its own thread (signal-hook delivers the signal there), never inside a signal handler.
-fn clean_up_and_exit(signal: i32) -> ! {
-    // Writers stop creating files first, or a folder could refill while it is being removed.
-    INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
-    kill_child_groups();
-    let list = pending();
-    for p in list.iter() {
-        // Best effort, a few times: a writer may still finish the file it was writing.
-        for _ in 0..50 {
-            let gone = std::fs::remove_dir_all(p)
-                .or_else(|_| std::fs::remove_file(p))
-                .is_ok()
-                || std::fs::symlink_metadata(p).is_err();
-            if gone {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(2));
-        }
-    }
-    eprintln!("error: interrupted (signal {signal}); partial output removed");
-    std::process::exit(128 + signal);
-}
-
-/// Process groups of the children we started (external scorers): an interruption kills them,
-/// since they run in groups of their own and the terminal's SIGINT does not reach them.
-static CHILD_GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
-
-/// Adds a child's process group to those an interruption kills.
-pub fn register_child_group(pgid: i32) {
-    CHILD_GROUPS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .push(pgid);
-}
-
-/// Removes a process group the caller has killed and reaped.
-pub fn release_child_group(pgid: i32) {
-    CHILD_GROUPS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .retain(|&g| g != pgid);
-}
-
-fn kill_child_groups() {
-    #[cfg(unix)]
-    for &g in CHILD_GROUPS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .iter()
-    {
-        // SAFETY: killpg only sends a signal to a group we created and have not reaped.
-        unsafe {
-            libc::killpg(g, libc::SIGKILL);
-        }
-    }
-}
-
-/// Set once an interruption is being handled: writers stop.
-static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Installs the SIGINT/SIGTERM/SIGHUP handling that removes pending temporary files. Call once at
-/// start; without it an interrupted write can leave a temporary file beside its target (the
-/// target itself is never damaged either way).
-pub fn install_interrupt_cleanup() {
-    #[cfg(unix)]
-    {
-        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-        if let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) {
-            std::thread::spawn(move || {
-                if let Some(signal) = signals.forever().next() {
-                    clean_up_and_exit(signal);
-                }
-            });
-        }
-    }
-}
 
 fn refuse_out(path: &Path, what: &str, allowed: &str) -> Error {
     Error::usage(format!(
@@ -453,7 +362,7 @@ fn build_tree(root: &Path, files: &[(String, Vec<u8>)]) -> Result<()> {
     let mut all: Vec<(&str, &[u8])> = vec![(TREE_MARKER, marker.as_bytes())];
     all.extend(files.iter().map(|(p, b)| (p.as_str(), b.as_slice())));
     for (rel, bytes) in all {
-        if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+        if process::interrupted() {
             return Err(Error::usage("interrupted"));
         }
         let path = root.join(rel);

@@ -308,7 +308,7 @@ impl Session {
         };
         let pid = child.id();
         if let Some(g) = pid.and_then(|p| i32::try_from(p).ok()) {
-            crate::output::register_child_group(g);
+            crate::process::register_child_group(g);
         }
         let seen: Shared = Arc::default();
         let stdin = child.stdin.take().expect("stdin is piped");
@@ -556,7 +556,7 @@ impl Session {
     async fn stop(&mut self, graceful: bool) -> Option<ExitStatus> {
         let exit = stop(&mut self.child, self.pid, graceful).await;
         if let Some(g) = self.pid.take().and_then(|p| i32::try_from(p).ok()) {
-            crate::output::release_child_group(g);
+            crate::process::release_child_group(g);
         }
         // With the process group gone the pipes reach end of file; give the readers a moment to
         // record the last lines (a grandchild outside the group could keep a pipe open forever).

@@ -103,7 +103,7 @@ impl LineProcess {
         if let Some(g) = pgid {
             // An interrupt now kills the group; one that came between the spawn and this line
             // leaves the child without its parent, and its stdin at end of file: it exits.
-            crate::output::register_child_group(g);
+            crate::process::register_child_group(g);
         }
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
@@ -192,7 +192,7 @@ impl LineProcess {
         let _ = self.child.kill();
         let _ = self.child.wait();
         if let Some(g) = self.pgid.take() {
-            crate::output::release_child_group(g);
+            crate::process::release_child_group(g);
         }
     }
 }
