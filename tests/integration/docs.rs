@@ -315,10 +315,16 @@ struct Runner {
     root: tempfile::TempDir,
     path: OsString,
     recipes: BTreeSet<String>,
-    model: bool,
-    shared: bool,
-    require_model: bool,
-    require_shared: bool,
+    model: Presence,
+    shared: Presence,
+}
+
+/// Whether what a block needs (the model, ../shared/data) is there, and whether its absence
+/// fails the block instead of skipping it.
+#[derive(Clone, Copy)]
+struct Presence {
+    present: bool,
+    required: bool,
 }
 
 /// What the doc tests found: failures (each with its file:line) and skipped blocks.
@@ -351,10 +357,14 @@ impl Runner {
             recipes: just_recipes(
                 &std::fs::read_to_string(repo.join("justfile")).unwrap_or_default(),
             ),
-            model,
-            shared: shared.join("data").is_dir(),
-            require_model,
-            require_shared,
+            model: Presence {
+                present: model,
+                required: require_model,
+            },
+            shared: Presence {
+                present: shared.join("data").is_dir(),
+                required: require_shared,
+            },
             root,
         }
     }
@@ -385,8 +395,8 @@ impl Runner {
     /// One block: its failures, or why it was skipped.
     fn block(&self, index: usize, b: &Block) -> (Vec<String>, Option<String>) {
         let at = format!("{}:{}", b.file, b.line);
-        if b.needs.model && !b.needs.no_run && !self.model {
-            if self.require_model {
+        if b.needs.model && !b.needs.no_run && !self.model.present {
+            if self.model.required {
                 return (
                     vec![format!(
                         "{at}: TOOLBUDGET_REQUIRE_MODEL is set but models/all-MiniLM-L6-v2 is missing"
@@ -399,8 +409,8 @@ impl Runner {
                 Some(format!("{at}: no embedding model (scripts/fetch-model.sh)")),
             );
         }
-        if b.needs.shared && !b.needs.no_run && !self.shared {
-            if self.require_shared {
+        if b.needs.shared && !b.needs.no_run && !self.shared.present {
+            if self.shared.required {
                 return (
                     vec![format!(
                         "{at}: TOOLBUDGET_REQUIRE_SHARED is set but ../shared/data is missing"
