@@ -223,8 +223,7 @@ pub fn page(markdown: &str, files: &[ReportFile]) -> String {
 /// Raw HTML from the Markdown as text, unless it is the report's own fold.
 fn inert(e: Event<'_>) -> Event<'_> {
     match e {
-        Event::Html(h) if !own_html(&h) => Event::Text(h),
-        Event::InlineHtml(h) if !own_html(&h) => Event::Text(h),
+        Event::Html(h) | Event::InlineHtml(h) if !own_html(&h) => Event::Text(h),
         e => e,
     }
 }
