@@ -911,6 +911,87 @@ mod tests {
     }
 
     #[test]
+    fn a_dashed_series_has_a_dashed_swatch() {
+        let swatches = |dashed: bool| {
+            let mut b = Series::new("b", vec![(1.0, 2.0), (2.0, 3.0)]).colored(0);
+            b.dashed = dashed;
+            let spec = LineChart::new(
+                "t",
+                "x",
+                "y",
+                vec![Series::new("a", vec![(1.0, 1.0), (2.0, 2.0)]).colored(0), b],
+            );
+            let svg = line_chart(&spec).unwrap();
+            // Legend swatches are the only horizontal two-point polylines 3 px wide (the data
+            // lines slope).
+            let short = |len: i32| {
+                svg.lines()
+                    .filter(|l| l.starts_with("<polyline") && l.contains("stroke-width=\"3\""))
+                    .filter(|l| {
+                        let v: Vec<i32> = l
+                            .split("points=\"")
+                            .nth(1)
+                            .and_then(|p| p.split('"').next())
+                            .map(|p| {
+                                p.split([' ', ','])
+                                    .filter(|v| !v.is_empty())
+                                    .filter_map(|v| v.parse().ok())
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        v.len() == 4 && v[1] == v[3] && v[2] - v[0] == len
+                    })
+                    .count()
+            };
+            (short(12), short(9))
+        };
+        // Solid: both swatches are two 12 px halves; dashed: the second is two 9 px dashes.
+        assert_eq!(swatches(false), (4, 0));
+        assert_eq!(swatches(true), (2, 2));
+    }
+
+    #[test]
+    fn a_heat_table_writes_every_value_and_its_legend() {
+        let spec = HeatTable {
+            title: "t".into(),
+            note: "n".into(),
+            columns: vec!["a".into(), "b".into()],
+            rows: vec![
+                HeatRow {
+                    label: "one".into(),
+                    values: vec![Some(50.0), Some(200.0)],
+                },
+                HeatRow {
+                    label: "two".into(),
+                    values: vec![Some(100.0), None],
+                },
+            ],
+            pivot: 100.0,
+            below: "less".into(),
+            at: "same".into(),
+            above: "more".into(),
+        };
+        let svg = heat_table(&spec).unwrap();
+        for t in ["one", "two", "50", "200", "100", "less", "same", "more"] {
+            assert!(svg.contains(&format!("\n{t}\n")), "{t}");
+        }
+        // Full blue at half the pivot, full red at twice it, white at it.
+        assert_eq!(heat(50.0, 100.0).0, BLUE);
+        assert_eq!(heat(200.0, 100.0).0, RED);
+        assert_eq!(heat(100.0, 100.0).0, RGBColor(255, 255, 255));
+        assert_eq!(heat(0.0, 100.0).0, BLUE);
+    }
+
+    #[test]
+    fn titles_shrink_to_fit() {
+        let long =
+            "Cumulative cost per 1,000 conversations: published-qwen-code-toolsearch-analysis";
+        let size = fitted(long, TITLE_SIZE, 928.0);
+        assert!(size < TITLE_SIZE && text_width(long, f64::from(size)) <= 928.0);
+        assert_eq!(fitted("short", TITLE_SIZE, 928.0), TITLE_SIZE);
+    }
+
+    #[test]
     fn empty_and_degenerate_inputs_still_draw() {
         let spec = LineChart::new("empty", "x", "y", vec![Series::new("none", vec![])]);
         assert!(line_chart(&spec).is_ok());
