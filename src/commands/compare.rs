@@ -46,6 +46,9 @@ pub fn run(args: &CompareArgs, quiet: bool) -> Result<Outcome> {
                 comparison.missing.join(", ")
             );
         }
+        for u in &comparison.unchecked {
+            eprintln!("check failed: {u}");
+        }
         Ok(Outcome::CheckFailed)
     } else {
         Ok(Outcome::Success)

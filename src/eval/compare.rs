@@ -26,8 +26,10 @@ use serde::{Deserialize, Serialize};
 use super::bootstrap::{self, mean_intervals, sign_flip_p_values};
 use super::metrics::{Metric, round_metric};
 use super::pool::PoolInfo;
-use super::result::{EvalResult, QueryResult, ScorerResult, read_eval_result};
+use super::result::{EvalResult, QueryResult, ScorerResult, parse_eval_result};
+use crate::document::{Document, Seg, with_path};
 use crate::error::{Error, Result};
+use crate::path;
 use crate::search::ScorerName;
 
 /// The metric checked when `--metric` is not given.
@@ -48,14 +50,187 @@ pub struct EvalFile {
 }
 
 impl EvalFile {
-    /// Reads an `eval --format json` file through the one eval type.
+    /// Reads an `eval --format json` file through the one eval type; a stored figure no
+    /// evaluation can produce is refused at its `line:column` ([`check_figures`]).
     pub fn read(path: &Path) -> Result<EvalFile> {
+        let doc = Document::read(path)?;
+        let result = parse_eval_result(&doc)?;
+        check_figures(&result).map_err(|(at, why)| doc.error_at(&at, with_path(&at, &why)))?;
         Ok(EvalFile {
             path: path.display().to_string(),
-            result: read_eval_result(path)?,
+            result,
         })
     }
 }
+
+/// The first stored figure of `r` that no evaluation can produce, with its path in the file:
+/// no tool ranked, cutoffs not increasing, recall@k (hit@k, complete@k) falling as k rises or
+/// out of order with each other (complete@k ≤ recall@k ≤ hit@k), an interval upside down or
+/// outside 0..1, a negative or disordered latency, more refused queries than queries. Rows,
+/// when present, are checked against these figures by `verify`; without rows these checks are
+/// all that stands behind the figures.
+pub fn check_figures(r: &EvalResult) -> Result<(), (Vec<Seg>, String)> {
+    let err = |at: Vec<Seg>, why: String| Err((at, why));
+    if r.tool_count == 0 {
+        return err(
+            path!["tool_count"].to_vec(),
+            "tool_count is 0: an evaluation ranks at least one tool".into(),
+        );
+    }
+    if r.ranked_tools > r.tool_count {
+        return err(
+            path!["ranked_tools"].to_vec(),
+            format!(
+                "ranked_tools is {}, more than the {} tools of the catalog (tool_count)",
+                r.ranked_tools, r.tool_count
+            ),
+        );
+    }
+    for (i, &k) in r.ks.iter().enumerate() {
+        if k == 0 || (i > 0 && k <= r.ks[i - 1]) {
+            return err(
+                path!["ks", i].to_vec(),
+                format!(
+                    "ks is {:?}: the cutoffs are whole numbers from 1, each larger than the last",
+                    r.ks
+                ),
+            );
+        }
+        if r.depth > 0 && k > r.depth {
+            return err(
+                path!["ks", i].to_vec(),
+                format!("k = {k} is deeper than the depth {}", r.depth),
+            );
+        }
+    }
+    for (i, s) in r.results.iter().enumerate() {
+        let at = |rest: &[Seg]| {
+            let mut v = path!["results", i].to_vec();
+            v.extend_from_slice(rest);
+            v
+        };
+        check_ordered(&s.metrics).map_err(|(m, why)| (at(&path!["metrics", m.as_str()]), why))?;
+        for (class, c) in &s.classes {
+            check_ordered(&c.metrics).map_err(|(m, why)| {
+                (
+                    at(&path![
+                        "classes",
+                        class.to_string().as_str(),
+                        "metrics",
+                        m.as_str()
+                    ]),
+                    why,
+                )
+            })?;
+        }
+        for (m, &[lo, hi]) in &s.ci95 {
+            let name = m.to_string();
+            if !(lo.is_finite() && hi.is_finite() && (0.0..=1.0).contains(&lo))
+                || !(0.0..=1.0).contains(&hi)
+            {
+                return err(
+                    at(&path!["ci95", name.as_str()]),
+                    format!("the interval of {name} is [{lo}, {hi}], outside 0..1"),
+                );
+            }
+            if lo > hi {
+                return err(
+                    at(&path!["ci95", name.as_str()]),
+                    format!("the interval of {name} is [{lo}, {hi}]: upside down (low above high)"),
+                );
+            }
+        }
+        for (field, l) in [
+            ("latency_us", &s.latency_us),
+            ("reported_latency_us", &s.reported_latency_us),
+        ] {
+            if let Some(l) = l {
+                check_latency(l).map_err(|(part, why)| (at(&path![field, part]), why))?;
+            }
+        }
+        if r.query_count > 0 && s.refused_queries > r.query_count {
+            return err(
+                at(&path!["refused_queries"]),
+                format!(
+                    "refused_queries is {}, more than the {} queries (query_count)",
+                    s.refused_queries, r.query_count
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Per query, complete@k ≤ recall@k ≤ hit@k and each grows with k, so their means do too
+/// (within the files' rounding): the first pair out of that order, named by its metric.
+fn check_ordered(metrics: &indexmap::IndexMap<Metric, f64>) -> Result<(), (String, String)> {
+    let tol = super::verify::TOLERANCE;
+    let at_k = |m: &Metric| match m {
+        Metric::Recall(k) => Some((1, *k)),
+        Metric::Hit(k) => Some((2, *k)),
+        Metric::Complete(k) => Some((0, *k)),
+        _ => None,
+    };
+    let figures: Vec<(&Metric, u8, usize, f64)> = metrics
+        .iter()
+        .filter_map(|(m, &v)| at_k(m).map(|(kind, k)| (m, kind, k, v)))
+        .collect();
+    for &(m, kind, k, v) in &figures {
+        for &(n, kind2, k2, w) in &figures {
+            if kind == kind2 && k < k2 && v > w + tol {
+                return Err((
+                    m.to_string(),
+                    format!(
+                        "{m} is {v}, above {n} ({w}): it cannot fall as k rises; the stored \
+                         figures are impossible"
+                    ),
+                ));
+            }
+            if k == k2 && kind < kind2 && v > w + tol {
+                return Err((
+                    m.to_string(),
+                    format!(
+                        "{m} is {v}, above {n} ({w}): per query complete@k ≤ recall@k ≤ hit@k; \
+                         the stored figures are impossible"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Latencies are times: finite, ≥ 0, the median no slower than p95, p95 no slower than the
+/// slowest (when the file records it).
+fn check_latency(l: &crate::timing::LatencyUs) -> Result<(), (&'static str, String)> {
+    for (part, v) in [("p50", l.p50), ("p95", l.p95), ("max", l.max)] {
+        if !(v.is_finite() && (0.0..=MAX_LATENCY_US).contains(&v)) {
+            return Err((
+                part,
+                format!("{part} is {v} µs, not a latency (from 0 to {MAX_LATENCY_US:e} µs, a day)"),
+            ));
+        }
+    }
+    if l.p50 > l.p95 {
+        return Err((
+            "p50",
+            format!("p50 ({} µs) is above p95 ({} µs)", l.p50, l.p95),
+        ));
+    }
+    if l.max > 0.0 && l.p95 > l.max {
+        return Err((
+            "p95",
+            format!(
+                "p95 ({} µs) is above the slowest search ({} µs)",
+                l.p95, l.max
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The longest search latency a file may record, µs: a day.
+pub const MAX_LATENCY_US: f64 = 86_400.0 * 1e6;
 
 /// What to check and how strictly.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,6 +281,10 @@ pub struct Comparison {
     pub only_in_candidate: Vec<ScorerName>,
     /// Caveats a reader must know (aggregates only, different query sets).
     pub notes: Vec<String>,
+    /// Checked metrics that are n/a (a file without a query that expects a tool): each fails
+    /// the check, which has nothing to compare.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unchecked: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -126,9 +305,11 @@ pub struct ScorerComparison {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricDiff {
     pub metric: Metric,
-    pub base: f64,
-    pub candidate: f64,
-    pub difference: f64,
+    /// `None` (n/a): the file has no query that expects a tool, so only `refusal` means
+    /// anything there.
+    pub base: Option<f64>,
+    pub candidate: Option<f64>,
+    pub difference: Option<f64>,
     /// 95% paired bootstrap interval of the mean per-query difference.
     pub ci95: Option<[f64; 2]>,
     /// Two-sided p-value of the paired randomization test: how often randomly swapping each
@@ -153,7 +334,7 @@ impl Comparison {
 
     /// Whether the check failed: a drop beyond the tolerance, or something missing.
     pub fn has_regression(&self) -> bool {
-        !self.regressions.is_empty() || !self.missing.is_empty()
+        !self.regressions.is_empty() || !self.missing.is_empty() || !self.unchecked.is_empty()
     }
 }
 
@@ -186,7 +367,7 @@ fn compare_verified(
     let (b, c) = (&base.result, &candidate.result);
     let mut notes = frame_notes(b, c);
     let mut results = Vec::new();
-    let (mut missing, mut allowed_missing) = (Vec::new(), Vec::new());
+    let (mut missing, mut allowed_missing, mut unchecked) = (Vec::new(), Vec::new(), Vec::new());
     for rb in &b.results {
         match c.results.iter().find(|r| r.scorer == rb.scorer) {
             Some(rc) => {
@@ -195,10 +376,27 @@ fn compare_verified(
                     cand_file: &candidate.path,
                     base_queries: b.query_count,
                     cand_queries: c.query_count,
+                    base_unanswerable: answerable(b, rb) == Some(0),
+                    cand_unanswerable: answerable(c, rc) == Some(0),
                 };
                 let r = compare_scorer(rb, rc, &frame, options, &mut notes)?;
                 if r.metrics.iter().all(|m| m.metric != options.metric) {
                     missing.push(format!("{}: {}", r.scorer, options.metric));
+                }
+                if r.metrics
+                    .iter()
+                    .any(|m| m.metric == options.metric && m.difference.is_none())
+                {
+                    let which = match (frame.base_unanswerable, frame.cand_unanswerable) {
+                        (true, true) => "neither file has a",
+                        (true, false) => "the baseline has no",
+                        _ => "the candidate has no",
+                    };
+                    unchecked.push(format!(
+                        "{}: {} is n/a: {which} query that expects a tool (every query is \
+                         no-match), so there is nothing to check",
+                        r.scorer, options.metric
+                    ));
                 }
                 results.push(r);
             }
@@ -236,7 +434,25 @@ fn compare_verified(
         only_in_baseline: only(b, c),
         only_in_candidate: only(c, b),
         notes,
+        unchecked,
     })
+}
+
+/// How many of a file's queries expect a tool, for `r`: from its rows, else from the file's
+/// classes (`None`: a file without classes does not say).
+fn answerable(result: &EvalResult, r: &ScorerResult) -> Option<usize> {
+    if let Some(rows) = &r.per_query {
+        return Some(rows.iter().filter(|q| !q.expected.is_empty()).count());
+    }
+    if result.classes.is_empty() {
+        return None;
+    }
+    let no_match = result
+        .classes
+        .get(&super::classes::NO_MATCH)
+        .copied()
+        .unwrap_or(0);
+    Some(result.query_count.saturating_sub(no_match))
 }
 
 /// Caveats about what the two files evaluated.
@@ -278,6 +494,9 @@ struct Frame<'a> {
     cand_file: &'a str,
     base_queries: usize,
     cand_queries: usize,
+    /// The file has no query that expects a tool: its metrics but `refusal` are n/a.
+    base_unanswerable: bool,
+    cand_unanswerable: bool,
 }
 
 fn compare_scorer(
@@ -305,9 +524,9 @@ fn compare_scorer(
             let y = c.metric(m)?;
             Some(MetricDiff {
                 metric: m.clone(),
-                base: x,
-                candidate: y,
-                difference: round_metric(y - x),
+                base: Some(x),
+                candidate: Some(y),
+                difference: Some(round_metric(y - x)),
                 ci95: None,
                 p_value: None,
             })
@@ -343,17 +562,32 @@ fn compare_scorer(
             out.regression = diffs
                 .iter()
                 .find(|d| &d.metric == metric)
-                .is_some_and(|d| d.difference < -options.max_drop);
+                .is_some_and(|d| d.difference.is_some_and(|x| x < -options.max_drop));
         }
         None => notes.push(format!(
-            "{name}: no per-query rows in {}; aggregates compared only, no intervals \
-             (run `eval --per-query` for both)",
+            "{name}: no per-query rows in {}: this compares the figures the files store, \
+             recomputed from nothing and with no intervals (run `eval --per-query` for both)",
             match (&b.per_query, &c.per_query) {
                 (None, None) => "either file",
                 (None, _) => "the baseline",
                 _ => "the candidate",
             }
         )),
+    }
+    // A file without a query that expects a tool has no recall, rank or hit to compare.
+    for d in diffs.iter_mut().filter(|d| d.metric != super::run::REFUSAL) {
+        if frame.base_unanswerable {
+            d.base = None;
+        }
+        if frame.cand_unanswerable {
+            d.candidate = None;
+        }
+        if d.base.is_none() || d.candidate.is_none() {
+            (d.difference, d.ci95, d.p_value) = (None, None, None);
+            if &d.metric == metric {
+                out.regression = false;
+            }
+        }
     }
     out.metrics = diffs;
     Ok(out)
@@ -509,9 +743,9 @@ fn pair(
         if xs.is_empty() {
             continue;
         }
-        d.base = round_metric(mean(&xs));
-        d.candidate = round_metric(mean(&ys));
-        d.difference = round_metric(d.candidate - d.base);
+        let (base, candidate) = (round_metric(mean(&xs)), round_metric(mean(&ys)));
+        (d.base, d.candidate) = (Some(base), Some(candidate));
+        d.difference = Some(round_metric(candidate - base));
         let column: Vec<f64> = ys.iter().zip(&xs).map(|(y, x)| y - x).collect();
         (d.ci95, d.p_value) = paired_statistics(&column);
     }
@@ -579,7 +813,7 @@ mod tests {
             let r: Vec<String> = rows
                 .iter()
                 .map(|(id, v)| {
-                    format!(r#"{{"id": "{id}", "metrics": {{"recall@5": {v}, "mrr": {v}}}}}"#)
+                    format!(r#"{{"id": "{id}", "expected": ["a"], "metrics": {{"recall@5": {v}, "mrr": {v}}}}}"#)
                 })
                 .collect();
             format!(r#", "per_query": [{}]"#, r.join(","))
@@ -597,7 +831,7 @@ mod tests {
         assert!(!c.has_regression());
         let r = &c.results[0];
         assert!(r.paired);
-        assert!(r.metrics.iter().all(|m| m.difference == 0.0));
+        assert!(r.metrics.iter().all(|m| m.difference == Some(0.0)));
         assert!(r.metrics.iter().all(|m| m.ci95 == Some([0.0, 0.0])));
         assert!(r.worse.is_empty() && r.better.is_empty());
         assert!(c.notes.is_empty(), "{:?}", c.notes);
@@ -636,10 +870,10 @@ mod tests {
         );
         let c = cmp(&base, &beyond, "recall@5", 0.01).unwrap();
         assert_eq!(c.regressions, vec!["bm25"]);
-        assert_eq!(c.results[0].metrics[0].difference, -0.0101);
+        assert_eq!(c.results[0].metrics[0].difference, Some(-0.0101));
         assert!(!c.results[0].paired);
         assert!(
-            c.notes[0].contains("aggregates compared only"),
+            c.notes[0].contains("this compares the figures the files store"),
             "{:?}",
             c.notes
         );
@@ -680,7 +914,9 @@ mod tests {
     fn two_scorers(rows_b: &[(&str, f64)], with_semantic: bool) -> String {
         let rows: Vec<String> = rows_b
             .iter()
-            .map(|(id, v)| format!(r#"{{"id": "{id}", "metrics": {{"recall@5": {v}}}}}"#))
+            .map(|(id, v)| {
+                format!(r#"{{"id": "{id}", "expected": ["a"], "metrics": {{"recall@5": {v}}}}}"#)
+            })
             .collect();
         let rows = rows.join(",");
         let mean = rows_b.iter().map(|r| r.1).sum::<f64>() / rows_b.len() as f64;
@@ -796,12 +1032,13 @@ mod tests {
                         let mean = |m: &std::collections::BTreeMap<u8, u8>| -> f64 {
                             common.iter().map(|k| f64::from(m[k]) / 4.0).sum::<f64>() / common.len() as f64
                         };
-                        prop_assert_eq!(r.metrics[0].base, round_metric(mean(&base)));
-                        prop_assert_eq!(r.metrics[0].candidate, round_metric(mean(&cand)));
+                        prop_assert_eq!(r.metrics[0].base, Some(round_metric(mean(&base))));
+                        prop_assert_eq!(r.metrics[0].candidate, Some(round_metric(mean(&cand))));
                         let moved = common.iter().filter(|k| base[k] != cand[k]).count();
                         prop_assert_eq!(r.worse.len() + r.better.len(), moved);
                         if let Some([lo, hi]) = r.metrics[0].ci95 {
-                            prop_assert!(lo <= r.metrics[0].difference + 1e-9 && r.metrics[0].difference <= hi + 1e-9);
+                            let d = r.metrics[0].difference.unwrap();
+                            prop_assert!(lo <= d + 1e-9 && d <= hi + 1e-9);
                         }
                     }
                 }

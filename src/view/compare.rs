@@ -12,6 +12,11 @@ fn signed(x: f64) -> String {
     format!("{x:+.4}")
 }
 
+/// A figure, or n/a where the file has no query it is defined on.
+fn figure(x: Option<f64>, show: impl Fn(f64) -> String) -> String {
+    x.map_or_else(|| "n/a".to_string(), show)
+}
+
 /// Renders the comparison; pure.
 pub fn render(c: &Comparison, format: Format) -> String {
     let headers = [
@@ -50,6 +55,8 @@ fn rows(c: &Comparison, format: Format) -> Vec<Vec<String>> {
         for m in &r.metrics {
             let check = if m.metric != c.metric {
                 String::new()
+            } else if m.difference.is_none() {
+                "n/a".to_string()
             } else if r.regression {
                 "FAIL".to_string()
             } else {
@@ -65,9 +72,9 @@ fn rows(c: &Comparison, format: Format) -> Vec<Vec<String>> {
             rows.push(vec![
                 r.scorer.to_string(),
                 m.metric.to_string(),
-                format!("{:.4}", m.base),
-                format!("{:.4}", m.candidate),
-                signed(m.difference),
+                figure(m.base, |x| format!("{x:.4}")),
+                figure(m.candidate, |x| format!("{x:.4}")),
+                figure(m.difference, signed),
                 ci,
                 m.p_value.map_or_else(String::new, |p| format!("{p:.4}")),
                 check,
@@ -129,6 +136,9 @@ fn verdict(c: &Comparison) -> String {
     }
     for m in &c.missing {
         out.push_str(&format!("FAIL: the candidate lacks {m}\n"));
+    }
+    for u in &c.unchecked {
+        out.push_str(&format!("FAIL: {u}\n"));
     }
     out.push_str(&if !c.regressions.is_empty() {
         format!(

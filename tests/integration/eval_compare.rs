@@ -173,7 +173,7 @@ fn eval_json_round_trips_through_the_eval_type_into_compare() {
     for r in &c.results {
         assert!(r.paired);
         assert_eq!(r.paired_queries, result.query_count);
-        assert!(r.metrics.iter().all(|m| m.difference == 0.0));
+        assert!(r.metrics.iter().all(|m| m.difference == Some(0.0)));
     }
 }
 
@@ -286,5 +286,169 @@ fn no_latency_ranks_the_same_and_caches_the_queries() {
             assert_eq!(o["metrics"], r["metrics"]);
             assert_eq!(o["per_query"], r["per_query"]);
         }
+    }
+}
+
+/// An eval file without per-query rows, pretty-printed (one field a line), with `edit`
+/// applied: sound until edited.
+fn stored_figures(edit: impl Fn(&mut serde_json::Value)) -> String {
+    let mut v = serde_json::json!({
+        "tool_count": 10, "query_count": 4, "ranked_tools": 9, "ks": [1, 5, 10], "depth": 10,
+        "results": [{"scorer": "bm25",
+            "metrics": {"recall@1": 0.5, "recall@5": 0.684, "recall@10": 0.75,
+                        "hit@5": 0.75, "complete@5": 0.5, "mrr": 0.6},
+            "ci95": {"recall@5": [0.4, 0.9]},
+            "latency_us": {"searches": 4, "p50": 3.0, "p95": 9.0, "max": 9.0}}]
+    });
+    edit(&mut v);
+    serde_json::to_string_pretty(&v).unwrap()
+}
+
+/// The 1-based line and column of the first `needle` in `text` after the line holding `after`.
+fn place(text: &str, after: &str, needle: &str) -> (usize, usize) {
+    let start = text.find(after).unwrap();
+    let at = start + text[start..].find(needle).unwrap();
+    let line = text[..at].matches('\n').count() + 1;
+    let column = at - text[..at].rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line, column)
+}
+
+/// Without rows, `compare` says it compares stored figures, and refuses the impossible ones at
+/// their line:column, naming the field.
+#[test]
+fn compare_refuses_impossible_stored_figures_at_their_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let sound = write(dir.path(), "sound.json", &stored_figures(|_| {}));
+    let out = toolbudget()
+        .args(["compare", &sound, &sound])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains(
+            "note: bm25: no per-query rows in either file: this compares the figures the files \
+             store, recomputed from nothing and with no intervals"
+        ),
+        "{stdout}"
+    );
+    type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+    let cases: Vec<(&str, Edit, (&str, &str), &str)> = vec![
+        (
+            "recall.json",
+            Box::new(|v| v["results"][0]["metrics"]["recall@5"] = 0.99.into()),
+            ("\"metrics\"", "0.99"),
+            "results[0].metrics.recall@5: recall@5 is 0.99, above recall@10 (0.75): it cannot \
+             fall as k rises",
+        ),
+        (
+            "hit.json",
+            Box::new(|v| v["results"][0]["metrics"]["complete@5"] = 0.7.into()),
+            ("\"complete@5\"", "0.7"),
+            "results[0].metrics.complete@5: complete@5 is 0.7, above recall@5 (0.684): per \
+             query complete@k ≤ recall@k ≤ hit@k",
+        ),
+        (
+            "ci.json",
+            Box::new(|v| v["results"][0]["ci95"]["recall@5"] = serde_json::json!([1.0, 0.0])),
+            ("\"ci95\"", "["),
+            "results[0].ci95.recall@5: the interval of recall@5 is [1, 0]: upside down",
+        ),
+        (
+            "latency.json",
+            Box::new(|v| v["results"][0]["latency_us"]["p50"] = (-1.0).into()),
+            ("\"latency_us\"", "-1.0"),
+            "results[0].latency_us.p50: p50 is -1 µs, not a latency",
+        ),
+        (
+            "tools.json",
+            Box::new(|v| v["tool_count"] = 0.into()),
+            ("\"tool_count\"", "0"),
+            "tool_count: tool_count is 0: an evaluation ranks at least one tool",
+        ),
+        (
+            "ks.json",
+            Box::new(|v| v["ks"] = serde_json::json!([5, 1, 10])),
+            ("\"ks\"", "1"),
+            "ks[1]: ks is [5, 1, 10]: the cutoffs are whole numbers from 1, each larger than \
+             the last",
+        ),
+    ];
+    for (name, edit, (after, needle), message) in cases {
+        let text = stored_figures(edit);
+        let file = write(dir.path(), name, &text);
+        let (line, column) = place(&text, after, needle);
+        for args in [[&file, &sound], [&sound, &file]] {
+            let out = toolbudget().arg("compare").args(args).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+            assert!(
+                stderr.starts_with(&format!("error: {file}:{line}:{column}: {message}")),
+                "{name} ({line}:{column}): {stderr}"
+            );
+        }
+    }
+}
+
+/// A query set of only no-match queries has no recall to compare: n/a, and the check fails
+/// instead of saying ok; with rows or without.
+#[test]
+fn a_set_without_an_answerable_query_reports_n_a_never_ok() {
+    let dir = tempfile::tempdir().unwrap();
+    let metrics = serde_json::json!({"recall@5": 0.0, "mrr": 0.0});
+    let rows = serde_json::json!([
+        {"id": "n1", "query": "book a flight", "class": "no-match", "expected": [], "ranks": [],
+         "top": [], "metrics": {"refusal": 1.0}},
+        {"id": "n2", "query": "order a pizza", "class": "no-match", "expected": [], "ranks": [],
+         "top": [], "metrics": {"refusal": 1.0}}]);
+    let classes = serde_json::json!({"no-match": {"queries": 2, "metrics": {"refusal": 1.0}}});
+    let with_rows = write(
+        dir.path(),
+        "rows.json",
+        &serde_json::json!({"tool_count": 10, "query_count": 2, "classes": {"no-match": 2},
+            "results": [{"scorer": "bm25", "metrics": metrics, "classes": classes,
+                         "per_query": rows}]})
+        .to_string(),
+    );
+    let without = write(
+        dir.path(),
+        "agg.json",
+        &serde_json::json!({"tool_count": 10, "query_count": 2, "classes": {"no-match": 2},
+            "results": [{"scorer": "bm25", "metrics": metrics, "classes": classes}]})
+        .to_string(),
+    );
+    for file in [&with_rows, &without] {
+        let out = toolbudget().args(["compare", file, file]).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{stdout}");
+        let recall = stdout
+            .lines()
+            .find(|l| l.contains("recall@5"))
+            .unwrap()
+            .split_whitespace()
+            .collect::<Vec<_>>();
+        assert_eq!(
+            recall,
+            ["bm25", "recall@5", "n/a", "n/a", "n/a", "n/a"],
+            "{stdout}"
+        );
+        assert!(!stdout.contains("0.0000"), "{stdout}");
+        assert!(!stdout.contains("ok:"), "{stdout}");
+        assert!(
+            stdout.ends_with(
+                "FAIL: bm25: recall@5 is n/a: neither file has a query that expects a tool \
+                 (every query is no-match), so there is nothing to check\n"
+            ),
+            "{stdout}"
+        );
+        let json = toolbudget()
+            .args(["compare", file, file, "--format", "json"])
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        let m = &v["results"][0]["metrics"][0];
+        assert_eq!(m["metric"], "recall@5");
+        assert!(m["base"].is_null() && m["candidate"].is_null() && m["difference"].is_null());
+        assert_eq!(v["unchecked"].as_array().unwrap().len(), 1);
     }
 }
