@@ -123,7 +123,7 @@ mod tests {
         assert_eq!(percent_of(5.0, 0.0), 0.0);
         assert_eq!(percent(41.49, 1), "41.5%");
         assert_eq!(percent(137.2, 0), "137%");
-        assert_eq!(percent(3.14159, 2), "3.14%");
+        assert_eq!(percent(12.3456, 2), "12.35%");
         assert_eq!(pct(41.49), "41.5%");
     }
 
