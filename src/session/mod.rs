@@ -71,6 +71,20 @@ pub fn parse_date(s: &str) -> std::result::Result<String, String> {
     if !(1..=12).contains(&mm) || !(1..=31).contains(&dd) {
         return Err(bad());
     }
+    // A day the month does not have (2025-02-30) names no day at all.
+    let year: u32 = y.parse().map_err(|_| bad())?;
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match mm {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    if dd > days {
+        return Err(format!(
+            "invalid date {s:?}: {y}-{m} has {days} days, so there is no day {dd}"
+        ));
+    }
     Ok(format!("{y}-{m}-{d}"))
 }
 

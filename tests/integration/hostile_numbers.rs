@@ -223,3 +223,38 @@ fn a_profile_rate_that_makes_times_infinite_is_refused_where_it_is_read() {
         );
     }
 }
+
+/// A date the calendar does not have is refused, whichever end of the range it names; the
+/// last day of each month, leap days included, is a date.
+#[test]
+fn session_import_refuses_an_impossible_date() {
+    let dir = tempfile::tempdir().unwrap();
+    for (flag, date, days) in [
+        ("--since", "2025-02-30", 28),
+        ("--since", "2025-02-29", 28),
+        ("--until", "2024-02-30", 29),
+        ("--since", "1900-02-29", 28),
+        ("--until", "2025-04-31", 30),
+    ] {
+        let o = toolbudget()
+            .args(["session", "import"])
+            .arg(dir.path())
+            .args([flag, date])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{date}: {stderr}");
+        assert!(
+            stderr.starts_with(&format!(
+                "error: invalid value '{date}' for '{flag} <DATE>': invalid date \"{date}\": {} \
+                 has {days} days, so there is no day {}",
+                &date[..7],
+                &date[8..].trim_start_matches('0')
+            )),
+            "{date}: {stderr}"
+        );
+    }
+    for date in ["2024-02-29", "2000-02-29", "2025-04-30", "2025-12-31"] {
+        assert_eq!(toolbudget::session::parse_date(date).as_deref(), Ok(date));
+    }
+}
