@@ -51,6 +51,64 @@ pub enum Command {
     /// scenarios' calls, searches, billed usage beside toolbudget's count, latency; every
     /// exchange recorded in a cassette that `--offline` replays.
     Live(LiveArgs),
+    /// Check a catalog for its author: which tools each client defers and whether its search
+    /// finds them, confusable pairs, token cost, description problems; with --baseline, the
+    /// difference. Exit 1 when a finding reaches --fail-on or a budget is exceeded.
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub catalog: CatalogArgs,
+    /// Client profiles, comma separated; CLIENT:SCORER gives a client another search
+    /// (anthropic-api:regex, the Anthropic API's regex tool search) [default:
+    /// claude-code,anthropic-api,anthropic-api:regex,openai].
+    #[arg(long, value_delimiter = ',', value_name = "CLIENT,...", value_parser = parse_check_client)]
+    pub client: Vec<toolbudget::experiment::check::CheckClient>,
+    /// Labeled queries (JSONL, or a YAML list): recall@k per tool; `expected: []` marks a
+    /// query no tool should answer.
+    #[arg(long, value_name = "FILE")]
+    pub queries: Option<PathBuf>,
+    /// The earlier version's catalog, as --catalog takes it (repeatable): the report becomes
+    /// a difference from it.
+    #[arg(
+        long = "baseline",
+        value_name = "[SERVER=]PATH",
+        value_parser = clap::value_parser!(std::ffi::OsString)
+    )]
+    pub baseline: Vec<std::ffi::OsString>,
+    /// Exit 1 when a finding of this level or worse is found (with --baseline: one the
+    /// baseline does not have).
+    #[arg(long, value_enum, value_name = "LEVEL")]
+    pub fail_on: Option<FailOn>,
+    /// Token budget of each client's always-loaded set and of the whole catalog (exit 1 over it).
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<usize>,
+    /// Token budget of each tool (exit 1 over it).
+    #[arg(long, value_name = "N")]
+    pub max_tool_tokens: Option<usize>,
+    /// One counter for every client [default: each client's provider: anthropic-estimate for
+    /// Anthropic clients, openai-responses for OpenAI's, o200k-json otherwise].
+    #[arg(long, value_enum, value_name = "NAME")]
+    pub counter: Option<CounterKind>,
+    /// Output format; github prints workflow annotations and a pull-request summary.
+    #[arg(long, default_value = "table", value_enum)]
+    pub format: toolbudget::view::check::CheckFormat,
+    /// Write the result to this file (atomically) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// `check --fail-on`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    Error,
+    Warning,
+}
+
+fn parse_check_client(s: &str) -> Result<toolbudget::experiment::check::CheckClient, String> {
+    s.parse()
 }
 
 #[derive(Debug, Args)]

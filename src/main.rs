@@ -56,6 +56,7 @@ fn main() -> ExitCode {
         },
         Command::Calibrate(args) => commands::calibrate::run(args).map(ExitCode::from),
         Command::Live(args) => commands::live::run(args, cli.quiet).map(|()| ExitCode::SUCCESS),
+        Command::Check(args) => commands::check::run(args, cli.quiet).map(ExitCode::from),
         Command::Catalog(group) => match &group.command {
             CatalogCommand::Import(args) => commands::catalog::import::run(args, cli.quiet),
             CatalogCommand::Generate(args) => {

@@ -4,6 +4,7 @@
 
 pub mod calibrate;
 pub mod catalog;
+pub mod check;
 pub mod compare;
 pub mod count;
 pub mod eval;
@@ -186,6 +187,12 @@ fn check_out_inputs(command: &crate::cli::Command) -> Result<()> {
             check(a.out.as_deref(), true, inputs)
         }
         Command::Calibrate(_) => Ok(()),
+        Command::Check(a) => {
+            let mut inputs = catalogs(&a.catalog);
+            inputs.extend(a.baseline.iter().map(|b| parse_catalog_arg(b).path));
+            inputs.extend(a.queries.iter().cloned());
+            check(a.out.as_deref(), false, inputs)
+        }
         Command::Catalog(group) => match &group.command {
             CatalogCommand::Generate(_) => Ok(()),
             CatalogCommand::Import(a) => {
@@ -218,6 +225,7 @@ fn check_out_kinds(command: &crate::cli::Command) -> Result<()> {
         },
         Command::Calibrate(a) if a.write => check_out_file(&a.data),
         Command::Calibrate(_) => Ok(()),
+        Command::Check(a) => file(&a.out),
         Command::Live(a) => {
             file(&Some(a.cassette.clone()))?;
             a.out.as_deref().map_or(Ok(()), check_out_dir)

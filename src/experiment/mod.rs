@@ -7,6 +7,7 @@
 //! sessions through `session::counterfactual`).
 
 pub mod calibrate;
+pub mod check;
 pub mod clients;
 pub mod count;
 pub mod deferral;

@@ -5,6 +5,7 @@
 pub mod calibrate;
 pub mod catalog_import;
 pub mod chart;
+pub mod check;
 pub mod clients;
 pub mod compare;
 pub mod count;

@@ -8,6 +8,7 @@ mod atomic_write;
 mod bad_input;
 mod catalog_roundtrip;
 mod charts;
+mod check;
 mod cli_count;
 mod cli_counters;
 mod docs;
