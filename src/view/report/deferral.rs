@@ -343,18 +343,26 @@ fn invalidations(out: &mut String, data: &ReportData, charts: &[Figure]) {
                 &s.eager.cache_invalidations,
                 &s.deferred.cache_invalidations,
             );
+            let broken = |i: &Invalidations| {
+                if i.requests == 0 {
+                    "0".to_string()
+                } else {
+                    format!(
+                        "{} ({}, {})",
+                        int(i.requests),
+                        int(i.tokens),
+                        usd(i.cost_usd)
+                    )
+                }
+            };
             vec![
                 (n + 1).to_string(),
                 md_code(&s.name),
                 format!("`{}`", s.settings.reveal),
-                int(e.requests),
+                broken(e),
                 causes(e),
-                int(e.tokens),
-                usd(e.cost_usd),
-                int(d.requests),
+                broken(d),
                 causes(d),
-                int(d.tokens),
-                usd(d.cost_usd),
             ]
         })
         .collect();
@@ -363,19 +371,13 @@ fn invalidations(out: &mut String, data: &ReportData, charts: &[Figure]) {
             "#",
             "scenario",
             "reveal",
-            "eager broken",
+            "eager broken (re-written, cost)",
             "eager causes",
-            "eager re-written",
-            "eager cost",
-            "deferred broken",
+            "deferred broken (re-written, cost)",
             "deferred causes",
-            "deferred re-written",
-            "deferred cost",
         ],
         &rows,
-        &[
-            true, false, false, true, false, true, true, true, false, true, true,
-        ],
+        &[true, false, false, true, false, true, false],
     ));
     if let Some(d) = &data.deferral {
         reveal_table(out, d);
@@ -385,7 +387,7 @@ fn invalidations(out: &mut String, data: &ReportData, charts: &[Figure]) {
         .iter()
         .filter(|f| f.section == Section::Invalidations)
     {
-        let _ = writeln!(out, "![{}]({})\n\n*{}*\n", f.title, f.path, f.caption);
+        super::figures::embed(out, f);
     }
 }
 

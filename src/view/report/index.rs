@@ -147,22 +147,17 @@ fn sweep(out: &mut String, data: &ReportData, charts: &[Figure]) {
         int(st.context_window),
         st.profile
     );
-    let mut headers = vec!["tools", "servers", "eager first request", "eager % window"];
     let modes: Vec<&str> = sweep
         .points
         .first()
         .map(|p| p.deferred.iter().map(|d| d.mode.name()).collect())
         .unwrap_or_default();
+    // The list's own tokens and the window shares of each mode are in data/sweep.csv.
     let labels: Vec<String> = modes
         .iter()
-        .flat_map(|m| {
-            [
-                format!("`{m}` list"),
-                format!("`{m}` first request"),
-                format!("`{m}` saved"),
-            ]
-        })
+        .map(|m| format!("`{m}` list: first request (saved)"))
         .collect();
+    let mut headers = vec!["tools", "servers", "eager first request (% window)"];
     headers.extend(labels.iter().map(std::string::String::as_str));
     let rows: Vec<Vec<String>> = sweep
         .points
@@ -171,13 +166,18 @@ fn sweep(out: &mut String, data: &ReportData, charts: &[Figure]) {
             let mut row = vec![
                 int(p.tools),
                 int(p.servers),
-                int(p.eager_first_request_tokens),
-                pct(p.eager_window_pct),
+                format!(
+                    "{} ({})",
+                    int(p.eager_first_request_tokens),
+                    pct(p.eager_window_pct)
+                ),
             ];
             for d in &p.deferred {
-                row.push(int(d.list_tokens));
-                row.push(int(d.first_request_tokens));
-                row.push(pct(d.savings_pct));
+                row.push(format!(
+                    "{} ({})",
+                    int(d.first_request_tokens),
+                    pct(d.savings_pct)
+                ));
             }
             row
         })
