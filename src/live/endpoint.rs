@@ -1,8 +1,9 @@
 //! One model endpoint: the cassette first, then (unless offline) the network through an
 //! injected `Transport`, with the count_tokens client's retry policy: 429 waits for
-//! `retry-after` (at most [`RETRY_AFTER_CEILING`]), 5xx and transport failures back off
-//! exponentially (1 s, 2 s, 4 s …), at most [`MAX_ATTEMPTS`] attempts; 401/403 and every other
-//! 4xx fail at once with the provider's message. Sleep and clock are injected, so tests wait
+//! `retry-after` (at most [`RETRY_AFTER_CEILING`]), 408, 5xx and transient transport failures
+//! back off exponentially (1 s, 2 s, 4 s …), at most [`MAX_ATTEMPTS`] attempts; 401/403, every
+//! other 4xx, 501, 505 and failures no retry mends (a bad URL, an answer over the 1 MiB body
+//! limit, TLS) fail at once. Sleep and clock are injected, so tests wait
 //! for nothing.
 
 use std::time::Duration;
@@ -54,6 +55,8 @@ pub enum LiveError {
     },
     #[error("live: {provider} answered with a body that is not JSON (HTTP 200): {body}")]
     NotJson { provider: Provider, body: String },
+    #[error("live: {url} failed in a way no retry mends: {message}")]
+    Unrecoverable { url: String, message: String },
     #[error("live: the scorer failed: {0}")]
     Scorer(String),
     #[error("live: {provider}'s answer cannot be read: {message}")]
@@ -76,6 +79,26 @@ pub fn error_message(body: &str) -> String {
         })
     });
     found.unwrap_or_else(|| body.chars().take(300).collect())
+}
+
+/// Whether a transport failure (ureq's message) fails the same way on every attempt: a bad
+/// URL, an answer over the body limit, a redirect, a TLS or certificate refusal. Timeouts,
+/// resets and refused connections are retried.
+fn deterministic(e: &str) -> bool {
+    const SAME_EVERY_TIME: [&str; 11] = [
+        "bad uri:",
+        "http:",
+        "the response body is larger than request limit",
+        "response header is too big",
+        "too many redirects",
+        "redirect failed",
+        "invalid proxy url",
+        "configured for https only",
+        "TLS required",
+        "rustls:",
+        "PEM:",
+    ];
+    SAME_EVERY_TIME.iter().any(|p| e.starts_with(p))
 }
 
 /// A recorded or fresh answer.
@@ -237,6 +260,12 @@ impl Endpoint {
             let answer = self.transport.post(&url, &headers, body);
             let elapsed = (self.clock)().saturating_sub(start);
             let wait = match answer {
+                Err(e) if deterministic(&e) => {
+                    return Err(LiveError::Unrecoverable {
+                        url,
+                        message: e.chars().take(300).collect(),
+                    });
+                }
                 Err(e) => {
                     last = format!("transport: {e}");
                     backoff
@@ -267,7 +296,9 @@ impl Endpoint {
                             Duration::from_secs_f64(s.min(RETRY_AFTER_CEILING.as_secs_f64()))
                         })
                 }
-                Ok(r) if r.status >= 500 => {
+                // A request timeout is the server's to retry; the rest of 4xx and the 5xx
+                // that name a missing feature fail the same way every time.
+                Ok(r) if r.status == 408 || (r.status >= 500 && !matches!(r.status, 501 | 505)) => {
                     last = format!("HTTP {}: {}", r.status, error_message(&r.body));
                     backoff
                 }
@@ -453,6 +484,36 @@ mod tests {
              and --offline is set; it holds 1 answer: 1 of openai-chat model \"recorded-model\" \
              in run 0; record it by running online"
         );
+    }
+
+    #[test]
+    fn a_request_timeout_is_retried_and_failures_that_repeat_are_not() {
+        let (mut e, slept, _) = endpoint(
+            vec![
+                reply(408, None, "{}"),
+                reply(200, None, r#"{"choices":[]}"#),
+            ],
+            None,
+            "http://127.0.0.1:9/v1",
+        );
+        e.exchange(0, &serde_json::json!({}), false).unwrap();
+        assert_eq!(*slept.lock().unwrap(), [Duration::from_secs(1)]);
+        for (answer, message) in [
+            (reply(501, None, "{}"), "HTTP 501"),
+            (reply(505, None, "{}"), "HTTP 505"),
+            (reply(404, None, "{}"), "HTTP 404"),
+            (
+                Err("the response body is larger than request limit: 1048576".into()),
+                "no retry mends: the response body is larger",
+            ),
+            (Err("bad uri: no host".into()), "no retry mends: bad uri"),
+        ] {
+            let (mut e, slept, _) = endpoint(vec![answer], None, "http://127.0.0.1:9/v1");
+            let err = e.exchange(0, &serde_json::json!({}), false).unwrap_err();
+            assert!(err.to_string().contains(message), "{err}");
+            assert!(slept.lock().unwrap().is_empty(), "{message}");
+            assert_eq!(e.sent, 1, "{message}");
+        }
     }
 
     #[test]

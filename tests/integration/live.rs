@@ -524,6 +524,38 @@ fn client_errors_fail_at_once_and_what_was_answered_stays_recorded() {
     assert_eq!(cassette_entries(&cassette).len(), 1);
 }
 
+/// Failures that repeat the same way are not retried: a 501, and an answer over the 1 MiB
+/// body limit.
+#[test]
+fn failures_no_retry_mends_end_the_run_after_one_request() {
+    let big = json!({"padding": "x".repeat(2 << 20)});
+    for (status, answer, message) in [
+        (
+            501,
+            json!({"error": {"message": "not here"}}),
+            "(HTTP 501): not here",
+        ),
+        (
+            200,
+            big,
+            "failed in a way no retry mends: the response body is larger than request limit",
+        ),
+    ] {
+        let (url, seen) = serve(5, move |_, _| (status, answer.clone()));
+        let dir = tempfile::tempdir().unwrap();
+        fails_with(
+            &mut live_cmd(
+                "openai-chat",
+                &format!("{url}/v1"),
+                &dir.path().join("c.json"),
+                &dir.path().join("a"),
+            ),
+            message,
+        );
+        assert_eq!(seen.lock().unwrap().len(), 1, "{message}");
+    }
+}
+
 #[test]
 fn anthropic_provider_side_search_is_read_from_the_answer() {
     let (url, seen) = serve(20, |_, body| {
