@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde::de::Unexpected;
 use serde_json::{Value, json};
 
+use super::hosted::{self, BodyShape, Captured, HostedTool, RequestBody};
 use super::{Catalog, Origin, ServerFlags, ServerInfo, Tool, mcp_id};
 use crate::document::{Document, Seg, with_path};
 use crate::error::{Error, Result};
@@ -48,8 +49,7 @@ pub fn parse_catalog_arg(arg: impl AsRef<std::ffi::OsStr>) -> CatalogSource {
 
 /// Loads and validates every source, in order, into one catalog.
 pub fn load_catalogs(sources: &[CatalogSource]) -> Result<Catalog> {
-    let loaded: Vec<Result<(Vec<Tool>, Vec<ServerDesc>)>> =
-        sources.par_iter().map(load_one).collect();
+    let loaded: Vec<Result<Loaded>> = sources.par_iter().map(load_one).collect();
     assemble(loaded)
 }
 
@@ -66,13 +66,15 @@ pub fn load_catalog_bytes(path: &Path, bytes: Vec<u8>, server: Option<&str>) -> 
 }
 
 /// Joins loaded files into one catalog: the tool limit, unique ids, server descriptions.
-fn assemble(loaded: Vec<Result<(Vec<Tool>, Vec<ServerDesc>)>>) -> Result<Catalog> {
+fn assemble(loaded: Vec<Result<Loaded>>) -> Result<Catalog> {
     let mut tools = Vec::new();
     let mut descs = Vec::new();
+    let mut captured = Vec::new();
     for r in loaded {
-        let (t, d) = r?;
-        tools.extend(t);
-        descs.extend(d);
+        let l = r?;
+        tools.extend(l.tools);
+        descs.extend(l.descs);
+        captured.extend(l.captured);
     }
     if tools.len() > MAX_TOOLS {
         return Err(Error::usage(format!(
@@ -103,13 +105,50 @@ fn assemble(loaded: Vec<Result<(Vec<Tool>, Vec<ServerDesc>)>>) -> Result<Catalog
     let descs: HashMap<String, ServerInfo> =
         descs.into_iter().map(|d| (d.name.clone(), d)).collect();
     catalog.set_server_info(&descs);
+    catalog.captured = captured;
     Ok(catalog)
 }
 
 /// A native server entry's own description and flags.
 type ServerDesc = ServerInfo;
 
-fn load_one(source: &CatalogSource) -> Result<(Vec<Tool>, Vec<ServerDesc>)> {
+/// One file's tools, its servers' own descriptions, and what it held beyond tools.
+struct Loaded {
+    tools: Vec<Tool>,
+    descs: Vec<ServerDesc>,
+    captured: Option<Captured>,
+}
+
+impl Loaded {
+    fn plain((tools, descs): (Vec<Tool>, Vec<ServerDesc>)) -> Loaded {
+        Loaded {
+            tools,
+            descs,
+            captured: None,
+        }
+    }
+}
+
+/// What a `tools` array's entries load into: functions, namespaces' descriptions, hosted
+/// entries.
+#[derive(Default)]
+struct ApiTools {
+    tools: Vec<Tool>,
+    descs: Vec<ServerDesc>,
+    hosted: Vec<HostedTool>,
+}
+
+/// An OpenAI Responses namespace: functions grouped under a name, listed by it when deferred.
+#[derive(Deserialize)]
+#[serde(expecting = "a namespace object")]
+struct RawNamespace {
+    name: String,
+    description: Option<String>,
+    #[serde(default)]
+    tools: Vec<Value>,
+}
+
+fn load_one(source: &CatalogSource) -> Result<Loaded> {
     let doc = Document::read(&source.path)?;
     let loader = Loader {
         doc: &doc,
@@ -273,12 +312,19 @@ fn schema_bytes(schema: &Value) -> u64 {
 }
 
 impl Loader<'_> {
-    fn load(&self) -> Result<(Vec<Tool>, Vec<ServerDesc>)> {
+    fn load(&self) -> Result<Loaded> {
         let v = &self.doc.value;
         match v {
-            Value::Object(map) if map.contains_key("tools") && !map.contains_key("servers") => {
-                self.load_tools_list(&path!["tools"], &map["tools"])
+            // A captured request body: `model` beside a `tools` array (a tools/list result
+            // has no `model`).
+            Value::Object(map)
+                if map.contains_key("model") && map.get("tools").is_some_and(Value::is_array) =>
+            {
+                self.load_body(map)
             }
+            Value::Object(map) if map.contains_key("tools") && !map.contains_key("servers") => self
+                .load_tools_list(&path!["tools"], &map["tools"])
+                .map(Loaded::plain),
             // A raw JSON-RPC response to tools/list: {"jsonrpc", "id", "result": {"tools": [...]}}.
             Value::Object(map)
                 if map
@@ -287,15 +333,29 @@ impl Loader<'_> {
                     .is_some_and(Value::is_array) =>
             {
                 self.load_tools_list(&path!["result", "tools"], &map["result"]["tools"])
+                    .map(Loaded::plain)
             }
             Value::Object(map) if map.contains_key("builtins") || map.contains_key("servers") => {
-                self.load_native()
+                self.load_native().map(Loaded::plain)
             }
-            Value::Array(items) => self.load_api_array(items),
+            Value::Array(items) => {
+                let api = self.load_api_array(&[], items)?;
+                let captured = (!api.hosted.is_empty()).then(|| Captured {
+                    path: self.doc.path.clone(),
+                    body: None,
+                    hosted: api.hosted,
+                });
+                Ok(Loaded {
+                    tools: api.tools,
+                    descs: api.descs,
+                    captured,
+                })
+            }
             _ => Err(self.doc.error_at(
                 &[],
                 "not a catalog: expected an MCP tools/list result ({\"tools\": [...]}), a native \
-                 catalog (builtins:/servers:), or an Anthropic/OpenAI tools array",
+                 catalog (builtins:/servers:), an Anthropic/OpenAI tools array, or a captured \
+                 request body ({\"model\": ..., \"tools\": [...]})",
             )),
         }
     }
@@ -499,16 +559,59 @@ impl Loader<'_> {
         })
     }
 
-    fn load_api_array(&self, items: &[Value]) -> Result<(Vec<Tool>, Vec<ServerDesc>)> {
-        let server = self.server_override;
-        let mut out = Vec::with_capacity(items.len());
+    /// A captured request body: its `tools` array is the catalog; every other key is
+    /// recorded as ignored (the command says so).
+    fn load_body(&self, map: &serde_json::Map<String, Value>) -> Result<Loaded> {
+        let items = map["tools"].as_array().map_or(&[][..], Vec::as_slice);
+        let api = self.load_api_array(&path!["tools"], items)?;
+        let body = RequestBody {
+            shape: body_shape(map, items),
+            model: map.get("model").and_then(Value::as_str).map(str::to_string),
+            ignored: map
+                .keys()
+                .filter(|k| *k != "model" && *k != "tools")
+                .cloned()
+                .collect(),
+        };
+        Ok(Loaded {
+            tools: api.tools,
+            descs: api.descs,
+            captured: Some(Captured {
+                path: self.doc.path.clone(),
+                body: Some(body),
+                hosted: api.hosted,
+            }),
+        })
+    }
+
+    /// A `tools` array at `at` (empty for a file that is the array).
+    fn load_api_array(&self, at: &[Seg], items: &[Value]) -> Result<ApiTools> {
+        let mut out = ApiTools {
+            tools: Vec::with_capacity(items.len()),
+            ..ApiTools::default()
+        };
+        self.api_items(at, items, self.server_override, &mut out)?;
+        Ok(out)
+    }
+
+    fn api_items(
+        &self,
+        at: &[Seg],
+        items: &[Value],
+        server: Option<&str>,
+        out: &mut ApiTools,
+    ) -> Result<()> {
         for (i, item) in items.iter().enumerate() {
-            let p = path![i];
+            let mut p = at.to_vec();
+            p.push(Seg::Index(i));
+            let kind = item.get("type").and_then(Value::as_str);
             // OpenAI Chat Completions: {type: function, function: {name, description, parameters}};
             // OpenAI Responses: {type: function, name, description, parameters};
-            // Anthropic: {name, description, input_schema}.
+            // Anthropic: {name, description, input_schema}, `type` absent or `custom`;
+            // a hosted tool: any other `type` (web_search, tool_search_tool_bm25_20251119...).
             let tool = if let Some(f) = item.get("function") {
-                let fp = path![i, "function"];
+                let mut fp = p.clone();
+                fp.push(Seg::from("function"));
                 let raw: RawFunction = self.doc.decode(&fp, f)?;
                 let outer: RawWrapper = self.doc.decode(&p, item)?;
                 let schema = schema_or_empty(("parameters", raw.parameters), ("parameters", None));
@@ -517,11 +620,29 @@ impl Loader<'_> {
                     self.plain_tool(&fp, server, raw.name, raw.description, schema, flags)?;
                 t.origin = self.origin(&p);
                 t
-            } else if item.get("type").and_then(Value::as_str) == Some("function") {
+            } else if kind == Some("function") {
                 let raw: RawFunction = self.doc.decode(&p, item)?;
                 let schema = schema_or_empty(("parameters", raw.parameters), ("parameters", None));
                 let flags = (raw.defer_loading, false);
                 self.plain_tool(&p, server, raw.name, raw.description, schema, flags)?
+            } else if kind == Some("namespace") {
+                let raw: RawNamespace = self.doc.decode(&p, item)?;
+                let name = self.name(&p, raw.name)?;
+                let mut tp = p.clone();
+                tp.push(Seg::from("tools"));
+                self.api_items(&tp, &raw.tools, Some(&name), out)?;
+                out.descs.push(ServerDesc {
+                    name,
+                    description: raw.description,
+                    flags: ServerFlags::default(),
+                });
+                continue;
+            } else if let Some(kind) = kind.filter(|k| hosted::is_hosted_type(k)) {
+                let name = item.get("name").and_then(Value::as_str).map(str::to_string);
+                let defer = item.get("defer_loading").and_then(Value::as_bool);
+                let origin = self.origin(&p).expect("the loader always has a path");
+                out.hosted.push(hosted::hosted(kind, name, defer, origin));
+                continue;
             } else {
                 let raw: RawTool = self.doc.decode(&p, item)?;
                 let flags = raw_flags(&raw);
@@ -531,10 +652,45 @@ impl Loader<'_> {
                 );
                 self.plain_tool(&p, server, raw.name, raw.description, schema, flags)?
             };
-            out.push(tool);
+            out.tools.push(tool);
         }
-        Ok((out, Vec::new()))
+        Ok(())
     }
+}
+
+/// Which API a body was written for, from its tools first, then its other keys.
+fn body_shape(map: &serde_json::Map<String, Value>, items: &[Value]) -> BodyShape {
+    let kind = |t: &Value| t.get("type").and_then(Value::as_str).map(str::to_string);
+    if items.iter().any(|t| t.get("function").is_some()) {
+        return BodyShape::OpenAiChat;
+    }
+    let flat = items
+        .iter()
+        .any(|t| matches!(kind(t).as_deref(), Some("function" | "namespace")));
+    if flat || map.contains_key("input") || map.contains_key("instructions") {
+        return BodyShape::OpenAiResponses;
+    }
+    let anthropic_tool = items.iter().any(|t| {
+        t.get("input_schema").is_some()
+            || match kind(t) {
+                None => true,
+                Some(k) => k == "custom" || hosted_provider(&k) == "anthropic",
+            }
+    });
+    if anthropic_tool || map.contains_key("system") {
+        return BodyShape::AnthropicMessages;
+    }
+    if items
+        .iter()
+        .any(|t| kind(t).is_some_and(|k| hosted_provider(&k) == "openai"))
+    {
+        return BodyShape::OpenAiResponses;
+    }
+    BodyShape::Unknown
+}
+
+fn hosted_provider(kind: &str) -> &'static str {
+    hosted::provider_of(kind)
 }
 
 #[cfg(test)]
@@ -714,6 +870,85 @@ mod tests {
         let e = err("n.yaml", "servers:\n  - name: ' '\n");
         assert!(
             e.contains("n.yaml:2:11: servers[0].name: must not be empty"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn request_bodies_of_each_shape_load_their_tools() {
+        let chat = r#"{"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]}"#;
+        let c = load("chat.json", chat, None).unwrap();
+        assert_eq!(c.get(0).id, "f");
+        let b = c.captured()[0].body.as_ref().unwrap();
+        assert_eq!(b.shape, BodyShape::OpenAiChat);
+        assert_eq!(b.model.as_deref(), Some("gpt-4o"));
+        assert_eq!(b.ignored, ["messages"]);
+        let resp = r#"{"model": "gpt-5.4", "input": "hi", "tools": [{"type": "tool_search"},
+            {"type": "function", "name": "g", "defer_loading": true}]}"#;
+        let c = load("resp.json", resp, None).unwrap();
+        assert_eq!(c.len(), 1);
+        assert_eq!(c.get(0).should_defer, Some(true));
+        assert_eq!(
+            c.captured()[0].body.as_ref().unwrap().shape,
+            BodyShape::OpenAiResponses
+        );
+        // An Anthropic body's tools are built-ins, not the file stem's MCP tools.
+        let anth = r#"{"model": "claude-sonnet-4-6", "max_tokens": 8, "messages": [],
+            "tools": [{"name": "w", "input_schema": {"type": "object"}, "cache_control": {"type": "ephemeral"}}]}"#;
+        let c = load("anth.json", anth, None).unwrap();
+        assert_eq!(c.get(0).id, "w");
+        assert!(c.get(0).server.is_none());
+        let b = c.captured()[0].body.as_ref().unwrap();
+        assert_eq!(b.shape, BodyShape::AnthropicMessages);
+        assert_eq!(b.ignored, ["max_tokens", "messages"]);
+        let note = c.notes().join("\n");
+        assert!(
+            note.contains(
+                "anth.json: a captured Anthropic Messages request body for claude-sonnet-4-6"
+            ),
+            "{note}"
+        );
+        assert!(note.ends_with("ignored: max_tokens, messages"), "{note}");
+    }
+
+    #[test]
+    fn hosted_entries_are_kept_apart_with_their_figures() {
+        let a = r#"[{"name": "w"}, {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
+            {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
+            {"type": "web_search"}, {"type": "something_new"}]"#;
+        let c = load("h.json", a, None).unwrap();
+        assert_eq!(c.len(), 1);
+        let h: Vec<&HostedTool> = c.hosted().collect();
+        assert_eq!(h.len(), 4);
+        assert!(h[0].search && h[1].search && !h[2].search);
+        assert_eq!(h[0].cost.as_ref().map(|c| c.tokens), Some(685));
+        assert_eq!(h[1].cost.as_ref().map(|c| c.tokens), Some(710));
+        assert_eq!((h[2].provider, h[2].cost.clone()), ("openai", None));
+        assert_eq!(h[3].provider, "unknown");
+        assert_eq!(h[0].origin.at, [Seg::Index(1)]);
+        assert!(c.captured()[0].body.is_none());
+        // Plain forms record nothing.
+        let c = load("p.json", r#"[{"name": "w"}]"#, None).unwrap();
+        assert!(c.captured().is_empty() && c.notes().is_empty());
+    }
+
+    #[test]
+    fn responses_namespaces_load_as_servers() {
+        let text = r#"{"model": "gpt-5.4", "tools": [{"type": "tool_search"}, {"type": "namespace", "name": "crm",
+            "description": "Customer records.", "tools": [{"type": "function", "name": "find", "defer_loading": true}]}]}"#;
+        let c = load("ns.json", text, None).unwrap();
+        assert_eq!(c.get(0).id, "mcp__crm__find");
+        assert_eq!(
+            c.servers()[0].description.as_deref(),
+            Some("Customer records.")
+        );
+        let e = err(
+            "bad.json",
+            "{\"model\": \"m\", \"tools\": [\n{\"type\": \"namespace\", \"tools\": []}]}",
+        );
+        assert!(
+            e.contains("bad.json:2:1: tools[0]: missing field `name`"),
             "{e}"
         );
     }

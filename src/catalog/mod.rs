@@ -2,6 +2,7 @@
 //! the command line or in a scenario: ids are unique, names present, schemas are objects.
 //! Later stages (tokenizing, search, simulation) index tools by their position here.
 
+mod hosted;
 mod load;
 mod native_writer;
 
@@ -10,6 +11,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
+pub use hosted::{BodyShape, Captured, HostedCost, HostedTool, RequestBody};
 pub use load::{CatalogSource, MAX_TOOLS, load_catalog_bytes, load_catalogs, parse_catalog_arg};
 pub use native_writer::to_native_json;
 
@@ -110,6 +112,8 @@ pub struct Catalog {
     tools: Vec<Tool>,
     by_id: HashMap<String, usize>,
     servers: Vec<ServerInfo>,
+    /// Files that were request bodies or held hosted tools, in load order.
+    captured: Vec<Captured>,
 }
 
 impl Catalog {
@@ -137,6 +141,7 @@ impl Catalog {
             tools,
             by_id,
             servers,
+            captured: Vec::new(),
         })
     }
 
@@ -177,6 +182,22 @@ impl Catalog {
     /// MCP servers in the order they first appear.
     pub fn servers(&self) -> &[ServerInfo] {
         &self.servers
+    }
+
+    /// The files that were captured request bodies or held hosted tools (empty for every
+    /// other catalog form).
+    pub fn captured(&self) -> &[Captured] {
+        &self.captured
+    }
+
+    /// Every hosted tool of every file, in load order.
+    pub fn hosted(&self) -> impl Iterator<Item = &HostedTool> {
+        self.captured.iter().flat_map(|c| c.hosted.iter())
+    }
+
+    /// One stderr line per captured file: what was ignored, what was set apart.
+    pub fn notes(&self) -> Vec<String> {
+        self.captured.iter().filter_map(Captured::note).collect()
     }
 
     /// Sets the description and flags of every listed server that the catalog has.

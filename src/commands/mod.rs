@@ -63,7 +63,12 @@ pub fn load(args: &CatalogArgs) -> Result<Catalog> {
             sources.push(source);
         }
     }
-    load_catalogs(&sources)
+    let catalog = load_catalogs(&sources)?;
+    // A captured request body: say what of it was not the catalog.
+    for note in catalog.notes() {
+        eprintln!("note: {note}");
+    }
+    Ok(catalog)
 }
 
 /// A catalog argument's files: the file itself, or every `.json`, `.yaml` and `.yml` file
