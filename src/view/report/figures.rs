@@ -177,12 +177,7 @@ fn recall(set: &EvalSet) -> Result<Option<Figure>, ChartError> {
              the gap between k = 1 and k = 5 is what returning more tools per search buys.{}",
             set.result.query_count,
             md_code(set.name()),
-            if set
-                .result
-                .results
-                .iter()
-                .any(|sc| sc.scorer.to_string() == REGEX)
-            {
+            if set.result.results.iter().any(|sc| sc.scorer == REGEX) {
                 " `regex` compiles each query as a regular expression, as the Anthropic API's \
                  regex tool search does for a model that writes patterns: these queries are \
                  plain English, which seldom matches a tool as a pattern, so it scores near 0 \
