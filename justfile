@@ -10,7 +10,7 @@ test:
 ci:
     bash .ci/run
 
-# Sized for CI: about 75 s of measuring on 2 cores (README "Benchmarks").
+# Sized for CI: about 75 s of measuring on 2 cores (docs/guide/ci-and-benchmarks.md).
 # Criterion benchmarks, then the full report into reports/ (the README's main-job command).
 bench:
     cargo bench --bench toolbudget
@@ -83,7 +83,8 @@ model:
 
 # Evaluate every scorer on every dev set (../shared/data's BFCL and StableToolBench, the MCP
 # sets of fixtures/queries/mcp) in both settings, own catalog and pooled among every catalog of
-# DATA, and print the README's dev tables (scripts/devsets/run.sh; about 10 minutes).
+# DATA, and print the tables of docs/methodology/search-quality.md (scripts/devsets/run.sh;
+# about 10 minutes).
 eval-devsets DATA="../shared/data":
     DATA="{{DATA}}" bash scripts/devsets/run.sh
 
@@ -119,7 +120,7 @@ fuzz-cmin:
 # subagent files every tenth session) generated into target/sessions-synth-N (seeded: same bytes
 # every time; the first 100 sessions of 1,000 are the 100 of `just bench-import 100`, so their
 # peak memory compares a folder ten times the size). Prints wall-clock, CPU and peak memory;
-# the README records a run.
+# docs/guide/import-sessions.md ("Scale") says what it found.
 bench-import SESSIONS="1000":
     #!/usr/bin/env bash
     set -euo pipefail

@@ -13,7 +13,7 @@
 //!
 //! `TOOLBUDGET_BENCH_SLOWDOWN=SCORER[:TIMES]` runs each query of that lexical scorer TIMES
 //! times (default 3): a deliberately slowed scorer, only in this harness, to check that
-//! `just bench-check` catches a regression (README, "Benchmarks").
+//! `just bench-check` catches a regression (docs/guide/ci-and-benchmarks.md).
 
 use std::hint::black_box;
 use std::sync::Arc;

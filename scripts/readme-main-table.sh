@@ -1,42 +1,57 @@
 #!/usr/bin/env bash
-# The README's main table, rendered from `toolbudget simulate --format csv` over the shipped
-# scenarios (the same rows as the report's data/scenarios.csv). Savings a scenario cannot claim
-# print as n/a; a saving with a caveat is marked * and the caveat is printed under the table.
+# The README's table "What the shipped scenarios show", rendered from the committed example
+# report's docs/example-report/data/scenarios.csv (the README quotes that report). A scenario
+# counted by another counter than the report's names it. With --check, compares the rendered
+# rows with README.md's and exits 1 with a diff when they differ.
 #
-#   bash scripts/readme-main-table.sh    # target/release/toolbudget (TOOLBUDGET=... to change)
+#   bash scripts/readme-main-table.sh            # print the table
+#   bash scripts/readme-main-table.sh --check    # after regenerating docs/example-report/
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin="${TOOLBUDGET:-target/release/toolbudget}"
 render=$(cat <<'PY'
 import csv, sys
-rows = list(csv.DictReader(sys.stdin))
+# The rows the README shows, in its order.
+SCENARIOS = ["builtins-plus-mcp", "coding-session-5-deferred", "ten-servers-names",
+             "failure-modes", "live-servers"]
+COUNTER = "anthropic-estimate"
+rows = {r["scenario"]: r for r in csv.DictReader(open("docs/example-report/data/scenarios.csv"))}
 def n(x):
     return f"{int(x):,}"
-def saved(r, k):
-    if r[k] == "":
-        return "n/a*"
-    return f"{float(r[k]):g}%" + ("*" if r["savings_caveats"] else "")
-print("| scenario | counter | tools | deferred | tools sent eager → deferred | first request eager | deferred"
-      " | saved | total input eager | deferred | saved | deferred list, whole conversation"
-      " | searches / misses / retries | calls failed / premature / unavailable |")
-print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-for r in rows:
+def pct(x):
+    # The report's one decimal, with a typographic minus.
+    return f"{float(x):.1f}%".replace("-", "\u2212")
+def usd(x):
+    # Per 1,000 conversations, as the report prints dollars: whole above $100, else cents.
+    x = float(x) * 1000
+    return f"${x:,.0f}" if x >= 100 else f"${x:.2f}"
+print("| scenario | tools (deferred) | first request, eager \u2192 deferred | saved"
+      " | whole conversation saved | per 1,000 conversations, cached |")
+print("|---|---:|---:|---:|---:|---:|")
+for name in SCENARIOS:
+    if name not in rows:
+        sys.exit(f"error: docs/example-report/data/scenarios.csv: no scenario {name}")
+    r = rows[name]
+    label = f"`{name}`" + ("" if r["counter"] == COUNTER else f" (`{r['counter']}`)")
     cells = [
-        r["scenario"], r["counter"], n(r["tool_count"]), n(r["deferred_count"]),
-        f'{r["eager_tools_sent"]} → {r["deferred_tools_sent"]}',
-        n(r["eager_first_request_tokens"]), n(r["deferred_first_request_tokens"]),
-        saved(r, "first_request_savings_pct"),
-        n(r["eager_total_input_tokens"]), n(r["deferred_total_input_tokens"]),
-        saved(r, "total_input_savings_pct"), n(r["deferred_list_tokens"]),
-        f'{r["deferred_searches"]} / {r["deferred_misses"]} / {r["deferred_retries"]}',
-        f'{r["deferred_failed_calls"]} / {r["deferred_premature_calls"]} / {r["deferred_unavailable_calls"]}',
+        label, f'{n(r["tool_count"])} ({n(r["deferred_count"])})',
+        f'{n(r["eager_first_request_tokens"])} \u2192 {n(r["deferred_first_request_tokens"])}',
+        pct(r["first_request_savings_pct"]), pct(r["total_input_savings_pct"]),
+        f'{usd(r["eager_cost_cached_usd"])} \u2192 {usd(r["deferred_cost_cached_usd"])}',
     ]
     print("| " + " | ".join(cells) + " |")
-notes = [(r["scenario"], r["savings_caveats"]) for r in rows if r["savings_caveats"]]
-if notes:
-    print()
-    for name, text in notes:
-        print(f"\\* `{name}`: {text}.")
 PY
 )
-"$bin" --quiet simulate scenarios/*.yaml --format csv | python3 -c "$render"
+table=$(python3 -c "$render")
+if [[ "${1:-}" != "--check" ]]; then
+    printf '%s\n' "$table"
+    exit 0
+fi
+# The README's table: from its header row to the first line that is not a table row.
+current=$(awk '/^\| scenario \| tools \(deferred\) \| first request, eager/ {on = 1}
+    on && !/^\|/ {exit} on {print}' README.md)
+if [[ "$current" != "$table" ]]; then
+    echo "error: README.md: the table \"What the shipped scenarios show\" differs from docs/example-report/data/scenarios.csv:" >&2
+    diff <(printf '%s\n' "$current") <(printf '%s\n' "$table") >&2 || true
+    exit 1
+fi
+echo "README.md's scenario table matches docs/example-report/data/scenarios.csv"

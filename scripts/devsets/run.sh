@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Evaluates every scorer on every dev set in both settings — each set against its own catalog,
 # and pooled among every catalog of the shared data — plus hybrid with the rrf and minmax
-# fusions as references, then prints the README's dev table (scripts/devsets/table.py).
+# fusions as references, then prints the numbers of docs/methodology/search-quality.md
+# (scripts/devsets/table.py).
 # Results: target/devsets/SET.SETTING[.FUSION].json. Needs the model and ../shared/data (DATA=).
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -1,5 +1,6 @@
-"""Prints the README's dev tables from the eval results scripts/devsets/run.sh writes:
-SET.SETTING.json (every scorer) and SET.SETTING.FUSION.json (hybrid with a reference fusion).
+"""Prints the dev tables (docs/methodology/search-quality.md) from the eval results
+scripts/devsets/run.sh writes: SET.SETTING.json (every scorer) and SET.SETTING.FUSION.json
+(hybrid with a reference fusion).
 Usage: python3 scripts/devsets/table.py target/devsets"""
 import json
 import os

@@ -1,5 +1,6 @@
-"""The README's fusion tables: recall@5 (and MRR@10) of every candidate on every dev set and
-setting, intact and with one list replaced by noise. Writes final.json beside the dumps."""
+"""The fusion tables (docs/decisions/0001-hybrid-fusion-by-lead-in-spread.md): recall@5 (and
+MRR@10) of every candidate on every dev set and setting, intact and with one list replaced by
+noise. Writes final.json beside the dumps."""
 import json
 import os
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Reproduces the README's fusion tables from real rankings: `toolbudget eval` dumps the top 100
+# Reproduces the fusion tables (docs/decisions/0001-hybrid-fusion-by-lead-in-spread.md,
+# docs/methodology/search-quality.md) from real rankings: `toolbudget eval` dumps the top 100
 # of bm25 and semantic, with scores, for every query of every dev set in both settings (own
 # catalog, pooled among every catalog of the shared data); then final.py scores the fusions on
 # those dumps, intact and with one list replaced by noise (seeded), and cv.py cross-validates

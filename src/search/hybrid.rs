@@ -20,9 +20,10 @@
 //! has a rank 1; min-max stretches any list to [0, 1]). Measuring each lead in its own list's
 //! spread needs no assumption about either scale and keeps the pull proportional to how clearly
 //! a list separates its top tools *for this query*: a flat list (noise) has leads under one σ,
-//! a list that knows has leads of several. README "Search quality" has the pooled numbers,
-//! the stress table (one list replaced by noise) and the cross-validation of the one fitted
-//! setting, the weight (leave one dev set out: 0.5 in every fold).
+//! a list that knows has leads of several. docs/methodology/search-quality.md has the pooled
+//! numbers and the cross-validation of the one fitted setting, the weight (leave one dev set
+//! out: 0.5 in every fold); docs/decisions/0001-hybrid-fusion-by-lead-in-spread.md the stress
+//! table (one list replaced by noise).
 //!
 //! The fusion functions are pure ([`rrf`], [`weighted_blend`], [`minmax`]) so they are tested
 //! on hand-made rankings; the scorer takes its two inputs as `Box<dyn Scorer>`.

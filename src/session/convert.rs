@@ -1,7 +1,7 @@
 //! A session → a scenario the simulator replays request for request, plus the bill of each
 //! request keyed by where the simulator will put it (agent, turn, position in the turn).
 //!
-//! Mapping (README "Real sessions in"): a user message opens a turn; each API request that
+//! Mapping (docs/guide/import-sessions.md): a user message opens a turn; each API request that
 //! wrote tool calls becomes those calls (`parallel: true` for the second and later calls of the
 //! same request, the request's own text counted into the first call's `call_tokens`); the
 //! request that wrote no call is the turn's reply. A search-tool call becomes a recorded search

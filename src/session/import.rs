@@ -484,7 +484,7 @@ pub struct SessionSummary {
     pub billed_cost_usd: f64,
     /// Per-request error of the calibrated model over the requests it could pair.
     pub error: ErrorStats,
-    /// Billed requests the replay could not pair (see README).
+    /// Billed requests the replay could not pair (pairing: docs/guide/import-sessions.md).
     pub unpaired_requests: usize,
     pub turns: usize,
     pub files: usize,

@@ -531,7 +531,8 @@ impl ClientProfile {
         }
     }
 
-    /// Every sourced field as (setting, value, source), in the order the README lists them.
+    /// Every sourced field as (setting, value, source), in the order docs/reference/client-profiles.md
+    /// lists each source's values.
     pub fn rows(&self) -> Vec<(&'static str, String, Source)> {
         let mut v = vec![
             ("when", self.when.value.to_string(), self.when.source),

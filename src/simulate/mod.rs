@@ -1,7 +1,7 @@
 //! The simulator: replays a scenario's conversation twice, eager and deferred, through the
 //! same search core, and accounts for every request (tokens by part, cached prefix, cost,
-//! latency, context occupancy). The model is `shared/ACCOUNTING.md`; the README documents
-//! the choices it leaves open.
+//! latency, context occupancy). The model is `shared/ACCOUNTING.md`;
+//! docs/methodology/accounting.md documents the choices it leaves open.
 //!
 //! Public API:
 //! - [`load_scenario`] reads and validates a scenario file;

@@ -115,8 +115,8 @@ fn sources_line(result: &ClientComparison, md: bool) -> String {
         .collect();
     let _ = writeln!(
         out,
-        "{}Profiles: {}. Every value and its source: `--format json` (`profiles`) and the \
-         README's \"Client profiles\".",
+        "{}Profiles: {}. Every value and its source: `--format json` (`profiles`) and \
+         `docs/reference/client-profiles.md`.",
         if md { "\n" } else { "" },
         parts.join("; ")
     );
@@ -274,7 +274,7 @@ pub fn section(out: &mut String, result: &ClientComparison, charts: &[Figure]) {
          policy (`simulate --client`): each profile's threshold, what stays eager, listing, \
          search, reveal, compaction and resume, from the client's public documentation, with \
          the scenario's own tools keys kept. Every value and whether it is documented or \
-         assumed: the README's \"Client profiles\"; rows: `data/clients.csv`.\n\n",
+         assumed: `docs/reference/client-profiles.md`; rows: `data/clients.csv`.\n\n",
     );
     for f in figures::of(charts, &Section::Clients) {
         figures::embed(out, f);

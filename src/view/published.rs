@@ -196,7 +196,7 @@ pub fn section(out: &mut String, scenarios: &[ScenarioResult]) {
          **system** (system prompt), **conversation** (messages, and the whole gap where only \
          the conversation is modeled), **other** (tool-use preamble, search tool, deferred \
          list, and whatever the published number holds that the source does not attribute). \
-         How to read a claim: README, \"Reading a published claim\". Data: \
+         How to read a claim: `docs/methodology/published-figures.md`. Data: \
          `data/published.csv`.\n\n",
     );
     let rows: Vec<Vec<String>> = figures
