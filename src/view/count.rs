@@ -1,8 +1,11 @@
 //! The views of a count (`count`): the tools and servers tables, the json of the
-//! [`CountReport`], and the one-column CSV.
+//! [`CountReport`], and the one-column CSV; for captured request bodies, what was sent whole,
+//! deferred and hosted ([`CapturedCount`]).
+
+use serde::Serialize;
 
 use crate::experiment::count::{CountReport, PreambleInfo};
-use crate::output::{Format, csv, to_json};
+use crate::output::{Format, csv, md_text, to_json};
 
 /// `± 4.2%` beside an estimate, empty for exact counters.
 pub fn error_note(error_pct: Option<f64>) -> String {
@@ -10,6 +13,248 @@ pub fn error_note(error_pct: Option<f64>) -> String {
 }
 
 pub fn render(report: &CountReport, format: Format) -> String {
+    render_captured(report, None, format)
+}
+
+/// What a count of captured request bodies (or of tools arrays holding hosted tools) adds
+/// to the report: the json's `captured` key, and lines after the table.
+#[derive(Debug, Clone, Serialize)]
+pub struct CapturedCount {
+    pub bodies: Vec<BodyEntry>,
+    /// Tools without `defer_loading: true`: their whole definitions are in every request.
+    pub sent_whole: usize,
+    pub sent_whole_tokens: usize,
+    /// Tools with `defer_loading: true`: in context only once a search loads them.
+    pub deferred: usize,
+    pub deferred_tokens: usize,
+    /// Hosted entries, kept out of `tools` and `total_tokens`.
+    pub hosted: Vec<HostedEntry>,
+    /// The sum of the hosted entries' known figures (the providers' counts, not this
+    /// counter's).
+    pub hosted_tokens: usize,
+    /// The search tool the request carried (a hosted one, or the catalog's `ToolSearch`).
+    pub search_tool: Option<String>,
+    /// `deferred`, `deferred-without-search`, `search-without-deferral` or `not-deferred`.
+    pub deferral: &'static str,
+    /// The verdict in words.
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BodyEntry {
+    pub file: String,
+    /// `anthropic-messages`, `openai-chat-completions`, `openai-responses`, `unknown`.
+    pub shape: &'static str,
+    pub model: Option<String>,
+    /// The top-level keys that are not the catalog.
+    pub ignored: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HostedEntry {
+    pub file: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub name: Option<String>,
+    pub provider: &'static str,
+    pub search: bool,
+    /// `None` (null): no documented or measured figure; listed apart, not counted.
+    pub tokens: Option<usize>,
+    /// `documented` or `measured`.
+    pub basis: Option<&'static str>,
+    pub source: Option<&'static str>,
+}
+
+impl HostedEntry {
+    fn label(&self) -> String {
+        match &self.name {
+            Some(n) if n != &self.kind => format!("{n} ({})", self.kind),
+            _ => self.kind.clone(),
+        }
+    }
+}
+
+impl CapturedCount {
+    /// Fills `deferral` and `notes` from the counts and the search tool.
+    pub fn judge(mut self) -> CapturedCount {
+        let tools = |n| crate::number::plural(n, "tool", "tools");
+        let (deferral, note) = match (self.deferred, &self.search_tool) {
+            (0, Some(search)) if self.sent_whole > 0 => (
+                "search-without-deferral",
+                format!(
+                    "the client did not really defer: {search} was sent, but no tool has \
+                     defer_loading: true, so all {} go whole in every request and the search \
+                     tool only adds its own cost",
+                    tools(self.sent_whole)
+                ),
+            ),
+            (0, Some(search)) => (
+                "search-without-deferral",
+                format!("{search} was sent with no tool to search"),
+            ),
+            (0, None) => (
+                "not-deferred",
+                format!(
+                    "no tool was deferred and no search tool was sent: {} go whole in every \
+                     request",
+                    tools(self.sent_whole)
+                ),
+            ),
+            (n, None) => (
+                "deferred-without-search",
+                format!(
+                    "{} deferred (defer_loading: true) but no search tool was sent: the model \
+                     has no way to find or load them",
+                    tools(n)
+                ),
+            ),
+            (n, Some(search)) => (
+                "deferred",
+                format!(
+                    "the client deferred: {} wait behind {search}, {} sent whole",
+                    tools(n),
+                    tools(self.sent_whole)
+                ),
+            ),
+        };
+        self.deferral = deferral;
+        self.notes = vec![note];
+        self
+    }
+}
+
+/// The report's json with a `captured` key after the contract's keys.
+#[derive(Serialize)]
+struct WithCaptured<'a> {
+    #[serde(flatten)]
+    report: &'a CountReport,
+    captured: &'a CapturedCount,
+}
+
+/// Text of the user's (a file name, a model) inside a sentence: no control character, and
+/// Markdown's specials escaped in md.
+fn words(format: Format, s: &str) -> String {
+    if format == Format::Md {
+        return md_text(s);
+    }
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// `anthropic-messages` as words.
+fn shape_title(key: &str) -> &str {
+    match key {
+        "anthropic-messages" => "Anthropic Messages",
+        "openai-chat-completions" => "OpenAI Chat Completions",
+        "openai-responses" => "OpenAI Responses",
+        other => other,
+    }
+}
+
+/// The lines after the count's own for captured bodies and hosted tools.
+fn captured_lines(c: &CapturedCount, format: Format) -> String {
+    let tools = |n| crate::number::plural(n, "tool", "tools");
+    let mut out = String::new();
+    for b in &c.bodies {
+        let model = b
+            .model
+            .as_deref()
+            .map_or(String::new(), |m| format!(", model {}", words(format, m)));
+        let ignored = if b.ignored.is_empty() {
+            "nothing".to_string()
+        } else {
+            words(format, &b.ignored.join(", "))
+        };
+        out.push_str(&format!(
+            "captured request body {} ({}{model}): its tools array counted; ignored: {ignored}\n",
+            words(format, &b.file),
+            shape_title(b.shape)
+        ));
+    }
+    out.push_str(&format!(
+        "sent whole: {}, {} tokens; deferred (defer_loading: true): {}, {} tokens{}\n",
+        tools(c.sent_whole),
+        c.sent_whole_tokens,
+        tools(c.deferred),
+        c.deferred_tokens,
+        if c.deferred > 0 {
+            ", in context only once a search loads them"
+        } else {
+            ""
+        }
+    ));
+    if !c.hosted.is_empty() {
+        let rows: Vec<Vec<String>> = c
+            .hosted
+            .iter()
+            .map(|h| {
+                vec![
+                    h.label(),
+                    h.provider.to_string(),
+                    if h.search { "yes" } else { "no" }.to_string(),
+                    h.tokens.map_or("-".to_string(), |t| t.to_string()),
+                    h.basis.unwrap_or("none documented").to_string(),
+                    h.source.unwrap_or("").to_string(),
+                ]
+            })
+            .collect();
+        out.push('\n');
+        out.push_str(&crate::output::table_for(format)(
+            &[
+                "hosted tool",
+                "provider",
+                "search",
+                "tokens",
+                "basis",
+                "source",
+            ],
+            &rows,
+            &[false, false, false, true, false, false],
+        ));
+        out.push('\n');
+        let unknown = c.hosted.iter().filter(|h| h.tokens.is_none()).count();
+        out.push_str(&format!(
+            "hosted tools are not in the total above; those with a known figure add {} tokens \
+             (the provider's count, not this counter's){}\n",
+            c.hosted_tokens,
+            if unknown == 0 {
+                String::new()
+            } else {
+                format!("; {unknown} listed apart: no token cost documented")
+            }
+        ));
+    }
+    out.push_str(&format!(
+        "search tool: {}\n",
+        c.search_tool
+            .as_deref()
+            .map_or("none".to_string(), |s| words(format, s))
+    ));
+    for n in &c.notes {
+        out.push_str(&format!("note: {}\n", words(format, n)));
+    }
+    out
+}
+
+/// The count's views, with what captured bodies add when there are any.
+pub fn render_captured(
+    report: &CountReport,
+    captured: Option<&CapturedCount>,
+    format: Format,
+) -> String {
+    if let (Format::Json, Some(c)) = (format, captured) {
+        return to_json(&WithCaptured {
+            report,
+            captured: c,
+        });
+    }
     let mut tool_rows: Vec<Vec<String>> = report
         .tools
         .iter()
@@ -33,6 +278,22 @@ pub fn render(report: &CountReport, format: Format) -> String {
                 format!("(tools block framing: {})", report.counter.0),
                 report.framing_tokens.to_string(),
             ]);
+            if let Some(c) = captured {
+                tool_rows.push(vec![
+                    format!("(sent whole: {} tools)", c.sent_whole),
+                    c.sent_whole_tokens.to_string(),
+                ]);
+                tool_rows.push(vec![
+                    format!("(deferred: {} tools)", c.deferred),
+                    c.deferred_tokens.to_string(),
+                ]);
+                for h in &c.hosted {
+                    tool_rows.push(vec![
+                        format!("(hosted: {})", h.label()),
+                        h.tokens.map_or(String::new(), |t| t.to_string()),
+                    ]);
+                }
+            }
             csv(&["id", "tokens"], &tool_rows)
         }
         Format::Table | Format::Md => {
@@ -64,6 +325,10 @@ pub fn render(report: &CountReport, format: Format) -> String {
                     "{t} is the search tool: counted and sent in deferred mode, never sent \
                      eagerly, never a search result.\n"
                 ));
+            }
+            if let Some(c) = captured {
+                out.push('\n');
+                out.push_str(&captured_lines(c, format));
             }
             out
         }

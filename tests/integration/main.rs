@@ -6,6 +6,7 @@ mod support;
 mod anthropic_api;
 mod atomic_write;
 mod bad_input;
+mod captured_bodies;
 mod catalog_roundtrip;
 mod charts;
 mod check;

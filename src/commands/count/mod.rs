@@ -14,6 +14,7 @@ use toolbudget::output::{emit, write_atomic};
 use toolbudget::simulate::profile::Profile;
 use toolbudget::tokenize::{Render, Tokenizer};
 use toolbudget::view;
+use toolbudget::view::count::{BodyEntry, CapturedCount, HostedEntry};
 
 /// An API client over the cache file, with the key and base URL from the environment.
 pub fn api_client(args: &ApiArgs, model: &str) -> Result<Client> {
@@ -132,8 +133,72 @@ pub fn run(args: &CountArgs, quiet: bool) -> Result<()> {
     )?;
     bar.finish();
     let report = summarize(&catalog, &tokens, &fixed);
+    let captured = captured_count(&catalog, tokens.counts());
     emit(
         args.output.out.as_deref(),
-        &view::count::render(&report, args.output.format),
+        &view::count::render_captured(&report, captured.as_ref(), args.output.format),
+    )
+}
+
+/// What the captured request bodies (and hosted entries) of a catalog say about deferral,
+/// `None` when the catalog has neither. `counts` are the tools' tokens in catalog order.
+fn captured_count(catalog: &Catalog, counts: &[usize]) -> Option<CapturedCount> {
+    if catalog.captured().is_empty() {
+        return None;
+    }
+    let (mut sent_whole, mut sent_whole_tokens, mut deferred, mut deferred_tokens) = (0, 0, 0, 0);
+    for (t, &c) in catalog.tools().iter().zip(counts) {
+        if t.defer() == Some(true) {
+            deferred += 1;
+            deferred_tokens += c;
+        } else {
+            sent_whole += 1;
+            sent_whole_tokens += c;
+        }
+    }
+    let bodies = catalog
+        .captured()
+        .iter()
+        .filter_map(|c| {
+            c.body.as_ref().map(|b| BodyEntry {
+                file: c.path.display().to_string(),
+                shape: b.shape.key(),
+                model: b.model.clone(),
+                ignored: b.ignored.clone(),
+            })
+        })
+        .collect();
+    let hosted: Vec<HostedEntry> = catalog
+        .hosted()
+        .map(|h| HostedEntry {
+            file: h.origin.path.display().to_string(),
+            kind: h.kind.clone(),
+            name: h.name.clone(),
+            provider: h.provider,
+            search: h.search,
+            tokens: h.cost.as_ref().map(|c| c.tokens),
+            basis: h.cost.as_ref().map(|c| c.basis),
+            source: h.cost.as_ref().map(|c| c.source),
+        })
+        .collect();
+    let search_tool = catalog
+        .hosted()
+        .find(|h| h.search)
+        .map(|h| h.name.clone().unwrap_or_else(|| h.kind.clone()))
+        .or_else(|| catalog.search_tool().map(|i| catalog.get(i).id.clone()));
+    Some(
+        CapturedCount {
+            bodies,
+            sent_whole,
+            sent_whole_tokens,
+            deferred,
+            deferred_tokens,
+            hosted_tokens: hosted.iter().filter_map(|h| h.tokens).sum(),
+            hosted,
+            search_tool,
+            deferral: "",
+            notes: Vec::new(),
+        }
+        .judge(),
     )
 }
