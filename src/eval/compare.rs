@@ -125,9 +125,7 @@ pub fn check_figures(r: &EvalResult) -> Result<(), (Vec<Seg>, String)> {
         }
         for (m, &[lo, hi]) in &s.ci95 {
             let name = m.to_string();
-            if !(lo.is_finite() && hi.is_finite() && (0.0..=1.0).contains(&lo))
-                || !(0.0..=1.0).contains(&hi)
-            {
+            if !((0.0..=1.0).contains(&lo) && (0.0..=1.0).contains(&hi)) {
                 return err(
                     at(&path!["ci95", name.as_str()]),
                     format!("the interval of {name} is [{lo}, {hi}], outside 0..1"),

@@ -73,7 +73,7 @@ pub fn parse_date(s: &str) -> std::result::Result<String, String> {
     }
     // A day the month does not have (2025-02-30) names no day at all.
     let year: u32 = y.parse().map_err(|_| bad())?;
-    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let leap = year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400));
     let days = match mm {
         2 if leap => 29,
         2 => 28,

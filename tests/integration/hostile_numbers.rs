@@ -136,12 +136,15 @@ fn tampered(cassette: &Path, name: &str, edit: impl Fn(&mut Value)) -> (PathBuf,
     (out, line)
 }
 
+/// A change to one cassette entry.
+type Edit = Box<dyn Fn(&mut Value)>;
+
 #[test]
 fn a_cassette_with_hostile_numbers_is_refused_at_their_line() {
     for (provider, field, suffix) in SHAPES {
         let dir = tempfile::tempdir().unwrap();
         let recorded = record(provider, field, suffix, dir.path());
-        let mut cases: Vec<(String, Box<dyn Fn(&mut Value)>, String)> = Vec::new();
+        let mut cases: Vec<(String, Edit, String)> = Vec::new();
         for (value, shown) in hostile_values() {
             cases.push((
                 format!("usage-{shown}.json"),
