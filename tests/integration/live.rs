@@ -239,8 +239,8 @@ fn offline_refuses_a_missing_answer_and_a_tampered_cassette() {
              it holds 24 answers: 24 of openai-chat model \"{MODEL}\" in run 0; record it"
         ),
     );
-    // The README's offline command once named another model: the error says which one the
-    // cassette holds.
+    // The documented offline command (docs/guide/model-in-the-loop.md) once named another
+    // model: the error says which one the cassette holds.
     let mut args = recorded_args(&cassette, &dir.path().join("o"));
     let i = args.iter().position(|a| a == MODEL).unwrap();
     args[i] = "smollm2".into();
