@@ -938,13 +938,12 @@ fn analyze(
     for &client in &options.clients {
         let prof = profile(client.client);
         let kind = client.scorer();
-        if !scorers.contains_key(&kind) {
-            let scorer = crate::search::build_spec(
+        if let std::collections::hash_map::Entry::Vacant(e) = scorers.entry(kind) {
+            e.insert(crate::search::build_spec(
                 &ScorerSpec::Builtin(kind),
                 catalog.clone(),
                 &ScorerConfig::default(),
-            )?;
-            scorers.insert(kind, scorer);
+            )?);
         }
         let scorer = scorers[&kind].as_ref();
         let limit = prof.max_results.value;

@@ -502,12 +502,63 @@ pub fn summary(r: &CheckResult) -> String {
             out.push_str(&format!("- … and {} more\n", n - MAX_SUMMARY_ITEMS));
         }
     };
+    if let Some(d) = &r.baseline
+        && !d.tools_removed.is_empty()
+        && d.tools_removed.len() == d.tool_count
+        && !d.tools_added.is_empty()
+    {
+        out.push_str(
+            "\nNo tool id is in both versions: give both the same server name \
+             (`-c SERVER=PATH --baseline SERVER=PATH`).\n",
+        );
+    }
     out.push_str("\n### What got worse\n\n");
     let mut worse = Vec::new();
     let mut better = Vec::new();
     match &r.baseline {
         Some(d) => {
-            for t in d.tokens.iter().filter(|t| t.delta != 0) {
+            for (ids, verb, sign) in [
+                (&d.tools_added, "added", 1),
+                (&d.tools_removed, "removed", -1),
+            ] {
+                if ids.is_empty() {
+                    continue;
+                }
+                let tokens: i64 = d
+                    .tokens
+                    .iter()
+                    .filter(|t| ids.contains(&t.what))
+                    .map(|t| t.delta)
+                    .sum();
+                let shown: Vec<String> = ids
+                    .iter()
+                    .take(MAX_SUMMARY_ITEMS)
+                    .map(|i| md_code(i))
+                    .collect();
+                let line = format!(
+                    "- {} {} {verb} ({} tokens): {}{}\n",
+                    ids.len(),
+                    plural(ids.len(), "tool", "tools"),
+                    signed(tokens),
+                    shown.join(", "),
+                    if ids.len() > MAX_SUMMARY_ITEMS {
+                        ", …"
+                    } else {
+                        ""
+                    }
+                );
+                if sign > 0 {
+                    worse.push(line);
+                } else {
+                    better.push(line);
+                }
+            }
+            // A tool added or removed is in its line above.
+            for t in d
+                .tokens
+                .iter()
+                .filter(|t| t.delta != 0 && (t.before.is_some() && t.after.is_some()))
+            {
                 let line = format!(
                     "- {} tokens: {} → {} ({}, {})\n",
                     md_code(&t.what),
@@ -517,9 +568,9 @@ pub fn summary(r: &CheckResult) -> String {
                     t.counter
                 );
                 if t.delta > 0 {
-                    worse.push(line)
+                    worse.push(line);
                 } else {
-                    better.push(line)
+                    better.push(line);
                 }
             }
             for f in &d.findability {
@@ -532,9 +583,9 @@ pub fn summary(r: &CheckResult) -> String {
                     f.before
                 );
                 if f.change == "harder" {
-                    worse.push(line)
+                    worse.push(line);
                 } else {
-                    better.push(line)
+                    better.push(line);
                 }
             }
             for p in &d.new_confusable {
