@@ -774,15 +774,6 @@ fn parse_weights(s: &str) -> Result<(f64, f64), String> {
     Ok((a, b))
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn cli_definition_is_consistent() {
-        use clap::CommandFactory;
-        super::Cli::command().debug_assert();
-    }
-}
-
 /// The command-line reference (docs/reference/cli.md), generated from these definitions.
 pub fn reference_markdown() -> String {
     let options = clap_markdown::MarkdownOptions::new()
@@ -792,4 +783,13 @@ pub fn reference_markdown() -> String {
         "<!-- Generated from src/cli.rs by `just cli-reference`; do not edit. -->\n\n{}",
         clap_markdown::help_markdown_custom::<Cli>(&options)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cli_definition_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
 }

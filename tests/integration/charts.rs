@@ -24,9 +24,9 @@ fn glyph_em(c: char) -> f64 {
         'i' | 'j' | 'l' | '.' | ',' | ':' | ';' | '\'' | '|' | '!' => 0.3,
         'f' | 't' | 'r' | '(' | ')' | '[' | ']' | '-' | '/' => 0.42,
         'm' | 'w' | 'M' | 'W' | '%' | '@' => 1.0,
-        '0'..='9' | '$' | '#' | '+' | '=' | '<' | '>' | '~' | '≥' | '≤' | '×' => 0.64,
         'A'..='Z' => 0.76,
         'a'..='z' => 0.62,
+        // digits, symbols and the rest
         _ => 0.64,
     }
 }
@@ -137,7 +137,7 @@ pub(crate) fn text_problems(svg: &str) -> Vec<String> {
     for node in doc.descendants().filter(|n| n.has_tag_name("text")) {
         let text: String = node
             .descendants()
-            .filter(|n| n.is_text())
+            .filter(roxmltree::Node::is_text)
             .filter_map(|n| n.text())
             .collect::<String>()
             .trim()
