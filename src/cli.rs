@@ -517,6 +517,10 @@ pub struct CompareArgs {
     /// queries pair up (0 to 1).
     #[arg(long, default_value_t = toolbudget::eval::compare::DEFAULT_MIN_PAIRED_SHARE, value_name = "X", value_parser = parse_share)]
     pub min_paired_share: f64,
+    /// Compare the baseline's scorer BASE with the candidate's CANDIDATE, differently named
+    /// (e.g. your run file's `mine` against `bm25`). Repeatable.
+    #[arg(long = "pair", value_name = "BASE=CANDIDATE", value_parser = parse_pair)]
+    pub pairs: Vec<(String, String)>,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -772,6 +776,15 @@ fn parse_weights(s: &str) -> Result<(f64, f64), String> {
     let a: f64 = a.trim().parse().map_err(|_| err())?;
     let b: f64 = b.trim().parse().map_err(|_| err())?;
     Ok((a, b))
+}
+
+fn parse_pair(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((a, b)) if !a.is_empty() && !b.is_empty() => Ok((a.to_string(), b.to_string())),
+        _ => Err(format!(
+            "expected BASE=CANDIDATE (two scorer names), got {s:?}"
+        )),
+    }
 }
 
 /// The command-line reference (docs/reference/cli.md), generated from these definitions.

@@ -70,7 +70,7 @@ fn dedup(clients: &[CheckClient]) -> Vec<CheckClient> {
 }
 
 /// The step summary file with `text` after what earlier steps wrote, written whole.
-fn append(path: &std::path::Path, text: &str) -> Result<()> {
+pub(super) fn append(path: &std::path::Path, text: &str) -> Result<()> {
     let mut bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),

@@ -22,6 +22,7 @@ pub fn run(args: &CompareArgs, quiet: bool) -> Result<Outcome> {
         allow_missing: args.allow_missing.clone(),
         paired_only: args.paired_only,
         min_paired_share: args.min_paired_share,
+        pairs: args.pairs.clone(),
     };
     let resampling = Bar::spinner(visible, "compare", "paired intervals and p-values");
     let comparison = compare(&base, &candidate, &options)?;
@@ -30,6 +31,11 @@ pub fn run(args: &CompareArgs, quiet: bool) -> Result<Outcome> {
         args.output.out.as_deref(),
         &toolbudget::view::compare::render(&comparison, args.output.format),
     )?;
+    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+        let summary =
+            toolbudget::view::compare::render(&comparison, toolbudget::output::Format::Md);
+        super::check::append(std::path::Path::new(&path), &summary)?;
+    }
     if comparison.has_regression() {
         if !comparison.regressions.is_empty() {
             eprintln!(

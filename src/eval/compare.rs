@@ -241,6 +241,9 @@ pub struct CompareOptions {
     pub paired_only: bool,
     /// With `paired_only`: the least share of the larger file's queries that must be paired.
     pub min_paired_share: f64,
+    /// Scorers compared under different names (`--pair BASE=CANDIDATE`): the baseline's
+    /// scorer first, the candidate's second.
+    pub pairs: Vec<(String, String)>,
 }
 
 impl CompareOptions {
@@ -251,6 +254,7 @@ impl CompareOptions {
             allow_missing: Vec::new(),
             paired_only: false,
             min_paired_share: DEFAULT_MIN_PAIRED_SHARE,
+            pairs: Vec::new(),
         }
     }
 }
@@ -288,6 +292,9 @@ pub struct Comparison {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScorerComparison {
     pub scorer: ScorerName,
+    /// The candidate's scorer when it has another name (`--pair`); absent when the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate_scorer: Option<ScorerName>,
     /// Whether per-query rows were paired (else the intervals are null).
     pub paired: bool,
     /// Queries present in both files' rows.
@@ -366,9 +373,12 @@ fn compare_verified(
     let mut notes = frame_notes(b, c);
     let mut results = Vec::new();
     let (mut missing, mut allowed_missing, mut unchecked) = (Vec::new(), Vec::new(), Vec::new());
+    check_pairs(b, c, options)?;
     for rb in &b.results {
-        match c.results.iter().find(|r| r.scorer == rb.scorer) {
+        let wanted = candidate_name(&rb.scorer, options);
+        match c.results.iter().find(|r| r.scorer == wanted) {
             Some(rc) => {
+                origin_notes(rb, rc, &mut notes);
                 let frame = Frame {
                     base_file: &base.path,
                     cand_file: &candidate.path,
@@ -377,7 +387,10 @@ fn compare_verified(
                     base_unanswerable: answerable(b, rb) == Some(0),
                     cand_unanswerable: answerable(c, rc) == Some(0),
                 };
-                let r = compare_scorer(rb, rc, &frame, options, &mut notes)?;
+                let mut r = compare_scorer(rb, rc, &frame, options, &mut notes)?;
+                if rc.scorer != rb.scorer {
+                    r.candidate_scorer = Some(rc.scorer.clone());
+                }
                 if r.metrics.iter().all(|m| m.metric != options.metric) {
                     missing.push(format!("{}: {}", r.scorer, options.metric));
                 }
@@ -405,13 +418,27 @@ fn compare_verified(
             {
                 allowed_missing.push(rb.scorer.clone());
             }
+            None if wanted != rb.scorer.as_str() => {
+                missing.push(format!(
+                    "{wanted} (paired with the baseline's {})",
+                    rb.scorer
+                ));
+            }
             None => missing.push(rb.scorer.to_string()),
         }
     }
-    let only = |x: &EvalResult, y: &EvalResult| -> Vec<ScorerName> {
+    let paired_in = |name: &ScorerName, side: usize| {
+        options
+            .pairs
+            .iter()
+            .any(|p| if side == 0 { &p.0 } else { &p.1 } == name.as_str())
+    };
+    let only = |x: &EvalResult, y: &EvalResult, side: usize| -> Vec<ScorerName> {
         x.results
             .iter()
-            .filter(|r| !y.results.iter().any(|o| o.scorer == r.scorer))
+            .filter(|r| {
+                !y.results.iter().any(|o| o.scorer == r.scorer) && !paired_in(&r.scorer, side)
+            })
             .map(|r| r.scorer.clone())
             .collect()
     };
@@ -429,11 +456,103 @@ fn compare_verified(
         missing,
         allowed_missing,
         results,
-        only_in_baseline: only(b, c),
-        only_in_candidate: only(c, b),
+        only_in_baseline: only(b, c, 0),
+        only_in_candidate: only(c, b, 1),
         notes,
         unchecked,
     })
+}
+
+/// The candidate scorer compared with the baseline's `name`: its `--pair`, else the same name.
+fn candidate_name<'a>(name: &'a ScorerName, options: &'a CompareOptions) -> &'a str {
+    options
+        .pairs
+        .iter()
+        .find(|p| p.0 == name.as_str())
+        .map_or(name.as_str(), |p| p.1.as_str())
+}
+
+/// Every `--pair` names a scorer of each file, and each scorer is paired once.
+fn check_pairs(b: &EvalResult, c: &EvalResult, options: &CompareOptions) -> Result<()> {
+    let names = |r: &EvalResult| -> String {
+        let n: Vec<&str> = r.results.iter().map(|x| x.scorer.as_str()).collect();
+        n.join(", ")
+    };
+    for (i, (base, cand)) in options.pairs.iter().enumerate() {
+        if !b.results.iter().any(|r| r.scorer == base.as_str()) {
+            return Err(Error::usage(format!(
+                "--pair {base}={cand}: the baseline has no scorer {base:?}; it has: {}",
+                names(b)
+            )));
+        }
+        if !c.results.iter().any(|r| r.scorer == cand.as_str()) {
+            return Err(Error::usage(format!(
+                "--pair {base}={cand}: the candidate has no scorer {cand:?}; it has: {}",
+                names(c)
+            )));
+        }
+        if options.pairs[..i]
+            .iter()
+            .any(|p| p.0 == *base || p.1 == *cand)
+        {
+            return Err(Error::usage(format!(
+                "--pair {base}={cand}: a scorer is paired twice"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Where two compared results came from and how they were set, when a reader would otherwise
+/// take them for the same search: another name, a run file, an external scorer, other settings.
+fn origin_notes(rb: &ScorerResult, rc: &ScorerResult, notes: &mut Vec<String>) {
+    let pair = if rb.scorer == rc.scorer {
+        rb.scorer.to_string()
+    } else {
+        notes.push(format!(
+            "the baseline's {} is compared with the candidate's {} (--pair)",
+            rb.scorer, rc.scorer
+        ));
+        format!("{} / {}", rb.scorer, rc.scorer)
+    };
+    for (side, r) in [("baseline", rb), ("candidate", rc)] {
+        if let Some(run) = &r.run {
+            notes.push(format!(
+                "{pair}: the {side}'s rankings came from a run file ({})",
+                run.file
+            ));
+        } else if r.scorer.as_str().starts_with("exec:") || r.scorer.as_str().starts_with("mcp:") {
+            notes.push(format!(
+                "{pair}: the {side}'s {} is an external scorer",
+                r.scorer
+            ));
+        }
+    }
+    let mut differ = Vec::new();
+    for (key, value) in &rb.settings {
+        match rc.settings.get(key) {
+            Some(v) if v == value => {}
+            Some(v) => differ.push(format!("{key} {value} → {v}")),
+            None => differ.push(format!("{key} {value} → (not set)")),
+        }
+    }
+    for (key, value) in &rc.settings {
+        if !rb.settings.contains_key(key) {
+            differ.push(format!("{key} (not set) → {value}"));
+        }
+    }
+    if !differ.is_empty() {
+        notes.push(format!("{pair}: settings differ: {}", differ.join(", ")));
+    }
+    let ks =
+        |r: &ScorerResult| -> Vec<String> { r.metrics.keys().map(ToString::to_string).collect() };
+    if ks(rb) != ks(rc) {
+        notes.push(format!(
+            "{pair}: the files report different metrics ({} vs {})",
+            ks(rb).join(", "),
+            ks(rc).join(", ")
+        ));
+    }
 }
 
 /// How many of a file's queries expect a tool, for `r`: from its rows, else from the file's
@@ -532,6 +651,7 @@ fn compare_scorer(
         .collect();
     let mut out = ScorerComparison {
         scorer: name.clone(),
+        candidate_scorer: None,
         paired: false,
         paired_queries: 0,
         metrics: Vec::new(),

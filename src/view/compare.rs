@@ -2,7 +2,7 @@
 //! the paired interval and p-value, the queries that got worse or better, and the verdict; the
 //! json of the [`Comparison`].
 
-use crate::eval::compare::Comparison;
+use crate::eval::compare::{Comparison, ScorerComparison};
 use crate::output::{Format, csv, to_json};
 
 /// Most worse/better queries listed per scorer in table form (json lists all).
@@ -70,7 +70,7 @@ fn rows(c: &Comparison, format: Format) -> Vec<Vec<String>> {
                 }
             });
             rows.push(vec![
-                r.scorer.to_string(),
+                scorer_label(r),
                 m.metric.to_string(),
                 figure(m.base, |x| format!("{x:.4}")),
                 figure(m.candidate, |x| format!("{x:.4}")),
@@ -84,13 +84,21 @@ fn rows(c: &Comparison, format: Format) -> Vec<Vec<String>> {
     rows
 }
 
+/// The scorer's name, or `BASE → CANDIDATE` when `--pair` compared two names.
+fn scorer_label(r: &ScorerComparison) -> String {
+    match &r.candidate_scorer {
+        Some(c) => format!("{} → {c}", r.scorer),
+        None => r.scorer.to_string(),
+    }
+}
+
 /// Per paired scorer: how many queries got worse or better, the first of each listed.
 fn query_lists(c: &Comparison) -> String {
     let mut out = String::new();
     for r in c.results.iter().filter(|r| r.paired) {
         out.push_str(&format!(
             "{}: {} queries paired; {} worse, {} better on {}\n",
-            r.scorer,
+            scorer_label(r),
             r.paired_queries,
             r.worse.len(),
             r.better.len(),

@@ -452,3 +452,122 @@ fn a_set_without_an_answerable_query_reports_n_a_never_ok() {
         assert_eq!(v["unchecked"].as_array().unwrap().len(), 1);
     }
 }
+
+/// `--pair mine=bm25`: a run file's ranking compared with the built-in bm25 under another name,
+/// with notes on where each came from and how they were set; the step summary appended.
+#[test]
+fn pair_compares_a_run_file_with_a_built_in_scorer() {
+    let dir = tempfile::tempdir().unwrap();
+    let queries = crate::support::repo("fixtures/queries/fixtures.jsonl");
+    let catalogs = crate::support::repo("fixtures/catalogs");
+    let eval = |extra: &[&str]| {
+        let mut cmd = toolbudget();
+        cmd.args(["eval", "-c"])
+            .arg(&catalogs)
+            .arg("--queries")
+            .arg(&queries);
+        cmd.args(extra)
+            .args(["--per-query", "--format", "json", "--quiet"]);
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let base = eval(&["-s", "bm25"]);
+    let parsed: serde_json::Value = serde_json::from_str(&base).unwrap();
+    // The run file holds bm25's own top results with the last query left out: one query worse.
+    let rows = parsed["results"][0]["per_query"].as_array().unwrap();
+    let mut run = String::new();
+    for q in &rows[..rows.len() - 1] {
+        let top: Vec<String> = q["top"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .map(|(i, id)| format!(r#"{{"id": {id}, "score": {}}}"#, 100 - i))
+            .collect();
+        run.push_str(&format!(
+            r#"{{"id": {}, "results": [{}]}}"#,
+            q["id"],
+            top.join(", ")
+        ));
+        run.push('\n');
+    }
+    let run_path = write(dir.path(), "run.jsonl", &run);
+    let base_path = write(dir.path(), "base.json", &base);
+    let cand_path = write(
+        dir.path(),
+        "cand.json",
+        &eval(&["--run", &format!("mine={run_path}")]),
+    );
+    let summary = dir.path().join("summary.md");
+    std::fs::write(&summary, "earlier step\n").unwrap();
+    let out = toolbudget()
+        .args([
+            "compare",
+            &base_path,
+            &cand_path,
+            "--pair",
+            "bm25=mine",
+            "--format",
+            "json",
+        ])
+        .args(["--max-drop", "1"])
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &c["results"][0];
+    assert_eq!(
+        (r["scorer"].as_str(), r["candidate_scorer"].as_str()),
+        (Some("bm25"), Some("mine"))
+    );
+    assert_eq!(r["paired_queries"], rows.len());
+    let notes: Vec<&str> = c["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("compared with the candidate's mine (--pair)")),
+        "{notes:?}"
+    );
+    assert!(
+        notes.iter().any(|n| n.contains("came from a run file")),
+        "{notes:?}"
+    );
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("settings differ: k1 1.2 → (not set)")),
+        "{notes:?}"
+    );
+    assert!(c["only_in_baseline"].as_array().unwrap().is_empty());
+    let appended = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        appended.starts_with("earlier step\n") && appended.contains("bm25 → mine"),
+        "{appended}"
+    );
+    // A pair naming a scorer the file lacks is bad input, naming what it has.
+    let bad = toolbudget()
+        .args(["compare", &base_path, &cand_path, "--pair", "bm25=nope"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr)
+            .contains("the candidate has no scorer \"nope\"; it has: mine")
+    );
+}
