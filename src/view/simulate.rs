@@ -183,20 +183,6 @@ fn failed_premature_unavailable(m: &ModeResult) -> String {
     )
 }
 
-/// Calls that failed, came too early or could not be made, deferred (eager's unavailable ones
-/// in brackets when there are any).
-fn call_failures(s: &ScenarioResult) -> String {
-    let mut text = failed_premature_unavailable(&s.deferred);
-    if s.eager.counts.unavailable_calls > 0 {
-        let _ = write!(
-            text,
-            " (eager: {} unavailable)",
-            int(s.eager.counts.unavailable_calls)
-        );
-    }
-    text
-}
-
 /// The answer to "do deferred tools that are never loaded cost anything?", from the
 /// scenarios that defer: the list's range per first request, its share of the deferred
 /// run's input, and its cost per 1,000 conversations. Empty when none defers.
@@ -235,94 +221,6 @@ pub fn never_loaded_sentence(scenarios: &[ScenarioResult]) -> String {
         usd(cost_lo),
         usd(cost_hi),
     )
-}
-
-/// What listing the never-loaded tools cost the deferred run: `526 · 4,208 ($12.62)`, the
-/// cost per 1,000 conversations like the table's other costs.
-fn deferred_list_cell(d: &ModeResult) -> String {
-    format!(
-        "{} · {} ({})",
-        int(d.first_request_deferred_list_tokens),
-        int(d.parts.deferred_list),
-        usd(d.deferred_list_cost_usd * 1000.0)
-    )
-}
-
-/// The report's summary table: one row per scenario, and the caveats under it.
-pub fn summary_table(out: &mut String, scenarios: &[ScenarioResult]) {
-    out.push_str(
-        "Each shipped scenario is replayed twice: **eager** sends every tool definition in \
-         every request; **deferred** sends a search tool and a list of the deferred tools, \
-         and loads definitions when a search returns them. *Saved* is `(eager − deferred) / \
-         eager`; a negative value means deferral cost more; `*` marks a saving to read with \
-         the note under the table, `n/a` a conversation that cannot be sent. Cost is for \
-         1,000 runs of the conversation. *Cache invalidations*: requests whose cached prefix \
-         broke (see [Cache invalidations](#cache-invalidations)).\n\n",
-    );
-    let arrow = |a: String, b: String| format!("{a} → {b}");
-    let rows: Vec<Vec<String>> = scenarios
-        .iter()
-        .map(|s| {
-            let (e, d) = (&s.eager, &s.deferred);
-            vec![
-                md_code(&s.name),
-                format!("{} ({})", int(s.tool_count), int(s.deferred_count)),
-                arrow(int(e.tools_sent), int(d.tools_sent)),
-                arrow(int(e.first_request_tokens), int(d.first_request_tokens)),
-                saved(s, s.savings.first_request_pct),
-                deferred_list_cell(d),
-                arrow(int(e.total_input_tokens), int(d.total_input_tokens)),
-                saved(s, s.savings.total_input_pct),
-                searches(d),
-                call_failures(s),
-                arrow(
-                    usd(e.cost_usd.without_caching * 1000.0),
-                    usd(d.cost_usd.without_caching * 1000.0),
-                ),
-                arrow(
-                    usd(e.cost_usd.with_caching * 1000.0),
-                    usd(d.cost_usd.with_caching * 1000.0),
-                ),
-                arrow(window_use(e), window_use(d)),
-                arrow(
-                    int(e.cache_invalidations.requests),
-                    int(d.cache_invalidations.requests),
-                ),
-            ]
-        })
-        .collect();
-    out.push_str(&md_table(
-        &[
-            "scenario",
-            "tools (deferred)",
-            "tools sent",
-            "first request, tokens eager → deferred",
-            "saved",
-            "deferred list: first request · conversation (per 1,000, no caching)",
-            "whole conversation, input tokens",
-            "saved",
-            "searches (misses, retries)",
-            "calls failed / premature / unavailable",
-            "per 1,000 conversations, no caching",
-            "with prompt caching",
-            "peak window use",
-            "cache invalidations",
-        ],
-        &rows,
-        &[
-            false, true, true, true, true, true, true, true, true, true, true, true, true, true,
-        ],
-    ));
-    out.push('\n');
-    out.push_str(&never_loaded_sentence(scenarios));
-    for s in scenarios.iter().filter(|s| !s.savings.caveats.is_empty()) {
-        let _ = writeln!(
-            out,
-            "\\* {}: {}.\n",
-            md_code(&s.name),
-            s.savings.caveats.join("; ")
-        );
-    }
 }
 
 /// `3 (12,400, $0.0419): tools 3`, or `0`.
