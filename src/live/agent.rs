@@ -23,15 +23,16 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::arguments;
+use super::cassette::canonical;
 use super::conversation::{FunctionDef, Message, ProviderSearch, Request, ToolCall};
 use super::endpoint::{Endpoint, LiveError};
 use super::provider::SearchSide;
-use super::result::{Outcome, RequestRow, TurnRow};
+use super::result::{Broken, Outcome, RequestRow, SearchRow, TurnRow};
 use crate::catalog::Tool;
 use crate::counter::api::api_tool_name;
 use crate::counter::{CounterKind, ToolChoice};
 use crate::search::{SearchError, SearchRequest};
-use crate::simulate::scenario::{Event, Item, Listing, Turn, When};
+use crate::simulate::scenario::{CallOrder, Event, Item, Listing, Trajectory, Turn, When};
 use crate::simulate::{Mode, Prepared, SEARCH_TOOL, Scenario, listing};
 
 /// The system prompt when the scenario gives none: local chat templates (llama.cpp's
@@ -100,6 +101,7 @@ impl Names {
 pub(crate) struct Played {
     pub turns: Vec<TurnRow>,
     pub requests: Vec<RequestRow>,
+    pub searches: Vec<SearchRow>,
     pub notes: Vec<String>,
 }
 
@@ -123,6 +125,9 @@ struct Agent<'a> {
     /// Each message's count under `counter`, beside it.
     message_tokens: Vec<usize>,
     turn_no: usize,
+    /// The current turn's calls other than searches, in order: the catalog tool (None for an
+    /// unknown name) and the arguments with sorted keys.
+    turn_calls: Vec<(Option<usize>, String)>,
     out: Played,
     skipped_turns: usize,
     subagents: usize,
@@ -198,9 +203,11 @@ pub(crate) fn play(
         messages: Vec::new(),
         message_tokens: Vec::new(),
         turn_no: 0,
+        turn_calls: Vec::new(),
         out: Played {
             turns: Vec::new(),
             requests: Vec::new(),
+            searches: Vec::new(),
             notes: Vec::new(),
         },
         skipped_turns: 0,
@@ -386,6 +393,7 @@ impl Agent<'_> {
             }
         }
         self.push(Message::User(t.user.clone()));
+        self.turn_calls.clear();
         let mut row = TurnRow {
             scenario: self.sc.name.clone(),
             mode: self.mode.name().to_string(),
@@ -436,12 +444,15 @@ impl Agent<'_> {
             row.steps = step;
             for s in &reply.provider_searches {
                 row.searches += 1;
+                let mut returned = Vec::new();
                 for name in &s.loaded {
                     if let Some(&Target::Tool(i)) = self.names.by_name.get(name) {
                         self.load(i);
                         row.search_found_expected |= expected.contains(&i);
+                        returned.push(i);
                     }
                 }
+                self.record_search(&s.query, &returned);
             }
             self.out.requests.push(RequestRow {
                 scenario: self.sc.name.clone(),
@@ -501,7 +512,20 @@ impl Agent<'_> {
             .map(|&i| self.prep.catalog.get(i).id.as_str())
             .collect::<Vec<_>>()
             .join(" ");
-        row.outcome = outcome(&expected, &called, &malformed, other_calls);
+        let broken = self.broken(&t.trajectory, &expected);
+        row.trajectory = broken
+            .iter()
+            .map(|b| b.name())
+            .collect::<Vec<_>>()
+            .join(" ");
+        row.outcome = if row.hit_step_limit {
+            Outcome::StepLimit
+        } else {
+            match outcome(&expected, &called, &malformed, other_calls, row.searches) {
+                Outcome::Correct if !broken.is_empty() => Outcome::Trajectory,
+                o => o,
+            }
+        };
         self.out.turns.push(row);
         Ok(())
     }
@@ -519,6 +543,15 @@ impl Agent<'_> {
         other_calls: &mut usize,
     ) -> Result<(String, bool), LiveError> {
         let target = self.names.by_name.get(&c.name).copied();
+        if !matches!(target, Some(Target::Search)) {
+            let tool = match target {
+                Some(Target::Tool(i)) => Some(i),
+                _ => None,
+            };
+            let args = serde_json::from_str::<Value>(&c.arguments)
+                .map_or_else(|_| c.arguments.clone(), |v| canonical(&v).to_string());
+            self.turn_calls.push((tool, args));
+        }
         Ok(match target {
             Some(Target::Search) if self.deferring && self.provider_search.is_none() => {
                 row.searches += 1;
@@ -631,6 +664,7 @@ impl Agent<'_> {
             }
             Err(SearchError::Failed(message)) => return Err(LiveError::Scorer(message)),
         };
+        self.record_search(query, &hits);
         if hits.is_empty() {
             return Ok((
                 format!("No deferred tool matches {query:?}. Try other keywords, or select:NAME."),
@@ -654,12 +688,88 @@ impl Agent<'_> {
         }
         Ok((text, false))
     }
+
+    fn record_search(&mut self, query: &str, returned: &[usize]) {
+        self.out.searches.push(SearchRow {
+            scenario: self.sc.name.clone(),
+            mode: self.mode.name().to_string(),
+            run: self.run,
+            turn: self.turn_no,
+            query: query.to_string(),
+            returned: returned
+                .iter()
+                .map(|&i| self.prep.catalog.get(i).id.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+        });
+    }
+
+    /// The trajectory assertions the current turn's calls broke.
+    fn broken(&self, a: &Trajectory, expected: &[usize]) -> Vec<Broken> {
+        let forbidden: Vec<usize> = a
+            .must_not_call
+            .iter()
+            .map(|r| self.prep.index(&r.id))
+            .collect();
+        trajectory(a, &forbidden, expected, &self.turn_calls)
+    }
 }
 
-/// A turn's outcome from what was called (see [`Outcome`]).
-pub fn outcome(expected: &[usize], called: &[usize], malformed: &[usize], other: usize) -> Outcome {
+/// The assertions of `a` that `calls` (tool, canonical arguments; searches left out) break.
+pub fn trajectory(
+    a: &Trajectory,
+    forbidden: &[usize],
+    expected: &[usize],
+    calls: &[(Option<usize>, String)],
+) -> Vec<Broken> {
+    let mut broken = Vec::new();
+    if calls
+        .iter()
+        .any(|(t, _)| t.is_some_and(|i| forbidden.contains(&i)))
+    {
+        broken.push(Broken::ForbiddenCall);
+    }
+    if a.order == CallOrder::Strict {
+        let mut first: Vec<usize> = Vec::new();
+        for i in calls.iter().filter_map(|(t, _)| *t) {
+            if expected.contains(&i) && !first.contains(&i) {
+                first.push(i);
+            }
+        }
+        let in_order: Vec<usize> = expected
+            .iter()
+            .copied()
+            .filter(|i| first.contains(i))
+            .collect();
+        if first != in_order {
+            broken.push(Broken::OutOfOrder);
+        }
+    }
+    if a.max_calls.is_some_and(|m| calls.len() > m) {
+        broken.push(Broken::OverMaxCalls);
+    }
+    if a.no_duplicate_calls
+        && calls
+            .iter()
+            .enumerate()
+            .any(|(j, c)| calls[..j].contains(c))
+    {
+        broken.push(Broken::DuplicateCall);
+    }
+    broken
+}
+
+/// A turn's outcome from what was called (see [`Outcome`]); `searches` counts the search
+/// calls, which a turn that expects no tool must not make either.
+pub fn outcome(
+    expected: &[usize],
+    called: &[usize],
+    malformed: &[usize],
+    other: usize,
+    searches: usize,
+) -> Outcome {
     if expected.is_empty() {
-        return if called.is_empty() && malformed.is_empty() && other == 0 {
+        return if called.is_empty() && malformed.is_empty() && other == 0 && searches == 0 {
             Outcome::Correct
         } else {
             Outcome::WrongTool
@@ -687,14 +797,54 @@ mod tests {
 
     #[test]
     fn outcomes_follow_the_labels() {
-        assert_eq!(outcome(&[1], &[1], &[], 0), Outcome::Correct);
-        assert_eq!(outcome(&[1], &[2, 1], &[], 1), Outcome::Correct);
-        assert_eq!(outcome(&[1, 2], &[1], &[], 0), Outcome::WrongTool);
-        assert_eq!(outcome(&[1], &[], &[1], 1), Outcome::Malformed);
-        assert_eq!(outcome(&[1], &[], &[], 0), Outcome::NoTool);
-        assert_eq!(outcome(&[1], &[], &[], 1), Outcome::WrongTool);
-        assert_eq!(outcome(&[], &[], &[], 0), Outcome::Correct);
-        assert_eq!(outcome(&[], &[3], &[], 1), Outcome::WrongTool);
+        assert_eq!(outcome(&[1], &[1], &[], 0, 0), Outcome::Correct);
+        assert_eq!(outcome(&[1], &[2, 1], &[], 1, 2), Outcome::Correct);
+        assert_eq!(outcome(&[1, 2], &[1], &[], 0, 0), Outcome::WrongTool);
+        assert_eq!(outcome(&[1], &[], &[1], 1, 0), Outcome::Malformed);
+        assert_eq!(outcome(&[1], &[], &[], 0, 0), Outcome::NoTool);
+        assert_eq!(outcome(&[1], &[], &[], 0, 3), Outcome::NoTool);
+        assert_eq!(outcome(&[1], &[], &[], 1, 0), Outcome::WrongTool);
+        assert_eq!(outcome(&[], &[], &[], 0, 0), Outcome::Correct);
+        assert_eq!(outcome(&[], &[3], &[], 1, 0), Outcome::WrongTool);
+        // A turn that expects no tool and searched is not right: the search is a call.
+        assert_eq!(outcome(&[], &[], &[], 0, 1), Outcome::WrongTool);
+    }
+
+    #[test]
+    fn each_broken_assertion_is_named() {
+        let args = |s: &str| s.to_string();
+        let calls = vec![
+            (Some(2), args("{}")),
+            (Some(1), args(r#"{"a":1}"#)),
+            (None, args("{}")),
+            (Some(1), args(r#"{"a":1}"#)),
+        ];
+        let none = Trajectory::default();
+        assert!(trajectory(&none, &[], &[1, 2], &calls).is_empty());
+        let strict = Trajectory {
+            order: CallOrder::Strict,
+            ..Trajectory::default()
+        };
+        assert_eq!(
+            trajectory(&strict, &[], &[1, 2], &calls),
+            [Broken::OutOfOrder]
+        );
+        assert!(trajectory(&strict, &[], &[2, 1], &calls).is_empty());
+        let all = Trajectory {
+            must_not_call: vec![],
+            order: CallOrder::Any,
+            max_calls: Some(3),
+            no_duplicate_calls: true,
+        };
+        assert_eq!(
+            trajectory(&all, &[2], &[1], &calls),
+            [
+                Broken::ForbiddenCall,
+                Broken::OverMaxCalls,
+                Broken::DuplicateCall
+            ]
+        );
+        assert!(trajectory(&all, &[5], &[1], &calls[..3]).is_empty());
     }
 
     #[test]

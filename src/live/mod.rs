@@ -10,7 +10,8 @@
 //! - [`endpoint`]: the cassette, then the network (injected transport, retries);
 //! - [`cassette`]: the recorded exchanges, keyed by the canonical request;
 //! - [`agent`]: the turn loop; [`arguments`]: the schema check of a call;
-//! - [`result`], [`stats`]: the rows, summaries, Wilson intervals and the exact McNemar test.
+//! - [`result`], [`stats`]: the rows, summaries, Wilson intervals and the exact McNemar test;
+//! - [`repeats`]: pass rate, pass^k, pass@k and flips over `--repeat` runs.
 
 pub mod agent;
 pub mod anthropic;
@@ -21,6 +22,7 @@ pub mod endpoint;
 pub mod openai_chat;
 pub mod openai_responses;
 pub mod provider;
+pub mod repeats;
 pub mod result;
 pub mod stats;
 
@@ -40,12 +42,14 @@ pub fn run_scenario(
 ) -> Result<ScenarioLive, LiveError> {
     let mut turns = Vec::new();
     let mut requests = Vec::new();
+    let mut searches = Vec::new();
     let mut notes: Vec<String> = Vec::new();
     for run in 0..st.repeat.max(1) {
         for mode in [Mode::Eager, Mode::Deferred] {
             let played = agent::play(sc, prep, st, ep, mode, run)?;
             turns.extend(played.turns);
             requests.extend(played.requests);
+            searches.extend(played.searches);
             for n in played.notes {
                 if !notes.contains(&n) {
                     notes.push(n);
@@ -65,6 +69,7 @@ pub fn run_scenario(
         notes.push("nothing was deferred: the deferred mode played eagerly".into());
     }
     let (eager, deferred, paired) = result::modes(&turns, &requests);
+    let repeats = repeats::repeats(st.repeat.max(1), &turns, &searches);
     let scorer = match (st.search, ep.provider.provider_search(&sc.deferred.scorer)) {
         (SearchSide::Provider, Some(s)) => format!("provider ({s:?})"),
         _ => prep.scorer.name(),
@@ -78,8 +83,10 @@ pub fn run_scenario(
         deferred,
         paired,
         notes,
+        repeats,
         turns,
         requests,
+        searches,
     })
 }
 
@@ -93,7 +100,10 @@ pub fn finish(
     let turns: Vec<result::TurnRow> = scenarios.iter().flat_map(|s| s.turns.clone()).collect();
     let requests: Vec<result::RequestRow> =
         scenarios.iter().flat_map(|s| s.requests.clone()).collect();
+    let searches: Vec<result::SearchRow> =
+        scenarios.iter().flat_map(|s| s.searches.clone()).collect();
     let (eager, deferred, paired) = result::modes(&turns, &requests);
+    let repeats = repeats::repeats(st.repeat.max(1), &turns, &searches);
     LiveResult {
         provider,
         model: st.model.clone(),
@@ -109,5 +119,6 @@ pub fn finish(
         eager,
         deferred,
         paired,
+        repeats,
     }
 }

@@ -23,6 +23,12 @@ pub enum Outcome {
     /// Every expected tool was called, but some only with malformed arguments (not JSON, or
     /// against the schema).
     Malformed,
+    /// The turn used every step `--max-steps` allows without answering: never correct, whatever
+    /// it called on the way (a loop must not pass a turn that expects no tool).
+    StepLimit,
+    /// Every expected tool was called, but a trajectory assertion of the turn broke
+    /// (`must_not_call`, `order`, `max_calls`, `no_duplicate_calls`).
+    Trajectory,
 }
 
 impl Outcome {
@@ -32,6 +38,8 @@ impl Outcome {
             Outcome::WrongTool => "wrong-tool",
             Outcome::NoTool => "no-tool",
             Outcome::Malformed => "malformed",
+            Outcome::StepLimit => "step-limit",
+            Outcome::Trajectory => "trajectory",
         }
     }
 }
@@ -60,6 +68,52 @@ pub struct TurnRow {
     pub malformed_calls: usize,
     /// Calls to a name no tool has.
     pub unknown_calls: usize,
+    /// The turn's broken trajectory assertions, space-separated (see [`Broken`]).
+    pub trajectory: String,
+}
+
+/// A trajectory assertion a turn broke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Broken {
+    /// A `must_not_call` tool was called.
+    ForbiddenCall,
+    /// `order: strict` and the expected tools were first called in another order.
+    OutOfOrder,
+    /// More tool calls than `max_calls` (searches not counted).
+    OverMaxCalls,
+    /// `no_duplicate_calls` and a tool was called twice with the same arguments.
+    DuplicateCall,
+}
+
+impl Broken {
+    pub const ALL: [Broken; 4] = [
+        Broken::ForbiddenCall,
+        Broken::OutOfOrder,
+        Broken::OverMaxCalls,
+        Broken::DuplicateCall,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Broken::ForbiddenCall => "forbidden-call",
+            Broken::OutOfOrder => "out-of-order",
+            Broken::OverMaxCalls => "over-max-calls",
+            Broken::DuplicateCall => "duplicate-call",
+        }
+    }
+}
+
+/// One search of a turn and the tools it returned (client-side: toolbudget's scorer;
+/// provider-side: what the provider loaded).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SearchRow {
+    pub scenario: String,
+    pub mode: String,
+    pub run: u32,
+    pub turn: usize,
+    pub query: String,
+    /// Tool ids returned, in rank order, space-separated.
+    pub returned: String,
 }
 
 /// One request sent (or replayed).
@@ -98,7 +152,16 @@ pub struct ModeSummary {
     pub wrong_tool: usize,
     pub no_tool: usize,
     pub malformed: usize,
+    /// Turns that used every step without answering (outcome `step-limit`).
     pub hit_step_limit: usize,
+    /// Turns whose expected tools were all called but a trajectory assertion broke.
+    pub trajectory: usize,
+    /// Turns that broke each assertion (a turn can break several, and break one while also
+    /// failing otherwise).
+    pub forbidden_call: usize,
+    pub out_of_order: usize,
+    pub over_max_calls: usize,
+    pub duplicate_call: usize,
     pub searches: usize,
     /// Turns in which the model searched at least once.
     pub turns_searched: usize,
@@ -146,8 +209,22 @@ pub struct ScenarioLive {
     pub paired: Paired,
     /// What the live loop did not play (subagents, turns given only as token counts).
     pub notes: Vec<String>,
+    /// Over repeated runs (`--repeat` ≥ 2), per mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<Repeats>,
     pub turns: Vec<TurnRow>,
     pub requests: Vec<RequestRow>,
+    #[serde(default)]
+    pub searches: Vec<SearchRow>,
+}
+
+/// Both modes over repeated runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Repeats {
+    pub eager: super::repeats::Stability,
+    pub deferred: super::repeats::Stability,
+    /// Per turn: how many runs each mode got right.
+    pub turns: Vec<super::repeats::TurnPasses>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -167,6 +244,8 @@ pub struct LiveResult {
     pub eager: ModeSummary,
     pub deferred: ModeSummary,
     pub paired: Paired,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<Repeats>,
 }
 
 pub const INTERVAL: &str = "Wilson score interval, 95%, per turn and run";
@@ -176,6 +255,12 @@ pub const PAIRED_TEST: &str =
 /// Sums one mode's rows.
 pub fn summarize(turns: &[&TurnRow], requests: &[&RequestRow]) -> ModeSummary {
     let count = |o: Outcome| turns.iter().filter(|t| t.outcome == o).count();
+    let broke = |b: Broken| {
+        turns
+            .iter()
+            .filter(|t| t.trajectory.split(' ').any(|k| k == b.name()))
+            .count()
+    };
     let correct = count(Outcome::Correct);
     let (low, high) = stats::wilson(correct, turns.len()).unwrap_or((0.0, 0.0));
     let with_usage: Vec<&&RequestRow> = requests
@@ -198,7 +283,12 @@ pub fn summarize(turns: &[&TurnRow], requests: &[&RequestRow]) -> ModeSummary {
         wrong_tool: count(Outcome::WrongTool),
         no_tool: count(Outcome::NoTool),
         malformed: count(Outcome::Malformed),
-        hit_step_limit: turns.iter().filter(|t| t.hit_step_limit).count(),
+        hit_step_limit: count(Outcome::StepLimit),
+        trajectory: count(Outcome::Trajectory),
+        forbidden_call: broke(Broken::ForbiddenCall),
+        out_of_order: broke(Broken::OutOfOrder),
+        over_max_calls: broke(Broken::OverMaxCalls),
+        duplicate_call: broke(Broken::DuplicateCall),
         searches: turns.iter().map(|t| t.searches).sum(),
         turns_searched: turns.iter().filter(|t| t.searches > 0).count(),
         turns_search_found_expected: turns.iter().filter(|t| t.search_found_expected).count(),
@@ -222,10 +312,14 @@ pub fn summarize(turns: &[&TurnRow], requests: &[&RequestRow]) -> ModeSummary {
 /// Pairs eager and deferred turns by (scenario, run, turn).
 pub fn pair(turns: &[&TurnRow]) -> Paired {
     let mut p = Paired::default();
+    let deferred: std::collections::HashMap<(&str, u32, usize), &TurnRow> = turns
+        .iter()
+        .rev()
+        .filter(|t| t.mode == "deferred")
+        .map(|t| ((t.scenario.as_str(), t.run, t.turn), *t))
+        .collect();
     for e in turns.iter().filter(|t| t.mode == "eager") {
-        let Some(d) = turns.iter().find(|d| {
-            d.mode == "deferred" && d.scenario == e.scenario && d.run == e.run && d.turn == e.turn
-        }) else {
+        let Some(d) = deferred.get(&(e.scenario.as_str(), e.run, e.turn)) else {
             continue;
         };
         p.pairs += 1;

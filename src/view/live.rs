@@ -1,7 +1,8 @@
 //! The report's accuracy section (`report --live DIR`) and the views `toolbudget live` prints
 //! and writes: pure functions from a finished [`LiveResult`] to text and (path, bytes).
 
-use crate::live::result::{ModeSummary, Paired, RequestRow, ScenarioLive, TurnRow};
+use crate::live::repeats::Stability;
+use crate::live::result::{ModeSummary, Paired, Repeats, RequestRow, ScenarioLive, TurnRow};
 use crate::live::{LiveResult, SearchSide};
 use crate::number::percent;
 use crate::output::{Format, csv_rows, serde_table, table_for, to_json};
@@ -38,7 +39,18 @@ pub fn mode_rows(e: &ModeSummary, d: &ModeSummary) -> Vec<Vec<String>> {
         row("wrong tool / no tool / malformed", &|m| {
             format!("{} / {} / {}", m.wrong_tool, m.no_tool, m.malformed)
         }),
-        row("turns at the step limit", &|m| m.hit_step_limit.to_string()),
+        row("turns at the step limit (failed)", &|m| {
+            m.hit_step_limit.to_string()
+        }),
+        row(
+            "trajectory: forbidden / order / max calls / duplicate",
+            &|m| {
+                format!(
+                    "{} / {} / {} / {}",
+                    m.forbidden_call, m.out_of_order, m.over_max_calls, m.duplicate_call
+                )
+            },
+        ),
         row("searches", &|m| m.searches.to_string()),
         row("turns searched / found an expected tool", &|m| {
             format!("{} / {}", m.turns_searched, m.turns_search_found_expected)
@@ -66,6 +78,77 @@ pub fn mode_rows(e: &ModeSummary, d: &ModeSummary) -> Vec<Vec<String>> {
             format!("{:.0} / {:.0}", m.latency_ms_p50, m.latency_ms_p95)
         }),
     ]
+}
+
+/// A share with its interval: `33.3% [6.1–79.2%]`.
+fn share(p: f64, low: f64, high: f64) -> String {
+    format!(
+        "{} [{}–{}]",
+        percent(p * 100.0, 1),
+        percent(low * 100.0, 1).trim_end_matches('%'),
+        percent(high * 100.0, 1)
+    )
+}
+
+/// The rows of the repeats table: (label, eager, deferred).
+pub fn repeat_rows(r: &Repeats) -> Vec<Vec<String>> {
+    let k = r.eager.runs;
+    let row =
+        |label: String, f: &dyn Fn(&Stability) -> String| vec![label, f(&r.eager), f(&r.deferred)];
+    vec![
+        row("distinct turns".into(), &|s| s.turns.to_string()),
+        row("pass rate (mean over turns)".into(), &|s| {
+            percent(s.pass_rate * 100.0, 1)
+        }),
+        row(format!("pass^{k}: right in all {k} runs [95%]"), &|s| {
+            share(s.pass_hat_k, s.pass_hat_k_low, s.pass_hat_k_high)
+        }),
+        row(format!("pass@{k}: right in at least one [95%]"), &|s| {
+            share(s.pass_at_k, s.pass_at_k_low, s.pass_at_k_high)
+        }),
+        row("flip rate: right in some runs only [95%]".into(), &|s| {
+            share(s.flip_rate, s.flip_rate_low, s.flip_rate_high)
+        }),
+        row("repeated queries: same tools every run".into(), &|s| {
+            format!("{} of {}", s.stable_queries, s.repeated_queries)
+        }),
+    ]
+}
+
+fn repeats_text(r: &Repeats, format: Format) -> String {
+    let mut out = table_for(format)(
+        &[&format!("over {} runs", r.eager.runs), "eager", "deferred"],
+        &repeat_rows(r),
+        &[false, true, true],
+    );
+    if format == Format::Md {
+        out.push('\n');
+    }
+    let rows: Vec<Vec<String>> = r
+        .turns
+        .iter()
+        .map(|t| {
+            vec![
+                t.scenario.clone(),
+                t.turn.to_string(),
+                t.expected.clone(),
+                format!("{} / {}", t.eager_correct, t.runs),
+                format!("{} / {}", t.deferred_correct, t.runs),
+            ]
+        })
+        .collect();
+    out.push_str(&table_for(format)(
+        &[
+            "scenario",
+            "turn",
+            "expected",
+            "eager right",
+            "deferred right",
+        ],
+        &rows,
+        &[false, true, false, true, true],
+    ));
+    out
 }
 
 /// The paired test in one line.
@@ -128,6 +211,10 @@ pub fn text(r: &LiveResult, md: bool) -> String {
         }
         out.push_str(&paired_line(&s.paired));
         out.push_str(br);
+        if let Some(rep) = &s.repeats {
+            out.push_str(&repeats_text(rep, format));
+            out.push_str(br);
+        }
         for n in &s.notes {
             out.push_str(&format!("* {n}\n"));
         }
@@ -145,6 +232,10 @@ pub fn text(r: &LiveResult, md: bool) -> String {
         }
         out.push_str(&paired_line(&r.paired));
         out.push('\n');
+        if let Some(rep) = &r.repeats {
+            out.push_str(br);
+            out.push_str(&repeats_text(rep, format));
+        }
     }
     out
 }
@@ -168,6 +259,11 @@ pub fn files(r: &LiveResult) -> Files {
         .iter()
         .flat_map(|s| s.requests.clone())
         .collect();
+    let searches: Vec<crate::live::result::SearchRow> = r
+        .scenarios
+        .iter()
+        .flat_map(|s| s.searches.clone())
+        .collect();
     let mut summary = text(r, true);
     summary.push_str("\n### Every request\n\n");
     summary.push_str(&requests_table(&requests, Format::Md));
@@ -175,6 +271,7 @@ pub fn files(r: &LiveResult) -> Files {
         ("live.json".into(), to_json(r).into_bytes()),
         ("turns.csv".into(), csv_rows(&turns).into_bytes()),
         ("requests.csv".into(), csv_rows(&requests).into_bytes()),
+        ("searches.csv".into(), csv_rows(&searches).into_bytes()),
         ("summary.md".into(), summary.into_bytes()),
     ]
 }
@@ -226,7 +323,8 @@ pub fn section(r: &LiveResult) -> Result<(String, Files), ChartError> {
     md.push_str(
         "Measured by `toolbudget live` against a real endpoint (each turn's `calls` are the \
          labels). Accuracy is the share of turns whose expected tools were all called with \
-         valid arguments; the interval is Wilson's 95%; the paired test compares eager and \
+         valid arguments and that ended with an answer (a turn at the step limit fails; one \
+         that expects no tool passes only without any call, searches included); the interval is Wilson's 95%; the paired test compares eager and \
          deferred on the same turns. Billed tokens are the provider's `usage`, counted tokens \
          toolbudget's count of the same request under the provider's counter.\n\n",
     );
@@ -242,14 +340,20 @@ pub fn section(r: &LiveResult) -> Result<(String, Files), ChartError> {
                     mode.into(),
                     m.turns.to_string(),
                     accuracy(m),
-                    format!("{} / {} / {}", m.wrong_tool, m.no_tool, m.malformed),
+                    format!(
+                        "{} / {} / {} / {} / {}",
+                        m.wrong_tool, m.no_tool, m.malformed, m.hit_step_limit, m.trajectory
+                    ),
                     format!(
                         "{} ({} / {})",
                         m.searches, m.turns_searched, m.turns_search_found_expected
                     ),
-                    crate::number::thousands(m.billed_input_tokens as f64, 0),
-                    crate::number::thousands(m.counted_input_tokens as f64, 0),
-                    ratio(m.billed_over_counted),
+                    format!(
+                        "{} / {} ({})",
+                        crate::number::thousands(m.billed_input_tokens as f64, 0),
+                        crate::number::thousands(m.counted_input_tokens as f64, 0),
+                        ratio(m.billed_over_counted)
+                    ),
                     format!("{:.0}", m.latency_ms_p50),
                 ]
             })
@@ -261,15 +365,13 @@ pub fn section(r: &LiveResult) -> Result<(String, Files), ChartError> {
             "mode",
             "turns",
             "accuracy [95%]",
-            "wrong / none / malformed",
+            "wrong / none / malformed / step limit / trajectory",
             "searches (turns / found)",
-            "billed input",
-            "counted input",
-            "billed / counted",
+            "input billed / counted (ratio)",
             "p50 ms",
         ],
         &rows,
-        &[false, false, true, true, true, true, true, true, true, true],
+        &[false, false, true, true, true, true, true, true],
     ));
     md.push('\n');
     for s in &r.scenarios {
@@ -365,8 +467,10 @@ mod tests {
             deferred,
             paired,
             notes: vec![],
+            repeats: None,
             turns,
             requests,
+            searches: vec![],
         };
         let st = Settings {
             model: "m".into(),

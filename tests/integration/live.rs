@@ -122,6 +122,23 @@ fn the_recorded_local_model_replays_offline_byte_for_byte() {
     );
 
     let r: Value = serde_json::from_str(&json_a).unwrap();
+    // A turn that used every step without answering is never right: the recording's three
+    // searches of "Thanks, that is all." end at the step limit.
+    let mut at_limit = 0;
+    for s in r["scenarios"].as_array().unwrap() {
+        for t in s["turns"].as_array().unwrap() {
+            if t["hit_step_limit"] == true {
+                at_limit += 1;
+                assert_eq!(t["outcome"], "step-limit", "{t}");
+            }
+        }
+    }
+    assert_eq!(
+        at_limit, 7,
+        "5 eager and 2 deferred turns of the recording end at the limit"
+    );
+    assert_eq!(r["deferred"]["correct"], 0);
+    assert_eq!(r["eager"]["correct"], 0);
     assert_eq!(r["provider"], "openai-chat");
     assert_eq!(r["counter"], "openai-chat");
     let names: Vec<&str> = r["scenarios"]
@@ -144,10 +161,17 @@ fn the_recorded_local_model_replays_offline_byte_for_byte() {
             let m = &s[mode];
             assert_eq!(m["turns"], turns, "{mode}");
             // The outcomes partition the turns.
-            let parts: u64 = ["correct", "wrong_tool", "no_tool", "malformed"]
-                .iter()
-                .map(|k| m[k].as_u64().unwrap())
-                .sum();
+            let parts: u64 = [
+                "correct",
+                "wrong_tool",
+                "no_tool",
+                "malformed",
+                "hit_step_limit",
+                "trajectory",
+            ]
+            .iter()
+            .map(|k| m[k].as_u64().unwrap())
+            .sum();
             assert_eq!(parts, turns);
             let rows: Vec<&Value> = s["requests"]
                 .as_array()
@@ -728,9 +752,9 @@ fn the_report_adds_the_accuracy_section() {
     let at = index.find("\n## Model in the loop\n").expect("the section");
     let section = &index[at..];
     assert!(section.contains(
-        "| live-time-and-git | deferred | 3 | 33.3% [6.2–79.2%] | 0 / 2 / 0 | 6 (2 / 1) | 8,554 | 8,261 | 1.036 |"
-    ));
-    assert!(section.contains("deferred only 1, neither 4; exact McNemar p = 1.000"));
+        "| live-time-and-git | deferred | 3 | 0.0% [0.0–56.1%] | 0 / 1 / 0 / 2 / 0 | 6 (2 / 1) | 8,554 / 8,261 (1.036) |"
+    ), "{section}");
+    assert!(section.contains("deferred only 0, neither 5; exact McNemar p = 1.000"));
     assert!(
         std::fs::read_to_string(out.join("charts/live-accuracy.svg"))
             .unwrap()

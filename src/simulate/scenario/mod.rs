@@ -378,6 +378,37 @@ pub struct Turn {
     pub reply_tokens: Option<usize>,
     pub calls: Vec<Call>,
     pub subagent: Option<Subagent>,
+    /// What `toolbudget live` checks of the model's calls beyond `calls` (the simulator
+    /// replays the labels and ignores it).
+    pub trajectory: Trajectory,
+}
+
+/// A turn's trajectory assertions (mcpchecker's kind): each one broken is a failure of its own.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Trajectory {
+    /// Tools the model must not call in this turn (a malformed call counts).
+    pub must_not_call: Vec<ToolRef>,
+    /// `strict`: the expected tools are first called in the order `calls` lists them.
+    pub order: CallOrder,
+    /// At most this many tool calls in the turn, the search tool's not counted (searches
+    /// are reported apart).
+    pub max_calls: Option<usize>,
+    /// No tool called twice with the same arguments.
+    pub no_duplicate_calls: bool,
+}
+
+impl Trajectory {
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CallOrder {
+    #[default]
+    Any,
+    Strict,
 }
 
 #[derive(Debug, Clone, PartialEq)]

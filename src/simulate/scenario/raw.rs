@@ -163,6 +163,12 @@ pub(crate) struct RawTurn {
     pub(super) subagent: Option<RawSubagent>,
     #[serde(default, deserialize_with = "opt_count")]
     pub(super) repeat: Option<usize>,
+    pub(super) must_not_call: Option<Vec<String>>,
+    pub(super) order: Option<super::CallOrder>,
+    #[serde(default, deserialize_with = "opt_count")]
+    pub(super) max_calls: Option<usize>,
+    #[serde(default)]
+    pub(super) no_duplicate_calls: bool,
 }
 
 #[derive(Deserialize)]

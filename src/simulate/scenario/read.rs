@@ -412,6 +412,10 @@ impl Reader<'_> {
             Some(s) => Some(self.subagent(&child(p, "subagent"), s, budget)?),
             None => None,
         };
+        let must_not_call = match raw.must_not_call {
+            Some(ids) => self.tool_refs(&child(p, "must_not_call"), ids)?,
+            None => Vec::new(),
+        };
         Ok(Turn {
             user: raw.user,
             at: self.doc.locate(&child(p, "user")),
@@ -419,6 +423,12 @@ impl Reader<'_> {
             reply_tokens: raw.reply_tokens,
             calls,
             subagent,
+            trajectory: Trajectory {
+                must_not_call,
+                order: raw.order.unwrap_or_default(),
+                max_calls: raw.max_calls,
+                no_duplicate_calls: raw.no_duplicate_calls,
+            },
         })
     }
 
