@@ -141,25 +141,30 @@ fn stability(
     }
 }
 
+/// One query of one turn: the runs that sent it and what each search returned.
+#[derive(Default)]
+struct QueryAnswers<'a> {
+    runs: Vec<u32>,
+    returned: Vec<&'a str>,
+}
+
 /// (queries sent in ≥ 2 runs of one turn, those answered the same in every run).
 fn query_stability(searches: &[SearchRow], mode: &str) -> (usize, usize) {
-    let mut answers: BTreeMap<(&str, usize, &str), (Vec<u32>, Vec<&str>)> = BTreeMap::new();
+    let mut answers: BTreeMap<(&str, usize, &str), QueryAnswers<'_>> = BTreeMap::new();
     for s in searches.iter().filter(|s| s.mode == mode) {
         let e = answers
             .entry((s.scenario.as_str(), s.turn, s.query.as_str()))
             .or_default();
-        if !e.0.contains(&s.run) {
-            e.0.push(s.run);
+        if !e.runs.contains(&s.run) {
+            e.runs.push(s.run);
         }
-        e.1.push(s.returned.as_str());
+        e.returned.push(s.returned.as_str());
     }
-    let repeated: Vec<&(Vec<u32>, Vec<&str>)> = answers
-        .values()
-        .filter(|(runs, _)| runs.len() >= 2)
-        .collect();
+    let repeated: Vec<&QueryAnswers<'_>> =
+        answers.values().filter(|a| a.runs.len() >= 2).collect();
     let stable = repeated
         .iter()
-        .filter(|(_, returned)| returned.iter().all(|r| *r == returned[0]))
+        .filter(|a| a.returned.iter().all(|r| *r == a.returned[0]))
         .count();
     (repeated.len(), stable)
 }

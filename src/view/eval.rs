@@ -501,7 +501,8 @@ pub fn sections(out: &mut String, evals: &[EvalSet], charts: &[Figure]) {
          recall@k: share of a query's expected tools in the first k results; hit@k: at least \
          one found; MRR: 1 / rank of the first expected tool; nDCG@10 with binary gains. Means \
          over all queries (a query with no results scores 0); brackets give the 95% bootstrap \
-         interval of recall@5. hit@k, complete@k (every expected tool in the first k) and \
+         interval of recall@5; a column of refused queries appears when a scorer refused any \
+         (they score 0). hit@k, complete@k (every expected tool in the first k) and \
          all intervals: `data/eval.csv`.\n\n",
     );
     for set in evals {
@@ -520,29 +521,39 @@ pub fn sections(out: &mut String, evals: &[EvalSet], charts: &[Figure]) {
                 .keys()
                 .filter(|n| n.in_report_table())
                 .collect();
-            let name_texts: Vec<String> = names.iter().map(ToString::to_string).collect();
+            // recall@5's interval in its own cell; refused queries only when a scorer refused.
+            let name_texts: Vec<String> = names
+                .iter()
+                .map(|n| {
+                    if **n == Metric::Recall(5) {
+                        format!("{n} (95% CI)")
+                    } else {
+                        n.to_string()
+                    }
+                })
+                .collect();
+            let refusals = set.result.results.iter().any(|sc| sc.refused_queries > 0);
             let mut headers = vec!["scorer"];
             headers.extend(name_texts.iter().map(String::as_str));
-            headers.push("recall@5 95% CI");
-            headers.push("refused queries");
+            if refusals {
+                headers.push("refused queries");
+            }
             let rows: Vec<Vec<String>> = set
                 .result
                 .results
                 .iter()
                 .map(|sc| {
                     let mut row = vec![sc.scorer.to_string()];
-                    row.extend(
-                        names
-                            .iter()
-                            .map(|n| sc.metric(n).map(metric).unwrap_or_default()),
-                    );
-                    row.push(
-                        sc.ci95
-                            .get(&Metric::Recall(5))
-                            .map(|c| format!("{}–{}", metric(c[0]), metric(c[1])))
-                            .unwrap_or_default(),
-                    );
-                    row.push(int(sc.refused_queries));
+                    row.extend(names.iter().map(|n| {
+                        let value = sc.metric(n).map(metric).unwrap_or_default();
+                        match sc.ci95.get(*n).filter(|_| **n == Metric::Recall(5)) {
+                            Some(c) => format!("{value} ({}–{})", metric(c[0]), metric(c[1])),
+                            None => value,
+                        }
+                    }));
+                    if refusals {
+                        row.push(int(sc.refused_queries));
+                    }
                     row
                 })
                 .collect();

@@ -52,11 +52,10 @@ fn figures_row(n: usize, s: &ScenarioResult, p: &PublishedComparison) -> Vec<Str
         p.figure.source.clone(),
         p.figure.claim.clone(),
         format!(
-            "{} in {}",
+            "{} in {}, {counter}",
             md_code(p.figure.metric.name()),
             md_code(&s.name)
         ),
-        counter,
         format!(
             "{} → {} ({})",
             opt(p, p.figure.eager_tokens),
@@ -70,12 +69,9 @@ fn figures_row(n: usize, s: &ScenarioResult, p: &PublishedComparison) -> Vec<Str
             saved(p.measured_eager_tokens, p.measured_deferred_tokens)
         ),
         format!(
-            "{} → {}",
+            "{} → {} / {} → {}",
             value(p, p.measured_eager_o200k_json),
-            value(p, p.measured_deferred_o200k_json)
-        ),
-        format!(
-            "{} → {}",
+            value(p, p.measured_deferred_o200k_json),
             value(p, p.measured_eager_cl100k_json),
             value(p, p.measured_deferred_cl100k_json)
         ),
@@ -90,20 +86,20 @@ fn gap_row(
     measured: f64,
     gap: Option<Gap>,
 ) -> Vec<String> {
-    let mut row = vec![
-        n.to_string(),
-        side.to_string(),
-        opt(p, published),
-        value(p, measured),
-    ];
-    match gap {
-        Some(g) => {
-            row.push(signed(p, g.total()));
-            for x in [g.counting, g.catalog, g.system, g.conversation, g.other] {
-                row.push(signed(p, x));
-            }
+    let mut row = vec![n.to_string(), side.to_string()];
+    if let Some(g) = gap {
+        row.push(format!(
+            "{} → {} ({})",
+            opt(p, published),
+            value(p, measured),
+            signed(p, g.total())
+        ));
+        for x in [g.counting, g.catalog, g.system, g.conversation, g.other] {
+            row.push(signed(p, x));
         }
-        None => row.extend(std::iter::repeat_n("–".to_string(), 6)),
+    } else {
+        row.push(format!("{} → {}", opt(p, published), value(p, measured)));
+        row.extend(std::iter::repeat_n("–".to_string(), 5));
     }
     row
 }
@@ -209,15 +205,13 @@ pub fn section(out: &mut String, scenarios: &[ScenarioResult]) {
             "#",
             "source",
             "claim",
-            "quantity",
-            "counter",
+            "quantity, counter",
             "published, eager → deferred",
             "measured",
-            "o200k-json",
-            "cl100k-json",
+            "o200k-json / cl100k-json",
         ],
         &rows,
-        &[true, false, false, false, false, true, true, true, true],
+        &[true, false, false, false, true, true, true],
     ));
     gap_table(out, &figures);
     let notes: Vec<String> = figures
@@ -260,9 +254,7 @@ fn gap_table(out: &mut String, figures: &[(&ScenarioResult, &PublishedComparison
         &[
             "#",
             "side",
-            "published",
-            "measured",
-            "gap",
+            "published → measured (gap)",
             "counting",
             "catalog",
             "system",
@@ -270,7 +262,7 @@ fn gap_table(out: &mut String, figures: &[(&ScenarioResult, &PublishedComparison
             "other",
         ],
         &gaps,
-        &[true, false, true, true, true, true, true, true, true, true],
+        &[true, false, true, true, true, true, true, true],
     ));
     out.push('\n');
 }

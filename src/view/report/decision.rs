@@ -64,8 +64,9 @@ pub fn page(out: &mut String, sum: &Summary, data: &ReportData, charts: &[Figure
         let _ = writeln!(
             out,
             "**Deferral pays in {} of {} compared like for like** (fewer input tokens over the \
-             conversation and lower cost with prompt caching). Medians over them; tokens \
-             counted by {counter}.\n",
+             conversation and lower cost with prompt caching). Each figure is a median over them \
+             taken on its own, so two figures may come from different scenarios (the dollars \
+             saved with caching can exceed those without); tokens counted by {counter}.\n",
             int(paying),
             plural(o.compared, "scenario", "scenarios"),
         );

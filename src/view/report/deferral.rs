@@ -72,11 +72,7 @@ fn break_even(out: &mut String, d: &Deferral, charts: &[Figure]) {
     ];
     for s in deferral::SEARCHES {
         headers.push(format!(
-            "{s} search{}, no caching",
-            if s == 1 { "" } else { "es" }
-        ));
-        headers.push(format!(
-            "{s} search{}, caching",
+            "{s} search{}: no caching / caching",
             if s == 1 { "" } else { "es" }
         ));
     }
@@ -95,15 +91,18 @@ fn break_even(out: &mut String, d: &Deferral, charts: &[Figure]) {
             ];
             for s in deferral::SEARCHES {
                 let c = curve(d, n, s)?;
-                row.push(turn(c.break_even(false)));
-                row.push(turn(c.break_even(true)));
+                row.push(format!(
+                    "{} / {}",
+                    turn(c.break_even(false)),
+                    turn(c.break_even(true))
+                ));
             }
             Some(row)
         })
         .collect();
     let names: Vec<&str> = headers.iter().map(String::as_str).collect();
     let mut right = vec![true, true, true];
-    right.extend(std::iter::repeat_n(false, 2 * deferral::SEARCHES.len()));
+    right.extend(std::iter::repeat_n(false, deferral::SEARCHES.len()));
     out.push_str(&md_table(&names, &rows, &right));
     out.push_str(
         "\n*turn 1*: deferred costs less from the first turn on; *from turn k*: eager is \
@@ -211,14 +210,11 @@ fn threshold(out: &mut String, d: &Deferral, charts: &[Figure]) {
         ];
         for r in &per {
             row.push(format!(
-                "{} ({} {} {})",
+                "{} ({} {} {}), {}{}",
                 if r.defers { "defers" } else { "eager" },
                 int(r.tool_tokens),
                 if r.defers { ">" } else { "≤" },
-                int(r.threshold_tokens)
-            ));
-            row.push(format!(
-                "{}{}",
+                int(r.threshold_tokens),
                 int(r.first_request_tokens),
                 if r.fits_window {
                     ""
@@ -242,14 +238,13 @@ fn threshold(out: &mut String, d: &Deferral, charts: &[Figure]) {
         } else {
             format!("{}K", w / 1_000)
         };
-        headers.push(format!("{w}: decides"));
-        headers.push(format!("{w}: first request"));
+        headers.push(format!("{w}: decides, first request"));
         headers.push(format!("{w}: costs (regret)"));
     }
     let names: Vec<&str> = headers.iter().map(String::as_str).collect();
     let mut right = vec![true; 4];
     for _ in deferral::WINDOWS {
-        right.extend([false, true, true]);
+        right.extend([false, true]);
     }
     out.push_str(&md_table(&names, &rows, &right));
     out.push('\n');
