@@ -151,3 +151,41 @@ fn the_scan_sees_imports_and_ignores_tests_and_comments() {
     assert!(!imports(&src, "tokenize").contains_key("counter"));
     assert!(imports(&src, "output").contains_key("names"), "named_enum!");
 }
+
+/// What a command may name of the library: it resolves its arguments into an `experiment`
+/// plan, runs the one experiment function, renders with `view` and writes with `output`;
+/// nothing past `experiment` into the domain modules (ARCHITECTURE.md, "What may import what").
+const COMMANDS_MAY_USE: [&str; 7] = [
+    "experiment",
+    "view",
+    "output",
+    "error",
+    "progress",
+    "number",
+    "input",
+];
+
+#[test]
+fn commands_reach_the_domain_only_through_experiment() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/commands");
+    let mut paths = Vec::new();
+    files(&dir, &mut paths);
+    assert!(paths.len() > 10, "commands read: {paths:?}");
+    let mut wrong = Vec::new();
+    for path in paths {
+        let text = std::fs::read_to_string(&path).expect("a source file");
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for (i, _) in line.match_indices("toolbudget::") {
+                let name: String = line[i + "toolbudget::".len()..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
+                    .collect();
+                if !COMMANDS_MAY_USE.contains(&name.as_str()) {
+                    wrong.push(format!("{} uses toolbudget::{name}", path.display()));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

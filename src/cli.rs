@@ -322,7 +322,7 @@ pub struct ReportArgs {
     pub external: ExternalArgs,
     /// Deferred-list mode of the sessions' deferred replays: names, descriptions or servers
     /// (repeatable; default names).
-    #[arg(long = "session-listing", value_name = "L", value_parser = toolbudget::session::counterfactual::parse_listing)]
+    #[arg(long = "session-listing", value_name = "L", value_parser = toolbudget::experiment::sessions::parse_listing)]
     pub session_listings: Vec<toolbudget::simulate::scenario::Listing>,
     /// Fitted system prompt and counter scale (calibration.json), applied to the scenarios of
     /// the same model profile and tokenizer (and to the sessions instead of their folder's).

@@ -29,6 +29,7 @@ pub mod names;
 pub mod number;
 pub mod output;
 pub mod process;
+pub mod progress;
 pub mod rng;
 pub mod search;
 pub mod session;

@@ -12,7 +12,7 @@ mod cli;
 mod commands;
 
 use clap::Parser;
-use cli::{CatalogCommand, Cli, Command, SessionCommand};
+use cli::Cli;
 
 fn main() -> ExitCode {
     // SAFETY: first statement of main, no other thread exists yet to read the environment.
@@ -36,34 +36,7 @@ fn main() -> ExitCode {
     if std::env::var_os("TOOLBUDGET_PARSE_ONLY").is_some() {
         return ExitCode::SUCCESS;
     }
-    if let Err(e) = commands::check_outputs(&cli.command) {
-        eprintln!("error: {e}");
-        return ExitCode::from(2);
-    }
-    let result = match &cli.command {
-        Command::Count(args) => commands::count::run(args, cli.quiet).map(|()| ExitCode::SUCCESS),
-        Command::Report(args) => commands::report::run(args, cli.quiet).map(|()| ExitCode::SUCCESS),
-        Command::Search(args) => commands::search::run(args, cli.quiet).map(|()| ExitCode::SUCCESS),
-        Command::Eval(args) => commands::eval::run(args, cli.quiet).map(|()| ExitCode::SUCCESS),
-        Command::Compare(args) => commands::compare::run(args, cli.quiet).map(ExitCode::from),
-        Command::Simulate(args) => {
-            commands::simulate::run(args, cli.quiet).map(|()| ExitCode::SUCCESS)
-        }
-        Command::Session(group) => match &group.command {
-            SessionCommand::Import(args) => {
-                commands::session_import::run(args, cli.quiet).map(|()| ExitCode::SUCCESS)
-            }
-        },
-        Command::Calibrate(args) => commands::calibrate::run(args).map(ExitCode::from),
-        Command::Live(args) => commands::live::run(args, cli.quiet).map(|()| ExitCode::SUCCESS),
-        Command::Check(args) => commands::check::run(args, cli.quiet).map(ExitCode::from),
-        Command::Catalog(group) => match &group.command {
-            CatalogCommand::Import(args) => commands::catalog::import::run(args, cli.quiet),
-            CatalogCommand::Generate(args) => {
-                commands::catalog::generate::run(args).map(|()| ExitCode::SUCCESS)
-            }
-        },
-    };
+    let result = commands::run(&cli).map(ExitCode::from);
     match result {
         Ok(code) => code,
         Err(e) => {

@@ -71,11 +71,6 @@ pub fn percent(x: f64, decimals: usize) -> String {
     format!("{x:.decimals$}%")
 }
 
-/// `percent(x, 1)`, under the name the report's views still call.
-pub fn pct(x: f64) -> String {
-    percent(x, 1)
-}
-
 /// Dollars: cents below $100, whole dollars with thousands grouped above.
 pub fn usd(x: f64) -> String {
     if x >= 100.0 {
@@ -83,6 +78,11 @@ pub fn usd(x: f64) -> String {
     } else {
         format!("${x:.2}")
     }
+}
+
+/// Dollars to a hundredth of a cent: the cost of one conversation (`$0.2283`).
+pub fn usd_exact(x: f64) -> String {
+    format!("${x:.4}")
 }
 
 /// A metric with three decimals (`-0.0` prints as 0).
@@ -124,7 +124,6 @@ mod tests {
         assert_eq!(percent(41.49, 1), "41.5%");
         assert_eq!(percent(137.2, 0), "137%");
         assert_eq!(percent(12.3456, 2), "12.35%");
-        assert_eq!(pct(41.49), "41.5%");
     }
 
     #[test]

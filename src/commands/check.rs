@@ -1,61 +1,74 @@
-//! `toolbudget check`: the catalog (and its baseline) loaded, the check run, the view written;
-//! with `GITHUB_STEP_SUMMARY` set, the pull-request summary appended to that file.
+//! `toolbudget check`: a catalog's findability and cost for its author (`experiment::check`),
+//! the view written; with `GITHUB_STEP_SUMMARY` set, the pull-request summary appended to that
+//! file.
 
-use std::sync::Arc;
-
-use super::Outcome;
+use super::progress::Bars;
+use super::{Outcome, Run};
 use crate::cli::{CatalogArgs, CheckArgs, FailOn};
 use toolbudget::error::{Error, Result};
-use toolbudget::experiment::check::{self, CheckClient, CheckOptions, Level};
-use toolbudget::output::{emit, write_atomic};
+use toolbudget::experiment::check::{self, CheckClient, CheckOptions, CheckRequest, Level};
+use toolbudget::output::{Guard, Target, emit, write_atomic};
 
-pub fn run(args: &CheckArgs, _quiet: bool) -> Result<Outcome> {
-    let catalog = Arc::new(super::load(&args.catalog)?);
-    let baseline = if args.baseline.is_empty() {
-        None
-    } else {
-        Some(Arc::new(super::load(&CatalogArgs {
-            catalogs: args.baseline.clone(),
-        })?))
-    };
-    let queries = match &args.queries {
-        Some(path) => {
-            let set = toolbudget::eval::queries::load_queries(path, &catalog)?;
-            toolbudget::eval::queries::check_work(&set, &catalog)?;
-            Some(set)
-        }
-        None => None,
-    };
-    let options = CheckOptions {
-        clients: if args.client.is_empty() {
-            CheckClient::defaults()
-        } else {
-            dedup(&args.client)
-        },
-        counter: args.counter,
-        max_tokens: args.max_tokens,
-        max_tool_tokens: args.max_tool_tokens,
-        fail_on: args.fail_on.map(|f| match f {
-            FailOn::Error => Level::Error,
-            FailOn::Warning => Level::Warning,
-        }),
-    };
-    let result = check::run(catalog, queries.as_ref(), baseline, &options)?;
-    emit(
-        args.out.as_deref(),
-        &toolbudget::view::check::render(&result, args.format),
-    )?;
-    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
-        append(
-            std::path::Path::new(&path),
-            &toolbudget::view::check::summary(&result),
-        )?;
+impl Run for CheckArgs {
+    fn guard(&self) -> Guard {
+        let mut g = Guard::default();
+        g.inputs(super::catalog_paths(&self.catalog))
+            .inputs(super::catalog_paths(&self.baseline_args()))
+            .inputs(self.queries.iter().cloned())
+            .output(self.out.as_deref(), Target::File);
+        g
     }
-    Ok(if result.verdict.passed {
-        Outcome::Success
-    } else {
-        Outcome::CheckFailed
-    })
+
+    fn run(&self, quiet: bool) -> Result<Outcome> {
+        let request = CheckRequest {
+            catalog: super::catalog_sources(&self.catalog)?,
+            baseline: if self.baseline.is_empty() {
+                None
+            } else {
+                Some(super::catalog_sources(&self.baseline_args())?)
+            },
+            queries: self.queries.clone(),
+            options: CheckOptions {
+                clients: if self.client.is_empty() {
+                    CheckClient::defaults()
+                } else {
+                    dedup(&self.client)
+                },
+                counter: self.counter,
+                max_tokens: self.max_tokens,
+                max_tool_tokens: self.max_tool_tokens,
+                fail_on: self.fail_on.map(|f| match f {
+                    FailOn::Error => Level::Error,
+                    FailOn::Warning => Level::Warning,
+                }),
+            },
+        };
+        let result = check::run_request(&request, &Bars::new("check", quiet))?;
+        emit(
+            self.out.as_deref(),
+            &toolbudget::view::check::render(&result, self.format),
+        )?;
+        if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+            append(
+                std::path::Path::new(&path),
+                &toolbudget::view::check::summary(&result),
+            )?;
+        }
+        Ok(if result.verdict.passed {
+            Outcome::Success
+        } else {
+            Outcome::CheckFailed
+        })
+    }
+}
+
+impl CheckArgs {
+    /// `--baseline` read as `--catalog` is.
+    fn baseline_args(&self) -> CatalogArgs {
+        CatalogArgs {
+            catalogs: self.baseline.clone(),
+        }
+    }
 }
 
 /// The clients in the order given, each once.

@@ -1,42 +1,49 @@
 //! `toolbudget compare BASELINE.json CANDIDATE.json`: the regression check over two `eval`
-//! json results. Exits 1 (`Outcome::CheckFailed`) when any scorer's `--metric` drops by more
-//! than `--max-drop`, after writing the comparison.
+//! json results (`experiment::compare`). Exits 1 (`Outcome::CheckFailed`) when any scorer's
+//! `--metric` drops by more than `--max-drop`, after writing the comparison.
 
+use super::progress::Bars;
+use super::{Outcome, Run};
 use crate::cli::CompareArgs;
 use toolbudget::error::Result;
-use toolbudget::eval::compare::{CompareOptions, EvalFile, compare};
-use toolbudget::output::emit;
+use toolbudget::experiment::compare::{self, CompareOptions, Metric};
+use toolbudget::output::{Format, Guard, Target, emit};
 
-use super::Outcome;
-use super::progress::{self, Bar};
-
-pub fn run(args: &CompareArgs, quiet: bool) -> Result<Outcome> {
-    let visible = progress::visible(quiet);
-    let reading = Bar::spinner(visible, "compare", "reading and verifying the two results");
-    let base = EvalFile::read(&args.baseline)?;
-    let candidate = EvalFile::read(&args.candidate)?;
-    reading.finish();
-    let options = CompareOptions {
-        metric: toolbudget::eval::metrics::Metric::new(&args.metric),
-        max_drop: args.max_drop,
-        allow_missing: args.allow_missing.clone(),
-        paired_only: args.paired_only,
-        min_paired_share: args.min_paired_share,
-        pairs: args.pairs.clone(),
-    };
-    let resampling = Bar::spinner(visible, "compare", "paired intervals and p-values");
-    let comparison = compare(&base, &candidate, &options)?;
-    resampling.finish();
-    emit(
-        args.output.out.as_deref(),
-        &toolbudget::view::compare::render(&comparison, args.output.format),
-    )?;
-    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
-        let summary =
-            toolbudget::view::compare::render(&comparison, toolbudget::output::Format::Md);
-        super::check::append(std::path::Path::new(&path), &summary)?;
+impl Run for CompareArgs {
+    fn guard(&self) -> Guard {
+        let mut g = Guard::default();
+        g.input(&self.baseline)
+            .input(&self.candidate)
+            .output(self.output.out.as_deref(), Target::File);
+        g
     }
-    if comparison.has_regression() {
+
+    fn run(&self, quiet: bool) -> Result<Outcome> {
+        let options = CompareOptions {
+            metric: Metric::new(&self.metric),
+            max_drop: self.max_drop,
+            allow_missing: self.allow_missing.clone(),
+            paired_only: self.paired_only,
+            min_paired_share: self.min_paired_share,
+            pairs: self.pairs.clone(),
+        };
+        let comparison = compare::run(
+            &self.baseline,
+            &self.candidate,
+            &options,
+            &Bars::new("compare", quiet),
+        )?;
+        emit(
+            self.output.out.as_deref(),
+            &toolbudget::view::compare::render(&comparison, self.output.format),
+        )?;
+        if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
+            let summary = toolbudget::view::compare::render(&comparison, Format::Md);
+            super::check::append(std::path::Path::new(&path), &summary)?;
+        }
+        if !comparison.has_regression() {
+            return Ok(Outcome::Success);
+        }
         if !comparison.regressions.is_empty() {
             eprintln!(
                 "regression: {} dropped by more than {} on {}",
@@ -56,7 +63,5 @@ pub fn run(args: &CompareArgs, quiet: bool) -> Result<Outcome> {
             eprintln!("check failed: {u}");
         }
         Ok(Outcome::CheckFailed)
-    } else {
-        Ok(Outcome::Success)
     }
 }

@@ -6,23 +6,18 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::progress::{self, Bar};
+use super::progress::Bars;
+use super::{Outcome, Run};
 use crate::cli::LiveArgs;
 use toolbudget::error::{Error, Result};
-use toolbudget::live::cassette::{Cassette, Load};
-use toolbudget::live::{self, Endpoint, SearchSide, Settings};
-use toolbudget::output::{Format, csv_rows, emit, to_json, write_atomic, write_tree};
-use toolbudget::simulate::{self, Scenario};
-
-/// The scenario with the scorer the live run searches with. The one place the scorer is
-/// chosen: `--scorer` over the scenario's `deferred.scorer`.
-pub fn with_scorer(mut scenario: Scenario, args: &LiveArgs) -> Scenario {
-    if let Some(s) = &args.scorer {
-        scenario.deferred.scorer = s.clone();
-        scenario.deferred.scorer_dir = None;
-    }
-    scenario
-}
+use toolbudget::experiment::api::Ureq;
+use toolbudget::experiment::live::{
+    self, Cassette, CassetteLoad as Load, Endpoint, LivePlan, LiveRequest, LiveResult, Settings,
+};
+use toolbudget::experiment::simulate::Settings as SimulateSettings;
+use toolbudget::output::{
+    Format, Guard, Target, csv_rows, emit, to_json, write_atomic, write_tree,
+};
 
 fn read_cassette(path: &Path, offline: bool) -> Result<Cassette> {
     if !path.exists() {
@@ -62,110 +57,90 @@ fn save_cassette(ep: &Endpoint, path: &Path) -> Result<()> {
     Ok(())
 }
 
-pub fn run(args: &LiveArgs, quiet: bool) -> Result<()> {
-    let provider = args.provider;
-    if args.search == SearchSide::Provider
-        && provider
-            .provider_search(&toolbudget::search::ScorerKind::Keyword.into())
-            .is_none()
-    {
-        return Err(Error::usage(format!(
-            "--search provider: {provider} has no provider-side tool search (anthropic and \
-             openai-responses do); use --search client"
-        )));
+impl Run for LiveArgs {
+    fn guard(&self) -> Guard {
+        let mut g = Guard::default();
+        g.inputs(self.scenarios.iter().cloned())
+            .input(&self.cassette)
+            .output(self.out.as_deref(), Target::Tree)
+            .own(&self.cassette);
+        g
     }
-    let counter = args.counter.unwrap_or(provider.counter());
-    if !counter.is_local() {
-        return Err(Error::usage(format!(
-            "--counter {counter}: live counts every request locally; use anthropic-estimate"
-        )));
-    }
-    let cassette = read_cassette(&args.cassette, args.offline)?;
-    let key = std::env::var(provider.key_var())
-        .ok()
-        .filter(|k| !k.is_empty());
-    let origin = Instant::now();
-    let mut ep = Endpoint::new(
-        provider,
-        args.base_url
-            .as_deref()
-            .unwrap_or(provider.default_base_url()),
-        key,
-        args.offline,
-        args.cassette.display().to_string(),
-        cassette,
-        Box::new(toolbudget::counter::api::Ureq::with_timeout(
-            Duration::from_secs_f64(args.timeout_secs),
-        )),
-        Box::new(std::thread::sleep),
-        Box::new(move || origin.elapsed()),
-    );
-    let settings = Settings {
-        model: args.model.clone(),
-        search: args.search,
-        max_steps: args.max_steps as usize,
-        max_tokens: args.max_tokens,
-        temperature: args.temperature,
-        seed: args.seed,
-        repeat: args.repeat,
-        tool_choice: args.tool_choice,
-    };
-    let loaded = simulate::load_scenarios(&args.scenarios)?;
-    let bar = Bar::new(progress::visible(quiet), "live", loaded.len(), "scenarios");
-    let mut results = Vec::new();
-    let mut budget = toolbudget::budget::Budget::new();
-    for scenario in loaded {
-        let scenario = with_scorer(scenario, args);
-        bar.step(scenario.name.clone());
-        let external = args.external.config();
-        let build = |spec: &_, catalog, bm25: &_, dir: Option<&Path>| {
-            simulate::build_scorer_with(spec, catalog, bm25, dir, &external)
-        };
-        let prepared = simulate::prepare(&scenario, counter, &build)?;
-        simulate::charge_searches(&scenario, &prepared, &mut budget)?;
-        if !quiet {
-            bar.note(&format!(
-                "live: {}: {} run{} eager and deferred against {} ({})",
-                scenario.name,
-                settings.repeat,
-                if settings.repeat == 1 { "" } else { "s" },
-                args.model,
-                if args.offline {
-                    "offline"
-                } else {
-                    ep.base_url.as_str()
-                }
-            ));
-        }
-        let played = live::run_scenario(&scenario, &prepared, &settings, &mut ep);
-        // Whatever was answered stays recorded, also when a later request failed.
-        save_cassette(&ep, &args.cassette)?;
-        results.push(played.map_err(|e| Error::Missing(e.to_string()))?);
-        bar.advance();
-    }
-    bar.finish();
-    let result = live::finish(provider, counter, &settings, results);
-    if let Some(dir) = &args.out {
-        write_tree(dir, &toolbudget::view::live::files(&result))?;
-    }
-    if !quiet {
-        eprintln!(
-            "live: {} request{} sent, {} replayed from {}",
-            ep.sent,
-            if ep.sent == 1 { "" } else { "s" },
-            ep.replayed,
-            args.cassette.display()
+
+    fn run(&self, quiet: bool) -> Result<Outcome> {
+        let plan = LivePlan::new(self.request())?;
+        let cassette = read_cassette(&self.cassette, self.offline)?;
+        let key = std::env::var(self.provider.key_var())
+            .ok()
+            .filter(|k| !k.is_empty());
+        let origin = Instant::now();
+        let mut ep = Endpoint::new(
+            self.provider,
+            self.base_url
+                .as_deref()
+                .unwrap_or(self.provider.default_base_url()),
+            key,
+            self.offline,
+            self.cassette.display().to_string(),
+            cassette,
+            Box::new(Ureq::with_timeout(Duration::from_secs_f64(
+                self.timeout_secs,
+            ))),
+            Box::new(std::thread::sleep),
+            Box::new(move || origin.elapsed()),
         );
+        let bars = Bars::new("live", quiet);
+        let result = live::run(&plan, &mut ep, &bars, &mut |ep| {
+            save_cassette(ep, &self.cassette)
+        })?;
+        if let Some(dir) = &self.out {
+            write_tree(dir, &toolbudget::view::live::files(&result))?;
+        }
+        if !quiet {
+            eprintln!(
+                "live: {} request{} sent, {} replayed from {}",
+                ep.sent,
+                if ep.sent == 1 { "" } else { "s" },
+                ep.replayed,
+                self.cassette.display()
+            );
+        }
+        emit(None, &render(&result, self.format))?;
+        Ok(Outcome::Success)
     }
-    emit(None, &render(&result, args.format))
+}
+
+impl LiveArgs {
+    fn request(&self) -> LiveRequest {
+        LiveRequest {
+            scenarios: self.scenarios.clone(),
+            provider: self.provider,
+            counter: self.counter,
+            simulate: SimulateSettings {
+                scorer: self.scorer.clone(),
+                external: self.external.config(),
+                ..SimulateSettings::default()
+            },
+            settings: Settings {
+                model: self.model.clone(),
+                search: self.search,
+                max_steps: self.max_steps as usize,
+                max_tokens: self.max_tokens,
+                temperature: self.temperature,
+                seed: self.seed,
+                repeat: self.repeat,
+                tool_choice: self.tool_choice,
+            },
+        }
+    }
 }
 
 /// Renders the result; pure.
-pub fn render(result: &live::LiveResult, format: Format) -> String {
+pub fn render(result: &LiveResult, format: Format) -> String {
     match format {
         Format::Json => to_json(result),
         Format::Csv => {
-            let turns: Vec<live::result::TurnRow> = result
+            let turns: Vec<_> = result
                 .scenarios
                 .iter()
                 .flat_map(|s| s.turns.clone())
@@ -174,11 +149,4 @@ pub fn render(result: &live::LiveResult, format: Format) -> String {
         }
         Format::Table | Format::Md => toolbudget::view::live::text(result, format == Format::Md),
     }
-}
-
-/// Reads `DIR/live.json` for `report --live DIR`.
-pub fn load_result(dir: &Path) -> Result<live::LiveResult> {
-    let path = dir.join("live.json");
-    let doc = toolbudget::document::Document::read(&path)?;
-    doc.decode(&[], &doc.value)
 }

@@ -1,7 +1,11 @@
-//! One module per subcommand: each turns parsed arguments into library calls and output.
-//! This layer (with `main.rs`) is the only one that finds input files, writes output, prints
-//! and reads the clock; the library's loaders read the files they are given.
+//! One module per subcommand. Each resolves its arguments into the library's plan, runs the one
+//! `experiment::` function of that command with the binary's clock, progress and transports,
+//! renders the result with `view` and writes it. This layer (with `main.rs`) is the only one
+//! that finds input files, writes output, prints and reads the clock.
+//!
+//! A command is its clap arguments implementing [`Run`]; [`run`] is the one dispatch.
 
+pub mod api;
 pub mod calibrate;
 pub mod catalog;
 pub mod check;
@@ -15,18 +19,21 @@ pub mod search;
 pub mod session_import;
 pub mod simulate;
 
-use crate::cli::CatalogArgs;
+use crate::cli::{CatalogArgs, CatalogCommand, Cli, Command, SessionCommand};
 use std::path::{Path, PathBuf};
 
-use toolbudget::catalog::{Catalog, CatalogSource, load_catalogs, parse_catalog_arg};
 use toolbudget::error::{Error, Result};
+use toolbudget::experiment::{CatalogSource, parse_catalog_arg};
+use toolbudget::output::Guard;
 
 /// How a command that ran to completion ends: `CheckFailed` (exit 1) is a result, not an
-/// error — the output was written, and a check it reports (a regression) failed.
+/// error — the output was written, and a check it reports (a regression) failed; `Failed`
+/// (exit 2) wrote what it could, and some of its input failed (a server that did not start).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     Success,
     CheckFailed,
+    Failed,
 }
 
 impl From<Outcome> for std::process::ExitCode {
@@ -34,13 +41,59 @@ impl From<Outcome> for std::process::ExitCode {
         match o {
             Outcome::Success => std::process::ExitCode::SUCCESS,
             Outcome::CheckFailed => std::process::ExitCode::from(1),
+            Outcome::Failed => std::process::ExitCode::from(2),
         }
     }
 }
 
-/// The `--catalog` arguments' catalogs; a folder stands for every catalog file below it
-/// (the walk of `eval --pool`), its tools' servers named by each file's stem.
-pub fn load(args: &CatalogArgs) -> Result<Catalog> {
+/// A subcommand: what it reads and writes (checked before any work), and the run.
+pub trait Run {
+    /// The command's inputs and outputs, for the output guard.
+    fn guard(&self) -> Guard;
+    /// Runs the command; `quiet` hides progress and notes.
+    fn run(&self, quiet: bool) -> Result<Outcome>;
+}
+
+/// The one dispatch: a parsed command line's subcommand.
+fn command(c: &Command) -> &dyn Run {
+    match c {
+        Command::Count(a) => a,
+        Command::Search(a) => a,
+        Command::Eval(a) => a,
+        Command::Compare(a) => a,
+        Command::Simulate(a) => a,
+        Command::Report(a) => a,
+        Command::Calibrate(a) => a,
+        Command::Live(a) => a,
+        Command::Check(a) => a,
+        Command::Session(g) => match &g.command {
+            SessionCommand::Import(a) => a,
+        },
+        Command::Catalog(g) => match &g.command {
+            CatalogCommand::Import(a) => a,
+            CatalogCommand::Generate(a) => a,
+        },
+    }
+}
+
+/// Runs the command line: every output checked against every input first, then the command.
+pub fn run(cli: &Cli) -> Result<Outcome> {
+    let command = command(&cli.command);
+    command.guard().check()?;
+    command.run(cli.quiet)
+}
+
+/// The paths of `--catalog` arguments (`SERVER=` stripped), for the guard.
+pub fn catalog_paths(args: &CatalogArgs) -> Vec<PathBuf> {
+    args.catalogs
+        .iter()
+        .map(|a| parse_catalog_arg(a).path)
+        .collect()
+}
+
+/// The `--catalog` arguments' sources; a folder stands for every catalog file below it (the
+/// walk of `eval --pool`), its tools' servers named by each file's stem.
+pub fn catalog_sources(args: &CatalogArgs) -> Result<Vec<CatalogSource>> {
     let mut sources = Vec::new();
     for arg in &args.catalogs {
         let source = parse_catalog_arg(arg);
@@ -63,12 +116,7 @@ pub fn load(args: &CatalogArgs) -> Result<Catalog> {
             sources.push(source);
         }
     }
-    let catalog = load_catalogs(&sources)?;
-    // A captured request body: say what of it was not the catalog.
-    for note in catalog.notes() {
-        eprintln!("note: {note}");
-    }
-    Ok(catalog)
+    Ok(sources)
 }
 
 /// A catalog argument's files: the file itself, or every `.json`, `.yaml` and `.yml` file
@@ -116,137 +164,4 @@ pub fn catalog_files(flag: &str, source: &Path, out: &mut Vec<PathBuf>) -> Resul
     found.sort();
     out.extend(found);
     Ok(())
-}
-
-/// Checks every `--out` of `command` before any work is done, so a refused path fails at once
-/// instead of after minutes of evaluation.
-pub fn check_outputs(command: &crate::cli::Command) -> Result<()> {
-    // Inputs first: "is one of this run's inputs" says more than "holds files".
-    check_out_inputs(command)?;
-    check_out_kinds(command)
-}
-
-/// No `--out` of `command` is one of its inputs (`compare base.json cand.json --out base.json`
-/// replaced the baseline; `report --out reports --sessions reports/sessions` deleted them).
-fn check_out_inputs(command: &crate::cli::Command) -> Result<()> {
-    use crate::cli::{CatalogCommand, Command, SessionCommand};
-    use std::path::{Path, PathBuf};
-    use toolbudget::output::check_out_not_input;
-    let catalogs = |c: &CatalogArgs| -> Vec<PathBuf> {
-        c.catalogs
-            .iter()
-            .map(|a| parse_catalog_arg(a).path)
-            .collect()
-    };
-    let check = |out: Option<&Path>, tree: bool, inputs: Vec<PathBuf>| -> Result<()> {
-        let Some(out) = out else { return Ok(()) };
-        let inputs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
-        check_out_not_input(out, tree, &inputs)
-    };
-    match command {
-        Command::Count(a) => {
-            let mut inputs = catalogs(&a.catalog);
-            inputs.push(a.api.api_cache.clone());
-            check(a.output.out.as_deref(), false, inputs)
-        }
-        Command::Search(a) => check(a.output.out.as_deref(), false, catalogs(&a.catalog)),
-        Command::Eval(a) => {
-            let mut inputs = catalogs(&a.catalog);
-            inputs.push(a.queries.clone());
-            inputs.extend(a.pool.iter().cloned());
-            inputs.extend(a.runs.iter().map(|r| eval::split_run_arg(r).1));
-            check(a.output.out.as_deref(), false, inputs.clone())?;
-            check(a.write_run.as_deref(), false, inputs)
-        }
-        Command::Compare(a) => check(
-            a.output.out.as_deref(),
-            false,
-            vec![a.baseline.clone(), a.candidate.clone()],
-        ),
-        Command::Simulate(a) => {
-            let mut inputs = a.scenarios.clone();
-            inputs.extend(a.calibration.iter().cloned());
-            inputs.push(a.api.api_cache.clone());
-            check(a.output.out.as_deref(), false, inputs)
-        }
-        Command::Report(a) => {
-            let mut inputs = vec![a.scenarios.clone(), a.fixtures.clone()];
-            inputs.extend(a.data.iter().cloned());
-            inputs.extend(a.sessions.iter().cloned());
-            inputs.extend(a.calibration.iter().cloned());
-            check(Some(&a.out), true, inputs)
-        }
-        Command::Session(group) => match &group.command {
-            // Files are added beside the sessions (other names): only a session file itself
-            // must not be the folder's path.
-            SessionCommand::Import(a) => {
-                let mut inputs: Vec<PathBuf> =
-                    a.paths.iter().filter(|p| p.is_file()).cloned().collect();
-                inputs.extend(a.catalogs.iter().map(|c| parse_catalog_arg(c).path));
-                check(a.out.as_deref(), false, inputs)
-            }
-        },
-        Command::Live(a) => {
-            let mut inputs = a.scenarios.clone();
-            inputs.push(a.cassette.clone());
-            check(a.out.as_deref(), true, inputs)
-        }
-        Command::Calibrate(_) => Ok(()),
-        Command::Check(a) => {
-            let mut inputs = catalogs(&a.catalog);
-            inputs.extend(a.baseline.iter().map(|b| parse_catalog_arg(b).path));
-            inputs.extend(a.queries.iter().cloned());
-            check(a.out.as_deref(), false, inputs)
-        }
-        Command::Catalog(group) => match &group.command {
-            CatalogCommand::Generate(_) => Ok(()),
-            CatalogCommand::Import(a) => {
-                let inputs: Vec<PathBuf> = a.config.iter().cloned().collect();
-                check(a.out.as_deref(), false, inputs.clone())?;
-                check(a.scenario.as_deref(), false, inputs)
-            }
-        },
-    }
-}
-
-fn check_out_kinds(command: &crate::cli::Command) -> Result<()> {
-    use crate::cli::{CatalogCommand, Command, SessionCommand};
-    use toolbudget::output::{check_out_dir, check_out_file};
-    let file = |p: &Option<std::path::PathBuf>| p.as_deref().map_or(Ok(()), check_out_file);
-    match command {
-        Command::Count(a) => file(&a.output.out),
-        Command::Search(a) => file(&a.output.out),
-        Command::Eval(a) => file(&a.output.out),
-        Command::Compare(a) => file(&a.output.out),
-        Command::Simulate(a) => file(&a.output.out),
-        Command::Report(a) => check_out_dir(&a.out),
-        Command::Session(group) => match &group.command {
-            // Scenarios are added to an existing folder one by one, each atomically.
-            SessionCommand::Import(a) => match &a.out {
-                Some(dir) if std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) => Ok(()),
-                Some(p) => check_out_dir(p),
-                None => Ok(()),
-            },
-        },
-        Command::Calibrate(a) if a.write => check_out_file(&a.data),
-        Command::Calibrate(_) => Ok(()),
-        Command::Check(a) => file(&a.out),
-        Command::Live(a) => {
-            file(&Some(a.cassette.clone()))?;
-            a.out.as_deref().map_or(Ok(()), check_out_dir)
-        }
-        Command::Catalog(group) => match &group.command {
-            CatalogCommand::Generate(a) => file(&a.out),
-            CatalogCommand::Import(a) => {
-                file(&a.scenario)?;
-                match (&a.out, a.config.is_some()) {
-                    (None, true) => Ok(()),
-                    // Files are added to an existing folder one by one, each atomically.
-                    (Some(dir), true) if dir.is_dir() => Ok(()),
-                    (Some(p), true) => check_out_dir(p),
-                    (out, false) => file(out),
-                }
-            }
-        },
-    }
 }

@@ -8,10 +8,10 @@
 //! a terminal.
 
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use toolbudget::progress::{Progress, Unit};
 
 /// Bars are drawn only on a terminal, and never with `--quiet`.
 pub fn visible(quiet: bool) -> bool {
@@ -81,18 +81,9 @@ impl Bar {
         self.bar.set_message(message.into());
     }
 
-    /// One step done.
-    pub fn advance(&self) {
-        self.bar.inc(1);
-    }
-
     /// `n` more steps (or bytes) done.
     pub fn inc(&self, n: u64) {
         self.bar.inc(n);
-    }
-
-    pub fn set_position(&self, done: u64) {
-        self.bar.set_position(done);
     }
 
     /// A line for the user while the bar runs: above the bar, or a plain stderr line when the
@@ -135,22 +126,6 @@ impl Drop for Bar {
     }
 }
 
-/// Counts finished files on a byte bar, `n` files in all: each call adds one file of `bytes`
-/// and says `k/n files` (safe from reading threads).
-pub fn file_ticker(bar: &Bar, n: usize) -> impl Fn(u64) + Sync + '_ {
-    let done = AtomicUsize::new(0);
-    move |bytes| {
-        let k = done.fetch_add(1, Ordering::Relaxed) + 1;
-        bar.inc(bytes);
-        bar.step(format!("{k}/{n} files"));
-    }
-}
-
-/// Counts finished items from any thread (a parallel count's tools): one call, one step.
-pub fn ticker(bar: &Bar) -> impl Fn() + Sync + '_ {
-    move || bar.advance()
-}
-
 /// A progress bar's rate as a whole number per second (`1006/s`): indicatif's `{per_sec}`
 /// prints four decimals after a thousands comma (`1,006.1715/s`).
 fn rate_key(state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write) {
@@ -168,28 +143,84 @@ pub fn rate_text(per_sec: f64) -> String {
     }
 }
 
-/// A progress bar on stderr for a cold semantic index (`None` when `visible` is false). The bar
-/// appears with the first finished batch, so a cached index shows nothing.
-pub fn embed_progress(visible: bool) -> Option<toolbudget::search::EmbedProgress> {
-    use std::sync::{Arc, OnceLock};
-    if !visible {
-        return None;
+/// The library's progress (`toolbudget::progress::Progress`) drawn on stderr: one bar per
+/// phase, replaced when the next phase begins. With `log` set, a hidden display writes one
+/// plain line per phase instead (`eval: bm25 over 95 queries`), so a log shows what ran.
+pub struct Bars {
+    command: &'static str,
+    visible: bool,
+    quiet: bool,
+    log: bool,
+    bar: std::sync::RwLock<Bar>,
+}
+
+impl Bars {
+    /// The display of `command` (visible per [`visible`]), silent with `quiet`.
+    pub fn new(command: &'static str, quiet: bool) -> Bars {
+        Bars {
+            command,
+            visible: visible(quiet),
+            quiet,
+            log: false,
+            bar: std::sync::RwLock::new(Bar::hidden()),
+        }
     }
-    let bar: Arc<OnceLock<Bar>> = Arc::new(OnceLock::new());
-    Some(toolbudget::search::EmbedProgress(Arc::new(
-        move |done: usize, all: usize| {
-            let bar = bar.get_or_init(|| Bar::new(true, "embedding", all, "tools"));
-            bar.set_position(done as u64);
-            if done >= all {
-                bar.finish();
+
+    /// As [`Bars::new`], writing a line per phase when no bar is drawn.
+    pub fn logging(command: &'static str, quiet: bool) -> Bars {
+        Bars {
+            log: true,
+            ..Bars::new(command, quiet)
+        }
+    }
+
+    fn with(&self, f: impl FnOnce(&Bar)) {
+        if let Ok(bar) = self.bar.read() {
+            f(&bar);
+        }
+    }
+}
+
+impl Progress for Bars {
+    fn phase(&self, what: &str, len: u64, unit: Unit) {
+        let bar = match unit {
+            Unit::Items(unit) => Bar::new(self.visible, what, len as usize, unit),
+            Unit::Bytes => Bar::bytes(self.visible, what, len),
+            Unit::Spinner => Bar::spinner(self.visible, what, ""),
+        };
+        if self.log && !self.visible && !self.quiet {
+            match unit {
+                Unit::Items(unit) => eprintln!("{}: {what} over {len} {unit}", self.command),
+                Unit::Bytes | Unit::Spinner => eprintln!("{}: {what}", self.command),
             }
-        },
-    )))
+        }
+        if let Ok(mut current) = self.bar.write() {
+            *current = bar;
+        }
+    }
+    fn step(&self, message: &str) {
+        self.with(|b| b.step(message));
+    }
+    fn advance(&self, n: u64) {
+        self.with(|b| b.inc(n));
+    }
+    fn note(&self, line: &str) {
+        if !self.quiet {
+            self.with(|b| b.note(line));
+        }
+    }
+    fn warn(&self, line: &str) {
+        self.with(|b| b.note(line));
+    }
+    fn finish(&self) {
+        self.with(Bar::finish);
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Bar, file_ticker, rate_text, ticker};
+    use super::{Bar, Bars, rate_text};
+    use toolbudget::progress::{Progress, Unit};
 
     #[test]
     fn progress_rates_print_without_thousands_commas_or_four_decimals() {
@@ -204,8 +235,8 @@ mod tests {
         let bar = Bar::new(false, "simulate", 3, "scenarios");
         assert_eq!((bar.position(), bar.length()), (0, 3));
         bar.step("ten-servers");
-        bar.advance();
-        bar.advance();
+        bar.inc(1);
+        bar.inc(1);
         assert_eq!(bar.position(), 2);
         assert_eq!(bar.message(), "ten-servers");
         // Finished, the bar is full (and gone from the screen).
@@ -214,25 +245,23 @@ mod tests {
     }
 
     #[test]
-    fn the_file_ticker_adds_bytes_and_says_how_many_files_are_done() {
-        let bar = Bar::bytes(false, "indexing", 1000);
-        let tick = file_ticker(&bar, 3);
-        tick(400);
-        tick(100);
-        assert_eq!(bar.position(), 500);
-        assert_eq!(bar.message(), "2/3 files");
-    }
-
-    #[test]
-    fn the_ticker_counts_from_many_threads() {
-        let bar = Bar::new(false, "counting", 1000, "tools");
-        let tick = ticker(&bar);
+    fn bars_count_bytes_and_steps_from_many_threads() {
+        let bars = Bars::new("test", true);
+        bars.phase("indexing", 1000, Unit::Bytes);
+        let files = toolbudget::progress::FileCounter::begin(&bars, "indexing", 1000, 3);
+        files.file_done(400);
+        files.file_done(100);
+        bars.with(|b| {
+            assert_eq!(b.position(), 500);
+            assert_eq!(b.message(), "2/3 files");
+        });
+        bars.phase("counting", 1000, Unit::Items("tools"));
         std::thread::scope(|s| {
             for _ in 0..4 {
-                s.spawn(|| (0..250).for_each(|_| tick()));
+                s.spawn(|| (0..250).for_each(|_| bars.advance(1)));
             }
         });
-        assert_eq!(bar.position(), 1000);
+        bars.with(|b| assert_eq!((b.position(), b.length()), (1000, 1000)));
     }
 
     #[test]

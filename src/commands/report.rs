@@ -3,107 +3,89 @@
 //! progress bar, and writes the files `view::report` renders (with `--live DIR`, the live
 //! run's section appended). Nothing here computes results.
 
-use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::progress::{self, Bar};
+use super::progress::Bars;
+use super::{Outcome, Run};
 use crate::cli::ReportArgs;
-use toolbudget::catalog::CatalogSource;
 use toolbudget::error::{Error, Result};
-use toolbudget::experiment::Progress;
+use toolbudget::experiment::CatalogSource;
 use toolbudget::experiment::eval::EvalInput;
-use toolbudget::experiment::report::{self as pipeline, ReportInputs};
-use toolbudget::output::write_tree;
-use toolbudget::session::counterfactual::Variant;
-use toolbudget::simulate::calibration::CalibrationFile;
+use toolbudget::experiment::report::{self as pipeline, ReportInputs, Variant};
+use toolbudget::output::{Guard, Target, write_tree};
+use toolbudget::progress::{Progress, Unit};
 use toolbudget::view::report::Pages;
 
-/// Progress on stderr, hidden when stderr is not a terminal or with `--quiet`: one bar per
-/// phase of the pipeline.
-struct Bars {
-    visible: bool,
-    bar: RefCell<Bar>,
-}
+impl Run for ReportArgs {
+    fn guard(&self) -> Guard {
+        let mut g = Guard::default();
+        g.input(&self.scenarios)
+            .input(&self.fixtures)
+            .inputs(self.data.iter().cloned())
+            .inputs(self.sessions.iter().cloned())
+            .inputs(self.calibration.iter().cloned())
+            .inputs(self.live.iter().cloned())
+            .output(Some(&self.out), Target::Tree);
+        g
+    }
 
-impl Progress for Bars {
-    fn phase(&self, what: &str, len: usize) {
-        *self.bar.borrow_mut() = Bar::new(self.visible, what, len, "");
-    }
-    fn step(&self, message: &str) {
-        self.bar.borrow().step(message);
-    }
-    fn advance(&self) {
-        self.bar.borrow().advance();
-    }
-    fn finish(&self) {
-        self.bar.borrow().finish();
-    }
-}
-
-pub fn run(args: &ReportArgs, quiet: bool) -> Result<()> {
-    // Refused before any work: a file, a link or a folder of other files.
-    toolbudget::output::check_out_dir(&args.out)?;
-    // The shipped scenarios and fixtures are found from the current folder (the repository
-    // root), or else beside the crate this binary was built from, so `report` works from anywhere.
-    let shipped = |p: &Path| -> PathBuf {
-        if p.is_relative() && !p.exists() {
-            let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join(p);
-            if beside.exists() {
-                return beside;
+    fn run(&self, quiet: bool) -> Result<Outcome> {
+        // The shipped scenarios and fixtures are found from the current folder (the repository
+        // root), or else beside the crate this binary was built from, so `report` works from
+        // anywhere.
+        let shipped = |p: &Path| -> PathBuf {
+            if p.is_relative() && !p.exists() {
+                let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join(p);
+                if beside.exists() {
+                    return beside;
+                }
             }
+            p.to_path_buf()
+        };
+        let mut inputs = gather(
+            &shipped(&self.scenarios),
+            &shipped(&self.fixtures),
+            self.data.as_deref(),
+        )?;
+        inputs.calibration.clone_from(&self.calibration);
+        inputs.live.clone_from(&self.live);
+        inputs.sessions = self
+            .sessions
+            .clone()
+            .map(|dir| (dir, session_variants(self)));
+        inputs.scorers.clone_from(&self.scorers);
+        inputs.scenario_scorer.clone_from(&self.scenario_scorer);
+        inputs.external = self.external.config();
+        let bars = Bars::new("report", quiet);
+        let origin = Instant::now();
+        let data = pipeline::build(&inputs, &|| origin.elapsed(), &bars)?;
+        let mut files =
+            toolbudget::view::report::render(&data).map_err(|e| Error::Missing(e.to_string()))?;
+        if let Some(live) = &data.live {
+            toolbudget::view::report::add_live(&mut files, live)
+                .map_err(|e| Error::Missing(e.to_string()))?;
         }
-        p.to_path_buf()
-    };
-    let mut inputs = gather(
-        &shipped(&args.scenarios),
-        &shipped(&args.fixtures),
-        args.data.as_deref(),
-    )?;
-    inputs.calibration = args
-        .calibration
-        .as_deref()
-        .map(CalibrationFile::load)
-        .transpose()?;
-    inputs.sessions = args
-        .sessions
-        .clone()
-        .map(|dir| (dir, session_variants(args)));
-    inputs.scorers.clone_from(&args.scorers);
-    inputs.scenario_scorer.clone_from(&args.scenario_scorer);
-    inputs.external = args.external.config();
-    let bars = Bars {
-        visible: progress::visible(quiet),
-        bar: RefCell::new(Bar::hidden()),
-    };
-    let origin = Instant::now();
-    let data = pipeline::build(&inputs, &|| origin.elapsed(), &bars)?;
-    let mut files =
-        toolbudget::view::report::render(&data).map_err(|e| Error::Missing(e.to_string()))?;
-    if let Some(dir) = &args.live {
-        let live = super::live::load_result(dir)?;
-        toolbudget::view::report::add_live(&mut files, &live)
-            .map_err(|e| Error::Missing(e.to_string()))?;
+        toolbudget::view::report::pages(&mut files, self.format);
+        bars.phase("writing", 1, Unit::Items(""));
+        let files: Vec<(String, Vec<u8>)> = files.into_iter().map(|f| (f.path, f.bytes)).collect();
+        write_tree(&self.out, &files)?;
+        bars.finish();
+        if !quiet {
+            eprintln!(
+                "wrote {} files to {}",
+                files.len(),
+                self.out
+                    .join(if self.format == Pages::Html {
+                        "index.html"
+                    } else {
+                        "index.md"
+                    })
+                    .display()
+            );
+        }
+        Ok(Outcome::Success)
     }
-    toolbudget::view::report::pages(&mut files, args.format);
-    bars.phase("writing", 1);
-    let files: Vec<(String, Vec<u8>)> = files.into_iter().map(|f| (f.path, f.bytes)).collect();
-    write_tree(&args.out, &files)?;
-    bars.finish();
-    if !quiet {
-        eprintln!(
-            "wrote {} files to {}",
-            files.len(),
-            args.out
-                .join(if args.format == Pages::Html {
-                    "index.html"
-                } else {
-                    "index.md"
-                })
-                .display()
-        );
-    }
-    Ok(())
 }
 
 /// Every (scorer, listing) asked for, keyword over names when none is.

@@ -4,15 +4,15 @@
 
 use std::path::{Path, PathBuf};
 
-use super::progress::{self, Bar, file_ticker};
+use super::progress::Bars;
+use super::{Outcome, Run};
 use crate::cli::SessionImportArgs;
-use toolbudget::catalog::{CatalogSource, parse_catalog_arg};
 use toolbudget::error::{Error, Result};
-use toolbudget::output::{emit, write_atomic};
-use toolbudget::session::import::{
-    Catalogs, Filter, ImportOptions, Plan, catalogs_for, import, index_all,
+use toolbudget::experiment::parse_catalog_arg;
+use toolbudget::experiment::session_import::{
+    self, Filter, ImportOptions, ImportRequest, LogFormat, default_roots, discover,
 };
-use toolbudget::session::{LogFormat, default_roots, discover};
+use toolbudget::output::{Guard, Target, emit, write_atomic};
 use toolbudget::view::session_import::{notes, render};
 
 /// A shipped catalog of an agent's built-in tools: from the current folder (the repository
@@ -27,29 +27,20 @@ fn shipped(file: &str) -> Option<PathBuf> {
     .find(|p| p.is_file())
 }
 
-fn catalog_context(args: &SessionImportArgs, dir: &Path, quiet: bool) -> Result<Catalogs> {
-    let sources: Vec<CatalogSource> = args
-        .catalogs
-        .iter()
-        .map(String::as_str)
-        .map(parse_catalog_arg)
-        .collect();
-    let builtins = [
-        (LogFormat::ClaudeCode, shipped("builtins.yaml")),
-        (LogFormat::Codex, shipped("codex-builtins.yaml")),
-    ];
-    if sources.is_empty() && !quiet {
-        for (f, p) in &builtins {
-            if let Some(p) = p {
-                eprintln!(
-                    "note: no --catalog given: {} tools looked up in {}",
-                    f.name(),
-                    p.display()
-                );
-            }
+/// The note that no `--catalog` was given: which shipped catalog stands in for each format.
+fn builtins_note(args: &SessionImportArgs, builtins: &[(LogFormat, Option<PathBuf>); 2]) {
+    if !args.catalogs.is_empty() {
+        return;
+    }
+    for (f, p) in builtins {
+        if let Some(p) = p {
+            eprintln!(
+                "note: no --catalog given: {} tools looked up in {}",
+                f.name(),
+                p.display()
+            );
         }
     }
-    catalogs_for(&sources, builtins, dir)
 }
 
 /// The paths given, or the agents' own log folders that exist.
@@ -74,95 +65,96 @@ fn session_paths(args: &SessionImportArgs, quiet: bool) -> Result<Vec<PathBuf>> 
     Ok(found)
 }
 
-pub fn run(args: &SessionImportArgs, quiet: bool) -> Result<()> {
-    if let Some(q) = &args.queries_out {
-        toolbudget::output::check_out_file(q)?;
+impl Run for SessionImportArgs {
+    fn guard(&self) -> Guard {
+        // Files are added beside the sessions (other names): only a session file itself must
+        // not be the folder's path.
+        let mut g = Guard::default();
+        g.inputs(self.paths.iter().filter(|p| p.is_file()).cloned())
+            .inputs(self.catalogs.iter().map(|c| parse_catalog_arg(c).path))
+            .output(self.out.as_deref(), Target::AddTo)
+            .output(self.queries_out.as_deref(), Target::File);
+        g
     }
-    let paths = session_paths(args, quiet)?;
-    let files = discover(&paths)?;
-    if files.is_empty() {
-        return Err(Error::usage(
-            "no session files (*.jsonl) under the given paths".to_string(),
-        ));
-    }
-    // The folder is made before the work (one that cannot be made fails at once) and removed
-    // again, if this run made it and left it empty, when the import fails.
-    let made = args.out.as_ref().filter(|d| !d.exists()).cloned();
-    let dir = match &args.out {
-        Some(d) => {
-            std::fs::create_dir_all(d).map_err(|source| Error::Write {
-                path: d.clone(),
-                source,
-            })?;
-            d.clone()
+
+    fn run(&self, quiet: bool) -> Result<Outcome> {
+        let paths = session_paths(self, quiet)?;
+        let files = discover(&paths)?;
+        if files.is_empty() {
+            return Err(Error::usage(
+                "no session files (*.jsonl) under the given paths".to_string(),
+            ));
         }
-        None => PathBuf::from("."),
-    };
-    let outcome = import_into(args, quiet, &files, &dir);
-    if outcome.is_err()
-        && let Some(d) = made
-    {
-        // Only an empty folder goes: remove_dir refuses anything else.
-        let _ = std::fs::remove_dir(d);
+        // The folder is made before the work (one that cannot be made fails at once) and
+        // removed again, if this run made it and left it empty, when the import fails.
+        let made = self.out.as_ref().filter(|d| !d.exists()).cloned();
+        let dir = match &self.out {
+            Some(d) => {
+                std::fs::create_dir_all(d).map_err(|source| Error::Write {
+                    path: d.clone(),
+                    source,
+                })?;
+                d.clone()
+            }
+            None => PathBuf::from("."),
+        };
+        let outcome = self.import_into(quiet, files, dir);
+        if outcome.is_err()
+            && let Some(d) = made
+        {
+            // Only an empty folder goes: remove_dir refuses anything else.
+            let _ = std::fs::remove_dir(d);
+        }
+        outcome.map(|()| Outcome::Success)
     }
-    outcome
 }
 
-/// The import once its output folder exists.
-fn import_into(args: &SessionImportArgs, quiet: bool, files: &[PathBuf], dir: &Path) -> Result<()> {
-    let cats = catalog_context(args, dir, quiet)?;
-    let visible = progress::visible(quiet);
-    let total: u64 = files
-        .iter()
-        .filter_map(|f| std::fs::metadata(f).ok())
-        .map(|m| m.len())
-        .sum();
-    let indexing = Bar::bytes(visible, "indexing", total);
-    let index = index_all(files, &file_ticker(&indexing, files.len()))?;
-    indexing.finish();
-    let filter = Filter {
-        since: args.since.clone(),
-        until: args.until.clone(),
-        project: args.project.clone(),
-    };
-    let plan = Plan::new(index, &filter);
-    if plan.sessions.is_empty() {
-        return Err(Error::usage(format!(
-            "no session matches the filters ({} left out by --since/--until/--project)",
-            plan.filtered_out
-        )));
-    }
-    let n: usize = plan.sessions.iter().map(|s| s.files().count()).sum();
-    let importing = Bar::bytes(visible, "sessions", plan.bytes());
-    let opts = ImportOptions {
-        keep_text: args.keep_text,
-        skip_bad_lines: args.skip_bad_lines,
-        allow_unknown_tools: args.allow_unknown_tools,
-    };
-    let result = import(
-        &plan,
-        &cats,
-        &opts,
-        dir,
-        args.out.is_some(),
-        &file_ticker(&importing, n),
-    )?;
-    importing.finish();
-    if let Some(out) = &args.out {
-        for (name, text) in &result.files {
-            write_atomic(&out.join(name), text.as_bytes())?;
+impl SessionImportArgs {
+    /// The import once its output folder exists.
+    fn import_into(&self, quiet: bool, files: Vec<PathBuf>, dir: PathBuf) -> Result<()> {
+        let builtins = [
+            (LogFormat::ClaudeCode, shipped("builtins.yaml")),
+            (LogFormat::Codex, shipped("codex-builtins.yaml")),
+        ];
+        if !quiet {
+            builtins_note(self, &builtins);
         }
-    }
-    if let Some(q) = &args.queries_out {
-        write_atomic(
-            q,
-            toolbudget::session::queries::to_jsonl(&result.queries).as_bytes(),
-        )?;
-    }
-    if !quiet {
-        for n in notes(&result.summary) {
-            eprintln!("note: {n}");
+        let request = ImportRequest {
+            files,
+            catalogs: self
+                .catalogs
+                .iter()
+                .map(String::as_str)
+                .map(parse_catalog_arg)
+                .collect(),
+            builtins,
+            filter: Filter {
+                since: self.since.clone(),
+                until: self.until.clone(),
+                project: self.project.clone(),
+            },
+            options: ImportOptions {
+                keep_text: self.keep_text,
+                skip_bad_lines: self.skip_bad_lines,
+                allow_unknown_tools: self.allow_unknown_tools,
+            },
+            dir,
+            written: self.out.is_some(),
+        };
+        let result = session_import::run(&request, &Bars::new("session import", quiet))?;
+        if let Some(out) = &self.out {
+            for (name, text) in &result.files {
+                write_atomic(&out.join(name), text.as_bytes())?;
+            }
         }
+        if let Some(q) = &self.queries_out {
+            write_atomic(q, session_import::queries_jsonl(&result).as_bytes())?;
+        }
+        if !quiet {
+            for n in notes(&result.summary) {
+                eprintln!("note: {n}");
+            }
+        }
+        emit(None, &render(&result.summary, self.format))
     }
-    emit(None, &render(&result.summary, args.format))
 }

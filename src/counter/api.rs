@@ -603,15 +603,15 @@ pub fn tool_counts(
     catalog: &Catalog,
     choice: ToolChoice,
 ) -> Result<ApiToolCounts, ApiError> {
-    tool_counts_ticked(client, catalog, choice, &|| {})
+    tool_counts_reporting(client, catalog, choice, &crate::progress::Quiet)
 }
 
-/// As [`tool_counts`], calling `tick` once per tool counted (a progress bar's step).
-pub fn tool_counts_ticked(
+/// As [`tool_counts`], advancing `progress` by one per tool counted.
+pub fn tool_counts_reporting(
     client: &mut Client,
     catalog: &Catalog,
     choice: ToolChoice,
-    tick: &dyn Fn(),
+    progress: &dyn crate::progress::Progress,
 ) -> Result<ApiToolCounts, ApiError> {
     let tools: Vec<&Tool> = catalog.tools().iter().collect();
     let base = client.request(None, PROBE, &[], choice)?;
@@ -619,7 +619,7 @@ pub fn tool_counts_ticked(
     let mut singles = Vec::with_capacity(tools.len());
     for t in &tools {
         singles.push(client.request(None, PROBE, std::slice::from_ref(t), choice)?);
-        tick();
+        progress.advance(1);
     }
     if let Err(why) = series_adds_up(base, all, &singles, &tools) {
         // Not one of these answers is kept: which of them is wrong cannot be told.

@@ -173,19 +173,23 @@ impl CounterKind {
 
     /// Every tool's count, computed once (in parallel).
     pub fn tools(self, catalog: &Catalog) -> ToolTokens {
-        self.tools_ticked(catalog, &|| {})
+        self.tools_reporting(catalog, &crate::progress::Quiet)
     }
 
-    /// As [`CounterKind::tools`], calling `tick` once per tool counted (from the counting
-    /// threads: a progress bar's step).
-    pub fn tools_ticked(self, catalog: &Catalog, tick: &(dyn Fn() + Sync)) -> ToolTokens {
+    /// As [`CounterKind::tools`], advancing `progress` by one per tool counted (from the
+    /// counting threads).
+    pub fn tools_reporting(
+        self,
+        catalog: &Catalog,
+        progress: &dyn crate::progress::Progress,
+    ) -> ToolTokens {
         let counts = catalog
             .tools()
             .par_iter()
             .with_min_len(64)
             .map(|t| {
                 let n = self.tool(t);
-                tick();
+                progress.advance(1);
                 n
             })
             .collect();

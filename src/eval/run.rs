@@ -20,6 +20,7 @@ use super::siblings::{Siblings, WrongSibling};
 use super::{bootstrap, classes, thresholds};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
+use crate::progress::Progress;
 use crate::search::ScorerName;
 use crate::search::{Scorer, SearchError, SearchRequest};
 use crate::timing::{Clock, LatencyUs, time_search};
@@ -102,7 +103,7 @@ impl EvalOptions {
 
 /// Ranks every query with `scorer` and computes the metrics; latency comes from the one
 /// harness (`timing`) with the caller's clock. The search tool is never ranked. `progress`
-/// hears the number of queries done after each one. A scorer that fails (an external process
+/// advances by one after each query. A scorer that fails (an external process
 /// that crashed, not a query it refused) fails the evaluation.
 ///
 /// The overall metrics average the queries that expect a tool; no-match queries (`expected:
@@ -114,13 +115,13 @@ pub fn evaluate(
     queries: &[LabeledQuery],
     options: &EvalOptions,
     clock: Clock<'_>,
-    progress: &dyn Fn(usize),
+    progress: &dyn Progress,
 ) -> Result<ScorerResult> {
     let candidates = catalog.search_candidates();
     let mut elapsed = Vec::with_capacity(queries.len());
     let mut reported = Vec::new();
     let mut rankings = Vec::with_capacity(queries.len());
-    for (i, q) in queries.iter().enumerate() {
+    for q in queries {
         let request = SearchRequest {
             query: &q.query,
             limit: options.depth,
@@ -151,7 +152,7 @@ pub fn evaluate(
             // message names the scorer and the query.
             Err(SearchError::Failed(why)) => return Err(Error::Scorer(why)),
         });
-        progress(i + 1);
+        progress.advance(1);
     }
     let source = RankingSource {
         name: scorer.name(),
@@ -600,7 +601,7 @@ pub(crate) mod tests {
             &set.queries,
             &options,
             &fake_clock(),
-            &|_| {},
+            &crate::progress::Quiet,
         )
         .unwrap();
         crate::eval::EvalResult::new(
@@ -625,7 +626,7 @@ pub(crate) mod tests {
             &queries,
             &options,
             &fake_clock(),
-            &|_| {},
+            &crate::progress::Quiet,
         )
         .unwrap();
         let get = |name: &str| e.metric(&name.into()).unwrap();
@@ -665,7 +666,7 @@ pub(crate) mod tests {
             &queries,
             &options,
             &fake_clock(),
-            &|_| {},
+            &crate::progress::Quiet,
         )
         .unwrap();
         let b = evaluate(
@@ -675,7 +676,7 @@ pub(crate) mod tests {
             &queries,
             &options,
             &fake_clock(),
-            &|_| {},
+            &crate::progress::Quiet,
         )
         .unwrap();
         assert_eq!(a, b);
@@ -698,7 +699,7 @@ pub(crate) mod tests {
             &queries,
             &options,
             &fake_clock(),
-            &|_| {},
+            &crate::progress::Quiet,
         )
         .unwrap();
         // Without the search tool in the way, `b` ranks second.
@@ -799,7 +800,7 @@ pub(crate) mod tests {
                 &set.queries,
                 &options,
                 &fake_clock(),
-                &|_| {},
+                &crate::progress::Quiet,
             )
             .unwrap();
             eprintln!(

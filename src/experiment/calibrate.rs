@@ -61,3 +61,24 @@ pub fn report(file: &str, c: &Calibration, fit: Fit) -> CalibrationReport {
         observations,
     }
 }
+
+/// The counter's calibration file refit: the report, and with `write` the file's new text
+/// (the refit stored), which the command writes over the file it read.
+pub fn run(
+    path: &std::path::Path,
+    write: bool,
+) -> crate::error::Result<(CalibrationReport, Option<String>)> {
+    use crate::error::Error;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::input(path, None, format!("cannot read the calibration file: {e}")))?;
+    let c = Calibration::parse(&text).map_err(|(at, e)| Error::input(path, at, e))?;
+    let fit = c.refit().map_err(|why| Error::input(path, None, why))?;
+    let mut report = report(&path.display().to_string(), &c, fit);
+    let new_text = write.then(|| {
+        report.stored_fit_matches = true;
+        let mut json = serde_json::to_string_pretty(&c.with_fit(fit)).expect("serializable");
+        json.push('\n');
+        json
+    });
+    Ok((report, new_text))
+}

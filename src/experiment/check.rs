@@ -390,6 +390,36 @@ pub fn rules() -> Vec<String> {
     ]
 }
 
+/// What `check` is asked: the catalog's files, its earlier version's, the author's queries.
+#[derive(Debug, Clone)]
+pub struct CheckRequest {
+    pub catalog: Vec<crate::catalog::CatalogSource>,
+    pub baseline: Option<Vec<crate::catalog::CatalogSource>>,
+    pub queries: Option<std::path::PathBuf>,
+    pub options: CheckOptions,
+}
+
+/// The one check: the catalog, its baseline and the queries loaded, then [`run`].
+pub fn run_request(
+    request: &CheckRequest,
+    progress: &dyn crate::progress::Progress,
+) -> Result<CheckResult> {
+    let catalog = Arc::new(super::load_catalog(&request.catalog, progress)?);
+    let baseline = match &request.baseline {
+        None => None,
+        Some(sources) => Some(Arc::new(super::load_catalog(sources, progress)?)),
+    };
+    let queries = match &request.queries {
+        Some(path) => {
+            let set = crate::eval::queries::load_queries(path, &catalog)?;
+            crate::eval::queries::check_work(&set, &catalog)?;
+            Some(set)
+        }
+        None => None,
+    };
+    run(catalog, queries.as_ref(), baseline, &request.options)
+}
+
 /// Checks `catalog` (and, with `baseline`, the difference from it).
 pub fn run(
     catalog: Arc<Catalog>,

@@ -123,7 +123,7 @@ impl ClientRow {
 pub fn run(
     scenarios: &[Scenario],
     clients: &[ClientName],
-    prepare: &dyn Fn(&Scenario) -> Result<Prepared>,
+    prepare: &mut dyn FnMut(&Scenario) -> Result<Prepared>,
     budget: &mut crate::budget::Budget,
 ) -> Result<ClientComparison> {
     let mut out = Vec::with_capacity(scenarios.len());
@@ -147,7 +147,7 @@ pub fn run(
                 &r.deferred,
                 r.settings.deferring,
                 r.deferred_count,
-                prep.search_tool_tokens,
+                prep.search_tool_tokens(),
             ));
         }
         let (Some(eager), Some(counter)) = (eager, counter) else {

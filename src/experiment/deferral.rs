@@ -16,6 +16,7 @@
 //! here measures time, so the results are deterministic.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -303,7 +304,10 @@ pub fn compute(
         let tokens = counter.tools(&catalog);
         let tool_tokens = tokens.total();
         let base = scenario(&catalog, profile, VIEW_SEARCHES, "")?;
-        let prep: Prepared = simulate::prepare_with(&base, catalog.clone(), tokens, build)?;
+        let prep = Prepared::builder(&base, counter, build)
+            .catalog(Arc::new(catalog.clone()))
+            .tokens(tokens)
+            .build()?;
         let mut view_base = None;
         for searches in SEARCHES {
             let sc = scenario(&catalog, profile, searches, "")?;

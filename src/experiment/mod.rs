@@ -4,37 +4,47 @@
 //!
 //! `report` runs every part of the report into a `ReportData` (scenarios through
 //! `simulate`, evaluations through `eval`, `sweep` and `deferral` over generated catalogs,
-//! sessions through `session::counterfactual`).
+//! sessions through `experiment::sessions`).
 
 pub mod calibrate;
+pub mod catalog_import;
 pub mod check;
 pub mod clients;
+pub mod compare;
 pub mod count;
 pub mod deferral;
 pub mod eval;
+pub mod generate;
+pub mod live;
 pub mod report;
-pub mod scenario;
 pub mod search;
+pub mod session_import;
+pub mod sessions;
+pub mod simulate;
 pub mod sweep;
 
-/// Progress of the pipeline, shown by the command (or not).
-pub trait Progress {
-    /// A phase of `len` steps begins.
-    fn phase(&self, what: &str, len: usize);
-    /// A step begins, with what it works on.
-    fn step(&self, message: &str);
-    /// The current step is done.
-    fn advance(&self);
-    /// The phase is done.
-    fn finish(&self);
+/// Loads catalogs, each note of a captured request body (what of it was not the catalog)
+/// told to `progress`.
+pub fn load_catalog(
+    sources: &[crate::catalog::CatalogSource],
+    progress: &dyn crate::progress::Progress,
+) -> crate::error::Result<crate::catalog::Catalog> {
+    let catalog = crate::catalog::load_catalogs(sources)?;
+    for note in catalog.notes() {
+        progress.note(&format!("note: {note}"));
+    }
+    Ok(catalog)
 }
 
-/// No progress display.
-pub struct Quiet;
+// The plain values a command names when it builds a plan: arguments, not work.
+pub use crate::budget::Budget;
+pub use crate::catalog::{CatalogSource, parse_catalog_arg};
+pub use crate::search::{ScorerConfig, ScorerKind, ScorerSpec};
 
-impl Progress for Quiet {
-    fn phase(&self, _: &str, _: usize) {}
-    fn step(&self, _: &str) {}
-    fn advance(&self) {}
-    fn finish(&self) {}
+/// What a command injects to reach Anthropic's count_tokens: its client, settings and transport.
+pub mod api {
+    pub use super::simulate::ApiCounting;
+    pub use crate::counter::api::{
+        CacheLoad, Client as ApiClient, DEFAULT_BASE_URL, Settings as ApiSettings, Ureq,
+    };
 }

@@ -12,15 +12,17 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::deferral;
 use super::eval::{self, EvalInput, EvalLatency, EvalSet};
 use super::sweep::{self, Sweep, SweepLatency};
-use super::{Progress, deferral, scenario};
 use crate::catalog::{Catalog, CatalogSource, load_catalogs};
 use crate::counter::{CounterKind, ToolTokens};
 use crate::error::Result;
+pub use crate::experiment::sessions::Variant;
+use crate::experiment::sessions::replay_dir;
+use crate::progress::{Progress, Unit};
 use crate::search::ScorerSpec;
 use crate::search::external::ExternalConfig;
-use crate::session::counterfactual::{Variant, replay_dir};
 use crate::simulate::calibration::CalibrationFile;
 use crate::simulate::{self, ScenarioResult, SearchTiming};
 use crate::timing::Clock;
@@ -42,10 +44,13 @@ pub struct ReportData {
     pub clients: Option<super::clients::ClientComparison>,
     /// Imported sessions replayed (`--sessions DIR`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sessions: Option<crate::session::counterfactual::SessionsReport>,
+    pub sessions: Option<crate::experiment::sessions::SessionsReport>,
     /// Measured: varies run to run.
     #[serde(skip)]
     pub latency: Latencies,
+    /// A live run's result (`--live DIR`), shown in its own section.
+    #[serde(skip)]
+    pub live: Option<crate::live::LiveResult>,
     /// Things the reader must know (a scorer skipped, a part not run).
     pub notes: Vec<String>,
 }
@@ -134,7 +139,9 @@ pub struct ReportInputs {
     /// What the command noticed while gathering (a query set without its catalog).
     pub notes: Vec<String>,
     /// Fitted values (`--calibration`) applied to the scenarios of their model profile.
-    pub calibration: Option<CalibrationFile>,
+    pub calibration: Option<PathBuf>,
+    /// A folder written by `live --out DIR` (`--live`).
+    pub live: Option<PathBuf>,
     /// An import folder (`--sessions`) and the deferred settings to replay it under.
     pub sessions: Option<(PathBuf, Vec<Variant>)>,
     /// The user's own scorers (`--scorer exec:...`), evaluated beside the built-ins on every set.
@@ -151,6 +158,11 @@ pub fn build(
     clock: Clock<'_>,
     progress: &dyn Progress,
 ) -> Result<ReportData> {
+    let calibration = inputs
+        .calibration
+        .as_deref()
+        .map(CalibrationFile::load)
+        .transpose()?;
     // Token figures are counted the way the default model profile is billed.
     let profile = simulate::profile::find(simulate::profile::DEFAULT_PROFILE)
         .expect("the default profile is shipped");
@@ -167,27 +179,24 @@ pub fn build(
     // Every query set is loaded and its search work charged before anything runs: a run over
     // the search budget fails here, not after hours of searching.
     let mut budget = crate::budget::Budget::new();
-    let loaded = eval::load_sets(&inputs.evals, inputs.scorers.len(), &mut budget)?;
+    let plans = eval::plan_sets(
+        &inputs.evals,
+        &inputs.scorers,
+        &inputs.external,
+        &EVAL_KS,
+        &mut budget,
+    )?;
     count_catalogs(&mut data, &inputs.catalogs, counter, progress)?;
     if let Some((dir, variants)) = &inputs.sessions {
-        progress.phase("sessions", 1);
+        progress.phase("sessions", 1, Unit::Items(""));
         progress.step(&dir.display().to_string());
-        data.sessions = Some(replay_dir(dir, variants, inputs.calibration.as_ref())?);
+        data.sessions = Some(replay_dir(dir, variants, calibration.as_ref())?);
         progress.finish();
     }
-    run_scenarios(&mut data, inputs, progress, &mut budget)?;
+    run_scenarios(&mut data, inputs, calibration, progress, &mut budget)?;
     run_clients(&mut data, inputs, progress, &mut budget)?;
-    for (input, loaded) in inputs.evals.iter().zip(loaded) {
-        let set = eval::every_scorer(
-            input,
-            loaded,
-            &inputs.scorers,
-            &inputs.external,
-            &EVAL_KS,
-            MISS_K,
-            clock,
-            progress,
-        )?;
+    for (input, plan) in inputs.evals.iter().zip(&plans) {
+        let set = eval::report_set(input, plan, MISS_K, clock, progress)?;
         data.latency.eval.extend(set.1);
         data.evals.push(set.0);
     }
@@ -203,14 +212,14 @@ pub fn build(
     data.sweep = Some(sweep.sweep);
     data.latency.sweep = sweep.latency;
     data.notes.extend(sweep.notes);
-    progress.phase("deferral", deferral::SIZES.len());
+    progress.phase("deferral", deferral::SIZES.len() as u64, Unit::Items(""));
     data.deferral = Some(deferral::compute(
         counter,
         &profile,
         &simulate::build_scorer,
         |size| {
             progress.step(&format!("{size} tools"));
-            progress.advance();
+            progress.advance(1);
         },
     )?);
     progress.finish();
@@ -225,6 +234,9 @@ pub fn build(
     data.settings
         .other
         .push(("machine".into(), crate::timing::machine()));
+    if let Some(dir) = &inputs.live {
+        data.live = Some(super::live::read_result(dir)?);
+    }
     Ok(data)
 }
 
@@ -272,13 +284,13 @@ fn count_catalogs(
     counter: CounterKind,
     progress: &dyn Progress,
 ) -> Result<()> {
-    progress.phase("catalogs", groups.len());
+    progress.phase("catalogs", groups.len() as u64, Unit::Items(""));
     for (name, sources) in groups {
         progress.step(name);
         let catalog = load_catalogs(sources)?;
         let tokens = counter.tools(&catalog);
         data.catalogs.push(catalog_row(name, &catalog, &tokens));
-        progress.advance();
+        progress.advance(1);
     }
     progress.finish();
     Ok(())
@@ -292,8 +304,9 @@ fn run_clients(
     progress: &dyn Progress,
     budget: &mut crate::budget::Budget,
 ) -> Result<()> {
-    let build = |spec: &_, catalog, bm25: &_, dir: Option<&std::path::Path>| {
-        simulate::build_scorer_with(spec, catalog, bm25, dir, &inputs.external)
+    let settings = super::simulate::Settings {
+        external: inputs.external.clone(),
+        ..super::simulate::Settings::default()
     };
     let scenarios: Vec<simulate::Scenario> = simulate::load_scenarios(&inputs.scenarios)?
         .into_iter()
@@ -302,13 +315,17 @@ fn run_clients(
     if scenarios.is_empty() {
         return Ok(());
     }
-    progress.phase("client profiles", 1);
+    progress.phase("client profiles", 1, Unit::Items(""));
     progress.step("every shipped scenario under every client");
-    let prepare =
-        |sc: &simulate::Scenario| simulate::prepare(sc, simulate::counter_for(sc, None), &build);
+    let mut prepare = |sc: &simulate::Scenario| super::simulate::prepare(&settings, sc, None);
     let clients = simulate::client::ClientName::all();
-    data.clients = Some(super::clients::run(&scenarios, clients, &prepare, budget)?);
-    progress.advance();
+    data.clients = Some(super::clients::run(
+        &scenarios,
+        clients,
+        &mut prepare,
+        budget,
+    )?);
+    progress.advance(1);
     progress.finish();
     Ok(())
 }
@@ -317,15 +334,19 @@ fn run_clients(
 fn run_scenarios(
     data: &mut ReportData,
     inputs: &ReportInputs,
+    calibration: Option<CalibrationFile>,
     progress: &dyn Progress,
     budget: &mut crate::budget::Budget,
 ) -> Result<()> {
-    let (files, calibration) = (&inputs.scenarios, inputs.calibration.as_ref());
-    let build = |spec: &_, catalog, bm25: &_, dir: Option<&std::path::Path>| {
-        simulate::build_scorer_with(spec, catalog, bm25, dir, &inputs.external)
+    let files = &inputs.scenarios;
+    let settings = super::simulate::Settings {
+        scorer: inputs.scenario_scorer.clone(),
+        calibration,
+        external: inputs.external.clone(),
+        ..super::simulate::Settings::default()
     };
     let scenarios = simulate::load_scenarios(files)?;
-    progress.phase("scenarios", files.len());
+    progress.phase("scenarios", files.len() as u64, Unit::Items(""));
     for (path, scenario) in files.iter().zip(scenarios) {
         progress.step(
             &path
@@ -339,25 +360,13 @@ fn run_scenarios(
                 scenario.name,
                 missing.display()
             ));
-            progress.advance();
+            progress.advance(1);
             continue;
         }
-        let mut scenario = scenario;
-        if let Some(s) = &inputs.scenario_scorer {
-            scenario.deferred.scorer = s.clone();
-            scenario.deferred.scorer_dir = None;
-        }
-        let counter = simulate::counter_for(&scenario, None);
-        let prepared = simulate::prepare(&scenario, counter, &build)?;
-        simulate::charge_searches(&scenario, &prepared, budget)?;
-        let (result, applied) = scenario::run(
-            &scenario,
-            prepared,
-            counter.name(),
-            calibration,
-            SearchTiming::Modeled,
-            &build,
-        )?;
+        let scenario = settings.with_scorer(scenario);
+        let counter = settings.counter(&scenario);
+        let (result, applied) =
+            super::simulate::scenario(&settings, &scenario, SearchTiming::Modeled, None, budget)?;
         if let Some(c) = applied {
             data.notes.push(format!(
                 "scenario `{}` uses the calibration of {} (system prompt {}, scale {})",
@@ -371,7 +380,7 @@ fn run_scenarios(
             ));
         }
         data.scenarios.push(result);
-        progress.advance();
+        progress.advance(1);
     }
     progress.finish();
     Ok(())

@@ -16,11 +16,11 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::Progress;
 use crate::catalog::Catalog;
 use crate::counter::{CounterKeys, CounterKind, CounterNames, ToolChoice, ToolTokens};
 use crate::generate;
 use crate::number::{percent_of, round};
+use crate::progress::{Progress, Unit};
 use crate::search::{self, ScorerConfig, ScorerKind, SearchRequest};
 use crate::simulate::scenario::Listing;
 use crate::simulate::{self, Profile};
@@ -209,7 +209,7 @@ pub fn run(
         profile: profile.name.clone(),
         context_window: profile.context_window,
     };
-    progress.phase("sweep", SIZES.len());
+    progress.phase("sweep", SIZES.len() as u64, Unit::Items(""));
     let mut points = Vec::new();
     let (mut latency, mut notes) = (Vec::new(), Vec::new());
     for size in SIZES {
@@ -221,7 +221,7 @@ pub fn run(
         }));
         let catalog = Arc::new(catalog);
         time_scorers(&catalog, clock, &mut latency, &mut notes);
-        progress.advance();
+        progress.advance(1);
     }
     progress.finish();
     SweepRun {

@@ -77,8 +77,8 @@ impl Names {
     fn new(prep: &Prepared, search_name: &str) -> Names {
         let mut by_name = HashMap::new();
         by_name.insert(search_name.to_string(), Target::Search);
-        let mut of_tool = Vec::with_capacity(prep.catalog.len());
-        for (i, t) in prep.catalog.tools().iter().enumerate() {
+        let mut of_tool = Vec::with_capacity(prep.catalog().len());
+        for (i, t) in prep.catalog().tools().iter().enumerate() {
             if Some(i) == prep.plan.search_tool {
                 of_tool.push(search_name.to_string());
                 continue;
@@ -136,7 +136,7 @@ struct Agent<'a> {
 /// The search tool the deferred mode sends: the catalog's own, else toolbudget's.
 pub fn search_tool(prep: &Prepared) -> Tool {
     match prep.plan.search_tool {
-        Some(i) => prep.catalog.get(i).clone(),
+        Some(i) => prep.catalog().get(i).clone(),
         None => crate::simulate::default_search_tool(),
     }
 }
@@ -144,7 +144,7 @@ pub fn search_tool(prep: &Prepared) -> Tool {
 /// Whether the deferred mode defers at all: `always` when anything is deferrable, `auto:N`
 /// when the deferrable tools exceed N% of the context window.
 pub fn decides_to_defer(sc: &Scenario, prep: &Prepared) -> bool {
-    let n = prep.catalog.len();
+    let n = prep.catalog().len();
     let deferrable =
         (0..n).filter(|&i| prep.plan.deferrable[i] && Some(i) != prep.plan.search_tool);
     match sc.deferred.when {
@@ -155,7 +155,7 @@ pub fn decides_to_defer(sc: &Scenario, prep: &Prepared) -> bool {
             tools > limit && deferrable.count() > 0
         }
         When::Auto(pct) => {
-            let tokens: usize = deferrable.map(|i| prep.tokens.get(i)).sum();
+            let tokens: usize = deferrable.map(|i| prep.tokens().get(i)).sum();
             tokens as f64 > pct / 100.0 * sc.profile.context_window as f64
         }
     }
@@ -178,7 +178,7 @@ pub(crate) fn play(
     mode: Mode,
     run: u32,
 ) -> Result<Played, LiveError> {
-    let counter = prep.counter;
+    let counter = prep.counter();
     let search_def = search_tool(prep);
     let names = Names::new(prep, &api_tool_name(&search_def.id));
     let deferring = mode == Mode::Deferred && decides_to_defer(sc, prep);
@@ -198,7 +198,7 @@ pub(crate) fn play(
         deferring,
         provider_search,
         connected: prep.plan.initially_connected.clone(),
-        loaded: vec![false; prep.catalog.len()],
+        loaded: vec![false; prep.catalog().len()],
         system: String::new(),
         messages: Vec::new(),
         message_tokens: Vec::new(),
@@ -257,10 +257,10 @@ impl Agent<'_> {
             .unwrap_or_else(|| DEFAULT_SYSTEM.to_string());
         let listing = self.sc.deferred.listing;
         if self.deferring && self.provider_search.is_none() && listing != Listing::None {
-            let listed: Vec<usize> = (0..self.prep.catalog.len())
+            let listed: Vec<usize> = (0..self.prep.catalog().len())
                 .filter(|&i| self.available(i) && self.is_deferred(i))
                 .collect();
-            let text = listing::full_text(&self.prep.catalog, &listed, listing);
+            let text = listing::full_text(self.prep.catalog(), &listed, listing);
             if !text.is_empty() {
                 s.push_str("\n\n");
                 s.push_str(&text);
@@ -270,7 +270,7 @@ impl Agent<'_> {
     }
 
     fn def(&self, i: usize, defer_loading: bool) -> FunctionDef {
-        let t = self.prep.catalog.get(i);
+        let t = self.prep.catalog().get(i);
         FunctionDef {
             name: self.names.of_tool[i].clone(),
             description: t.description.clone(),
@@ -285,7 +285,7 @@ impl Agent<'_> {
         let mut defs = Vec::new();
         let mut full = 0;
         let mut tokens = 0;
-        for i in 0..self.prep.catalog.len() {
+        for i in 0..self.prep.catalog().len() {
             if !self.available(i) {
                 continue;
             }
@@ -293,7 +293,7 @@ impl Agent<'_> {
             if self.provider_search.is_some() && deferred {
                 defs.push(self.def(i, true));
                 if self.loaded[i] {
-                    tokens += self.prep.tokens.get(i);
+                    tokens += self.prep.tokens().get(i);
                 }
                 continue;
             }
@@ -302,11 +302,11 @@ impl Agent<'_> {
             }
             defs.push(self.def(i, false));
             full += 1;
-            tokens += self.prep.tokens.get(i);
+            tokens += self.prep.tokens().get(i);
         }
         if self.deferring {
             tokens += if self.provider_search.is_some() {
-                self.prep.search_tool_tokens
+                self.prep.search_tool_tokens()
             } else {
                 defs.push(FunctionDef {
                     name: api_tool_name(&self.search_def.id),
@@ -401,7 +401,7 @@ impl Agent<'_> {
             turn: self.turn_no,
             expected: expected
                 .iter()
-                .map(|&i| self.prep.catalog.get(i).id.as_str())
+                .map(|&i| self.prep.catalog().get(i).id.as_str())
                 .collect::<Vec<_>>()
                 .join(" "),
             hit_step_limit: true,
@@ -509,7 +509,7 @@ impl Agent<'_> {
         }
         row.called = called
             .iter()
-            .map(|&i| self.prep.catalog.get(i).id.as_str())
+            .map(|&i| self.prep.catalog().get(i).id.as_str())
             .collect::<Vec<_>>()
             .join(" ");
         let broken = self.broken(&t.trajectory, &expected);
@@ -570,7 +570,7 @@ impl Agent<'_> {
                         true,
                     ));
                 }
-                let tool = self.prep.catalog.get(i);
+                let tool = self.prep.catalog().get(i);
                 if let Err(why) = arguments::check(&c.arguments, &tool.input_schema) {
                     row.malformed_calls += 1;
                     if !malformed.contains(&i) {
@@ -633,16 +633,13 @@ impl Agent<'_> {
             .and_then(Value::as_f64)
             .map_or(self.sc.deferred.max_results, |n| n.max(1.0) as usize)
             .min(MAX_SEARCH_RESULTS);
-        let candidates: Vec<bool> = (0..self.prep.catalog.len())
+        let candidates: Vec<bool> = (0..self.prep.catalog().len())
             .map(|i| self.available(i) && self.is_deferred(i))
             .collect();
         let scorer = if query.starts_with("select:") {
-            self.prep
-                .select_scorer
-                .as_deref()
-                .unwrap_or(&*self.prep.scorer)
+            self.prep.select_scorer()
         } else {
-            &*self.prep.scorer
+            self.prep.scorer()
         };
         let request = SearchRequest {
             query,
@@ -683,7 +680,7 @@ impl Agent<'_> {
             text.push_str(&format!(
                 "\n- {}: {}",
                 self.names.of_tool[i],
-                listing::one_line(&self.prep.catalog.get(i).description)
+                listing::one_line(&self.prep.catalog().get(i).description)
             ));
         }
         Ok((text, false))
@@ -698,7 +695,7 @@ impl Agent<'_> {
             query: query.to_string(),
             returned: returned
                 .iter()
-                .map(|&i| self.prep.catalog.get(i).id.as_str())
+                .map(|&i| self.prep.catalog().get(i).id.as_str())
                 .collect::<Vec<_>>()
                 .join(" "),
         });

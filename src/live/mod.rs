@@ -59,7 +59,7 @@ pub fn run_scenario(
     }
     let deferring = agent::decides_to_defer(sc, prep);
     let deferred_tools = if deferring {
-        (0..prep.catalog.len())
+        (0..prep.catalog().len())
             .filter(|&i| prep.plan.deferrable[i] && Some(i) != prep.plan.search_tool)
             .count()
     } else {
@@ -72,12 +72,12 @@ pub fn run_scenario(
     let repeats = repeats::repeats(st.repeat.max(1), &turns, &searches);
     let scorer = match (st.search, ep.provider.provider_search(&sc.deferred.scorer)) {
         (SearchSide::Provider, Some(s)) => format!("provider ({s:?})"),
-        _ => prep.scorer.name(),
+        _ => prep.scorer().name(),
     };
     Ok(ScenarioLive {
         name: sc.name.clone(),
         scorer,
-        tools: prep.catalog.len() - usize::from(prep.plan.search_tool.is_some()),
+        tools: prep.catalog().len() - usize::from(prep.plan.search_tool.is_some()),
         deferred_tools,
         eager,
         deferred,

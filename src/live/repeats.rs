@@ -160,8 +160,7 @@ fn query_stability(searches: &[SearchRow], mode: &str) -> (usize, usize) {
         }
         e.returned.push(s.returned.as_str());
     }
-    let repeated: Vec<&QueryAnswers<'_>> =
-        answers.values().filter(|a| a.runs.len() >= 2).collect();
+    let repeated: Vec<&QueryAnswers<'_>> = answers.values().filter(|a| a.runs.len() >= 2).collect();
     let stable = repeated
         .iter()
         .filter(|a| a.returned.iter().all(|r| *r == a.returned[0]))

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::provider::{Provider, SearchSide};
 use super::stats;
 use crate::counter::CounterKind;
+use crate::number::round;
 
 /// How one turn ended, eager or deferred, against the scenario's `calls` (the labels).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -349,9 +350,4 @@ pub fn modes(turns: &[TurnRow], requests: &[RequestRow]) -> (ModeSummary, ModeSu
 /// most `MAX_USAGE_TOKENS`, so no real run comes near it).
 fn saturating_sum(xs: impl Iterator<Item = u64>) -> u64 {
     xs.fold(0, u64::saturating_add)
-}
-
-pub fn round(x: f64, digits: i32) -> f64 {
-    let f = 10f64.powi(digits);
-    (x * f).round() / f
 }

@@ -336,11 +336,11 @@ impl Embedder {
     /// batches run in parallel on rayon's pool, one core each. The batches (and so every
     /// vector, to the last bit) depend only on the set of texts, not on their order: a catalog
     /// and the same tools pooled in another order get the same vectors, and one cache file
-    /// (`embed_cache`). `progress` is told how many texts each finished batch stood for.
+    /// (`embed_cache`). `progress` advances by the texts each finished batch stood for.
     pub fn embed_all(
         &self,
         texts: &[&str],
-        progress: &(dyn Fn(usize) + Sync),
+        progress: &dyn crate::progress::Progress,
     ) -> Result<Vec<f32>, String> {
         let all_ids = self.token_ids(texts)?;
         // Distinct piece sequences, each with the texts it stands for.
@@ -378,7 +378,7 @@ impl Embedder {
             .map(|batch| {
                 let seq: Vec<&[u32]> = batch.iter().map(|&i| ids[i]).collect();
                 let rows = self.encoder.embed(&seq, Threads::Single);
-                progress(batch.iter().map(|&i| users[i].len()).sum());
+                progress.advance(batch.iter().map(|&i| users[i].len() as u64).sum());
                 rows
             })
             .collect();
@@ -484,8 +484,8 @@ pub(crate) mod tests {
         let forward: Vec<&str> = texts.iter().map(String::as_str).collect();
         let mut backward = forward.clone();
         backward.reverse();
-        let a = model.embed_all(&forward, &|_| {}).unwrap();
-        let b = model.embed_all(&backward, &|_| {}).unwrap();
+        let a = model.embed_all(&forward, &crate::progress::Quiet).unwrap();
+        let b = model.embed_all(&backward, &crate::progress::Quiet).unwrap();
         let n = forward.len();
         for i in 0..n {
             let j = n - 1 - i;
@@ -498,6 +498,21 @@ pub(crate) mod tests {
         assert_eq!(a[(n - 2) * 384..(n - 1) * 384], a[(n - 1) * 384..n * 384]);
     }
 
+    /// Counts what is reported done.
+    #[derive(Default)]
+    struct Counted(std::sync::atomic::AtomicU64);
+
+    impl crate::progress::Progress for Counted {
+        fn phase(&self, _: &str, _: u64, _: crate::progress::Unit) {}
+        fn step(&self, _: &str) {}
+        fn advance(&self, n: u64) {
+            self.0.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+        }
+        fn note(&self, _: &str) {}
+        fn warn(&self, _: &str) {}
+        fn finish(&self) {}
+    }
+
     #[test]
     fn batching_and_padding_do_not_change_vectors() {
         let Some(model) = test_embedder() else { return };
@@ -506,13 +521,12 @@ pub(crate) mod tests {
             "x",
             "read a file from disk and return its contents with line numbers",
         ];
-        let done = std::sync::atomic::AtomicUsize::new(0);
-        let matrix = model
-            .embed_all(&texts, &|n| {
-                done.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
-            })
-            .unwrap();
-        assert_eq!(done.into_inner(), texts.len());
+        let done = Counted::default();
+        let matrix = model.embed_all(&texts, &done).unwrap();
+        assert_eq!(
+            done.0.load(std::sync::atomic::Ordering::Relaxed),
+            texts.len() as u64
+        );
         for (i, t) in texts.iter().enumerate() {
             let alone = model.embed_one(t).unwrap();
             let row = &matrix[i * 384..(i + 1) * 384];
@@ -581,7 +595,7 @@ pub(crate) mod tests {
             Some(MAX_TOKENS),
             "the long text is cut at {MAX_TOKENS}"
         );
-        let got = model.embed_all(&texts, &|_| {}).unwrap();
+        let got = model.embed_all(&texts, &crate::progress::Quiet).unwrap();
         assert_eq!(reference.vectors.len(), texts.len());
         for (i, want) in reference.vectors.iter().enumerate() {
             assert_eq!(want.len(), 384);

@@ -327,7 +327,7 @@ pub struct ScorerConfig {
     /// bm25's k1, b and field weights (also the lexical half of `hybrid`).
     pub bm25: bm25::Bm25Params,
     /// Told how far a cold semantic index has got; `None`: silent.
-    pub progress: Option<EmbedProgress>,
+    pub progress: Option<crate::progress::Shared>,
     /// How external scorers (`exec:`, `mcp:`) are started and waited for.
     pub external: external::ExternalConfig,
     /// A query set's vectors, computed once for every semantic and hybrid scorer of a run that
@@ -346,17 +346,6 @@ impl ScorerConfig {
         } else {
             embed_cache::resolve_cache_dir(self.cache_dir.as_deref())
         }
-    }
-}
-
-/// Called as tool documents are embedded, with (documents done, documents in all). Commands
-/// draw it as a progress bar; the library only reports.
-#[derive(Clone)]
-pub struct EmbedProgress(pub Arc<dyn Fn(usize, usize) + Send + Sync>);
-
-impl std::fmt::Debug for EmbedProgress {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("EmbedProgress")
     }
 }
 
@@ -406,13 +395,12 @@ pub fn build_semantic(
 ) -> crate::Result<semantic::SemanticScorer> {
     let embedder = load_embedder(config.model_dir.as_deref())?;
     let cache_dir = config.embedding_cache_dir();
-    let report = |done: usize, all: usize| {
-        if let Some(p) = &config.progress {
-            (p.0)(done, all);
-        }
+    let progress: &dyn crate::progress::Progress = match &config.progress {
+        Some(p) => &**p,
+        None => &crate::progress::Quiet,
     };
     Ok(
-        semantic::SemanticScorer::with_progress(catalog, embedder, cache_dir.as_deref(), &report)?
+        semantic::SemanticScorer::with_progress(catalog, embedder, cache_dir.as_deref(), progress)?
             .with_query_vectors(config.query_vectors.clone()),
     )
 }

@@ -57,16 +57,16 @@ impl SemanticScorer {
         embedder: Arc<Embedder>,
         cache_dir: Option<&Path>,
     ) -> Result<SemanticScorer, Error> {
-        Self::with_progress(catalog, embedder, cache_dir, &|_, _| {})
+        Self::with_progress(catalog, embedder, cache_dir, &crate::progress::Quiet)
     }
 
-    /// [`SemanticScorer::new`], telling `progress` (documents done, documents in all) as a
-    /// cold index is embedded.
+    /// [`SemanticScorer::new`], reporting to `progress` (a phase over the tools) while a cold
+    /// index is embedded; a cached one reports nothing.
     pub fn with_progress(
         catalog: Arc<Catalog>,
         embedder: Arc<Embedder>,
         cache_dir: Option<&Path>,
-        progress: &(dyn Fn(usize, usize) + Sync),
+        progress: &dyn crate::progress::Progress,
     ) -> Result<SemanticScorer, Error> {
         let documents: Vec<String> = catalog.tools().iter().map(document_text).collect();
         let dim = embedder.dim();
@@ -86,13 +86,14 @@ impl SemanticScorer {
             });
         }
         let texts: Vec<&str> = documents.iter().map(String::as_str).collect();
-        let done = std::sync::atomic::AtomicUsize::new(0);
-        let matrix = embedder
-            .embed_all(&texts, &|n| {
-                let now = done.fetch_add(n, std::sync::atomic::Ordering::Relaxed) + n;
-                progress(now, texts.len());
-            })
-            .map_err(Error::Missing)?;
+        progress.phase(
+            "embedding",
+            texts.len() as u64,
+            crate::progress::Unit::Items("tools"),
+        );
+        let matrix = embedder.embed_all(&texts, progress);
+        progress.finish();
+        let matrix = matrix.map_err(Error::Missing)?;
         let cache_status = match &cache {
             None => CacheStatus::Disabled,
             Some(cache) => match cache.store(&key, dim, &matrix) {

@@ -8,7 +8,6 @@
 
 pub mod compare;
 pub mod convert;
-pub mod counterfactual;
 pub mod fit;
 pub mod group;
 pub mod import;

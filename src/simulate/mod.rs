@@ -37,8 +37,8 @@ use crate::search::spec::ScorerSpec;
 use crate::search::text::{self, Camel};
 use crate::search::{Scorer, ScorerKind};
 use crate::timing::Clock;
-use crate::tokenize::Tokenizer;
 
+use calibration::Calibration;
 pub use profile::Profile;
 pub use request::{Mode, Parts, RequestKind, RequestRow};
 pub use result::{ModeResult, ScenarioResult};
@@ -95,29 +95,27 @@ pub(crate) struct Plan {
 /// A scenario's catalogs, counts and scorers, built once and reusable by every scenario that
 /// shares the catalogs and the `deferred` settings (e.g. many generated conversations).
 pub struct Prepared {
-    pub catalog: Arc<Catalog>,
-    pub tokens: ToolTokens,
+    catalog: Arc<Catalog>,
+    tokens: ToolTokens,
     /// How every request part is counted.
-    pub counter: CounterKind,
-    /// The BPE behind the counter.
-    pub tokenizer: Tokenizer,
-    pub scorer: Box<dyn Scorer>,
+    counter: CounterKind,
+    scorer: Box<dyn Scorer>,
     /// The keyword scorer for `select:` queries when `scorer` is another kind.
-    pub select_scorer: Option<Box<dyn Scorer>>,
-    pub search_tool_tokens: usize,
+    select_scorer: Option<Box<dyn Scorer>>,
+    search_tool_tokens: usize,
     /// Where `search_tool_tokens` comes from: `sizes`, `catalog`, the provider's measured
     /// search overhead, or the counter counting toolbudget's default ToolSearch.
-    pub search_tool_source: String,
-    pub search_tool_name: String,
+    search_tool_source: String,
+    search_tool_name: String,
     /// The system prompt with the counter's framing and the reply priming of a request.
-    pub system_tokens: usize,
+    system_tokens: usize,
     /// A subagent's system prompt when its scenario gives none (a calibration sets it).
-    pub subagent_system_tokens: Option<usize>,
+    subagent_system_tokens: Option<usize>,
     /// Sending any tools: the model's tool-use preamble and the counter's tools framing.
-    pub overhead_tokens: usize,
+    overhead_tokens: usize,
     /// Provider tokens per counted token (1 unless a calibration says otherwise): applied to
     /// every counted part of a request, not to the system prompt or the tool-use preamble.
-    pub scale: f64,
+    scale: f64,
     pub(crate) plan: Plan,
     /// Counts the anthropic-api counter fetched: they replace local counting of these texts.
     exact: Option<ExactCounts>,
@@ -125,6 +123,149 @@ pub struct Prepared {
     /// Counts of short texts (user messages, calls, search framing), each counted once.
     text_memo: Mutex<HashMap<String, usize>>,
     message_memo: Mutex<HashMap<String, usize>>,
+}
+
+impl Prepared {
+    /// The one way to prepare a scenario: counted by `counter`, its scorers built by `build`;
+    /// the builder's other settings say what is already at hand and how sizes are set.
+    pub fn builder<'a>(
+        scenario: &'a Scenario,
+        counter: CounterKind,
+        build: &'a ScorerBuilder<'a>,
+    ) -> Prepare<'a> {
+        Prepare {
+            scenario,
+            counter,
+            build,
+            catalog: None,
+            tokens: None,
+            exact: None,
+            sizing: Sizing::Counted,
+        }
+    }
+
+    pub fn catalog(&self) -> &Arc<Catalog> {
+        &self.catalog
+    }
+    pub fn tokens(&self) -> &ToolTokens {
+        &self.tokens
+    }
+    pub fn counter(&self) -> CounterKind {
+        self.counter
+    }
+    pub fn scorer(&self) -> &dyn Scorer {
+        self.scorer.as_ref()
+    }
+    /// The scorer of `select:` queries: the keyword scorer, or the scenario's own when it is one.
+    pub fn select_scorer(&self) -> &dyn Scorer {
+        self.select_scorer
+            .as_deref()
+            .unwrap_or(self.scorer.as_ref())
+    }
+    pub fn search_tool_tokens(&self) -> usize {
+        self.search_tool_tokens
+    }
+    pub fn search_tool_source(&self) -> &str {
+        &self.search_tool_source
+    }
+    pub fn system_tokens(&self) -> usize {
+        self.system_tokens
+    }
+    pub fn overhead_tokens(&self) -> usize {
+        self.overhead_tokens
+    }
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+}
+
+/// How a prepared scenario's system prompt and scale are set.
+#[derive(Debug, Clone, Copy)]
+pub enum Sizing<'c> {
+    /// As counted: the scenario's system prompt, scale 1.
+    Counted,
+    /// A calibration's fitted system prompts and scale (its profile and counter match).
+    Calibrated(&'c Calibration),
+    /// A logged session replayed as it was, without a calibration: scale 1, and the system
+    /// prompt the scenario records (a logged one) or 0.
+    Raw,
+}
+
+/// The settings of [`Prepared::builder`].
+pub struct Prepare<'a> {
+    scenario: &'a Scenario,
+    counter: CounterKind,
+    build: &'a ScorerBuilder<'a>,
+    catalog: Option<Arc<Catalog>>,
+    tokens: Option<ToolTokens>,
+    exact: Option<ExactCounts>,
+    sizing: Sizing<'a>,
+}
+
+impl<'a> Prepare<'a> {
+    /// The scenario's catalogs, already loaded (shared with other scenarios).
+    pub fn catalog(mut self, catalog: Arc<Catalog>) -> Self {
+        self.catalog = Some(catalog);
+        self
+    }
+    /// The tools' counts, already counted (tests give fixed counts).
+    pub fn tokens(mut self, tokens: ToolTokens) -> Self {
+        self.tokens = Some(tokens);
+        self
+    }
+    /// What the anthropic-api counter measured.
+    pub fn exact(mut self, exact: Option<ExactCounts>) -> Self {
+        self.exact = exact;
+        self
+    }
+    pub fn sizing(mut self, sizing: Sizing<'a>) -> Self {
+        self.sizing = sizing;
+        self
+    }
+
+    /// Loads what is not at hand (catalogs, counts under a local counter), validates the
+    /// conversation against the catalog and builds the scorers.
+    pub fn build(self) -> Result<Prepared> {
+        let catalog = match self.catalog {
+            Some(c) => c,
+            None => Arc::new(load_scenario_catalogs(self.scenario)?),
+        };
+        let tokens = match self.tokens {
+            Some(t) => t,
+            None if self.counter.is_local() => self.counter.tools(&catalog),
+            // Only `simulate` reaches the API (key, cache file); the report counts locally.
+            None => {
+                return Err(Error::input(
+                    &self.scenario.path,
+                    None,
+                    format!(
+                        "counter {} counts through Anthropic's API: run this scenario with \
+                         `toolbudget simulate` (ANTHROPIC_API_KEY or a filled --api-cache)",
+                        self.counter
+                    ),
+                ));
+            }
+        };
+        let mut prepared = prepare_shared(self.scenario, catalog, tokens, self.exact, self.build)?;
+        match self.sizing {
+            Sizing::Counted => {}
+            Sizing::Calibrated(c) => {
+                prepared.system_tokens = c.system_prompt_tokens.round().max(0.0) as usize;
+                prepared.subagent_system_tokens = c
+                    .subagent_system_prompt_tokens
+                    .map(|s| s.round().max(0.0) as usize);
+                prepared.scale = c.scale;
+            }
+            Sizing::Raw => {
+                if self.scenario.system_prompt_tokens.is_none() {
+                    prepared.system_tokens = 0;
+                }
+                prepared.subagent_system_tokens = None;
+                prepared.scale = 1.0;
+            }
+        }
+        Ok(prepared)
+    }
 }
 
 /// What the anthropic-api counter measured for one scenario (see `counter::api`): the system
@@ -190,26 +331,13 @@ pub fn load_scenario_catalogs(scenario: &Scenario) -> Result<Catalog> {
 }
 
 /// Loads the scenario's catalogs, counts every tool once under a local counter, and builds
-/// its scorers (`anthropic-api` goes through [`prepare_exact`] with the API's counts).
+/// its scorers: [`Prepared::builder`] with nothing at hand.
 pub fn prepare(
     scenario: &Scenario,
     counter: CounterKind,
     build: &ScorerBuilder<'_>,
 ) -> Result<Prepared> {
-    if !counter.is_local() {
-        // Only `simulate` reaches the API (key, cache file); the report counts locally.
-        return Err(Error::input(
-            &scenario.path,
-            None,
-            format!(
-                "counter {counter} counts through Anthropic's API: run this scenario with \
-                 `toolbudget simulate` (ANTHROPIC_API_KEY or a filled --api-cache)"
-            ),
-        ));
-    }
-    let catalog = load_scenario_catalogs(scenario)?;
-    let tokens = counter.tools(&catalog);
-    prepare_with(scenario, catalog, tokens, build)
+    Prepared::builder(scenario, counter, build).build()
 }
 
 /// Charges the most search work `scenario`'s replays may do on `prepared` to the run's
@@ -328,30 +456,8 @@ arguments its loaded definition describes."
     }
 }
 
-/// As [`prepare`], over a catalog and counts the caller already has (tests give fixed counts).
-pub fn prepare_with(
-    scenario: &Scenario,
-    catalog: Catalog,
-    tokens: ToolTokens,
-    build: &ScorerBuilder<'_>,
-) -> Result<Prepared> {
-    prepare_exact(scenario, catalog, tokens, None, build)
-}
-
-/// As [`prepare_with`], with the counts the anthropic-api counter fetched.
-pub fn prepare_exact(
-    scenario: &Scenario,
-    catalog: Catalog,
-    tokens: ToolTokens,
-    exact: Option<ExactCounts>,
-    build: &ScorerBuilder<'_>,
-) -> Result<Prepared> {
-    prepare_shared(scenario, Arc::new(catalog), tokens, exact, build)
-}
-
-/// As [`prepare_exact`], over a catalog shared with other scenarios (imported sessions share
-/// theirs).
-pub fn prepare_shared(
+/// A scenario's counts and scorers over its catalog, sized as counted.
+fn prepare_shared(
     scenario: &Scenario,
     catalog: Arc<Catalog>,
     tokens: ToolTokens,
@@ -398,7 +504,6 @@ pub fn prepare_shared(
         catalog,
         tokens,
         counter,
-        tokenizer: counter.tokenizer(),
         scorer,
         select_scorer,
         search_tool_tokens,

@@ -315,9 +315,11 @@ impl Runs<'_> {
             return Ok(r.clone());
         }
         let sc = variant_scenario(self.sc, variant);
-        let catalog = (*self.prep.catalog).clone();
-        let tokens = counter.tools(&catalog);
-        let prep = super::prepare_with(&sc, catalog, tokens, self.build)?;
+        let tokens = counter.tools(&self.prep.catalog);
+        let prep = Prepared::builder(&sc, counter, self.build)
+            .catalog(self.prep.catalog.clone())
+            .tokens(tokens)
+            .build()?;
         let result = super::run(&sc, &prep)?;
         let out = (Arc::new(result), Arc::new(prep));
         self.done.insert(key, out.clone());

@@ -454,9 +454,6 @@ pub struct ScenarioResult {
     pub requests: Vec<RequestRow>,
 }
 
-/// `crate::number::round`, under the path the report and client views name.
-pub use crate::number::round;
-
 /// What deferred saves, as a percentage of eager.
 pub fn savings_pct(eager: f64, deferred: f64) -> f64 {
     crate::number::percent_of(eager - deferred, eager)

@@ -7,9 +7,9 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::experiment::clients::{ClientComparison, ClientRow, ClientScenario};
+use crate::number::{int, usd};
 use crate::output::{Format, csv_rows, md_text, table_for, to_json};
 use crate::view::chart::{ChartError, HeatRow, HeatTable, heat_table};
-use crate::view::number::{int, usd};
 use crate::view::report::figures::{self, Figure, Section};
 
 /// Renders the result; pure.
@@ -202,10 +202,7 @@ pub fn csv(result: &ClientComparison) -> Vec<ClientCsvRow> {
                 cost_cached_usd: r.cost_cached_usd,
                 cache_invalidations: r.cache_invalidations.requests,
                 invalidated_tokens: r.cache_invalidations.tokens,
-                invalidation_cost_usd: crate::simulate::result::round(
-                    r.cache_invalidations.cost_usd,
-                    6,
-                ),
+                invalidation_cost_usd: crate::number::round(r.cache_invalidations.cost_usd, 6),
             });
         }
     }

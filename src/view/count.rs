@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+pub use crate::experiment::count::{BodyEntry, CapturedCount, HostedEntry};
 use crate::experiment::count::{CountReport, PreambleInfo};
 use crate::output::{Format, csv, md_text, to_json};
 
@@ -14,113 +15,6 @@ pub fn error_note(error_pct: Option<f64>) -> String {
 
 pub fn render(report: &CountReport, format: Format) -> String {
     render_captured(report, None, format)
-}
-
-/// What a count of captured request bodies (or of tools arrays holding hosted tools) adds
-/// to the report: the json's `captured` key, and lines after the table.
-#[derive(Debug, Clone, Serialize)]
-pub struct CapturedCount {
-    pub bodies: Vec<BodyEntry>,
-    /// Tools without `defer_loading: true`: their whole definitions are in every request.
-    pub sent_whole: usize,
-    pub sent_whole_tokens: usize,
-    /// Tools with `defer_loading: true`: in context only once a search loads them.
-    pub deferred: usize,
-    pub deferred_tokens: usize,
-    /// Hosted entries, kept out of `tools` and `total_tokens`.
-    pub hosted: Vec<HostedEntry>,
-    /// The sum of the hosted entries' known figures (the providers' counts, not this
-    /// counter's).
-    pub hosted_tokens: usize,
-    /// The search tool the request carried (a hosted one, or the catalog's `ToolSearch`).
-    pub search_tool: Option<String>,
-    /// `deferred`, `deferred-without-search`, `search-without-deferral` or `not-deferred`.
-    pub deferral: &'static str,
-    /// The verdict in words.
-    pub notes: Vec<String>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct BodyEntry {
-    pub file: String,
-    /// `anthropic-messages`, `openai-chat-completions`, `openai-responses`, `unknown`.
-    pub shape: &'static str,
-    pub model: Option<String>,
-    /// The top-level keys that are not the catalog.
-    pub ignored: Vec<String>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct HostedEntry {
-    pub file: String,
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub name: Option<String>,
-    pub provider: &'static str,
-    pub search: bool,
-    /// `None` (null): no documented or measured figure; listed apart, not counted.
-    pub tokens: Option<usize>,
-    /// `documented` or `measured`.
-    pub basis: Option<&'static str>,
-    pub source: Option<&'static str>,
-}
-
-impl HostedEntry {
-    fn label(&self) -> String {
-        match &self.name {
-            Some(n) if n != &self.kind => format!("{n} ({})", self.kind),
-            _ => self.kind.clone(),
-        }
-    }
-}
-
-impl CapturedCount {
-    /// Fills `deferral` and `notes` from the counts and the search tool.
-    pub fn judge(mut self) -> CapturedCount {
-        let tools = |n| crate::number::plural(n, "tool", "tools");
-        let (deferral, note) = match (self.deferred, &self.search_tool) {
-            (0, Some(search)) if self.sent_whole > 0 => (
-                "search-without-deferral",
-                format!(
-                    "the client did not really defer: {search} was sent, but no tool has \
-                     defer_loading: true, so all {} go whole in every request and the search \
-                     tool only adds its own cost",
-                    tools(self.sent_whole)
-                ),
-            ),
-            (0, Some(search)) => (
-                "search-without-deferral",
-                format!("{search} was sent with no tool to search"),
-            ),
-            (0, None) => (
-                "not-deferred",
-                format!(
-                    "no tool was deferred and no search tool was sent: {} go whole in every \
-                     request",
-                    tools(self.sent_whole)
-                ),
-            ),
-            (n, None) => (
-                "deferred-without-search",
-                format!(
-                    "{} deferred (defer_loading: true) but no search tool was sent: the model \
-                     has no way to find or load them",
-                    tools(n)
-                ),
-            ),
-            (n, Some(search)) => (
-                "deferred",
-                format!(
-                    "the client deferred: {} wait behind {search}, {} sent whole",
-                    tools(n),
-                    tools(self.sent_whole)
-                ),
-            ),
-        };
-        self.deferral = deferral;
-        self.notes = vec![note];
-        self
-    }
 }
 
 /// The report's json with a `captured` key after the contract's keys.

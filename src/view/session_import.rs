@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
+use crate::experiment::session_import::ImportSummary;
 use crate::number::plural;
 use crate::output::{Format, csv, md_table, text_table, to_json};
-use crate::session::import::ImportSummary;
 
 pub fn notes(s: &ImportSummary) -> Vec<String> {
     let mut out = s.notes.clone();
@@ -109,7 +109,7 @@ fn rows(s: &ImportSummary) -> Vec<Vec<String>> {
                 .map_or_else(|| e.file.clone(), |x| x.to_string_lossy().into_owned());
             vec![
                 name,
-                crate::session::import::mode_name(e.ran_as).to_string(),
+                crate::experiment::session_import::mode_name(e.ran_as).to_string(),
                 e.model.clone(),
                 e.counter.to_string(),
                 e.requests.to_string(),

@@ -1,14 +1,15 @@
 //! The report's "Your sessions" section (`report --sessions DIR`): pure renderers from a
 //! finished [`SessionsReport`] to Markdown, CSV and SVG. Nothing here replays or fits.
 
-use crate::output::{csv, md_table, noun};
-use crate::session::counterfactual::SessionsReport;
-use crate::session::import::{ModeTotals, mode_name};
+use crate::experiment::session_import::{ModeTotals, mode_name};
+use crate::experiment::sessions::SessionsReport;
+use crate::number::thousands;
+use crate::number::{percent, plural, usd};
+use crate::output::{csv, md_table};
 use crate::simulate::result::savings_pct;
 use crate::view::chart::{
     Bar, BarPanel, ChartError, LegendAt, LineChart, Series, StackedBars, line_chart, stacked_bars,
 };
-use crate::view::number::thousands;
 use crate::view::report::figures::{Figure, Section};
 
 /// The section's charts: billed vs modeled per request, input per session per mode (cache
@@ -66,8 +67,8 @@ fn billed_vs_modeled(s: &SessionsReport) -> Result<Figure, ChartError> {
             "One point per billed request the replay could pair, the model calibrated from the \
              same bills. On the dashed line the model equals the bill; median error {}, 90th \
              percentile {} over {} requests.",
-            pct(s.error.median_abs_pct),
-            pct(s.error.p90_abs_pct),
+            percent(s.error.median_abs_pct, 2),
+            percent(s.error.p90_abs_pct, 2),
             s.error.requests
         ),
         svg: line_chart(&spec)?,
@@ -98,13 +99,11 @@ fn input_per_session(s: &SessionsReport) -> Result<Figure, ChartError> {
     for (k, v) in s.deferred.iter().enumerate() {
         panels.push(BarPanel {
             title: format!(
-                "deferred, {}: {} input tokens, {} {}, {} {}",
+                "deferred, {}: {} input tokens, {}, {}",
                 v.variant,
                 thousands(v.deferred.input_tokens as f64, 0),
-                v.deferred.searches,
-                noun(v.deferred.searches as u64, "search", "searches"),
-                v.deferred.misses,
-                noun(v.deferred.misses as u64, "miss", "misses"),
+                plural(v.deferred.searches, "search", "searches"),
+                plural(v.deferred.misses, "miss", "misses"),
             ),
             bars: bars(&|i| s.sessions[i].deferred[k].deferred),
         });
@@ -242,20 +241,8 @@ pub fn csv_file(s: &SessionsReport) -> String {
     csv(CSV_COLUMNS, &rows)
 }
 
-fn usd(x: f64) -> String {
-    if x >= 1000.0 {
-        format!("${}", thousands(x, 0))
-    } else {
-        format!("${x:.2}")
-    }
-}
-
-fn pct(x: f64) -> String {
-    format!("{x:.2}%")
-}
-
 fn int(x: u64) -> String {
-    thousands(x as f64, 0)
+    crate::number::int(x as usize)
 }
 
 fn fit_lines(s: &SessionsReport) -> String {
@@ -266,10 +253,10 @@ fn fit_lines(s: &SessionsReport) -> String {
             |h| {
                 format!(
                     "held-out error median {}, p90 {} against {} and {} uncalibrated ({} folds)",
-                    pct(h.median_abs_pct),
-                    pct(h.p90_abs_pct),
-                    pct(h.uncalibrated_median_abs_pct),
-                    pct(h.uncalibrated_p90_abs_pct),
+                    percent(h.median_abs_pct, 2),
+                    percent(h.p90_abs_pct, 2),
+                    percent(h.uncalibrated_median_abs_pct, 2),
+                    percent(h.uncalibrated_p90_abs_pct, 2),
                     h.folds
                 )
             },
@@ -317,12 +304,11 @@ fn searches_section(s: &SessionsReport) -> String {
         return String::new();
     };
     let mut out = format!(
-        "\n### The model's own searches\n\n{} {} the model made with the search tool, each \
+        "\n### The model's own searches\n\n{} the model made with the search tool, each \
          labeled with the deferred tools it then called (`queries.jsonl`, written by `session \
          import`; `eval --queries` scores them too). A search is *answered* when every one of \
          those tools is in the scorer's top k (the session's `max_results`).\n\n",
-        first.searches,
-        noun(first.searches as u64, "search", "searches"),
+        plural(first.searches, "search", "searches"),
     );
     let classes: Vec<String> = first.by_class.iter().map(|c| c.0.clone()).collect();
     let mut headers: Vec<String> = vec![
@@ -382,8 +368,8 @@ fn bill_table(s: &SessionsReport) -> String {
                 x.requests.to_string(),
                 int(x.billed_input_tokens),
                 int(x.modeled_input_tokens),
-                pct(x.error.median_abs_pct),
-                pct(x.error.p90_abs_pct),
+                percent(x.error.median_abs_pct, 2),
+                percent(x.error.p90_abs_pct, 2),
             ]
         })
         .collect();
@@ -413,10 +399,10 @@ fn counterfactual_table(s: &SessionsReport) -> String {
         for d in ds {
             r.push(int(d.input_tokens as u64));
             r.push(int(d.deferred_list_tokens as u64));
-            r.push(pct(savings_pct(
-                e.input_tokens as f64,
-                d.input_tokens as f64,
-            )));
+            r.push(percent(
+                savings_pct(e.input_tokens as f64, d.input_tokens as f64),
+                2,
+            ));
             r.push(format!("{} / {}", usd(d.cost_cached_usd), usd(d.cost_usd)));
             r.push(format!("{} / {}", d.searches, d.misses));
         }
@@ -455,7 +441,7 @@ pub fn markdown(s: &SessionsReport, figures: &[Figure]) -> String {
          the main agent's requests (billed = system prompt + preamble + scale × counted), checked \
          by 5-fold cross-validation and applied only when its held-out error is no worse than \
          the uncalibrated model's:\n\n",
-        crate::view::number::plural(s.sessions.len(), "session", "sessions"),
+        crate::number::plural(s.sessions.len(), "session", "sessions"),
         crate::output::md_code(&s.folder)
     );
     out.push_str(&fit_lines(s));
@@ -463,9 +449,9 @@ pub fn markdown(s: &SessionsReport, figures: &[Figure]) -> String {
         "\nPer-request error |modeled − billed| / billed over {} paired requests: median {}, 90th \
          percentile {}, mean signed {}.\n\n",
         s.error.requests,
-        pct(s.error.median_abs_pct),
-        pct(s.error.p90_abs_pct),
-        pct(s.error.mean_pct)
+        percent(s.error.median_abs_pct, 2),
+        percent(s.error.p90_abs_pct, 2),
+        percent(s.error.mean_pct, 2)
     ));
     out.push_str(&bill_table(s));
     let fig = |path: &str, out: &mut String| {

@@ -249,7 +249,7 @@ pub fn mode_rows(s: &ScenarioResult) -> Vec<Vec<String>> {
     let (e, d, sv) = (&s.eager, &s.deferred, &s.savings);
     let row = |name: &str, a: String, b: String, c: String| vec![name.to_string(), a, b, c];
     let both = |name: &str, f: &dyn Fn(&ModeResult) -> String| row(name, f(e), f(d), String::new());
-    let cost = |x: f64| format!("${x:.4}");
+    let cost = crate::number::usd_exact;
     let definitions = |m: &ModeResult| {
         (m.first_request_tool_tokens - m.first_request_deferred_list_tokens) as f64
     };

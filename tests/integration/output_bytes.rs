@@ -549,7 +549,7 @@ fn mask_index(bytes: &[u8]) -> Vec<u8> {
     out.into_bytes()
 }
 
-/// report.json's settings pairs of the build and the machine (the CPU model this ran on: a
+/// report.json's (and summary.json's) settings pairs of the build and the machine (the CPU model this ran on: a
 /// snapshot pinned on one machine must pass on another).
 fn mask_report_settings(bytes: &[u8]) -> Vec<u8> {
     let text = String::from_utf8(bytes.to_vec()).unwrap();
@@ -591,7 +591,7 @@ fn report_bytes() {
             let masked = mask_index(&bytes);
             pin("report_index_md", &masked);
             masked
-        } else if rel == "data/report.json" {
+        } else if rel == "data/report.json" || rel == "data/summary.json" {
             mask_report_settings(&bytes)
         } else {
             bytes

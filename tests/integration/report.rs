@@ -257,6 +257,7 @@ fn tiny() -> ReportData {
         evals: vec![eval],
         sessions: None,
         clients: None,
+        live: None,
         sweep: Some(Sweep {
             settings: SweepSettings {
                 counter: CounterNames(CounterKind::O200kJson),

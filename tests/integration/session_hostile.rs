@@ -178,7 +178,7 @@ fn a_bill_read_back_by_the_report_is_checked_like_a_log() {
         .trim();
     let edited = text.replacen(l, &l.replacen(number, "18446744073709551615", 1), 1);
     std::fs::write(&bill, edited).unwrap();
-    let e = toolbudget::session::counterfactual::load_dir(&out)
+    let e = toolbudget::experiment::sessions::load_dir(&out)
         .err()
         .unwrap()
         .to_string();
@@ -392,6 +392,6 @@ fn a_scenario_past_the_yaml_budget_is_written_as_json_and_reads_back() {
     let s = toolbudget::simulate::load_scenario(&big).unwrap();
     assert_eq!(s.conversation.len(), 30_000);
     // And the report reads the folder back.
-    let (imported, _) = toolbudget::session::counterfactual::load_dir(&out).unwrap();
+    let (imported, _) = toolbudget::experiment::sessions::load_dir(&out).unwrap();
     assert_eq!(imported.len(), 2);
 }

@@ -729,8 +729,8 @@ fn simulate_applies_the_fitted_calibration() {
 
 #[test]
 fn an_import_folder_replays_as_it_ran_and_under_other_settings() {
+    use toolbudget::experiment::sessions::{Variant, replay_dir};
     use toolbudget::search::ScorerKind;
-    use toolbudget::session::counterfactual::{Variant, replay_dir};
     use toolbudget::simulate::scenario::Listing;
     let (v, dir, _) = import(
         &[
@@ -895,7 +895,8 @@ fn an_agent_file_beside_its_session_folds_in_even_without_sidechain_marks() {
 mod damaged {
     use proptest::prelude::*;
     use toolbudget::catalog::CatalogSource;
-    use toolbudget::session::import::{Catalogs, ImportOptions, catalogs, import_paths};
+    use toolbudget::experiment::session_import::import_paths;
+    use toolbudget::session::import::{Catalogs, ImportOptions, catalogs};
     use toolbudget::session::{Copies, ReadOptions, read_file};
 
     fn fixture_bytes() -> Vec<u8> {

@@ -12,10 +12,11 @@
 use serde_json::{Value, json};
 use toolbudget::catalog::{CatalogSource, load_catalogs};
 use toolbudget::counter::{CounterKind, anthropic};
+use toolbudget::experiment::session_import::import_paths;
 use toolbudget::rng::SplitMix64;
 use toolbudget::session::claude::render_call;
 use toolbudget::session::count_text;
-use toolbudget::session::import::{Catalogs, ImportOptions, catalogs, import_paths};
+use toolbudget::session::import::{Catalogs, ImportOptions, catalogs};
 
 const SYSTEM: f64 = 9_871.0;
 const SCALE: f64 = 1.137;

@@ -126,8 +126,8 @@ fn the_report_shows_per_scorer_how_many_real_searches_it_answers() {
         &["--out", import.to_str().unwrap()],
     );
     assert!(import.join("queries.jsonl").is_file());
+    use toolbudget::experiment::sessions::{Variant, replay_dir};
     use toolbudget::search::ScorerKind;
-    use toolbudget::session::counterfactual::{Variant, replay_dir};
     use toolbudget::simulate::scenario::Listing;
     let variants = [
         Variant::CLAUDE_CODE,
@@ -147,7 +147,7 @@ fn the_report_shows_per_scorer_how_many_real_searches_it_answers() {
     let kw = &r.searches[0];
     assert_eq!(kw.searches, 3);
     // The keyword scorer resolves select: exactly; bm25 reads it as words.
-    let select = |s: &toolbudget::session::counterfactual::SearchScore| {
+    let select = |s: &toolbudget::experiment::sessions::SearchScore| {
         s.by_class
             .iter()
             .find(|c| c.0 == "select")

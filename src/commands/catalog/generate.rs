@@ -1,23 +1,21 @@
-//! `toolbudget catalog generate`: a deterministic synthetic catalog (see `toolbudget::generate`).
+//! `toolbudget catalog generate`: a deterministic synthetic catalog (`experiment::generate`).
 
 use crate::cli::GenerateArgs;
-use toolbudget::catalog::{MAX_TOOLS, to_native_json};
-use toolbudget::error::{Error, Result};
-use toolbudget::output::emit;
+use crate::commands::{Outcome, Run};
+use toolbudget::error::Result;
+use toolbudget::output::{Guard, Target, emit};
 
-pub fn run(args: &GenerateArgs) -> Result<()> {
-    if args.tools == 0 || args.tools > MAX_TOOLS {
-        return Err(Error::usage(format!(
-            "--tools must be between 1 and {MAX_TOOLS}, got {}",
-            args.tools
-        )));
+impl Run for GenerateArgs {
+    fn guard(&self) -> Guard {
+        let mut g = Guard::default();
+        g.output(self.out.as_deref(), Target::File);
+        g
     }
-    if args.servers == 0 || args.servers > args.tools {
-        return Err(Error::usage(format!(
-            "--servers must be between 1 and --tools ({}), got {}",
-            args.tools, args.servers
-        )));
+
+    fn run(&self, _quiet: bool) -> Result<Outcome> {
+        let json =
+            toolbudget::experiment::generate::native_json(self.tools, self.servers, self.seed)?;
+        emit(self.out.as_deref(), &json)?;
+        Ok(Outcome::Success)
     }
-    let catalog = toolbudget::generate::generate(args.tools, args.servers, args.seed);
-    emit(args.out.as_deref(), &to_native_json(&catalog))
 }

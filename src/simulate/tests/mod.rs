@@ -19,6 +19,19 @@ use crate::document::Document;
 use crate::search::{Explanation, Hit, SearchOutcome, SearchRequest};
 use crate::tokenize::{Render, Tokenizer};
 
+/// A scenario prepared over a catalog and counts at hand (tests give fixed counts).
+fn prepare_with(
+    scenario: &Scenario,
+    catalog: Catalog,
+    tokens: ToolTokens,
+    build: &ScorerBuilder<'_>,
+) -> Result<Prepared> {
+    Prepared::builder(scenario, tokens.counter, build)
+        .catalog(Arc::new(catalog))
+        .tokens(tokens)
+        .build()
+}
+
 /// Test scorer: `select:A,B` returns exactly those ids; otherwise every candidate whose id
 /// contains a query word (lowercased), scored by the number of words matched, ties by id.
 pub(crate) struct WordScorer {

@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use super::figures::{self, Figure, Section};
 use super::summary::Summary;
 use crate::experiment::report::ReportData;
+use crate::number::{fixed1, int, metric, percent, plural, usd};
 use crate::output::{md_code, md_table};
-use crate::view::number::{fixed1, int, metric, pct, plural, usd};
 
 /// Names as code spans, at most `shown` of them, then how many more.
 fn names(list: &[String], shown: usize) -> String {
@@ -71,7 +71,7 @@ pub fn page(out: &mut String, sum: &Summary, data: &ReportData, charts: &[Figure
             plural(o.compared, "scenario", "scenarios"),
         );
         let pair = |p: Option<f64>, t: Option<f64>| match (p, t) {
-            (Some(p), Some(t)) => format!("**{}** ({} tokens)", pct(p), tokens(t)),
+            (Some(p), Some(t)) => format!("**{}** ({} tokens)", percent(p, 1), tokens(t)),
             _ => "n/a".into(),
         };
         rows.push(vec![

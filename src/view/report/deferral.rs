@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::experiment::deferral::{self, Curve, Deferral};
 use crate::experiment::report::ReportData;
+use crate::number::{int, usd_exact as usd};
 use crate::output::md_table;
 use crate::simulate::cost::CacheBreak;
 use crate::simulate::result::Invalidations;
@@ -16,16 +17,7 @@ use crate::view::chart::{
     Bar, BarPanel, ChartError, LegendAt, LineChart, Scale, Series, StackedBars, line_chart,
     stacked_bars,
 };
-use crate::view::number::thousands;
 use crate::view::report::figures::{Figure, Section};
-
-fn int(x: usize) -> String {
-    thousands(x as f64, 0)
-}
-
-fn usd(x: f64) -> String {
-    format!("${x:.4}")
-}
 
 fn turn(t: Option<usize>) -> String {
     match t {

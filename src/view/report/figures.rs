@@ -226,10 +226,7 @@ fn sweep_first_request(sweep: &Sweep) -> Result<Figure, ChartError> {
     let window = sweep.settings.context_window as f64;
     series.push(
         Series::new(
-            format!(
-                "context window ({})",
-                crate::view::number::thousands(window, 0)
-            ),
+            format!("context window ({})", crate::number::thousands(window, 0)),
             sweep
                 .points
                 .iter()
@@ -253,8 +250,8 @@ fn sweep_first_request(sweep: &Sweep) -> Result<Figure, ChartError> {
              the list of deferred tools, which still grows with the catalog in the `names` \
              and `descriptions` modes. A line above the dashed context window does not fit \
              at all. System prompt {} tokens and tool preamble {} tokens are in every point.",
-            crate::view::number::thousands(sweep.settings.system_prompt_tokens as f64, 0),
-            crate::view::number::thousands(sweep.settings.tool_overhead_tokens as f64, 0)
+            crate::number::thousands(sweep.settings.system_prompt_tokens as f64, 0),
+            crate::number::thousands(sweep.settings.tool_overhead_tokens as f64, 0)
         ),
         svg: line_chart(&chart)?,
         section: Section::Sweep,

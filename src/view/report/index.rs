@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use super::figures::{self, Figure, Section};
 use super::summary::Summary;
 use crate::experiment::report::ReportData;
+use crate::number::{fixed1, int, percent, plural};
 use crate::output::md_table;
-use crate::view::number::{fixed1, int, pct, plural};
 
 pub fn index(data: &ReportData, charts: &[Figure], sum: &Summary) -> String {
     let mut out = String::new();
@@ -111,7 +111,7 @@ fn sweep_summary(out: &mut String, data: &ReportData) {
                 "{} with a `{}` list ({})",
                 int(d.first_request_tokens),
                 d.mode.name(),
-                pct(d.window_pct)
+                percent(d.window_pct, 1)
             )
         })
         .collect();
@@ -121,7 +121,7 @@ fn sweep_summary(out: &mut String, data: &ReportData) {
          window); deferred it is {}.",
         int(last.tools),
         int(last.eager_first_request_tokens),
-        pct(last.eager_window_pct),
+        percent(last.eager_window_pct, 1),
         int(sweep.settings.context_window),
         modes.join(", ")
     );
@@ -169,14 +169,14 @@ fn sweep(out: &mut String, data: &ReportData, charts: &[Figure]) {
                 format!(
                     "{} ({})",
                     int(p.eager_first_request_tokens),
-                    pct(p.eager_window_pct)
+                    percent(p.eager_window_pct, 1)
                 ),
             ];
             for d in &p.deferred {
                 row.push(format!(
                     "{} ({})",
                     int(d.first_request_tokens),
-                    pct(d.savings_pct)
+                    percent(d.savings_pct, 1)
                 ));
             }
             row

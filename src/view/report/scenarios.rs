@@ -5,9 +5,9 @@
 use std::fmt::Write as _;
 
 use super::figures::{self, Figure, Section};
+use crate::number::{int, usd};
 use crate::output::{md_code, md_table, md_text};
 use crate::simulate::ScenarioResult;
-use crate::view::number::{int, usd};
 use crate::view::simulate::{mode_rows, never_loaded_sentence, saved};
 
 /// The rows of `view::simulate::mode_rows` a scenario section shows; the rest (requests,

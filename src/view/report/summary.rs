@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::eval::metrics::Metric;
 use crate::experiment::report::ReportData;
-use crate::simulate::result::round;
+use crate::number::round;
 use crate::simulate::{Mode, RequestKind, ScenarioResult};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

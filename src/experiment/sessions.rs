@@ -10,18 +10,18 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::compare::align;
-use super::convert::RanAs;
-use super::fit::{ErrorStats, error_stats};
-use super::import::{
-    CatalogContext, ModeTotals, QUERIES_FILE, UsageFile, calibration_for, counter_of, mode_name,
-    replay,
+use super::session_import::{
+    ModeTotals, UsageFile, calibration_for, counter_of, mode_name, replay,
 };
-use super::queries::MinedQuery;
 use crate::catalog::{CatalogSource, load_catalogs};
 use crate::error::{Error, Result};
 use crate::input;
 use crate::search::ScorerKind;
+use crate::session::compare::align;
+use crate::session::convert::RanAs;
+use crate::session::fit::{ErrorStats, error_stats};
+use crate::session::import::{CatalogContext, QUERIES_FILE};
+use crate::session::queries::MinedQuery;
 use crate::simulate::calibration::{Calibration, CalibrationFile};
 use crate::simulate::scenario::{Item, Listing};
 use crate::simulate::{Scenario, load_scenario};

@@ -1,0 +1,127 @@
+//! The model in the loop (`live`): every scenario played eager and deferred against the
+//! command's endpoint (its transport, clock and cassette injected), the cassette kept after
+//! each scenario, also when a request failed.
+
+use std::path::PathBuf;
+
+use crate::counter::CounterKind;
+use crate::error::{Error, Result};
+pub use crate::live::cassette::{Cassette, Load as CassetteLoad};
+pub use crate::live::{Endpoint, LiveResult, Provider, SearchSide, Settings};
+use crate::progress::{Progress, Unit};
+use crate::search::ScorerKind;
+use crate::simulate::Scenario;
+
+use super::simulate;
+
+/// What `live` is asked, as plain values.
+#[derive(Debug, Clone)]
+pub struct LiveRequest {
+    pub scenarios: Vec<PathBuf>,
+    pub provider: Provider,
+    /// `--counter`, else the provider's.
+    pub counter: Option<CounterKind>,
+    /// The search of the deferred mode (`--scorer`) and how external scorers start.
+    pub simulate: simulate::Settings,
+    pub settings: Settings,
+}
+
+/// A `live` run with everything decided: the flags checked, the scenarios loaded with their
+/// search.
+pub struct LivePlan {
+    provider: Provider,
+    counter: CounterKind,
+    scenarios: Vec<Scenario>,
+    simulate: simulate::Settings,
+    settings: Settings,
+}
+
+impl LivePlan {
+    pub fn new(request: LiveRequest) -> Result<LivePlan> {
+        let provider = request.provider;
+        if request.settings.search == SearchSide::Provider
+            && provider
+                .provider_search(&ScorerKind::Keyword.into())
+                .is_none()
+        {
+            return Err(Error::usage(format!(
+                "--search provider: {provider} has no provider-side tool search (anthropic and \
+                 openai-responses do); use --search client"
+            )));
+        }
+        let counter = request.counter.unwrap_or(provider.counter());
+        if !counter.is_local() {
+            return Err(Error::usage(format!(
+                "--counter {counter}: live counts every request locally; use anthropic-estimate"
+            )));
+        }
+        let scenarios = crate::simulate::load_scenarios(&request.scenarios)?
+            .into_iter()
+            .map(|s| request.simulate.with_scorer(s))
+            .collect();
+        Ok(LivePlan {
+            provider,
+            counter,
+            scenarios,
+            simulate: request.simulate,
+            settings: request.settings,
+        })
+    }
+}
+
+/// Plays every scenario; `keep` saves the endpoint's cassette after each one (whatever was
+/// answered stays recorded, also when a later request failed).
+pub fn run(
+    plan: &LivePlan,
+    ep: &mut Endpoint,
+    progress: &dyn Progress,
+    keep: &mut dyn FnMut(&Endpoint) -> Result<()>,
+) -> Result<LiveResult> {
+    progress.phase(
+        "live",
+        plan.scenarios.len() as u64,
+        Unit::Items("scenarios"),
+    );
+    let settings = &plan.settings;
+    let mut results = Vec::new();
+    let mut budget = crate::budget::Budget::new();
+    for scenario in &plan.scenarios {
+        progress.step(&scenario.name);
+        let simulate = simulate::Settings {
+            counter: Some(plan.counter),
+            ..plan.simulate.clone()
+        };
+        let prepared = simulate::prepare(&simulate, scenario, None)?;
+        crate::simulate::charge_searches(scenario, &prepared, &mut budget)?;
+        progress.note(&format!(
+            "live: {}: {} run{} eager and deferred against {} ({})",
+            scenario.name,
+            settings.repeat,
+            if settings.repeat == 1 { "" } else { "s" },
+            settings.model,
+            if ep.offline {
+                "offline"
+            } else {
+                ep.base_url.as_str()
+            }
+        ));
+        let played = crate::live::run_scenario(scenario, &prepared, settings, ep);
+        keep(ep)?;
+        results.push(played.map_err(|e| Error::Missing(e.to_string()))?);
+        progress.advance(1);
+    }
+    progress.finish();
+    Ok(crate::live::finish(
+        plan.provider,
+        plan.counter,
+        settings,
+        results,
+    ))
+}
+
+/// Reads `DIR/live.json`, written by `live --out DIR` (`report --live DIR`).
+pub fn read_result(dir: &std::path::Path) -> Result<LiveResult> {
+    let path = dir.join("live.json");
+    let doc = crate::document::Document::read(&path)?;
+    doc.decode(&[], &doc.value)
+}

@@ -1,0 +1,724 @@
+//! Session import, the replay half: each session read and converted (`session::import`),
+//! replayed on its own, raw and then with its model's fit, its requests paired with its bill
+//! → billed vs modeled → calibration → summary and the files to write. The command layer finds
+//! the files and writes what this returns.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::counter::CounterKind;
+use crate::error::Result;
+use crate::number::{percent_of, plural};
+use crate::progress::{FileCounter, Progress};
+use crate::session::compare::{Alignment, Pair, align, calibrate};
+use crate::session::convert::{BilledRequest, RanAs};
+use crate::session::fit::{ErrorStats, error_stats};
+use crate::session::group::Planned;
+use crate::session::import::{
+    CatalogContext, Catalogs, Plan, QUERIES_FILE, ReadSession, check_unknown, in_read_pool,
+    index_all, read_session, scenario_text, unique_names,
+};
+pub use crate::session::import::{Filter, ImportOptions};
+use crate::session::profile_for_model;
+use crate::session::queries::{MinedQuery, to_jsonl};
+pub use crate::session::read::LogFormat;
+pub use crate::session::{default_roots, discover};
+use crate::simulate::calibration::{Calibration, CalibrationFile};
+use crate::simulate::cost::{cost_cached, cost_uncached};
+use crate::simulate::profile::{self, Profile};
+use crate::simulate::{self, ModeResult, Prepared, RequestRow, Scenario, ScenarioResult, Sizing};
+
+/// Every step for files and folders given: discover, index, plan (no filter), import.
+pub fn import_paths(
+    paths: &[PathBuf],
+    cats: &Catalogs,
+    opts: &ImportOptions,
+    dir: &Path,
+    written: bool,
+) -> Result<ImportResult> {
+    let files = discover(paths)?;
+    let index = index_all(&files, &crate::progress::Quiet)?;
+    let plan = Plan::new(index, &Filter::default());
+    import(&plan, cats, opts, dir, written, &crate::progress::Quiet)
+}
+
+/// A mode's totals as the summary prints them.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ModeTotals {
+    pub input_tokens: usize,
+    /// Input read from the prompt cache (caching on).
+    pub cached_input_tokens: usize,
+    pub requests: usize,
+    pub cost_usd: f64,
+    pub cost_cached_usd: f64,
+    pub searches: usize,
+    pub misses: usize,
+    /// Of `input_tokens`, the deferred-tools list over the whole conversation (0 eager): what
+    /// the tools never loaded cost. Absent from files written before it: 0.
+    #[serde(default)]
+    pub deferred_list_tokens: usize,
+}
+
+impl ModeTotals {
+    pub fn of(m: &ModeResult) -> ModeTotals {
+        ModeTotals {
+            input_tokens: m.total_input_tokens,
+            cached_input_tokens: m.cached_input_tokens,
+            requests: m.requests,
+            cost_usd: m.cost_usd.without_caching,
+            cost_cached_usd: m.cost_usd.with_caching,
+            searches: m.counts.searches,
+            misses: m.counts.misses,
+            deferred_list_tokens: m.parts.deferred_list,
+        }
+    }
+
+    pub fn add(&mut self, o: &ModeTotals) {
+        self.input_tokens += o.input_tokens;
+        self.cached_input_tokens += o.cached_input_tokens;
+        self.requests += o.requests;
+        self.cost_usd += o.cost_usd;
+        self.cost_cached_usd += o.cost_cached_usd;
+        self.searches += o.searches;
+        self.misses += o.misses;
+        self.deferred_list_tokens += o.deferred_list_tokens;
+    }
+
+    pub fn rounded(mut self) -> ModeTotals {
+        self.cost_usd = crate::number::round(self.cost_usd, 6);
+        self.cost_cached_usd = crate::number::round(self.cost_cached_usd, 6);
+        self
+    }
+
+    /// A mode's totals with each subagent's requests priced at its own model's profile (the
+    /// replay prices every request at the scenario's). `agents`: subagent number → profile.
+    pub fn priced(
+        m: &ModeResult,
+        rows: &[RequestRow],
+        mode: &str,
+        main: &str,
+        agents: &BTreeMap<usize, String>,
+    ) -> ModeTotals {
+        let mut t = ModeTotals::of(m);
+        let profiles: BTreeMap<usize, Profile> = agents
+            .iter()
+            .filter(|(_, p)| p.as_str() != main)
+            .filter_map(|(a, p)| Some((*a, profile::find(p)?)))
+            .collect();
+        if profiles.is_empty() {
+            return t;
+        }
+        for r in rows.iter().filter(|r| r.mode.name() == mode) {
+            if let Some(p) = profiles.get(&r.agent) {
+                t.cost_usd += cost_uncached(p, &r.parts, r.output_tokens) - r.cost_usd;
+                t.cost_cached_usd +=
+                    cost_cached(p, r.input_tokens, r.cached_tokens, r.output_tokens)
+                        - r.cost_cached_usd;
+            }
+        }
+        t
+    }
+}
+
+/// What the provider charged for one billed request, at its own model's list prices (the
+/// profile its logged model maps to).
+pub fn billed_cost(b: &BilledRequest, format: LogFormat, main: &str) -> f64 {
+    let name = b
+        .model
+        .as_deref()
+        .map_or(main, |m| profile_for_model(m, format));
+    let Some(p) = profile::find(name).or_else(|| profile::find(main)) else {
+        return 0.0;
+    };
+    let u = &b.usage;
+    (u.input as f64 * p.input_per_mtok
+        + u.cache_creation as f64 * p.cache_write_per_mtok
+        + u.cache_read as f64 * p.cache_read_per_mtok
+        + u.output as f64 * p.output_per_mtok)
+        / 1e6
+}
+
+impl Default for ModeTotals {
+    fn default() -> Self {
+        ModeTotals {
+            input_tokens: 0,
+            cached_input_tokens: 0,
+            requests: 0,
+            cost_usd: 0.0,
+            cost_cached_usd: 0.0,
+            searches: 0,
+            misses: 0,
+            deferred_list_tokens: 0,
+        }
+    }
+}
+
+/// One entry of the summary: one session, subagent files folded in.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionSummary {
+    pub file: String,
+    /// The scenario written (absent without `--out`, or for a session with no request).
+    pub scenario: Option<String>,
+    /// Billed API requests (one per `message.id` + `requestId` / `token_count`), subagents
+    /// included, copies of another file's requests not.
+    pub requests: usize,
+    /// Every tool call block of the session, subagents and searches included, copies not.
+    pub tool_calls: usize,
+    /// Σ billed prompt (input + cache creation + cache read) over the billed requests.
+    pub billed_input_tokens: u64,
+    /// Σ input the calibrated simulator models for the session in the mode it ran in.
+    pub modeled_input_tokens: u64,
+    /// What the session's sizes and the catalogs are counted with: its profile's counter.
+    pub counter: &'static str,
+    pub format: &'static str,
+    pub ran_as: RanAs,
+    pub model: String,
+    pub billed_output_tokens: u64,
+    /// The bill at list prices, each request at its own model's profile.
+    pub billed_cost_usd: f64,
+    /// Per-request error of the calibrated model over the requests it could pair.
+    pub error: ErrorStats,
+    /// Billed requests the replay could not pair (pairing: docs/guide/import-sessions.md).
+    pub unpaired_requests: usize,
+    pub turns: usize,
+    pub files: usize,
+    pub subagents: usize,
+    pub unlinked_subagents: usize,
+    /// Subagents Claude Code primed with `Warmup` (billed, not part of the conversation).
+    pub warmup_agents: usize,
+    /// Requests an earlier file of another session wrote (resumed or forked history): context
+    /// here, billed there.
+    pub copied_requests: usize,
+    /// The system prompt the log records, in the counter's tokens (Codex), else absent.
+    pub logged_system_prompt_tokens: Option<usize>,
+    /// The session replayed eager and deferred with the calibrated model.
+    pub eager: ModeTotals,
+    pub deferred: ModeTotals,
+    pub unknown_tools: BTreeMap<String, usize>,
+    /// Share of the session's tool calls, and of their tokens, left out as unknown.
+    pub unknown_calls_pct: f64,
+    pub unknown_tokens_pct: f64,
+    pub lines: usize,
+    pub bad_lines: usize,
+    pub truncated_last_line: bool,
+    pub ignored_records: BTreeMap<String, usize>,
+    /// Records without a top-level type read by their message's role, per role.
+    pub untyped_records: BTreeMap<String, usize>,
+    /// Logged model ids and the profile each maps to.
+    pub models: BTreeMap<String, String>,
+}
+
+/// Totals over every session.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ImportTotals {
+    pub sessions: usize,
+    pub requests: usize,
+    pub tool_calls: usize,
+    pub billed_input_tokens: u64,
+    pub modeled_input_tokens: u64,
+    pub billed_cost_usd: f64,
+    pub eager: ModeTotals,
+    pub deferred: ModeTotals,
+}
+
+/// What `session import` prints.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ImportSummary {
+    pub sessions: Vec<SessionSummary>,
+    pub totals: ImportTotals,
+    /// Per-request error of the calibrated model over every paired request.
+    pub error: ErrorStats,
+    /// The same before calibration (system prompt 0 or the logged one, scale 1).
+    pub error_uncalibrated: ErrorStats,
+    /// The counters the sessions were counted with (each session's is in its entry), in
+    /// name order, joined by ", ".
+    pub counter: String,
+    pub calibrations: Vec<Calibration>,
+    pub unknown_tools: BTreeMap<String, usize>,
+    /// The model's searches mined as labeled queries, and those left out (no call after).
+    pub searches_mined: usize,
+    pub searches_unlabeled: usize,
+    /// Sessions `--since`/`--until`/`--project` left out.
+    pub filtered_out: usize,
+    pub notes: Vec<String>,
+}
+
+/// The bill of one session, written beside its scenario: `report --sessions` pairs it with
+/// the replay again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UsageFile {
+    pub session: String,
+    pub format: String,
+    pub ran_as: RanAs,
+    pub scenario: String,
+    pub billed: Vec<BilledRequest>,
+    /// Each linked subagent's profile (by the simulator's number), for pricing it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub agent_profiles: BTreeMap<usize, String>,
+}
+
+/// Everything an import produces.
+pub struct ImportResult {
+    pub summary: ImportSummary,
+    /// (file name inside the output folder, contents).
+    pub files: Vec<(String, String)>,
+    /// The model's search queries, labeled, in session order (`--queries-out`).
+    pub queries: Vec<MinedQuery>,
+}
+
+/// A session read, converted, loaded back through the scenario loader and replayed raw.
+struct Processed {
+    read: ReadSession,
+    /// Its requests paired with its bill, replayed raw.
+    raw: Alignment,
+}
+
+impl std::ops::Deref for Processed {
+    type Target = ReadSession;
+    fn deref(&self) -> &ReadSession {
+        &self.read
+    }
+}
+
+/// The counter `simulate` counts a scenario with (no flag), by whose name calibrations are
+/// looked up.
+pub fn counter_of(scenario: &Scenario) -> CounterKind {
+    simulate::counter_for(scenario, None)
+}
+
+/// The calibration `simulate --calibration` would apply to a scenario.
+pub fn calibration_for<'c>(
+    cal: &'c CalibrationFile,
+    scenario: &Scenario,
+) -> Option<&'c Calibration> {
+    cal.for_scenario(scenario, counter_of(scenario).name())
+}
+
+/// Replays a scenario, its catalogs counted with its counter, with a calibration, or raw
+/// without one: scale 1, and the system prompt the scenario records (a logged one) or 0.
+pub fn replay(
+    scenario: &Scenario,
+    ctx: &CatalogContext,
+    cal: Option<&Calibration>,
+) -> Result<ScenarioResult> {
+    let counter = counter_of(scenario);
+    let prepared = Prepared::builder(scenario, counter, &simulate::build_scorer)
+        .catalog(ctx.catalog.clone())
+        .tokens(ctx.tokens(counter)?.clone())
+        .sizing(cal.map_or(Sizing::Raw, Sizing::Calibrated))
+        .build()?;
+    simulate::run(scenario, &prepared)
+}
+
+/// The mode name of the rows a session's bill is compared with.
+pub fn mode_name(r: RanAs) -> &'static str {
+    match r {
+        RanAs::Eager => "eager",
+        RanAs::Deferred => "deferred",
+    }
+}
+
+/// Reads, converts, loads and replays one planned session; `tick` gets each file's bytes.
+/// One session read, converted and replayed raw (no calibration), its requests paired with
+/// its bill.
+#[allow(clippy::too_many_arguments)]
+fn process(
+    p: &Planned,
+    name: String,
+    plan: &Plan,
+    cats: &Catalogs,
+    opts: ImportOptions,
+    dir: &Path,
+    files: &FileCounter<'_>,
+) -> Result<Processed> {
+    let read = read_session(p, name, plan, cats, opts, dir, files)?;
+    let raw = match &read.scenario {
+        Some(s) => {
+            let r = replay(s, &read.ctx, None)?;
+            align(
+                &read.converted.billed,
+                &r.requests,
+                mode_name(read.converted.ran_as),
+            )
+        }
+        None => Alignment {
+            pairs: Vec::new(),
+            unaligned: read.converted.billed.iter().filter(|b| !b.warmup).count(),
+        },
+    };
+    Ok(Processed { read, raw })
+}
+
+/// Imports the planned sessions. `dir` is where scenarios are written (catalog paths in the
+/// contexts' refs are relative to it); `written` says whether they will be. Sessions are read
+/// in parallel, each on its own (see the module notes); `tick` gets each file's bytes as it
+/// is read. The first error in session order wins.
+pub fn import(
+    plan: &Plan,
+    cats: &Catalogs,
+    opts: &ImportOptions,
+    dir: &Path,
+    written: bool,
+    progress: &dyn Progress,
+) -> Result<ImportResult> {
+    let names = unique_names(&plan.sessions);
+    let n: usize = plan.sessions.iter().map(|s| s.files().count()).sum();
+    let files = FileCounter::begin(progress, "sessions", plan.bytes(), n);
+    let processed: Vec<Result<Processed>> = in_read_pool(|| {
+        plan.sessions
+            .par_iter()
+            .zip(names)
+            .map(|(p, name)| process(p, name, plan, cats, *opts, dir, &files))
+            .collect()
+    });
+    files.finish();
+    let processed: Vec<Processed> = processed.into_iter().collect::<Result<_>>()?;
+    let unknown = check_unknown(
+        processed.iter().map(|p| &p.converted),
+        opts.allow_unknown_tools,
+    )?;
+    let calibrations = fit_all(&processed);
+    let cal_file = CalibrationFile { calibrations };
+    let mut notes = cats.notes.clone();
+    notes.extend(counter_notes(&processed));
+    let rows = calibrated(&processed, &cal_file, dir, written)?;
+    let summary = summarize(
+        rows,
+        &processed,
+        cal_file.calibrations.clone(),
+        unknown,
+        plan.filtered_out,
+        &mut notes,
+    );
+    let mut files = Vec::new();
+    for p in &processed {
+        if p.scenario.is_some() {
+            files.extend(session_files(p, &cal_file)?);
+            files.extend(p.own_files.iter().cloned());
+        }
+    }
+    files.push((
+        "calibration.json".to_string(),
+        crate::output::to_json(&cal_file),
+    ));
+    let queries: Vec<MinedQuery> = processed
+        .iter()
+        .flat_map(|p| p.mined.queries.iter().cloned())
+        .collect();
+    if !queries.is_empty() {
+        files.push((QUERIES_FILE.to_string(), to_jsonl(&queries)));
+    }
+    Ok(ImportResult {
+        summary,
+        files,
+        queries,
+    })
+}
+
+/// One calibration per model profile and counter, from the raw pairs of its sessions.
+fn fit_all(processed: &[Processed]) -> Vec<Calibration> {
+    let mut by_model: BTreeMap<(String, &str), (Vec<Pair>, usize)> = BTreeMap::new();
+    for p in processed {
+        let Some(s) = &p.scenario else { continue };
+        let e = by_model
+            .entry((s.profile.name.clone(), counter_of(s).name()))
+            .or_insert_with(|| (Vec::new(), s.profile.tool_overhead_tokens));
+        e.0.extend(p.raw.pairs.iter().copied());
+    }
+    by_model
+        .iter()
+        .filter_map(|((m, counter), (pairs, preamble))| {
+            // The fixed cost of tools the counter adds (anthropic-estimate's fitted block)
+            // is in every request beside the preamble: the system prompt is what is left.
+            let overhead = pairs
+                .iter()
+                .filter(|p| p.agent == 0)
+                .map(|p| p.overhead)
+                .max()
+                .unwrap_or(*preamble);
+            calibrate(m, counter, pairs, overhead)
+        })
+        .collect()
+}
+
+/// Sessions whose profile's counter needs the network, counted with its estimate instead.
+fn counter_notes(processed: &[Processed]) -> Vec<String> {
+    let mut seen = BTreeMap::new();
+    for p in processed {
+        let c = &p.converted;
+        if let Some(own) = c.replaced_counter {
+            *seen
+                .entry((c.scenario.model.clone(), own, c.counter))
+                .or_insert(0usize) += 1;
+        }
+    }
+    seen.into_iter()
+        .map(|((model, own, used), n)| {
+            let why = if own.is_local() {
+                "cannot be mapped from the o200k counts sizes are read as"
+            } else {
+                "needs the network"
+            };
+            format!(
+                "{} on {model}, whose counter {own} {why}: sizes counted with {used}",
+                plural(n, "session", "sessions")
+            )
+        })
+        .collect()
+}
+
+/// A session's summary entry and its calibrated pairs.
+struct Row {
+    summary: SessionSummary,
+    pairs: Vec<Pair>,
+}
+
+/// Each session replayed with its model's calibration and compared with its bill again.
+fn calibrated(
+    processed: &[Processed],
+    cal: &CalibrationFile,
+    dir: &Path,
+    written: bool,
+) -> Result<Vec<Row>> {
+    processed
+        .par_iter()
+        .map(|p| {
+            let c = &p.converted;
+            let (result, alignment) = match &p.scenario {
+                Some(sc) => {
+                    let r = replay(sc, &p.ctx, calibration_for(cal, sc))?;
+                    let a = align(&c.billed, &r.requests, mode_name(c.ran_as));
+                    (Some(r), a)
+                }
+                None => (
+                    None,
+                    Alignment {
+                        pairs: Vec::new(),
+                        unaligned: c.billed.iter().filter(|b| !b.warmup).count(),
+                    },
+                ),
+            };
+            let summary = session_summary(p, result.as_ref(), &alignment, dir, written);
+            Ok(Row {
+                summary,
+                pairs: alignment.pairs,
+            })
+        })
+        .collect()
+}
+
+fn session_summary(
+    p: &Processed,
+    result: Option<&ScenarioResult>,
+    alignment: &Alignment,
+    dir: &Path,
+    written: bool,
+) -> SessionSummary {
+    let c = &p.converted;
+    let f = &p.facts;
+    let ran = result.map(|r| match c.ran_as {
+        RanAs::Eager => &r.eager,
+        RanAs::Deferred => &r.deferred,
+    });
+    let pairs: Vec<(u64, u64)> = alignment
+        .pairs
+        .iter()
+        .map(|p| (p.billed, p.modeled as u64))
+        .collect();
+    let main = c.scenario.model.as_str();
+    let totals = |mode: &str| {
+        result.map_or_else(ModeTotals::default, |r| {
+            let m = if mode == "eager" {
+                &r.eager
+            } else {
+                &r.deferred
+            };
+            ModeTotals::priced(m, &r.requests, mode, main, &c.agent_profiles).rounded()
+        })
+    };
+    SessionSummary {
+        file: f.file.display().to_string(),
+        scenario: (written && p.scenario.is_some())
+            .then(|| dir.join(&p.scenario_file).display().to_string()),
+        requests: c.billed.len(),
+        tool_calls: c.tool_calls,
+        billed_input_tokens: c.billed.iter().map(|b| b.usage.prompt()).sum(),
+        modeled_input_tokens: ran.map_or(0, |m| m.total_input_tokens as u64),
+        counter: c.counter.name(),
+        format: f.format.name(),
+        ran_as: c.ran_as,
+        model: c.scenario.model.clone(),
+        billed_output_tokens: c.billed.iter().map(|b| b.usage.output).sum(),
+        billed_cost_usd: crate::number::round(
+            c.billed
+                .iter()
+                .map(|b| billed_cost(b, f.format, main))
+                .sum(),
+            6,
+        ),
+        error: error_stats(&pairs),
+        unpaired_requests: alignment.unaligned,
+        turns: ran.map_or(0, |m| m.counts.turns),
+        files: f.files,
+        subagents: f.subagents,
+        unlinked_subagents: c.unlinked_agents,
+        warmup_agents: c.warmup_agents,
+        copied_requests: f.stats.copied_requests,
+        logged_system_prompt_tokens: c.scenario.system_prompt_tokens,
+        eager: totals("eager"),
+        deferred: totals("deferred"),
+        unknown_tools: c.unknown.calls.clone(),
+        unknown_calls_pct: percent_of(c.unknown.left_out_calls as f64, c.tool_calls as f64),
+        unknown_tokens_pct: percent_of(
+            c.unknown.left_out_tokens as f64,
+            c.unknown.all_call_tokens as f64,
+        ),
+        lines: f.stats.lines,
+        bad_lines: f.stats.bad_lines,
+        truncated_last_line: f.stats.truncated_last_line,
+        ignored_records: f.stats.ignored.clone(),
+        untyped_records: f.stats.untyped.clone(),
+        models: c.models.clone(),
+    }
+}
+
+fn summarize(
+    rows: Vec<Row>,
+    processed: &[Processed],
+    calibrations: Vec<Calibration>,
+    unknown: BTreeMap<String, usize>,
+    filtered_out: usize,
+    notes: &mut Vec<String>,
+) -> ImportSummary {
+    let mut totals = ImportTotals {
+        sessions: rows.len(),
+        requests: 0,
+        tool_calls: 0,
+        billed_input_tokens: 0,
+        modeled_input_tokens: 0,
+        billed_cost_usd: 0.0,
+        eager: ModeTotals::default(),
+        deferred: ModeTotals::default(),
+    };
+    let mut pairs: Vec<(u64, u64)> = Vec::new();
+    let mut sessions = Vec::with_capacity(rows.len());
+    let mut counters = BTreeSet::new();
+    for row in rows {
+        let s = &row.summary;
+        counters.insert(s.counter);
+        totals.requests += s.requests;
+        totals.tool_calls += s.tool_calls;
+        totals.billed_input_tokens += s.billed_input_tokens;
+        totals.modeled_input_tokens += s.modeled_input_tokens;
+        totals.billed_cost_usd += s.billed_cost_usd;
+        totals.eager.add(&s.eager);
+        totals.deferred.add(&s.deferred);
+        pairs.extend(row.pairs.iter().map(|p| (p.billed, p.modeled as u64)));
+        if s.truncated_last_line {
+            notes.push(format!(
+                "{}: last line truncated (still being written?), skipped",
+                s.file
+            ));
+        }
+        sessions.push(row.summary);
+    }
+    totals.eager = totals.eager.rounded();
+    totals.deferred = totals.deferred.rounded();
+    totals.billed_cost_usd = crate::number::round(totals.billed_cost_usd, 6);
+    let raw_pairs: Vec<(u64, u64)> = processed
+        .iter()
+        .flat_map(|p| p.raw.pairs.iter().map(|p| (p.billed, p.modeled as u64)))
+        .collect();
+    ImportSummary {
+        sessions,
+        totals,
+        error: error_stats(&pairs),
+        error_uncalibrated: error_stats(&raw_pairs),
+        counter: counters.into_iter().collect::<Vec<_>>().join(", "),
+        calibrations,
+        unknown_tools: unknown,
+        searches_mined: processed.iter().map(|p| p.mined.queries.len()).sum(),
+        searches_unlabeled: processed.iter().map(|p| p.mined.unlabeled).sum(),
+        filtered_out,
+        notes: std::mem::take(notes),
+    }
+}
+
+/// The scenario (with the fitted system prompt when a calibration applies) and the bill of
+/// one session.
+fn session_files(p: &Processed, cal: &CalibrationFile) -> Result<Vec<(String, String)>> {
+    let c = &p.converted;
+    let mut scenario = c.scenario.clone();
+    if let Some(sc) = &p.scenario
+        && let Some(k) = calibration_for(cal, sc)
+    {
+        scenario.system_prompt_tokens = Some(k.system_prompt_tokens.round().max(0.0) as usize);
+    }
+    let name = scenario.name.clone();
+    let usage = UsageFile {
+        session: p.facts.file.display().to_string(),
+        format: p.facts.format.name().to_string(),
+        ran_as: c.ran_as,
+        scenario: p.scenario_file.clone(),
+        billed: c.billed.clone(),
+        agent_profiles: c.agent_profiles.clone(),
+    };
+    Ok(vec![
+        (
+            p.scenario_file.clone(),
+            scenario_text(&scenario, &p.scenario_file)?,
+        ),
+        (format!("{name}.usage.json"), crate::output::to_json(&usage)),
+    ])
+}
+
+/// What `session import` is asked, as plain values: the session files (found by the command),
+/// the catalogs, the filters, the folder the scenarios are written to.
+#[derive(Debug, Clone)]
+pub struct ImportRequest {
+    pub files: Vec<PathBuf>,
+    /// `--catalog`; none: each log format's shipped built-ins.
+    pub catalogs: Vec<crate::catalog::CatalogSource>,
+    /// The shipped built-in catalog of each log format, where it was found.
+    pub builtins: [(LogFormat, Option<PathBuf>); 2],
+    pub filter: Filter,
+    pub options: ImportOptions,
+    /// Where the scenarios go (catalog paths are written relative to it).
+    pub dir: PathBuf,
+    /// Whether the files will be written there.
+    pub written: bool,
+}
+
+/// The one import: every file indexed, the sessions planned and filtered, each read,
+/// converted and replayed, then the fit and the summary.
+pub fn run(request: &ImportRequest, progress: &dyn Progress) -> Result<ImportResult> {
+    let cats = crate::session::import::catalogs_for(
+        &request.catalogs,
+        request.builtins.clone(),
+        &request.dir,
+    )?;
+    let index = index_all(&request.files, progress)?;
+    let plan = Plan::new(index, &request.filter);
+    if plan.sessions.is_empty() {
+        return Err(crate::error::Error::usage(format!(
+            "no session matches the filters ({} left out by --since/--until/--project)",
+            plan.filtered_out
+        )));
+    }
+    import(
+        &plan,
+        &cats,
+        &request.options,
+        &request.dir,
+        request.written,
+        progress,
+    )
+}
+
+/// The mined queries as the JSONL file `--queries-out` writes.
+pub fn queries_jsonl(result: &ImportResult) -> String {
+    to_jsonl(&result.queries)
+}

@@ -1,0 +1,543 @@
+//! Writing result files: `--out` checked before any work, files and folders written whole
+//! or not at all, also when the process is interrupted.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::process::{self, forget, pending};
+
+fn refuse_out(path: &Path, what: &str, allowed: &str) -> Error {
+    Error::usage(format!(
+        "--out {}: is {what}; --out writes only {allowed}",
+        path.display()
+    ))
+}
+
+/// Checks that `--out FILE` can be written without harming anything: a regular file (replaced
+/// whole) or a new path. A symlink, a device, a FIFO or a folder is refused, so `--out
+/// /dev/null` as root cannot replace the system's device and a link is never followed.
+pub fn check_out_file(path: &Path) -> Result<()> {
+    const ALLOWED: &str = "to a regular file or a new path";
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(Error::Write {
+            path: path.to_path_buf(),
+            source,
+        }),
+        Ok(m) if m.file_type().is_symlink() => Err(refuse_out(path, "a symbolic link", ALLOWED)),
+        Ok(m) => match crate::input::special_kind(&m) {
+            None => Ok(()),
+            Some(kind) => Err(refuse_out(path, kind, ALLOWED)),
+        },
+    }
+}
+
+/// The file that marks a folder as written by `write_tree`: its first line says so, the next
+/// ones list every file the tree holds (relative paths), so a later run knows which files are
+/// its own and which someone else put there.
+pub const TREE_MARKER: &str = ".toolbudget-output";
+
+const TREE_MARKER_HEADER: &str = "written by toolbudget";
+
+/// Most entries of an existing `--out` folder looked at before refusing it (a report holds a
+/// few dozen files; a folder of more is not one toolbudget wrote).
+pub const MAX_OUT_DIR_ENTRIES: usize = 10_000;
+
+/// Checks that `--out DIR` can be replaced by a new tree: a new path, an empty folder, or a
+/// folder this tool wrote before and nobody added to. A folder holding any file toolbudget
+/// did not write (by its [`TREE_MARKER`] list; a folder of an older version, with an `index.md`
+/// or a marker without list, may hold only `.md`, `.csv`, `.json` and `.svg` files) is refused,
+/// naming the files, before any work is done: replacing a folder deletes what is in it. The
+/// current folder, one holding it and a mount point are refused too (they cannot be swapped).
+pub fn check_out_dir(path: &Path) -> Result<()> {
+    const ALLOWED: &str = "to a new folder, an empty one, or a folder toolbudget wrote before";
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(Error::Write {
+            path: path.to_path_buf(),
+            source,
+        }),
+        Ok(m) if m.file_type().is_symlink() => Err(refuse_out(path, "a symbolic link", ALLOWED)),
+        Ok(m) if m.is_dir() => {
+            if let Some(what) = unswappable(path, &m) {
+                return Err(refuse_out(path, what, ALLOWED));
+            }
+            let foreign = foreign_files(path)?;
+            if foreign.is_empty() {
+                return Ok(());
+            }
+            let shown: Vec<String> = foreign
+                .iter()
+                .take(5)
+                .map(|f| f.display().to_string())
+                .collect();
+            let more = match foreign.len() {
+                n if n > shown.len() => format!(" and {} more", n - shown.len()),
+                _ => String::new(),
+            };
+            Err(refuse_out(
+                path,
+                &format!(
+                    "a folder holding files toolbudget did not write ({}{more}); replacing it \
+                     would delete them",
+                    shown.join(", ")
+                ),
+                ALLOWED,
+            ))
+        }
+        Ok(m) => Err(refuse_out(
+            path,
+            crate::input::special_kind(&m).unwrap_or("a file"),
+            ALLOWED,
+        )),
+    }
+}
+
+/// Why an existing folder cannot be swapped for a new one: the current folder or one holding
+/// it (renaming it moves the ground under the command), or a mount point (rename fails).
+fn unswappable(path: &Path, meta: &std::fs::Metadata) -> Option<&'static str> {
+    let canonical = std::fs::canonicalize(path).ok()?;
+    if std::env::current_dir().is_ok_and(|cwd| cwd.starts_with(&canonical)) {
+        return Some("the current folder or one holding it");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let parent_dev = canonical
+            .parent()
+            .and_then(|p| std::fs::metadata(p).ok())
+            .map(|p| p.dev());
+        if parent_dev.is_none_or(|d| d != meta.dev()) {
+            return Some("a mount point");
+        }
+    }
+    None
+}
+
+/// The files under `dir` that its [`TREE_MARKER`] does not list (relative paths, sorted).
+fn foreign_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let marker = std::fs::read_to_string(dir.join(TREE_MARKER)).ok();
+    let listed: Option<std::collections::HashSet<&str>> = marker.as_deref().and_then(|m| {
+        let mut lines = m.lines();
+        (lines.next() == Some(TREE_MARKER_HEADER)).then_some(())?;
+        let rest: std::collections::HashSet<&str> = lines.collect();
+        // A marker of an older version holds only its header.
+        (!rest.is_empty()).then_some(rest)
+    });
+    let legacy = listed.is_none() && (marker.is_some() || dir.join("index.md").is_file());
+    let mut foreign = Vec::new();
+    let mut stack = vec![PathBuf::new()];
+    let mut seen = 0usize;
+    while let Some(rel) = stack.pop() {
+        let entries = std::fs::read_dir(dir.join(&rel)).map_err(write_err(dir))?;
+        for entry in entries {
+            let entry = entry.map_err(write_err(dir))?;
+            seen += 1;
+            if seen > MAX_OUT_DIR_ENTRIES {
+                return Err(Error::usage(format!(
+                    "--out {}: holds more than {MAX_OUT_DIR_ENTRIES} entries: not a folder \
+                     toolbudget wrote",
+                    dir.display()
+                )));
+            }
+            let child = rel.join(entry.file_name());
+            let kind = entry.file_type().map_err(write_err(dir))?;
+            if kind.is_dir() {
+                stack.push(child);
+                continue;
+            }
+            let name = child.to_string_lossy();
+            let ours = name == TREE_MARKER
+                || match &listed {
+                    Some(list) => kind.is_file() && list.contains(name.as_ref()),
+                    None => {
+                        legacy
+                            && kind.is_file()
+                            && [".md", ".csv", ".json", ".svg"]
+                                .iter()
+                                .any(|e| name.ends_with(e))
+                    }
+                };
+            if !ours {
+                foreign.push(child);
+            }
+        }
+    }
+    foreign.sort();
+    Ok(foreign)
+}
+
+/// Refuses an `--out` that is one of the command's inputs, so writing the result cannot
+/// replace what the command read: the same file (also through another name or a hard link),
+/// with `tree`, a folder holding one (the folder is replaced whole), or a file inside an
+/// input folder. `-` and paths that do not exist are no inputs to protect.
+pub fn check_out_not_input(out: &Path, tree: bool, inputs: &[&Path]) -> Result<()> {
+    let Some(out_canonical) = canonical_target(out) else {
+        return Ok(());
+    };
+    for input in inputs {
+        if input.as_os_str() == "-" {
+            continue;
+        }
+        let Ok(input_canonical) = std::fs::canonicalize(input) else {
+            continue;
+        };
+        let same = input_canonical == out_canonical || same_file(out, input);
+        let holds_input = tree && input_canonical.starts_with(&out_canonical);
+        // A file inside an input folder (a --pool folder, whose every catalog file is read):
+        // the next run would read it. (A report folder inside `--data` is not read back.)
+        let in_input = !tree && input.is_dir() && out_canonical.starts_with(&input_canonical);
+        if same || holds_input || in_input {
+            let what = if same {
+                format!("one of this command's inputs ({})", input.display())
+            } else if holds_input {
+                format!(
+                    "a folder holding one of this run's inputs ({}), which replacing it would delete",
+                    input.display()
+                )
+            } else {
+                format!(
+                    "inside one of this command's input folders ({})",
+                    input.display()
+                )
+            };
+            return Err(Error::usage(format!(
+                "--out {}: is {what}; write the result elsewhere",
+                out.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Where `path` is or would be: its canonical form, or its canonical parent joined with its
+/// name when it does not exist yet.
+fn canonical_target(path: &Path) -> Option<PathBuf> {
+    if let Ok(c) = std::fs::canonicalize(path) {
+        return Some(c);
+    }
+    let name = path.file_name()?;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    Some(std::fs::canonicalize(parent).ok()?.join(name))
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(a), Ok(b)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return a.dev() == b.dev() && a.ino() == b.ino();
+        }
+    }
+    let _ = (a, b);
+    false
+}
+
+fn write_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| Error::Write {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Writes `bytes` to `path` whole or not at all (temporary file in the same folder, then a
+/// rename); `path` must pass [`check_out_file`].
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    check_out_file(path)?;
+    let err = write_err(path);
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir).map_err(&err)?;
+    // Created and registered under the lock: an interruption in between would leave it.
+    let (mut tmp, tmp_path) = {
+        let mut list = pending();
+        let tmp = tempfile::Builder::new()
+            .prefix(".toolbudget-")
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .map_err(&err)?;
+        let tmp_path = tmp.path().to_path_buf();
+        list.push(tmp_path.clone());
+        (tmp, tmp_path)
+    };
+    // A replaced file keeps its mode (a 0600 file stays private); a new one is 0644, as results
+    // are meant to be shared (tempfile creates 0600 files).
+    #[cfg(unix)]
+    let mode = {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path).map_or(0o644, |m| m.permissions().mode() & 0o7777)
+    };
+    let written = (|| {
+        tmp.write_all(bytes)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            tmp.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(mode))?;
+        }
+        tmp.as_file().sync_all()
+    })();
+    let mut list = pending();
+    forget(&mut list, &tmp_path);
+    written.map_err(&err)?;
+    tmp.persist(path).map_err(|e| err(e.error))?;
+    Ok(())
+}
+
+/// Writes a whole folder of files (`(relative path, bytes)`) whole or not at all: the new tree
+/// is built in a temporary folder beside `dir` and swapped in at the end, so an interrupted or
+/// failed run leaves the previous folder (or nothing) and no temporary files. `dir` must pass
+/// [`check_out_dir`].
+pub fn write_tree(dir: &Path, files: &[(String, Vec<u8>)]) -> Result<()> {
+    check_out_dir(dir)?;
+    let err = write_err(dir);
+    let name = dir
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&parent).map_err(&err)?;
+    // Created and registered under the lock: an interruption in between would leave it.
+    let tmp = {
+        let mut list = pending();
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{name}.toolbudget-"))
+            .tempdir_in(&parent)
+            .map_err(&err)?
+            .keep();
+        list.push(tmp.clone());
+        tmp
+    };
+    let built = build_tree(&tmp, files);
+    let mut list = pending();
+    if let Err(e) = built {
+        let _ = std::fs::remove_dir_all(&tmp);
+        forget(&mut list, &tmp);
+        return Err(e);
+    }
+    let swapped = swap_in(&tmp, dir, &parent, &name, &mut list);
+    forget(&mut list, &tmp);
+    if swapped.is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    swapped.map_err(&err)
+}
+
+fn build_tree(root: &Path, files: &[(String, Vec<u8>)]) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o755))
+            .map_err(write_err(root))?;
+    }
+    let mut marker = format!("{TREE_MARKER_HEADER}\n");
+    for (rel, _) in files {
+        marker.push_str(rel);
+        marker.push('\n');
+    }
+    let mut all: Vec<(&str, &[u8])> = vec![(TREE_MARKER, marker.as_bytes())];
+    all.extend(files.iter().map(|(p, b)| (p.as_str(), b.as_slice())));
+    for (rel, bytes) in all {
+        if process::interrupted() {
+            return Err(Error::usage("interrupted"));
+        }
+        let path = root.join(rel);
+        if let Some(d) = path.parent() {
+            std::fs::create_dir_all(d).map_err(write_err(d))?;
+        }
+        let mut f = std::fs::File::create(&path).map_err(write_err(&path))?;
+        f.write_all(bytes)
+            .and_then(|()| f.sync_all())
+            .map_err(write_err(&path))?;
+    }
+    Ok(())
+}
+
+/// Puts `tmp` where `dir` is, under the pending lock. An existing `dir` is first moved aside
+/// (registered, so an interruption after this point still removes it) and deleted after.
+fn swap_in(
+    tmp: &Path,
+    dir: &Path,
+    parent: &Path,
+    name: &str,
+    list: &mut Vec<PathBuf>,
+) -> std::io::Result<()> {
+    if std::fs::symlink_metadata(dir).is_err() {
+        return std::fs::rename(tmp, dir);
+    }
+    let old = tempfile::Builder::new()
+        .prefix(&format!(".{name}.old-"))
+        .tempdir_in(parent)?
+        .keep();
+    std::fs::remove_dir(&old)?;
+    std::fs::rename(dir, &old)?;
+    if let Err(e) = std::fs::rename(tmp, dir) {
+        // Put the previous tree back: the output is as before.
+        let _ = std::fs::rename(&old, dir);
+        return Err(e);
+    }
+    list.push(old.clone());
+    let removed = std::fs::remove_dir_all(&old);
+    forget(list, &old);
+    removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_whole_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sub/out.json");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"two");
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("sub")).unwrap().count(),
+            1
+        );
+    }
+
+    #[test]
+    fn a_tree_replaces_the_previous_one_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("report");
+        let files = |v: &str| {
+            vec![
+                ("index.md".to_string(), v.as_bytes().to_vec()),
+                ("data/a.csv".to_string(), b"a\n".to_vec()),
+            ]
+        };
+        let mut first = files("one");
+        first.push(("figures/stale.svg".to_string(), b"old".to_vec()));
+        write_tree(&dir, &first).unwrap();
+        write_tree(&dir, &files("two")).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.join("index.md")).unwrap(),
+            "two"
+        );
+        assert!(
+            !dir.join("figures/stale.svg").exists(),
+            "the old tree is gone whole"
+        );
+        assert!(dir.join(TREE_MARKER).is_file());
+        // Nothing left beside it: no temporary or backup folder.
+        let names: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("report")]);
+    }
+
+    /// What someone else put in a report folder is never deleted: the folder is refused,
+    /// naming the files, and left as it was (#26: `session import --out reports/sessions`
+    /// then `report` deleted the imported sessions).
+    #[test]
+    fn a_tree_with_foreign_files_is_refused_and_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("reports");
+        write_tree(&dir, &[("index.md".to_string(), b"one".to_vec())]).unwrap();
+        std::fs::create_dir(dir.join("sessions")).unwrap();
+        std::fs::write(dir.join("sessions/a.yaml"), "mine").unwrap();
+        std::fs::write(dir.join("notes.txt"), "mine too").unwrap();
+        let e = write_tree(&dir, &[("index.md".to_string(), b"two".to_vec())])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("notes.txt, sessions/a.yaml"), "{e}");
+        assert!(e.contains("did not write"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("sessions/a.yaml")).unwrap(),
+            "mine"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("index.md")).unwrap(),
+            "one"
+        );
+        // An older version's folder (index.md, no list): its kinds of files only.
+        let old = tmp.path().join("old");
+        std::fs::create_dir_all(old.join("data")).unwrap();
+        std::fs::write(old.join("index.md"), "x").unwrap();
+        std::fs::write(old.join("data/a.csv"), "x").unwrap();
+        assert!(check_out_dir(&old).is_ok());
+        std::fs::write(old.join("data/s.jsonl"), "x").unwrap();
+        let e = check_out_dir(&old).unwrap_err().to_string();
+        assert!(e.contains("data/s.jsonl"), "{e}");
+    }
+
+    #[test]
+    fn an_out_that_is_an_input_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().join("base.json");
+        std::fs::write(&base, "{}").unwrap();
+        let other = tmp.path().join("cand.json");
+        std::fs::write(&other, "{}").unwrap();
+        let e = check_out_not_input(&base, false, &[&other, &base])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("one of this command's inputs"), "{e}");
+        // Another spelling of the same file, and a hard link to it.
+        let spelled = tmp.path().join(".").join("base.json");
+        assert!(check_out_not_input(&spelled, false, &[&base]).is_err());
+        let link = tmp.path().join("link.json");
+        std::fs::hard_link(&base, &link).unwrap();
+        assert!(check_out_not_input(&link, false, &[&base]).is_err());
+        assert!(check_out_not_input(&tmp.path().join("new.json"), false, &[&base]).is_ok());
+        assert!(check_out_not_input(&other, false, &[&base, Path::new("-")]).is_ok());
+        // A tree holding an input; a file beside it is no input of the tree's.
+        let dir = tmp.path().join("reports");
+        std::fs::create_dir_all(dir.join("sessions")).unwrap();
+        let e = check_out_not_input(&dir, true, &[&dir.join("sessions")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("holding one of this run's inputs"), "{e}");
+        assert!(check_out_not_input(&dir, true, &[&base]).is_ok());
+        // The current folder is never swapped out.
+        let e = check_out_dir(Path::new(".")).unwrap_err().to_string();
+        assert!(e.contains("current folder"), "{e}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_replaced_file_keeps_its_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("secret.json");
+        std::fs::write(&path, "old").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        write_atomic(&path, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let fresh = tmp.path().join("fresh.json");
+        write_atomic(&fresh, b"x").unwrap();
+        let mode = std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644);
+    }
+
+    #[test]
+    fn a_failed_tree_leaves_the_previous_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("report");
+        write_tree(&dir, &[("index.md".to_string(), b"one".to_vec())]).unwrap();
+        // A file and a folder under the same name cannot both be written.
+        let bad = [
+            ("x".to_string(), b"1".to_vec()),
+            ("x/y".to_string(), b"2".to_vec()),
+        ];
+        assert!(write_tree(&dir, &bad).is_err());
+        assert_eq!(
+            std::fs::read_to_string(dir.join("index.md")).unwrap(),
+            "one"
+        );
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
+    }
+}
