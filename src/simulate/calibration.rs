@@ -10,7 +10,7 @@ use std::path::Path;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
-use super::{Prepared, Scenario};
+use super::Scenario;
 use crate::document::{Document, json_error};
 use crate::error::Result;
 
@@ -196,17 +196,6 @@ impl CalibrationFile {
         self.calibrations
             .iter()
             .find(|c| c.applied && c.model == scenario.profile.name && c.counter == counter)
-    }
-}
-
-impl Calibration {
-    /// Sets the fitted system prompts and scale on a prepared scenario.
-    pub fn apply(&self, prepared: &mut Prepared) {
-        prepared.system_tokens = self.system_prompt_tokens.round().max(0.0) as usize;
-        prepared.subagent_system_tokens = self
-            .subagent_system_prompt_tokens
-            .map(|s| s.round().max(0.0) as usize);
-        prepared.scale = self.scale;
     }
 }
 
