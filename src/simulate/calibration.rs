@@ -11,6 +11,7 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use super::Scenario;
+use crate::counter::CounterKind;
 use crate::document::{Document, json_error};
 use crate::error::Result;
 
@@ -21,7 +22,7 @@ pub struct Calibration {
     /// Model profile the values belong to.
     pub model: String,
     /// Counter the fitted scale converts from (e.g. `o200k-json`).
-    pub counter: String,
+    pub counter: CounterKind,
     /// Non-tool system prompt of the main agent, in the provider's tokens (0 to
     /// [`MAX_SYSTEM_PROMPT_TOKENS`]).
     #[serde(deserialize_with = "system_prompt")]
@@ -192,7 +193,7 @@ impl CalibrationFile {
 
     /// The applied entry for this scenario's profile and counter (`session import` keys them
     /// by the counter the simulator selects for the scenario, `session::import::counter_of`).
-    pub fn for_scenario(&self, scenario: &Scenario, counter: &str) -> Option<&Calibration> {
+    pub fn for_scenario(&self, scenario: &Scenario, counter: CounterKind) -> Option<&Calibration> {
         self.calibrations
             .iter()
             .find(|c| c.applied && c.model == scenario.profile.name && c.counter == counter)

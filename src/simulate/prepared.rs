@@ -15,7 +15,7 @@ pub struct Prepared {
     pub(super) search_tool_tokens: usize,
     /// Where `search_tool_tokens` comes from: `sizes`, `catalog`, the provider's measured
     /// search overhead, or the counter counting toolbudget's default ToolSearch.
-    pub(super) search_tool_source: String,
+    pub(super) search_tool_source: SearchToolSource,
     pub(super) search_tool_name: String,
     /// The system prompt with the counter's framing and the reply priming of a request.
     pub(super) system_tokens: usize,
@@ -75,7 +75,7 @@ impl Prepared {
     pub fn search_tool_tokens(&self) -> usize {
         self.search_tool_tokens
     }
-    pub fn search_tool_source(&self) -> &str {
+    pub fn search_tool_source(&self) -> &SearchToolSource {
         &self.search_tool_source
     }
     pub fn system_tokens(&self) -> usize {
@@ -241,7 +241,7 @@ pub(super) fn prepare_shared(
     if d.call_bridge && scenario.sizes.search_tool.is_none() {
         // The bridge's own definition rides beside the search tool on every deferred request.
         search_tool_tokens += counter.tool(&call_bridge_tool());
-        search_tool_source.push_str(" + tool_call");
+        search_tool_source.bridge = true;
     }
     Ok(Prepared {
         catalog,
@@ -267,6 +267,46 @@ pub(super) fn prepare_shared(
     })
 }
 
+/// Where a scenario's search tool size comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchToolSource {
+    pub origin: SearchToolOrigin,
+    /// A `tool_call` bridge's definition rides beside it (its count added).
+    pub bridge: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum SearchToolOrigin {
+    /// The scenario's `sizes.search_tool`.
+    Sizes,
+    /// The catalog's own search tool.
+    Catalog,
+    /// A provider's measured search overhead (its variant and the measured tokens).
+    Measured { variant: String, tokens: usize },
+    /// toolbudget's ToolSearch measured by count_tokens.
+    CountTokens,
+    /// toolbudget's ToolSearch counted by this counter.
+    Counted(CounterKind),
+}
+
+impl std::fmt::Display for SearchToolSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.origin {
+            SearchToolOrigin::Sizes => f.write_str("sizes")?,
+            SearchToolOrigin::Catalog => f.write_str("catalog")?,
+            SearchToolOrigin::Measured { variant, tokens } => {
+                write!(f, "{variant} ({tokens} measured)")?;
+            }
+            SearchToolOrigin::CountTokens => f.write_str("ToolSearch (count_tokens)")?,
+            SearchToolOrigin::Counted(counter) => write!(f, "ToolSearch ({counter})")?,
+        }
+        if self.bridge {
+            f.write_str(" + tool_call")?;
+        }
+        Ok(())
+    }
+}
+
 /// The search tool's definition: given in `sizes`, the catalog's own, the provider's
 /// measured tool search (under a provider counter; the measurement holds the tool-use preamble
 /// and framing, which `overhead` already counts), or toolbudget's ToolSearch counted.
@@ -276,14 +316,35 @@ pub(super) fn search_tool(
     tokens: &ToolTokens,
     overhead: usize,
     exact: Option<&ExactCounts>,
-) -> (usize, String) {
+) -> (usize, SearchToolSource) {
+    let (n, origin) = search_tool_origin(scenario, plan, tokens, overhead, exact);
+    (
+        n,
+        SearchToolSource {
+            origin,
+            bridge: false,
+        },
+    )
+}
+
+fn search_tool_origin(
+    scenario: &Scenario,
+    plan: &Plan,
+    tokens: &ToolTokens,
+    overhead: usize,
+    exact: Option<&ExactCounts>,
+) -> (usize, SearchToolOrigin) {
     let counter = tokens.counter;
     if let Some(n) = scenario.sizes.search_tool {
-        return (n, "sizes".into());
+        return (n, SearchToolOrigin::Sizes);
     }
     if let Some(i) = plan.search_tool {
-        return (tokens.get(i), "catalog".into());
+        return (tokens.get(i), SearchToolOrigin::Catalog);
     }
+    let measured = |o: &super::profile::SearchOverhead| SearchToolOrigin::Measured {
+        variant: o.variant.clone(),
+        tokens: o.tokens,
+    };
     let provider = !matches!(counter, CounterKind::O200kJson | CounterKind::Cl100kJson);
     if provider
         && scenario.deferred.listing == scenario::Listing::Stubs
@@ -293,10 +354,7 @@ pub(super) fn search_tool(
         // carries): only the model's preamble is already counted.
         let preamble =
             overhead.saturating_sub(counter.tools_fixed(scenario.system_prompt.as_deref()));
-        return (
-            o.tokens.saturating_sub(preamble),
-            format!("{} ({} measured)", o.variant, o.tokens),
-        );
+        return (o.tokens.saturating_sub(preamble), measured(o));
     }
     // A provider's measured search overhead stands for its own server-side search, which a
     // built-in scorer models; the user's own scorer is a client-side search tool.
@@ -304,16 +362,13 @@ pub(super) fn search_tool(
         && let Some(kind) = scenario.deferred.scorer.builtin()
         && let Some(o) = scenario.profile.search_overhead(kind)
     {
-        return (
-            o.tokens.saturating_sub(overhead),
-            format!("{} ({} measured)", o.variant, o.tokens),
-        );
+        return (o.tokens.saturating_sub(overhead), measured(o));
     }
     match exact {
-        Some(e) => (e.search_tool, "ToolSearch (count_tokens)".into()),
+        Some(e) => (e.search_tool, SearchToolOrigin::CountTokens),
         None => (
             counter.tool(&default_search_tool()),
-            format!("ToolSearch ({counter})"),
+            SearchToolOrigin::Counted(counter),
         ),
     }
 }

@@ -6,6 +6,7 @@
 use serde::Deserialize;
 
 use crate::experiment::check::{CheckDiff, CheckResult, Finding, Level};
+use crate::number::plural;
 use crate::output::{Format, csv, md_code, md_text, table_for, to_json};
 
 /// `check --format`: the common formats and `github`.
@@ -64,12 +65,9 @@ pub fn verdict_line(r: &CheckResult) -> String {
         ));
     }
     let mut line = format!(
-        "toolbudget check {status}: {} {}, {} {}, {} {} in {} tools",
-        v.errors,
+        "toolbudget check {status}: {}, {}, {} in {} tools",
         plural(v.errors, "error", "errors"),
-        v.warnings,
         plural(v.warnings, "warning", "warnings"),
-        v.notes,
         plural(v.notes, "note", "notes"),
         r.report.tool_count
     );
@@ -77,10 +75,6 @@ pub fn verdict_line(r: &CheckResult) -> String {
         line.push_str(&format!(" ({})", why.join("; ")));
     }
     line
-}
-
-fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
-    if n == 1 { one } else { many }
 }
 
 fn place(f: &Finding) -> String {
@@ -602,8 +596,7 @@ fn changes(d: &CheckDiff) -> (Vec<String>, Vec<String>) {
             .map(|i| md_code(i))
             .collect();
         let line = format!(
-            "- {} {} {verb} ({} tokens): {}{}\n",
-            ids.len(),
+            "- {} {verb} ({} tokens): {}{}\n",
             plural(ids.len(), "tool", "tools"),
             signed(tokens),
             shown.join(", "),

@@ -109,7 +109,7 @@ fn rows(s: &ImportSummary) -> Vec<Vec<String>> {
                 .map_or_else(|| e.file.clone(), |x| x.to_string_lossy().into_owned());
             vec![
                 name,
-                crate::experiment::session_import::mode_name(e.ran_as).to_string(),
+                e.ran_as.name().to_string(),
                 e.model.clone(),
                 e.counter.to_string(),
                 e.requests.to_string(),

@@ -38,6 +38,7 @@
 //! occurrence (`\n` is a boundary, like the edges of a text). The 3-point fallback is one
 //! `memmem` pass over the blob of lowercase ids.
 
+use super::Field;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -532,11 +533,11 @@ impl KeywordScorer {
         let hint = self.hints.text(tool);
         let id = self.ids.text(tool);
         let mut score = 0;
-        let mut push = |score: &mut u32, term: &str, field: &str, detail: String, points: u32| {
+        let mut push = |score: &mut u32, term: &str, field: Field, detail: String, points: u32| {
             *score += points;
             why.push(Contribution {
                 term: term.to_string(),
-                field: field.to_string(),
+                field,
                 detail,
                 points: f64::from(points),
             });
@@ -548,7 +549,7 @@ impl KeywordScorer {
                 push(
                     &mut score,
                     t,
-                    "name",
+                    Field::Name,
                     "a name part equals the term".into(),
                     pts,
                 );
@@ -557,27 +558,27 @@ impl KeywordScorer {
                 push(
                     &mut score,
                     t,
-                    "name",
+                    Field::Name,
                     format!("name part {p:?} contains the term"),
                     pts,
                 );
             }
             if score == 0 && id.contains(t) {
                 let detail = "the full name contains the term (score was 0)".into();
-                push(&mut score, t, "name", detail, FULL_NAME_CONTAINS);
+                push(&mut score, t, Field::Name, detail, FULL_NAME_CONTAINS);
             }
             if text::contains_word(hint, t) {
                 push(
                     &mut score,
                     t,
-                    "search_hint",
+                    Field::SearchHint,
                     "word in the search hint".into(),
                     HINT_WORD,
                 );
             }
             if text::contains_word(desc, t) {
                 let detail = "word in the description".into();
-                push(&mut score, t, "description", detail, DESCRIPTION_WORD);
+                push(&mut score, t, Field::Description, detail, DESCRIPTION_WORD);
             }
         }
         score
@@ -654,7 +655,7 @@ impl Scorer for KeywordScorer {
                 if let Some(i) = found {
                     why.push(Contribution {
                         term: query.to_string(),
-                        field: "id".into(),
+                        field: Field::Id,
                         detail: format!("selected by name, position {}", i + 1),
                         points: outcome.hits[i].score,
                     });
@@ -669,7 +670,7 @@ impl Scorer for KeywordScorer {
                 if listed {
                     why.push(Contribution {
                         term: query.to_string(),
-                        field: "id".into(),
+                        field: Field::Id,
                         detail: "the id starts with the query".into(),
                         points: PREFIX_SCORE,
                     });
@@ -685,7 +686,7 @@ impl Scorer for KeywordScorer {
                 let score = f64::from(self.score_one(&terms, tool, &mut why)) + EXACT_ID_BONUS;
                 why.push(Contribution {
                     term: query.to_string(),
-                    field: if by_id { "id" } else { "name" }.into(),
+                    field: if by_id { Field::Id } else { Field::Name },
                     detail: if by_id {
                         "the query equals the tool id"
                     } else {
