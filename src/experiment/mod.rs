@@ -37,6 +37,14 @@ pub fn load_catalog(
     Ok(catalog)
 }
 
+/// `--prices FILE`: every price of this run from that table instead of the bundled snapshot.
+/// Read as every JSON input is (size, UTF-8, value bounds), then as a price table.
+pub fn use_prices(path: &std::path::Path) -> crate::error::Result<()> {
+    let doc = crate::document::Document::read(path)?;
+    crate::prices::PriceTable::use_for_run(crate::prices::PriceTable::parse(doc.text(), path)?);
+    Ok(())
+}
+
 // The plain values a command names when it builds a plan: arguments, not work.
 pub use crate::budget::Budget;
 pub use crate::catalog::{CatalogSource, parse_catalog_arg};

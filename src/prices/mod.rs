@@ -281,6 +281,9 @@ fn shown(id: &str) -> String {
     out
 }
 
+/// The table `--prices FILE` set, if any.
+static ACTIVE: OnceLock<PriceTable> = OnceLock::new();
+
 impl PriceTable {
     /// The bundled snapshot, parsed once (a broken file is a build defect the tests catch).
     pub fn bundled() -> &'static PriceTable {
@@ -289,6 +292,18 @@ impl PriceTable {
             PriceTable::parse(BUNDLED_JSON, Path::new(BUNDLED_PATH))
                 .expect("the bundled price table parses")
         })
+    }
+
+    /// The table in force: the one `--prices FILE` set for this run ([`PriceTable::use_for_run`]),
+    /// else the bundled snapshot.
+    pub fn active() -> &'static PriceTable {
+        ACTIVE.get().unwrap_or_else(|| PriceTable::bundled())
+    }
+
+    /// Makes `table` the one every price of this run comes from; `false` when a table was
+    /// already set (only the first call of a run counts).
+    pub fn use_for_run(table: PriceTable) -> bool {
+        ACTIVE.set(table).is_ok()
     }
 
     /// Reads a table in the bundled file's format. Bad input is an error at its `line:column`:

@@ -263,15 +263,9 @@ impl Published {
             ));
         }
         if let Some(m) = &self.variant.model
-            && profile::find(m).is_none()
+            && let Err(why) = profile::resolve(m)
         {
-            return Err((
-                "variant",
-                format!(
-                    "unknown model profile {m:?}, expected one of: {}",
-                    profile::names().join(", ")
-                ),
-            ));
+            return Err(("variant", why));
         }
         for (key, range) in [
             ("eager_range", self.eager_range),

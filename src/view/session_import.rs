@@ -223,5 +223,9 @@ fn footer(s: &ImportSummary) -> String {
         plural(t.deferred.searches, "search", "searches"),
         plural(t.deferred.misses, "miss", "misses"),
     ));
+    out.push_str(&format!(
+        "Dollars: each request at its own model's list prices, {}.\n",
+        s.prices
+    ));
     out
 }

@@ -211,15 +211,7 @@ impl Reader<'_> {
 
     fn profile(&self, model: Option<String>, overrides: IndexMap<String, f64>) -> Result<Profile> {
         let name = model.unwrap_or_else(|| profile::DEFAULT_PROFILE.to_string());
-        let mut profile = profile::find(&name).ok_or_else(|| {
-            self.err(
-                &path!["model"],
-                format!(
-                    "unknown model profile {name:?}, expected one of: {}",
-                    profile::names().join(", ")
-                ),
-            )
-        })?;
+        let mut profile = profile::resolve(&name).map_err(|why| self.err(&path!["model"], why))?;
         for (key, value) in overrides {
             let kp = path!["model_overrides", key.as_str()];
             let key: Override = self.doc.decode(&kp, &Value::String(key.clone()))?;
