@@ -14,6 +14,7 @@ mod yaml;
 
 pub use wide::{path_at, wide_integer, wide_integer_message};
 
+pub use json::StrictJson as TightValue;
 use json::{JNode, JsonScan, StrictJson};
 use yaml::{YNode, nesting_message, on_big_stack, parse_yaml};
 
@@ -26,6 +27,14 @@ pub const MAX_YAML_DEPTH: usize = 128;
 /// Deepest nesting of arrays and objects accepted in JSON: serde_json refuses its 128th
 /// nested container (its recursion limit), so 127 is what loads.
 pub const MAX_JSON_DEPTH: usize = 127;
+/// Most values (objects, arrays, strings, numbers, booleans, nulls; keys not counted) one JSON
+/// input may hold, counted in one pass over the text before anything is built: YAML has its
+/// node cap, and without this one a 15 MB catalog of 1.9 million one-key objects took 1.8 GB.
+/// At the bound, in its costliest shape (one-key objects), `count` peaks near 0.6 GB and
+/// `simulate` near 0.9 GB (tests measure both). A catalog toolbudget generates holds one value
+/// per 55 bytes (64 MiB of it is under the bound); an eval result one per 29 bytes, so `eval`
+/// refuses to write one past the bound, as it does one past the size limit.
+pub const MAX_JSON_NODES: u64 = 2_000_000;
 
 /// One step of a path into a document.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,6 +128,10 @@ impl Document {
         };
         match syntax {
             Syntax::Json => {
+                if let Err(at) = json::count_values(text.as_bytes(), MAX_JSON_NODES, MAX_JSON_DEPTH)
+                {
+                    return Err(too_many_values(path, &text, at));
+                }
                 let StrictJson(value) =
                     serde_json::from_str(&text).map_err(|e| json_error(path, &e))?;
                 if let Some(at) = wide_integer(text.as_bytes()) {
@@ -279,6 +292,38 @@ fn wide_integer_error(path: &Path, text: &str, at: std::ops::Range<usize>) -> Er
         Some(position_of_offset(text, at.start)),
         with_path(&place, &wide_integer_message(&text[at])),
     )
+}
+
+/// JSON `text` (from `path`) whose value at byte `at` is one past [`MAX_JSON_NODES`], as a
+/// located input error naming its path in the document.
+fn too_many_values(path: &Path, text: &str, at: usize) -> Error {
+    let place = path_at(text, at);
+    Error::input(
+        path,
+        Some(position_of_offset(text, at)),
+        with_path(
+            &place,
+            &format!(
+                "the file holds more than {} JSON values (objects, arrays, strings, numbers, \
+                 booleans, nulls), the most one input may hold (memory grows with each); split \
+                 it into smaller files",
+                grouped(MAX_JSON_NODES)
+            ),
+        ),
+    )
+}
+
+/// `3000000` → `3,000,000`.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// A serde_json syntax error as a located input error.
@@ -458,6 +503,40 @@ mod tests {
         );
         assert_eq!(d.value["a"], u64::MAX);
         assert_eq!(d.value["b"], i64::MIN);
+    }
+
+    /// The count of values agrees with the parsed tree, keys and text in strings aside.
+    #[test]
+    fn json_values_are_counted_without_parsing() {
+        fn tree(v: &Value) -> u64 {
+            1 + match v {
+                Value::Array(items) => items.iter().map(tree).sum(),
+                Value::Object(map) => map.values().map(tree).sum(),
+                _ => 0,
+            }
+        }
+        for text in [
+            "1",
+            "[]",
+            "{}",
+            r#"{"a": 1}"#,
+            r#"[{"a":1},{"a":{"b":[true,null,"x"]}}]"#,
+            r#"{"k,\"{[": "v,:]}", "n": [1e5, -2, "\\"], "o": {}}"#,
+            " [ 1 , [ ] , { \"é\" : \"ü\" } ] ",
+        ] {
+            let want = tree(&serde_json::from_str(text).unwrap());
+            assert_eq!(
+                json::count_values(text.as_bytes(), u64::MAX, 127),
+                Ok(want),
+                "{text}"
+            );
+            if want > 1 {
+                assert!(json::count_values(text.as_bytes(), want - 1, 127).is_err());
+            }
+        }
+        // The offset is the first value past the limit; nesting past the depth stops counting.
+        assert_eq!(json::count_values(b"[1,2,3]", 3, 127), Err(5));
+        assert_eq!(json::count_values(b"[[[[1,2,3]]]]", 100, 3), Ok(4));
     }
 
     #[test]

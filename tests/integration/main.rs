@@ -19,6 +19,7 @@ mod external;
 mod fixtures;
 mod fuzz_corpus;
 mod hostile;
+mod hostile_bounds;
 mod hostile_numbers;
 mod ir_measures;
 mod live;

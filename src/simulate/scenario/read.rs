@@ -75,7 +75,10 @@ impl Reader<'_> {
         let Some(catalogs) = raw.catalogs else {
             return Err(self.err(&[], "missing field `catalogs`: list the catalog files"));
         };
-        let Some(conversation) = raw.conversation else {
+        let conversation = raw
+            .conversation
+            .and_then(|ListShape| self.doc.value.get("conversation").and_then(Value::as_array));
+        let Some(conversation) = conversation else {
             return Err(self.err(
                 &[],
                 "missing field `conversation`: a scenario needs at least one turn",
@@ -91,7 +94,7 @@ impl Reader<'_> {
         // The client's policy, then every key the scenario writes (explicit keys win).
         let deferred = explicit.resolve(base_settings(client.as_ref()), true);
         let conversation =
-            self.conversation(&path!["conversation"], &conversation, &mut 0, budget)?;
+            self.conversation(&path!["conversation"], conversation, &mut 0, budget)?;
         if !conversation.iter().any(|i| matches!(i, Item::Turn(_))) {
             return Err(self.err(
                 &path!["conversation"],
@@ -360,7 +363,11 @@ impl Reader<'_> {
                             turn_text(&turn).saturating_mul(repeat as u64),
                         )
                         .map_err(|o| self.over(&ip, o, fix))?;
-                    out.extend((0..repeat).map(|_| Item::Turn(Box::new(turn.clone()))));
+                    // The last copy is the turn itself: a large `input` is not copied again.
+                    if repeat > 0 {
+                        out.extend((1..repeat).map(|_| Item::Turn(Box::new(turn.clone()))));
+                        out.push(Item::Turn(Box::new(turn)));
+                    }
                 }
                 other => {
                     return Err(self.err(

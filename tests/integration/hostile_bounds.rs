@@ -1,0 +1,160 @@
+//! Issue #40's bounds, measured on the binary with inputs generated here (none committed): the
+//! memory a JSON input may take (peak RSS of the child, from `wait4`), readers that stay linear
+//! (a time ratio of one run, never a wall-clock bound), outputs refused before they are written
+//! when their own readers would refuse them.
+
+#![cfg(target_os = "linux")]
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::support::{bin, repo};
+
+/// How a child ended: exit code, peak resident memory (KiB), stderr, stdout.
+pub struct Measured {
+    pub code: i32,
+    pub peak_kib: u64,
+    pub stderr: String,
+    pub stdout: String,
+}
+
+/// Runs the binary in `dir` and waits for it with `wait4`, which gives this child's own peak
+/// RSS (`ru_maxrss`; `RUSAGE_CHILDREN` would be the largest of every test's children).
+pub fn measure(dir: &Path, args: &[&str]) -> Measured {
+    let out = dir.join(".stdout");
+    let err = dir.join(".stderr");
+    let mut cmd = Command::new(bin());
+    cmd.current_dir(dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap());
+    let child = cmd.spawn().expect("the binary starts");
+    let pid = child.id() as i32;
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is valid; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { libc::wait4(pid, &raw mut status, 0, &raw mut usage) };
+    assert_eq!(waited, pid, "wait4: {}", std::io::Error::last_os_error());
+    drop(child);
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        128 + libc::WTERMSIG(status)
+    };
+    Measured {
+        code,
+        peak_kib: usage.ru_maxrss as u64,
+        stderr: std::fs::read_to_string(&err).unwrap_or_default(),
+        stdout: std::fs::read_to_string(&out).unwrap_or_default(),
+    }
+}
+
+/// `n` one-key objects as one JSON array's items: the costliest shape per value.
+fn tiny_objects(n: u64) -> String {
+    let mut s = String::with_capacity(8 * n as usize + 2);
+    s.push('[');
+    for i in 0..n {
+        if i > 0 {
+            s.push(',');
+        }
+        s.push_str("{\"a\":1}");
+    }
+    s.push(']');
+    s
+}
+
+/// A catalog of one tool whose schema holds `objects` one-key objects: 11 + 2 × objects values.
+fn catalog_of_objects(objects: u64) -> String {
+    format!(
+        "{{\"tools\":[{{\"name\":\"big\",\"description\":\"d\",\"inputSchema\":{{\"type\":\
+         \"object\",\"properties\":{{\"x\":{{\"type\":\"array\",\"default\":{}}}}}}}}}]}}",
+        tiny_objects(objects)
+    )
+}
+
+/// The memory a run may take at the JSON value bound: the stated "about 1 GB" of
+/// docs/reference/errors-and-limits.md.
+const PEAK_BOUND_KIB: u64 = 1024 * 1024;
+
+/// `count` on a catalog exactly at `MAX_JSON_NODES` values, in the costliest shape, stays under
+/// 1 GiB; one value more is refused at its line:column before anything is built. The input is
+/// generated here. Raising the bound (or a loader copying the schema again) fails this test.
+#[test]
+fn a_json_catalog_at_the_value_bound_is_counted_within_the_memory_bound() {
+    let bound = toolbudget::document::MAX_JSON_NODES;
+    let dir = tempfile::tempdir().unwrap();
+    let at_bound = (bound - 11) / 2;
+    std::fs::write(dir.path().join("at.json"), catalog_of_objects(at_bound)).unwrap();
+    let m = measure(dir.path(), &["-q", "count", "-c", "at.json"]);
+    assert_eq!(m.code, 0, "{}", m.stderr);
+    assert!(m.stdout.contains("big"), "{}", m.stdout);
+    assert!(
+        m.peak_kib < PEAK_BOUND_KIB,
+        "count at {bound} values peaked at {} KiB, over the stated {PEAK_BOUND_KIB} KiB",
+        m.peak_kib
+    );
+    std::fs::write(
+        dir.path().join("over.json"),
+        catalog_of_objects(at_bound + 1),
+    )
+    .unwrap();
+    let m = measure(dir.path(), &["-q", "count", "-c", "over.json"]);
+    assert_eq!(m.code, 2, "{}", m.stderr);
+    // The value past the bound: the last object's `1`, after the 118 bytes before the array
+    // and 8 bytes per object before it.
+    let column = 118 + 8 * at_bound + 6;
+    let first = m.stderr.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with(&format!(
+            "error: over.json:1:{column}: tools[0].inputSchema.properties.x.default[{at_bound}].a: \
+             the file holds more than 2,000,000 JSON values"
+        )),
+        "{first}"
+    );
+    assert_eq!(m.stderr.lines().count(), 1, "{}", m.stderr);
+    // Refused from a count over the text: nothing of the tree was built.
+    assert!(m.peak_kib < 200 * 1024, "refusing took {} KiB", m.peak_kib);
+}
+
+/// The same bound for a scenario: one call `input` of one-key objects, at the bound, replayed
+/// by `simulate` within the memory bound (it took 4.3 GB at 15 MB before).
+#[test]
+fn a_json_scenario_at_the_value_bound_is_simulated_within_the_memory_bound() {
+    let bound = toolbudget::document::MAX_JSON_NODES;
+    let dir = tempfile::tempdir().unwrap();
+    let db = repo("fixtures/catalogs/mcp/db.json");
+    let head = format!(
+        "{{\"name\":\"big\",\"system_prompt_tokens\":100,\"catalogs\":[{{\"path\":{},\
+         \"server\":\"db\"}}],\"deferred\":{{\"defer_mcp\":true}},\"conversation\":[{{\"user\":\
+         \"hi\",\"calls\":[{{\"tool\":\"mcp__db__run_query\",\"input\":{{\"x\":",
+        serde_json::to_string(&db.display().to_string()).unwrap()
+    );
+    // Values outside the array: root, name, 100, catalogs, its entry, path, server, deferred,
+    // defer_mcp, conversation, the turn, user, calls, the call, tool, input, the array.
+    let objects = (bound - 17) / 2;
+    let text = format!("{head}{}}}}}]}}]}}", tiny_objects(objects));
+    std::fs::write(dir.path().join("s.json"), &text).unwrap();
+    let m = measure(
+        dir.path(),
+        &["-q", "simulate", "s.json", "--format", "json"],
+    );
+    assert_eq!(m.code, 0, "{}", m.stderr);
+    assert!(m.stdout.contains("\"big\""), "{}", &m.stdout[..200]);
+    assert!(
+        m.peak_kib < PEAK_BOUND_KIB,
+        "simulate at {bound} values peaked at {} KiB, over the stated {PEAK_BOUND_KIB} KiB",
+        m.peak_kib
+    );
+    let text = format!("{head}{}}}}}]}}]}}", tiny_objects(objects + 1));
+    std::fs::write(dir.path().join("s.json"), &text).unwrap();
+    let m = measure(dir.path(), &["-q", "simulate", "s.json"]);
+    assert_eq!(m.code, 2, "{}", m.stderr);
+    assert!(
+        m.stderr.starts_with("error: s.json:1:")
+            && m.stderr.contains("conversation[0].calls[0].input.x[")
+            && m.stderr.contains("more than 2,000,000 JSON values"),
+        "{}",
+        m.stderr
+    );
+}
