@@ -184,6 +184,22 @@ enum JKids {
 }
 
 impl JNode {
+    pub(super) fn position(&self) -> Position {
+        Position {
+            line: self.line as usize,
+            column: self.column as usize,
+        }
+    }
+
+    /// The `i`th entry of an object (its key and value) or item of an array (no key).
+    pub(super) fn child(&self, i: usize) -> Option<(Option<&str>, &JNode)> {
+        match &self.kids {
+            JKids::Object(entries) => entries.get(i).map(|(k, n)| (Some(k.as_str()), n)),
+            JKids::Array(items) => items.get(i).map(|n| (None, n)),
+            JKids::Leaf => None,
+        }
+    }
+
     pub(super) fn locate(&self, path: &[Seg]) -> Position {
         let mut node = self;
         for seg in path {

@@ -184,6 +184,38 @@ impl Document {
         }
     }
 
+    /// Where the value at `path` and its parts are written, walked by index in the order
+    /// written (`None` when the path is not in the document). Each step is one look-up, so a
+    /// reader can place every entry of an object of 100,000 keys in one pass, where a `locate`
+    /// per entry searches the keys before it.
+    pub fn spans(&self, path: &[Seg]) -> Option<Spans<'_>> {
+        let mut node = match &self.yaml_spans {
+            Some(node) => SpanNode::Yaml(node),
+            None => SpanNode::Json(
+                self.json_spans
+                    .get_or_init(|| JsonScan::spans(&self.text))
+                    .as_ref()?,
+            ),
+        };
+        for seg in path {
+            let here = Spans(node);
+            node = match seg {
+                Seg::Index(i) => match here.entry(*i)? {
+                    (None, item) => item.0,
+                    (Some(_), _) => return None,
+                },
+                Seg::Key(k) => {
+                    (0..)
+                        .map_while(|i| here.entry(i))
+                        .find(|(key, _)| *key == Some(k.as_str()))?
+                        .1
+                        .0
+                }
+            };
+        }
+        Some(Spans(node))
+    }
+
     /// An input error located at `path` in this document.
     pub fn error_at(&self, path: &[Seg], message: impl Into<String>) -> Error {
         Error::input(&self.path, self.locate(path), message)
@@ -219,6 +251,42 @@ impl Document {
             };
             self.error_at(&path, with_path(shown, &message))
         })
+    }
+}
+
+/// A place in a document's text and the places of its parts ([`Document::spans`]).
+#[derive(Clone, Copy)]
+pub struct Spans<'d>(SpanNode<'d>);
+
+#[derive(Clone, Copy)]
+enum SpanNode<'d> {
+    Json(&'d JNode),
+    Yaml(&'d YNode),
+}
+
+impl<'d> Spans<'d> {
+    /// Where this value is written.
+    pub fn position(&self) -> Option<Position> {
+        match self.0 {
+            SpanNode::Json(n) => Some(n.position()),
+            SpanNode::Yaml(n) => n.position(),
+        }
+    }
+
+    /// The `i`th entry of a mapping, with its key, or item of a list (key `None`), in the order
+    /// written.
+    pub fn entry(&self, i: usize) -> Option<(Option<&'d str>, Spans<'d>)> {
+        match self.0 {
+            SpanNode::Json(n) => n.child(i).map(|(k, c)| (k, Spans(SpanNode::Json(c)))),
+            SpanNode::Yaml(n) => n.child(i).map(|(k, c)| (k, Spans(SpanNode::Yaml(c)))),
+        }
+    }
+
+    /// The `i`th entry's value when its key is `key` (a reader walking a mapping in order
+    /// checks it is where it expects), else `None`.
+    pub fn keyed(&self, i: usize, key: &str) -> Option<Spans<'d>> {
+        self.entry(i)
+            .and_then(|(k, s)| (k == Some(key)).then_some(s))
     }
 }
 

@@ -7,6 +7,7 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use crate::support::{bin, repo};
 
@@ -157,4 +158,121 @@ fn a_json_scenario_at_the_value_bound_is_simulated_within_the_memory_bound() {
         "{}",
         m.stderr
     );
+}
+
+/// The shortest of five timings of each of `small` and `large`, taken in turn: the machine is
+/// shared (other tests run beside this one), and the minimum of interleaved runs is the least
+/// disturbed by it.
+fn fastest(mut small: impl FnMut(), mut large: impl FnMut()) -> (Duration, Duration) {
+    let time = |f: &mut dyn FnMut()| {
+        let start = Instant::now();
+        f();
+        start.elapsed()
+    };
+    (0..5).fold((Duration::MAX, Duration::MAX), |(s, l), _| {
+        (s.min(time(&mut small)), l.min(time(&mut large)))
+    })
+}
+
+/// Linear within a generous margin: eight times the entries may take at most twenty times as
+/// long (a location searched per entry made it 50 to 90 times). Measured in one run, as a
+/// ratio, never against the clock.
+fn assert_linear(what: &str, small: Duration, large: Duration) {
+    let ratio = large.as_secs_f64() / small.as_secs_f64().max(1e-6);
+    assert!(
+        ratio < 20.0,
+        "{what}: 80k entries took {large:?}, 10k took {small:?}: ×{ratio:.1}, not linear"
+    );
+}
+
+/// A ranx JSON run and a JSONL run of `n` entries for one query.
+fn run_texts(n: usize) -> (String, String) {
+    let ids: Vec<String> = (0..n).map(|i| format!("mcp__x__t{i}")).collect();
+    let json = format!(
+        "{{\"q1\": {{{}}}}}",
+        ids.iter()
+            .enumerate()
+            .map(|(i, id)| format!("\"{id}\": {}.0", n - i))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let jsonl = format!(
+        "{{\"id\": \"q1\", \"results\": [{}]}}\n",
+        ids.iter()
+            .enumerate()
+            .map(|(i, id)| format!("{{\"id\": \"{id}\", \"score\": {}.0}}", n - i))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    (json, jsonl)
+}
+
+/// Run files are read in linear time: 10k vs 80k entries of one query, ranx JSON and JSONL,
+/// and every entry still carries its own place (the last one's column is checked).
+#[test]
+fn run_files_are_read_in_linear_time() {
+    use toolbudget::eval::runfile::parse_runs;
+    let parse = |name: &str, text: &str| {
+        parse_runs(Path::new(name), text.as_bytes().to_vec(), None).expect("the run reads")
+    };
+    let (json10, jsonl10) = run_texts(10_000);
+    let (json80, jsonl80) = run_texts(80_000);
+    for (form, small, large) in [
+        ("ranx JSON", (&json10, "r.json"), (&json80, "r.json")),
+        ("JSONL", (&jsonl10, "r.jsonl"), (&jsonl80, "r.jsonl")),
+    ] {
+        let (t10, t80) = fastest(
+            || drop(parse(small.1, small.0)),
+            || drop(parse(large.1, large.0)),
+        );
+        assert_linear(form, t10, t80);
+        let runs = parse(large.1, large.0);
+        let entries = &runs[0].queries["q1"].entries;
+        assert_eq!(entries.len(), 80_000);
+        let last = entries[79_999].position.expect("placed");
+        let needle = if form == "JSONL" {
+            "\"mcp__x__t79999\", \"score\""
+        } else {
+            "\"mcp__x__t79999\":"
+        };
+        let byte = large.0.find(needle).unwrap();
+        // ranx places the score (the value at the key), JSONL the tool id.
+        let column = if form == "JSONL" {
+            byte + 1
+        } else {
+            byte + needle.len() + 2
+        };
+        assert_eq!((last.line, last.column), (1, column), "{form}");
+    }
+}
+
+/// `deferred.depends_on` with 80k keys is read in linear time, each key and dependency placed.
+#[test]
+fn depends_on_is_read_in_linear_time() {
+    use toolbudget::document::Document;
+    let scenario = |n: usize| {
+        let deps: Vec<String> = (0..n)
+            .map(|i| format!("\"mcp__s__t{i}\": [\"mcp__s__t{}\"]", (i + 1) % n))
+            .collect();
+        format!(
+            "{{\"name\": \"dep\", \"catalogs\": [\"cat.json\"], \"deferred\": {{\"defer_mcp\": \
+             true, \"depends_on\": {{{}}}}}, \"conversation\": [{{\"user\": \"hi\"}}]}}",
+            deps.join(",\n")
+        )
+    };
+    let read = |text: &str| {
+        let doc = Document::parse(Path::new("s.json"), text.as_bytes().to_vec()).unwrap();
+        toolbudget::simulate::scenario::parse(&doc).expect("the scenario reads")
+    };
+    let (s10, s80) = (scenario(10_000), scenario(80_000));
+    let (t10, t80) = fastest(|| drop(read(&s10)), || drop(read(&s80)));
+    assert_linear("depends_on", t10, t80);
+    let sc = read(&s80);
+    let (key, deps) = &sc.explicit.depends_on[79_999];
+    assert_eq!(key.id, "mcp__s__t79999");
+    let key_at = key.at.expect("placed");
+    let dep_at = deps[0].at.expect("placed");
+    // Line 80,000 holds `"mcp__s__t79999": ["mcp__s__t0"]`: the list at 19, its item at 20.
+    assert_eq!((key_at.line, key_at.column), (80_000, 19));
+    assert_eq!((dep_at.line, dep_at.column), (80_000, 20));
 }
