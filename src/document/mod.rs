@@ -381,6 +381,71 @@ fn too_many_values(path: &Path, text: &str, at: usize) -> Error {
     )
 }
 
+/// What makes text toolbudget is about to write unreadable by its own readers: more bytes than
+/// any input may hold, or (JSON) more values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLarge {
+    /// Values (true) or bytes (false).
+    pub values: bool,
+    /// The size computed: every byte or value of the text.
+    pub size: u64,
+    pub limit: u64,
+}
+
+impl TooLarge {
+    /// The share of the text that would fit (for "at most about N" advice).
+    pub fn fitting_share(&self) -> f64 {
+        self.limit as f64 / self.size.max(1) as f64
+    }
+}
+
+impl std::fmt::Display for TooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.values {
+            write!(
+                f,
+                "would hold {} JSON values, over the {} one input may hold",
+                grouped(self.size),
+                grouped(self.limit)
+            )
+        } else {
+            write!(
+                f,
+                "would be {:.1} MiB ({} bytes), over the {} MiB one input may hold",
+                self.size as f64 / 1_048_576.0,
+                grouped(self.size),
+                self.limit / 1_048_576
+            )
+        }
+    }
+}
+
+/// Checks text toolbudget is about to write against what its readers accept: at most
+/// [`MAX_FILE_BYTES`] bytes and, for a JSON document (`json`), at most [`MAX_JSON_NODES`]
+/// values (a JSONL file is read a line at a time). An output past either would be written
+/// only for the next command to refuse it.
+pub fn readable_back(text: &str, json: bool) -> std::result::Result<(), TooLarge> {
+    let bytes = text.len() as u64;
+    if bytes > MAX_FILE_BYTES {
+        return Err(TooLarge {
+            values: false,
+            size: bytes,
+            limit: MAX_FILE_BYTES,
+        });
+    }
+    if json {
+        let values = json::count_values(text.as_bytes(), u64::MAX, usize::MAX).unwrap_or(u64::MAX);
+        if values > MAX_JSON_NODES {
+            return Err(TooLarge {
+                values: true,
+                size: values,
+                limit: MAX_JSON_NODES,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// `3000000` → `3,000,000`.
 fn grouped(n: u64) -> String {
     let digits = n.to_string();

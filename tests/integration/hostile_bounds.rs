@@ -276,3 +276,102 @@ fn depends_on_is_read_in_linear_time() {
     assert_eq!((key_at.line, key_at.column), (80_000, 19));
     assert_eq!((dep_at.line, dep_at.column), (80_000, 20));
 }
+
+/// `catalog generate` refuses, before writing, a catalog that count, search and eval would
+/// refuse, and says how many tools fit; that many are written and fit.
+#[test]
+fn generate_writes_only_a_catalog_its_readers_accept() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = measure(
+        dir.path(),
+        &[
+            "-q", "catalog", "generate", "--tools", "100000", "--out", "gen.json",
+        ],
+    );
+    assert_eq!(m.code, 2, "{}", m.stderr);
+    assert_eq!(
+        m.stderr,
+        "error: catalog generate --tools 100000: the catalog would be 95.2 MiB (99,821,478 \
+         bytes), over the 64 MiB one input may hold, so count, search and eval could not read \
+         it; nothing was written. Generate at most about 66556 tools\n"
+    );
+    assert!(!dir.path().join("gen.json").exists());
+    let m = measure(
+        dir.path(),
+        &[
+            "-q", "catalog", "generate", "--tools", "66556", "--out", "gen.json",
+        ],
+    );
+    assert_eq!(m.code, 0, "{}", m.stderr);
+    let size = std::fs::metadata(dir.path().join("gen.json"))
+        .unwrap()
+        .len();
+    assert!(size <= toolbudget::input::MAX_INPUT_BYTES, "{size}");
+}
+
+/// `eval --write-run` and `eval --per-query --format json --out` of 60,000 long queries would
+/// exceed what `eval --run` and `compare` read: refused before either file is written.
+#[test]
+fn eval_writes_only_outputs_its_readers_accept() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(repo("fixtures/catalogs/mcp/db.json")).unwrap())
+            .unwrap();
+    let names: Vec<&str> = catalog["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    let queries: String = (0..60_000)
+        .map(|i| {
+            let name = names[i % names.len()];
+            format!(
+                "{{\"id\": \"query-{i:06}\", \"query\": \"{} for the table orders{}\", \
+                 \"expected\": [\"mcp__db__{name}\"]}}\n",
+                name.replace('_', " "),
+                " please".repeat(100)
+            )
+        })
+        .collect();
+    std::fs::write(dir.path().join("q.jsonl"), queries).unwrap();
+    let db = repo("fixtures/catalogs/mcp/db.json").display().to_string();
+    let args = |extra: &[&'static str]| {
+        let mut a = vec![
+            "-q",
+            "eval",
+            "-c",
+            &db,
+            "--queries",
+            "q.jsonl",
+            "-s",
+            "keyword",
+        ];
+        a.extend_from_slice(&["--per-query", "--format", "json", "--out", "pq.json"]);
+        a.extend_from_slice(extra);
+        a.iter().map(|s| (*s).to_string()).collect::<Vec<String>>()
+    };
+    let run = |a: Vec<String>| {
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        measure(dir.path(), &a)
+    };
+    let m = run(args(&["--write-run", "run.jsonl"]));
+    assert_eq!(m.code, 2, "{}", m.stderr);
+    assert!(
+        m.stderr.starts_with("error: --write-run run.jsonl: the output would be ")
+            && m.stderr.contains("over the 64 MiB one input may hold, so `eval --run` could not read it back; nothing was written"),
+        "{}",
+        m.stderr
+    );
+    let m = run(args(&[]));
+    assert_eq!(m.code, 2, "{}", m.stderr);
+    assert!(
+        m.stderr
+            .starts_with("error: --out pq.json: the output would")
+            && m.stderr
+                .contains("so `compare` could not read it back; nothing was written"),
+        "{}",
+        m.stderr
+    );
+    assert!(!dir.path().join("pq.json").exists() && !dir.path().join("run.jsonl").exists());
+}
