@@ -21,6 +21,7 @@ mod fuzz_corpus;
 mod hostile;
 mod hostile_bounds;
 mod hostile_numbers;
+mod hostile_output;
 mod ir_measures;
 mod live;
 mod mcp_hostile;
