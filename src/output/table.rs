@@ -169,6 +169,28 @@ pub fn md_text(text: &str) -> String {
     out
 }
 
+/// A name or id of the user's (a tool id, a query id, a scorer name, a file) where a view puts
+/// it: a code span in Markdown ([`md_code`]: nothing in it opens HTML or a link, or ends the
+/// row or the line), control characters shown as escapes for a terminal
+/// ([`super::terminal_text`]), the value as it is in CSV and JSON.
+pub fn code_for(format: super::Format, text: &str) -> String {
+    match format {
+        super::Format::Md if !text.is_empty() => md_code(text),
+        super::Format::Table | super::Format::Md => super::terminal_text(text).into_owned(),
+        super::Format::Csv | super::Format::Json => text.to_string(),
+    }
+}
+
+/// Text of the user's inside a sentence: [`md_text`] in Markdown; elsewhere with control
+/// characters shown as escapes ([`super::terminal_text`]), since a sentence is not a table cell.
+pub fn words_for(format: super::Format, text: &str) -> String {
+    if format == super::Format::Md {
+        md_text(text)
+    } else {
+        super::terminal_text(text).into_owned()
+    }
+}
+
 /// Control characters as `\n`, `\t`, `\u{..}`: visible, and never a line break.
 fn visible_controls(text: &str) -> std::borrow::Cow<'_, str> {
     if !text.chars().any(char::is_control) {
