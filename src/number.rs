@@ -71,6 +71,16 @@ pub fn percent(x: f64, decimals: usize) -> String {
     format!("{x:.decimals$}%")
 }
 
+/// The nearest-rank `p`th percentile of `sorted` (ascending): the value at rank ⌈p/100·n⌉,
+/// the first for p = 0; the default (zero) of an empty list.
+pub fn percentile<T: Copy + Default>(sorted: &[T], p: f64) -> T {
+    if sorted.is_empty() {
+        return T::default();
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
 /// Dollars: cents below $100, whole dollars with thousands grouped above.
 pub fn usd(x: f64) -> String {
     if x >= 100.0 {

@@ -40,16 +40,6 @@ pub fn time_searches(
         .collect()
 }
 
-/// Nearest-rank percentile of sorted values: the smallest value with at least p% of the
-/// values at or below it (0 for no values).
-pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
-}
-
 /// Microseconds rounded to 0.1, for output.
 pub fn micros(d: Duration) -> f64 {
     (d.as_nanos() as f64 / 100.0).round() / 10.0
@@ -74,8 +64,8 @@ impl LatencyUs {
         sorted.sort_unstable();
         LatencyUs {
             searches: sorted.len(),
-            p50: micros(percentile(&sorted, 50.0)),
-            p95: micros(percentile(&sorted, 95.0)),
+            p50: micros(crate::number::percentile(&sorted, 50.0)),
+            p95: micros(crate::number::percentile(&sorted, 95.0)),
             max: micros(sorted.last().copied().unwrap_or_default()),
         }
     }
@@ -140,9 +130,18 @@ mod tests {
     #[test]
     fn percentiles_use_nearest_rank() {
         let v: Vec<Duration> = (1..=20).map(Duration::from_micros).collect();
-        assert_eq!(percentile(&v, 50.0), Duration::from_micros(10));
-        assert_eq!(percentile(&v, 95.0), Duration::from_micros(19));
-        assert_eq!(percentile(&[], 95.0), Duration::ZERO);
+        assert_eq!(
+            crate::number::percentile(&v, 50.0),
+            Duration::from_micros(10)
+        );
+        assert_eq!(
+            crate::number::percentile(&v, 95.0),
+            Duration::from_micros(19)
+        );
+        assert_eq!(
+            crate::number::percentile::<Duration>(&[], 95.0),
+            Duration::ZERO
+        );
         assert_eq!(micros(Duration::from_nanos(1234)), 1.2);
         let ten: Vec<Duration> = (1..=10).rev().map(Duration::from_micros).collect();
         let s = LatencyUs::of(&ten);

@@ -288,18 +288,24 @@ fn reveal_row(reveal: Reveal, tools: usize, r: &ScenarioResult) -> RevealRow {
     }
 }
 
-/// Every deferral view, for `profile` counted by `counter`; `progress` is told each size.
+/// Every deferral view, for `profile` counted by `counter`; a progress phase over the sizes.
 pub fn compute(
     counter: CounterKind,
     profile: &Profile,
     build: &ScorerBuilder<'_>,
-    mut progress: impl FnMut(usize),
+    progress: &dyn crate::progress::Progress,
 ) -> Result<Deferral> {
+    progress.phase(
+        "deferral",
+        SIZES.len() as u64,
+        crate::progress::Unit::Items(""),
+    );
     let mut curves = Vec::new();
     let mut threshold = Vec::new();
     let mut reveal = Vec::new();
     for size in SIZES {
-        progress(size);
+        progress.step(&format!("{size} tools"));
+        progress.advance(1);
         let catalog = generate::generate(size, sweep::servers_for(size), sweep::SEED);
         let tokens = counter.tools(&catalog);
         let tool_tokens = tokens.total();

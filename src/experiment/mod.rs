@@ -7,6 +7,7 @@
 //! sessions through `experiment::sessions`).
 
 pub mod calibrate;
+#[cfg(feature = "mcp")]
 pub mod catalog_import;
 pub mod check;
 pub mod clients;
@@ -44,7 +45,9 @@ pub use crate::search::{ScorerConfig, ScorerKind, ScorerSpec};
 /// What a command injects to reach Anthropic's count_tokens: its client, settings and transport.
 pub mod api {
     pub use super::simulate::ApiCounting;
+    #[cfg(feature = "http")]
+    pub use crate::counter::api::Ureq;
     pub use crate::counter::api::{
-        CacheLoad, Client as ApiClient, DEFAULT_BASE_URL, Settings as ApiSettings, Ureq,
+        CacheLoad, Client as ApiClient, DEFAULT_BASE_URL, Settings as ApiSettings,
     };
 }

@@ -212,15 +212,11 @@ pub fn build(
     data.sweep = Some(sweep.sweep);
     data.latency.sweep = sweep.latency;
     data.notes.extend(sweep.notes);
-    progress.phase("deferral", deferral::SIZES.len() as u64, Unit::Items(""));
     data.deferral = Some(deferral::compute(
         counter,
         &profile,
         &simulate::build_scorer,
-        |size| {
-            progress.step(&format!("{size} tools"));
-            progress.advance(1);
-        },
+        progress,
     )?);
     progress.finish();
     data.settings.other.push((

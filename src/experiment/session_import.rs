@@ -14,7 +14,7 @@ use crate::error::Result;
 use crate::number::{percent_of, plural};
 use crate::progress::{FileCounter, Progress};
 use crate::session::compare::{Alignment, Pair, align, calibrate};
-use crate::session::convert::{BilledRequest, RanAs};
+use crate::session::convert::BilledRequest;
 use crate::session::fit::{ErrorStats, error_stats};
 use crate::session::group::Planned;
 use crate::session::import::{
@@ -26,6 +26,7 @@ use crate::session::profile_for_model;
 use crate::session::queries::{MinedQuery, to_jsonl};
 pub use crate::session::read::LogFormat;
 pub use crate::session::{default_roots, discover};
+use crate::simulate::Mode;
 use crate::simulate::calibration::{Calibration, CalibrationFile};
 use crate::simulate::cost::{cost_cached, cost_uncached};
 use crate::simulate::profile::{self, Profile};
@@ -174,7 +175,7 @@ pub struct SessionSummary {
     /// What the session's sizes and the catalogs are counted with: its profile's counter.
     pub counter: &'static str,
     pub format: &'static str,
-    pub ran_as: RanAs,
+    pub ran_as: Mode,
     pub model: String,
     pub billed_output_tokens: u64,
     /// The bill at list prices, each request at its own model's profile.
@@ -252,7 +253,7 @@ pub struct ImportSummary {
 pub struct UsageFile {
     pub session: String,
     pub format: String,
-    pub ran_as: RanAs,
+    pub ran_as: Mode,
     pub scenario: String,
     pub billed: Vec<BilledRequest>,
     /// Each linked subagent's profile (by the simulator's number), for pricing it.
@@ -294,7 +295,7 @@ pub fn calibration_for<'c>(
     cal: &'c CalibrationFile,
     scenario: &Scenario,
 ) -> Option<&'c Calibration> {
-    cal.for_scenario(scenario, counter_of(scenario).name())
+    cal.for_scenario(scenario, counter_of(scenario))
 }
 
 /// Replays a scenario, its catalogs counted with its counter, with a calibration, or raw
@@ -311,14 +312,6 @@ pub fn replay(
         .sizing(cal.map_or(Sizing::Raw, Sizing::Calibrated))
         .build()?;
     simulate::run(scenario, &prepared)
-}
-
-/// The mode name of the rows a session's bill is compared with.
-pub fn mode_name(r: RanAs) -> &'static str {
-    match r {
-        RanAs::Eager => "eager",
-        RanAs::Deferred => "deferred",
-    }
 }
 
 /// Reads, converts, loads and replays one planned session; `tick` gets each file's bytes.
@@ -341,7 +334,7 @@ fn process(
             align(
                 &read.converted.billed,
                 &r.requests,
-                mode_name(read.converted.ran_as),
+                read.converted.ran_as.name(),
             )
         }
         None => Alignment {
@@ -420,17 +413,19 @@ pub fn import(
 
 /// One calibration per model profile and counter, from the raw pairs of its sessions.
 fn fit_all(processed: &[Processed]) -> Vec<Calibration> {
-    let mut by_model: BTreeMap<(String, &str), (Vec<Pair>, usize)> = BTreeMap::new();
+    // Keyed by the counter's name, so the file lists counters as it always has.
+    let mut by_model: BTreeMap<(String, &str, CounterKind), (Vec<Pair>, usize)> = BTreeMap::new();
     for p in processed {
         let Some(s) = &p.scenario else { continue };
+        let counter = counter_of(s);
         let e = by_model
-            .entry((s.profile.name.clone(), counter_of(s).name()))
+            .entry((s.profile.name.clone(), counter.name(), counter))
             .or_insert_with(|| (Vec::new(), s.profile.tool_overhead_tokens));
         e.0.extend(p.raw.pairs.iter().copied());
     }
     by_model
         .iter()
-        .filter_map(|((m, counter), (pairs, preamble))| {
+        .filter_map(|((m, _, counter), (pairs, preamble))| {
             // The fixed cost of tools the counter adds (anthropic-estimate's fitted block)
             // is in every request beside the preamble: the system prompt is what is left.
             let overhead = pairs
@@ -439,7 +434,7 @@ fn fit_all(processed: &[Processed]) -> Vec<Calibration> {
                 .map(|p| p.overhead)
                 .max()
                 .unwrap_or(*preamble);
-            calibrate(m, counter, pairs, overhead)
+            calibrate(m, *counter, pairs, overhead)
         })
         .collect()
 }
@@ -490,7 +485,7 @@ fn calibrated(
             let (result, alignment) = match &p.scenario {
                 Some(sc) => {
                     let r = replay(sc, &p.ctx, calibration_for(cal, sc))?;
-                    let a = align(&c.billed, &r.requests, mode_name(c.ran_as));
+                    let a = align(&c.billed, &r.requests, c.ran_as.name());
                     (Some(r), a)
                 }
                 None => (
@@ -520,8 +515,8 @@ fn session_summary(
     let c = &p.converted;
     let f = &p.facts;
     let ran = result.map(|r| match c.ran_as {
-        RanAs::Eager => &r.eager,
-        RanAs::Deferred => &r.deferred,
+        Mode::Eager => &r.eager,
+        Mode::Deferred => &r.deferred,
     });
     let pairs: Vec<(u64, u64)> = alignment
         .pairs

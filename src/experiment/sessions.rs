@@ -10,18 +10,16 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::session_import::{
-    ModeTotals, UsageFile, calibration_for, counter_of, mode_name, replay,
-};
+use super::session_import::{ModeTotals, UsageFile, calibration_for, counter_of, replay};
 use crate::catalog::{CatalogSource, load_catalogs};
 use crate::error::{Error, Result};
 use crate::input;
 use crate::search::ScorerKind;
 use crate::session::compare::align;
-use crate::session::convert::RanAs;
 use crate::session::fit::{ErrorStats, error_stats};
 use crate::session::import::{CatalogContext, QUERIES_FILE};
 use crate::session::queries::MinedQuery;
+use crate::simulate::Mode;
 use crate::simulate::calibration::{Calibration, CalibrationFile};
 use crate::simulate::scenario::{Item, Listing};
 use crate::simulate::{Scenario, load_scenario};
@@ -164,7 +162,7 @@ pub struct VariantResult {
 pub struct SessionReplay {
     pub name: String,
     pub file: String,
-    pub ran_as: RanAs,
+    pub ran_as: Mode,
     pub model: String,
     /// What the scenario's sizes and its catalogs are counted with.
     pub counter: &'static str,
@@ -387,7 +385,7 @@ fn replay_session(
 ) -> Result<SessionReplay> {
     let k = calibration_for(cal, &s.scenario);
     let actual = replay(&s.scenario, ctx, k)?;
-    let mode = mode_name(s.usage.ran_as);
+    let mode = s.usage.ran_as.name();
     let alignment = align(&s.usage.billed, &actual.requests, mode);
     let pairs: Vec<(u64, u64)> = alignment
         .pairs
@@ -395,8 +393,8 @@ fn replay_session(
         .map(|p| (p.billed, p.modeled as u64))
         .collect();
     let ran = match s.usage.ran_as {
-        RanAs::Eager => &actual.eager,
-        RanAs::Deferred => &actual.deferred,
+        Mode::Eager => &actual.eager,
+        Mode::Deferred => &actual.deferred,
     };
     let mut stripped = s.scenario.clone();
     stripped.conversation = without_recorded_searches(&s.scenario.conversation);

@@ -77,7 +77,7 @@ impl Settings {
         let counter = self.counter(scenario);
         self.calibration
             .as_ref()
-            .and_then(|f| f.for_scenario(scenario, counter.name()))
+            .and_then(|f| f.for_scenario(scenario, counter))
     }
 
     /// Builds a scenario's scorers with these settings' external-process settings.

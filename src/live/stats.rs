@@ -52,8 +52,7 @@ pub fn percentile(values: &[f64], p: f64) -> f64 {
     }
     let mut v = values.to_vec();
     v.sort_by(f64::total_cmp);
-    let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
-    v[rank.clamp(1, v.len()) - 1]
+    crate::number::percentile(&v, p)
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@
 //! The index (postings per term: tool and per-field term frequencies) is built once per
 //! catalog; a query touches only the postings of its terms.
 
+use super::Field;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -47,13 +48,7 @@ pub const DEFAULT_ARGUMENT_DESCRIPTION_WEIGHT: f64 = 0.5;
 pub const DEFAULT_NORMALIZE: bool = true;
 pub const MAX_QUERY_CHARS: usize = 500;
 
-pub const FIELD_COUNT: usize = 4;
-pub const FIELD_NAMES: [&str; FIELD_COUNT] = [
-    "name",
-    "description",
-    "argument_names",
-    "argument_descriptions",
-];
+pub const FIELD_COUNT: usize = Field::LEXICAL.len();
 
 /// The tunable parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -62,7 +57,7 @@ pub struct Bm25Params {
     pub b: f64,
     /// Drop [`STOPWORDS`] and fold plurals ([`stem_plural`]) in tools and queries.
     pub normalize: bool,
-    /// Per field, in [`FIELD_NAMES`] order.
+    /// Per field, in [`Field::LEXICAL`] order.
     pub weights: [f64; FIELD_COUNT],
 }
 
@@ -113,7 +108,7 @@ pub fn parse_weights(text: &str) -> Result<[f64; FIELD_COUNT], String> {
     let err = || {
         format!(
             "expected {FIELD_COUNT} numbers >= 0 as {}, got {text:?}",
-            FIELD_NAMES.join(",")
+            Field::LEXICAL.map(Field::name).join(",")
         )
     };
     if parts.len() != FIELD_COUNT {
@@ -392,7 +387,7 @@ impl Scorer for Bm25Scorer {
                 if tf_f[f] > 0 && parts[f] > 0.0 {
                     contributions.push(Contribution {
                         term: term.clone(),
-                        field: FIELD_NAMES[f].to_string(),
+                        field: Field::LEXICAL[f],
                         detail: format!(
                             "tf={} df={} idf={idf:.3} tf~={tf:.3}",
                             tf_f[f],

@@ -106,7 +106,7 @@ impl FusionConfig {
             return Err(InputError::usage("rrf k must be finite and >= 0"));
         }
         // Every place up to the depth is visited per list and query (blend's spread), so the
-        // depth is bounded like a catalog: --fusion-depth 18446744073709551615 hung.
+        // depth is bounded like a catalog: an absurd --fusion-depth would search without end.
         if self.depth == 0 || self.depth > MAX_FUSION_DEPTH {
             return Err(InputError::usage(format!(
                 "fusion depth must be between 1 and {MAX_FUSION_DEPTH} (the tool limit), got {}",
@@ -648,7 +648,7 @@ pub(crate) mod tests {
 
     fn catalog(n: usize) -> Arc<Catalog> {
         let tools = (0..n)
-            .map(|i| crate::search::semantic::tests::tool(&format!("t{i}"), "", &[]))
+            .map(|i| crate::search::text::test_support::builtin(&format!("t{i}"), ""))
             .collect();
         Arc::new(Catalog::from_tools(tools).unwrap())
     }

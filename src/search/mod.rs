@@ -104,12 +104,53 @@ pub struct Ambiguous {
     pub candidates: Vec<String>,
 }
 
+/// The part of a tool a score comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Id,
+    Name,
+    Description,
+    ArgumentNames,
+    ArgumentDescriptions,
+    SearchHint,
+    /// The whole embedded document (semantic).
+    Document,
+}
+
+impl Field {
+    /// The lexical fields of bm25 and regex, in the order of their weights.
+    pub const LEXICAL: [Field; 4] = [
+        Field::Name,
+        Field::Description,
+        Field::ArgumentNames,
+        Field::ArgumentDescriptions,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Field::Id => "id",
+            Field::Name => "name",
+            Field::Description => "description",
+            Field::ArgumentNames => "argument_names",
+            Field::ArgumentDescriptions => "argument_descriptions",
+            Field::SearchHint => "search_hint",
+            Field::Document => "document",
+        }
+    }
+}
+
+impl std::fmt::Display for Field {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// One reason for points, as a scorer finds it: a (term, field) pair and what matched. It
 /// becomes a leaf of an [`Explanation`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Contribution {
     pub term: String,
-    pub field: String,
+    pub field: Field,
     pub detail: String,
     pub points: f64,
 }

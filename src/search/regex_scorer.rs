@@ -16,6 +16,7 @@
 //! index of that text instead (`trigram.rs`), so such a query reads no catalog text at all. A
 //! pattern with no required literal (`\w+`, `.*`) scans every tool.
 
+use super::Field;
 use std::sync::Arc;
 
 use aho_corasick::AhoCorasick;
@@ -43,11 +44,11 @@ pub const ARGUMENT_DESCRIPTION_WEIGHT: f64 = 1.0;
 pub const EXTRA_FIELD_BONUS: f64 = 0.25;
 
 /// The fields a pattern is tried on, best first.
-const FIELDS: [(&str, f64); 4] = [
-    ("name", NAME_WEIGHT),
-    ("description", DESCRIPTION_WEIGHT),
-    ("argument_names", ARGUMENT_NAME_WEIGHT),
-    ("argument_descriptions", ARGUMENT_DESCRIPTION_WEIGHT),
+const FIELDS: [(Field, f64); 4] = [
+    (Field::Name, NAME_WEIGHT),
+    (Field::Description, DESCRIPTION_WEIGHT),
+    (Field::ArgumentNames, ARGUMENT_NAME_WEIGHT),
+    (Field::ArgumentDescriptions, ARGUMENT_DESCRIPTION_WEIGHT),
 ];
 
 struct ToolFields {
@@ -338,7 +339,7 @@ impl Scorer for RegexScorer {
                     .map_or(String::new(), |m| m.as_str().to_string());
                 Contribution {
                     term: query.to_string(),
-                    field: FIELDS[f].0.to_string(),
+                    field: FIELDS[f].0,
                     detail: format!("matched {found:?}"),
                     points: if rank == 0 {
                         FIELDS[f].1

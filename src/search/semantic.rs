@@ -212,7 +212,7 @@ impl Scorer for SemanticScorer {
             .count();
         let why = Contribution {
             term: query.to_string(),
-            field: "document".to_string(),
+            field: crate::search::Field::Document,
             detail: format!("cosine {cosine:.4}, rank {rank} of {}", among.len()),
             points: cosine,
         };

@@ -2,6 +2,7 @@
 //! agent, turn and position, in the mode the session really ran), the unknowns fitted from
 //! the pairs, and the error of the model against the bill.
 
+use crate::counter::CounterKind;
 use std::collections::{BTreeMap, HashMap};
 
 use super::convert::BilledRequest;
@@ -163,7 +164,7 @@ fn fit(pairs: &[Pair], overhead: usize) -> Option<Fitted> {
 /// `None` only without any pair.
 pub fn calibrate(
     model: &str,
-    counter: &str,
+    counter: CounterKind,
     pairs: &[Pair],
     overhead: usize,
 ) -> Option<Calibration> {
@@ -176,7 +177,7 @@ pub fn calibrate(
     let mut notes = Vec::new();
     let refused = |why: String| Calibration {
         model: model.to_string(),
-        counter: counter.to_string(),
+        counter,
         system_prompt_tokens: 0.0,
         subagent_system_prompt_tokens: None,
         constrained: false,
@@ -247,7 +248,7 @@ pub fn calibrate(
     }
     Some(Calibration {
         model: model.to_string(),
-        counter: counter.to_string(),
+        counter,
         system_prompt_tokens: round(prompt),
         subagent_system_prompt_tokens: sub_prompt.map(round),
         constrained: f.constrained,
@@ -351,7 +352,7 @@ mod tests {
                 .iter()
                 .map(|&x| pair(1, x, 2346 + (1.2 * x as f64) as u64)),
         );
-        let c = calibrate("m", "o200k_base", &pairs, 346).unwrap();
+        let c = calibrate("m", CounterKind::O200kJson, &pairs, 346).unwrap();
         assert!((c.system_prompt_tokens - 5000.0).abs() < 1e-6, "{c:?}");
         assert!((c.scale - 1.2).abs() < 1e-9, "{c:?}");
         assert_eq!(c.subagent_system_prompt_tokens, Some(2000.0));
@@ -366,7 +367,7 @@ mod tests {
             .iter()
             .map(|&x| pair(0, x, 100 + (0.9 * x as f64) as u64))
             .collect();
-        let c = calibrate("m", "o200k_base", &pairs, 346).unwrap();
+        let c = calibrate("m", CounterKind::O200kJson, &pairs, 346).unwrap();
         assert!(c.constrained, "{c:?}");
         assert_eq!(c.system_prompt_tokens, 0.0);
         // Three requests: fitted, but too few to hold any out, so never applied.
@@ -380,13 +381,13 @@ mod tests {
 
     #[test]
     fn fewer_requests_than_parameters_are_refused() {
-        let c = calibrate("m", "o200k_base", &[pair(0, 1000, 9000)], 346).unwrap();
+        let c = calibrate("m", CounterKind::O200kJson, &[pair(0, 1000, 9000)], 346).unwrap();
         assert!(!c.applied, "{c:?}");
         assert_eq!((c.scale, c.system_prompt_tokens, c.requests), (1.0, 0.0, 1));
         assert!(c.notes[0].contains("under-determined"), "{:?}", c.notes);
         // Two requests fit a line exactly (R² 1): fitted, never applied, said why.
         let two = [pair(0, 1000, 9000), pair(0, 2000, 10_500)];
-        let c = calibrate("m", "o200k_base", &two, 346).unwrap();
+        let c = calibrate("m", CounterKind::O200kJson, &two, 346).unwrap();
         assert!((c.r2 - 1.0).abs() < 1e-9 && !c.applied, "{c:?}");
         assert!(
             c.notes
@@ -395,7 +396,7 @@ mod tests {
             "{:?}",
             c.notes
         );
-        assert!(calibrate("m", "o200k_base", &[], 346).is_none());
+        assert!(calibrate("m", CounterKind::O200kJson, &[], 346).is_none());
     }
 
     /// Bills that follow the counts exactly (billed = counted + preamble) with noise around
@@ -416,7 +417,7 @@ mod tests {
     #[test]
     fn a_fit_worse_than_none_on_held_out_requests_is_not_applied() {
         let pairs = noisy(60);
-        let c = calibrate("m", "o200k_base", &pairs, 346).unwrap();
+        let c = calibrate("m", CounterKind::O200kJson, &pairs, 346).unwrap();
         let h = c.held_out.as_ref().unwrap();
         assert_eq!((h.folds, h.requests), (5, 60));
         assert!(
@@ -443,7 +444,7 @@ mod tests {
                 p
             })
             .collect();
-        let c = calibrate("m", "o200k_base", &pairs, 346).unwrap();
+        let c = calibrate("m", CounterKind::O200kJson, &pairs, 346).unwrap();
         let h = c.held_out.as_ref().unwrap();
         assert!(
             h.p90_abs_pct < 0.01 && h.uncalibrated_median_abs_pct > 10.0,
@@ -457,7 +458,7 @@ mod tests {
         );
         let c = calibrate(
             "m",
-            "o200k_base",
+            CounterKind::O200kJson,
             &[pairs.clone(), pairs.clone()].concat(),
             346,
         )
@@ -471,7 +472,7 @@ mod tests {
         let pairs: Vec<Pair> = (1..=30)
             .map(|i| pair(0, 100 * i, 30_000 * i as u64 + 346))
             .collect();
-        let c = calibrate("m", "o200k_base", &pairs, 346).unwrap();
+        let c = calibrate("m", CounterKind::O200kJson, &pairs, 346).unwrap();
         assert!(!c.applied, "{c:?}");
         assert_eq!((c.scale, c.system_prompt_tokens), (1.0, 0.0));
         assert!(
@@ -483,7 +484,7 @@ mod tests {
         let pairs: Vec<Pair> = (1..=30)
             .map(|i| pair(0, 100 * i, 20_000_000 + 100 * i as u64))
             .collect();
-        let c = calibrate("m", "o200k_base", &pairs, 346).unwrap();
+        let c = calibrate("m", CounterKind::O200kJson, &pairs, 346).unwrap();
         assert!(
             !c.applied && c.notes[0].contains("fitted system prompt"),
             "{c:?}"

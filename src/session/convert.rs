@@ -12,6 +12,7 @@
 //! them. An interrupted turn ends where the user stopped it. Sizes only, no text, in the
 //! tokens of the main profile's counter (the scenario's `counter:`).
 
+use crate::simulate::Mode;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
@@ -141,14 +142,6 @@ impl EventOut {
     }
 }
 
-/// How the session really ran.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RanAs {
-    Eager,
-    Deferred,
-}
-
 /// One billed request and where the simulator puts it: `agent`/`turn` as the simulator numbers
 /// them, `index` its 0-based position among the `of` requests that turn really sent. `agent`
 /// is absent for a request the scenario does not hold (an unlinked subagent).
@@ -190,7 +183,7 @@ pub struct UnknownTools {
 #[derive(Debug, Clone)]
 pub struct Converted {
     pub scenario: ScenarioFile,
-    pub ran_as: RanAs,
+    pub ran_as: Mode,
     pub billed: Vec<BilledRequest>,
     pub tool_calls: usize,
     pub unknown: UnknownTools,
@@ -351,9 +344,9 @@ pub fn convert(session: &Session, input: &ConvertInput<'_>) -> Converted {
     c.note_models();
     let tool_calls = session.transcripts().map(Transcript::tool_calls).sum();
     let ran_as = if c.searched {
-        RanAs::Deferred
+        Mode::Deferred
     } else {
-        RanAs::Eager
+        Mode::Eager
     };
     let scenario = c.scenario(profile, conversation, ran_as, tool_calls);
     Converted {
@@ -411,7 +404,7 @@ impl<'a> Converter<'a> {
         &self,
         model: String,
         conversation: Vec<ItemOut>,
-        ran_as: RanAs,
+        ran_as: Mode,
         tool_calls: usize,
     ) -> ScenarioFile {
         let requests = self.billed.len();
@@ -423,8 +416,8 @@ impl<'a> Converter<'a> {
                 plural(requests, "billed request", "billed requests"),
                 plural(tool_calls, "tool call", "tool calls"),
                 match ran_as {
-                    RanAs::Eager => "eager",
-                    RanAs::Deferred => "deferred, with tool search",
+                    Mode::Eager => "eager",
+                    Mode::Deferred => "deferred, with tool search",
                 }
             ),
             model,
@@ -438,7 +431,7 @@ impl<'a> Converter<'a> {
                 defer_mcp: true,
                 scorer: "keyword",
                 max_results: 5,
-                always_load: if ran_as == RanAs::Deferred {
+                always_load: if ran_as == Mode::Deferred {
                     self.direct.iter().cloned().collect()
                 } else {
                     Vec::new()

@@ -100,16 +100,6 @@ pub fn fit_intercept(points: &[(f64, f64)], scale: f64) -> Option<f64> {
     Some(points.iter().map(|&(x, y)| y - scale * x).sum::<f64>() / points.len() as f64)
 }
 
-/// Nearest-rank percentile of sorted values (the smallest value with at least `p`% of the
-/// values at or below it), the definition `eval` uses for latency.
-pub fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
-}
-
 /// Per-request error of a model against the bill.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct ErrorStats {
@@ -144,8 +134,8 @@ pub fn error_stats(pairs: &[(u64, u64)]) -> ErrorStats {
     let n = abs.len();
     ErrorStats {
         requests: n,
-        median_abs_pct: round(percentile(&abs, 50.0), 4),
-        p90_abs_pct: round(percentile(&abs, 90.0), 4),
+        median_abs_pct: round(crate::number::percentile(&abs, 50.0), 4),
+        p90_abs_pct: round(crate::number::percentile(&abs, 90.0), 4),
         mean_pct: if n == 0 {
             0.0
         } else {
@@ -210,8 +200,8 @@ mod tests {
     #[test]
     fn percentiles_are_nearest_rank_and_errors_are_relative_to_the_bill() {
         let v: Vec<f64> = (1..=10).map(f64::from).collect();
-        assert_eq!(percentile(&v, 50.0), 5.0);
-        assert_eq!(percentile(&v, 90.0), 9.0);
+        assert_eq!(crate::number::percentile(&v, 50.0), 5.0);
+        assert_eq!(crate::number::percentile(&v, 90.0), 9.0);
         let s = error_stats(&[(100, 110), (200, 190), (0, 5), (50, 50)]);
         assert_eq!(s.requests, 3);
         assert_eq!(s.median_abs_pct, 5.0);

@@ -10,7 +10,8 @@ use std::path::Path;
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
-use super::{Prepared, Scenario};
+use super::Scenario;
+use crate::counter::CounterKind;
 use crate::document::{Document, json_error};
 use crate::error::Result;
 
@@ -21,7 +22,7 @@ pub struct Calibration {
     /// Model profile the values belong to.
     pub model: String,
     /// Counter the fitted scale converts from (e.g. `o200k-json`).
-    pub counter: String,
+    pub counter: CounterKind,
     /// Non-tool system prompt of the main agent, in the provider's tokens (0 to
     /// [`MAX_SYSTEM_PROMPT_TOKENS`]).
     #[serde(deserialize_with = "system_prompt")]
@@ -192,21 +193,10 @@ impl CalibrationFile {
 
     /// The applied entry for this scenario's profile and counter (`session import` keys them
     /// by the counter the simulator selects for the scenario, `session::import::counter_of`).
-    pub fn for_scenario(&self, scenario: &Scenario, counter: &str) -> Option<&Calibration> {
+    pub fn for_scenario(&self, scenario: &Scenario, counter: CounterKind) -> Option<&Calibration> {
         self.calibrations
             .iter()
             .find(|c| c.applied && c.model == scenario.profile.name && c.counter == counter)
-    }
-}
-
-impl Calibration {
-    /// Sets the fitted system prompts and scale on a prepared scenario.
-    pub fn apply(&self, prepared: &mut Prepared) {
-        prepared.system_tokens = self.system_prompt_tokens.round().max(0.0) as usize;
-        prepared.subagent_system_tokens = self
-            .subagent_system_prompt_tokens
-            .map(|s| s.round().max(0.0) as usize);
-        prepared.scale = self.scale;
     }
 }
 

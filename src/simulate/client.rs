@@ -214,296 +214,331 @@ pub fn profiles() -> Vec<ClientProfile> {
 }
 
 /// The profile of one client.
-#[allow(clippy::too_many_lines)] // one table, read top to bottom
 pub fn profile(name: ClientName) -> ClientProfile {
     match name {
-        ClientName::ClaudeCode => ClientProfile {
-            name,
-            title: "Claude Code (ToolSearch)",
-            when: s(When::Always, SDK_DEFAULT),
-            defer_mcp: s(true, CC_MCP),
-            builtins: s(Builtins::Marked, SEED_QWEN_ANALYSIS),
-            listing: s(Listing::Names, SEED_QWEN_ANALYSIS),
-            search_tool: s("ToolSearch", SEED_QWEN_ANALYSIS),
-            search_tool_cost: s(TOOLSEARCH, TOOLBUDGET_SEARCH),
-            call_bridge: s(false, SEED_QWEN_ANALYSIS),
-            scorer: s(ScorerKind::Keyword, SEED_QWEN_ANALYSIS),
-            max_results: s(5, SEED_QWEN_ANALYSIS),
-            reveal: s(Reveal::Append, API),
-            compact_keeps_loaded: s(true, SEED_QWEN_ANALYSIS),
-            resume_rediscovers: s(true, SEED_QWEN_ANALYSIS),
-            notes: vec![
-                s(
-                    "ENABLE_TOOL_SEARCH=auto:N defers only above N% of the window (deferred.when: auto:N)",
-                    CC_CHANGELOG,
-                ),
-                s(
-                    "the deferred list can be sent as deltas (deferred.list_style: delta)",
-                    SEED_ESSAY,
-                ),
-            ],
-        },
-        ClientName::ClaudeAgentSdk => ClientProfile {
-            name,
-            title: "Claude Agent SDK",
-            when: s(When::Always, SDK),
-            defer_mcp: s(true, SDK),
-            builtins: s(Builtins::Marked, SDK),
-            listing: s(
-                Listing::Names,
+        ClientName::ClaudeCode => claude_code(name),
+        ClientName::ClaudeAgentSdk => claude_agent_sdk(name),
+        ClientName::AnthropicApi => anthropic_api(name),
+        ClientName::Openai => openai(name),
+        ClientName::Codex => codex(name),
+        ClientName::QwenCode => qwen_code(name),
+        ClientName::CopilotCli => copilot_cli(name),
+        ClientName::Openrouter => openrouter(name),
+        ClientName::None => none(name),
+    }
+}
+
+fn claude_code(name: ClientName) -> ClientProfile {
+    ClientProfile {
+        name,
+        title: "Claude Code (ToolSearch)",
+        when: s(When::Always, SDK_DEFAULT),
+        defer_mcp: s(true, CC_MCP),
+        builtins: s(Builtins::Marked, SEED_QWEN_ANALYSIS),
+        listing: s(Listing::Names, SEED_QWEN_ANALYSIS),
+        search_tool: s("ToolSearch", SEED_QWEN_ANALYSIS),
+        search_tool_cost: s(TOOLSEARCH, TOOLBUDGET_SEARCH),
+        call_bridge: s(false, SEED_QWEN_ANALYSIS),
+        scorer: s(ScorerKind::Keyword, SEED_QWEN_ANALYSIS),
+        max_results: s(5, SEED_QWEN_ANALYSIS),
+        reveal: s(Reveal::Append, API),
+        compact_keeps_loaded: s(true, SEED_QWEN_ANALYSIS),
+        resume_rediscovers: s(true, SEED_QWEN_ANALYSIS),
+        notes: vec![
+            s(
+                "ENABLE_TOOL_SEARCH=auto:N defers only above N% of the window (deferred.when: auto:N)",
+                CC_CHANGELOG,
+            ),
+            s(
+                "the deferred list can be sent as deltas (deferred.list_style: delta)",
+                SEED_ESSAY,
+            ),
+        ],
+    }
+}
+
+fn claude_agent_sdk(name: ClientName) -> ClientProfile {
+    ClientProfile {
+        name,
+        title: "Claude Agent SDK",
+        when: s(When::Always, SDK),
+        defer_mcp: s(true, SDK),
+        builtins: s(Builtins::Marked, SDK),
+        listing: s(
+            Listing::Names,
+            Source::Assumed {
+                why: "the docs say \"a summary of available tools\"; the SDK runs Claude Code's loop, which lists names",
+            },
+        ),
+        search_tool: s("ToolSearch", SDK),
+        search_tool_cost: s(TOOLSEARCH, TOOLBUDGET_SEARCH),
+        call_bridge: s(false, SDK),
+        scorer: s(
+            ScorerKind::Keyword,
+            Source::Assumed {
+                why: "not stated; the SDK runs Claude Code's ToolSearch",
+            },
+        ),
+        max_results: s(5, SDK),
+        reveal: s(Reveal::Append, SDK),
+        compact_keeps_loaded: s(false, SDK),
+        resume_rediscovers: s(
+            true,
+            Source::Assumed {
+                why: "not stated; as Claude Code",
+            },
+        ),
+        notes: vec![
+            s(
+                "searches load the 3-5 most relevant tools, which stay for later turns (max_results 5)",
+                SDK,
+            ),
+            s(
+                "with fewer than ~10 tools loading everything upfront is typically faster",
+                SDK,
+            ),
+        ],
+    }
+}
+
+fn anthropic_api(name: ClientName) -> ClientProfile {
+    ClientProfile {
+        name,
+        title: "Anthropic API (tool search tool, defer_loading)",
+        when: s(When::Always, API),
+        defer_mcp: s(true, API),
+        builtins: s(
+            Builtins::All,
+            Source::Assumed {
+                why: "the caller marks tools with defer_loading; every tool but the scenario's always_load is assumed marked",
+            },
+        ),
+        listing: s(Listing::None, API),
+        search_tool: s("tool_search_tool_bm25", API),
+        search_tool_cost: s(PROVIDER_SEARCH, API),
+        call_bridge: s(false, API),
+        scorer: s(ScorerKind::Bm25, API),
+        max_results: s(5, API),
+        reveal: s(Reveal::Append, API),
+        compact_keeps_loaded: s(true, NO_COMPACTION_WORD),
+        resume_rediscovers: s(
+            true,
+            Source::Assumed {
+                why: "a resumed request replays its tool_reference blocks, which expand again",
+            },
+        ),
+        notes: vec![
+            s(
+                "the regex variant (tool_search_tool_regex) is deferred.scorer: regex; the model writes a regex",
+                API,
+            ),
+            s(
+                "a search returns 3-5 tool_reference blocks, expanded inline",
+                API,
+            ),
+        ],
+    }
+}
+
+fn openai(name: ClientName) -> ClientProfile {
+    ClientProfile {
+        name,
+        title: "OpenAI Responses API (tool_search, flat deferred functions)",
+        when: s(When::Always, OPENAI),
+        defer_mcp: s(true, OPENAI),
+        builtins: s(
+            Builtins::All,
+            Source::Assumed {
+                why: "the caller marks functions with defer_loading; every tool but the scenario's always_load is assumed marked",
+            },
+        ),
+        listing: s(Listing::Stubs, OPENAI),
+        search_tool: s("tool_search", OPENAI),
+        search_tool_cost: s(PROVIDER_SEARCH, OPENAI),
+        call_bridge: s(false, OPENAI),
+        scorer: s(
+            ScorerKind::Bm25,
+            Source::Assumed {
+                why: "the hosted search's ranking is not published; bm25 stands for it",
+            },
+        ),
+        max_results: s(5, SEARCH_5),
+        reveal: s(Reveal::Append, OPENAI),
+        compact_keeps_loaded: s(true, NO_COMPACTION_WORD),
+        resume_rediscovers: s(true, NO_RESUME_WORD),
+        notes: vec![
+            s(
+                "a deferred function still shows its name and description; only its parameters are deferred (listing: stubs)",
+                OPENAI,
+            ),
+            s(
+                "a deferred namespace or MCP server shows only its name and description (listing: servers, the codex profile)",
+                OPENAI,
+            ),
+            s("only gpt-5.4 and later support tool_search", OPENAI),
+        ],
+    }
+}
+
+fn codex(name: ClientName) -> ClientProfile {
+    ClientProfile {
+        name,
+        title: "Codex CLI (MCP servers as namespaces)",
+        when: s(When::Always, CODEX),
+        defer_mcp: s(true, CODEX),
+        builtins: s(Builtins::Marked, CODEX),
+        listing: s(Listing::Servers, CODEX),
+        search_tool: s("tool_search", CODEX),
+        search_tool_cost: s(PROVIDER_SEARCH, OPENAI),
+        call_bridge: s(false, CODEX),
+        scorer: s(ScorerKind::Bm25, CODEX_BM25),
+        max_results: s(5, SEARCH_5),
+        reveal: s(Reveal::Append, OPENAI),
+        compact_keeps_loaded: s(true, NO_COMPACTION_WORD),
+        resume_rediscovers: s(true, NO_RESUME_WORD),
+        notes: vec![s(
+            "MCP tools are deferred only when the model supports search and the provider namespaces; otherwise they are sent directly",
+            CODEX,
+        )],
+    }
+}
+
+fn qwen_code(name: ClientName) -> ClientProfile {
+    ClientProfile {
+        name,
+        title: "Qwen Code (tool_search + tool_call bridge)",
+        when: s(When::Always, QWEN_3589),
+        defer_mcp: s(true, QWEN_3589),
+        builtins: s(Builtins::Marked, QWEN_4022),
+        listing: s(Listing::Names, QWEN_3589),
+        search_tool: s("tool_search", QWEN_10410),
+        search_tool_cost: s(
+            "ToolSearch counted, plus a tool_call definition",
+            TOOLBUDGET_SEARCH,
+        ),
+        call_bridge: s(true, QWEN_10410),
+        scorer: s(ScorerKind::Keyword, SEED_QWEN_ANALYSIS),
+        max_results: s(5, SEARCH_5),
+        reveal: s(Reveal::Append, QWEN_10410),
+        compact_keeps_loaded: s(true, SEED_QWEN_ANALYSIS),
+        resume_rediscovers: s(true, QWEN_3589),
+        notes: vec![
+            s(
+                "tools.eager: an allowlist of built-ins kept eager, every other built-in deferred (defer_builtins: ['*'] with always_load)",
+                QWEN_10410,
+            ),
+            s(
+                "some providers opt out automatically; deferred tools are then unreachable (not modeled)",
                 Source::Assumed {
-                    why: "the docs say \"a summary of available tools\"; the SDK runs Claude Code's loop, which lists names",
+                    why: "from the issue text (#27); no public page found",
                 },
             ),
-            search_tool: s("ToolSearch", SDK),
-            search_tool_cost: s(TOOLSEARCH, TOOLBUDGET_SEARCH),
-            call_bridge: s(false, SDK),
-            scorer: s(
-                ScorerKind::Keyword,
-                Source::Assumed {
-                    why: "not stated; the SDK runs Claude Code's ToolSearch",
-                },
+            s(
+                "revealDeferredToolsReferencedInHistory: a resumed session reveals the tools its history used",
+                QWEN_3589,
             ),
-            max_results: s(5, SDK),
-            reveal: s(Reveal::Append, SDK),
-            compact_keeps_loaded: s(false, SDK),
-            resume_rediscovers: s(
-                true,
-                Source::Assumed {
-                    why: "not stated; as Claude Code",
-                },
+        ],
+    }
+}
+
+fn copilot_cli(name: ClientName) -> ClientProfile {
+    ClientProfile {
+        name,
+        title: "GitHub Copilot CLI",
+        when: s(When::Over(30), COPILOT),
+        defer_mcp: s(true, COPILOT),
+        builtins: s(Builtins::Marked, COPILOT),
+        listing: s(Listing::Descriptions, COPILOT),
+        search_tool: s(
+            "tool_search",
+            Source::Assumed {
+                why: "the tool's name is not documented",
+            },
+        ),
+        search_tool_cost: s(TOOLSEARCH, TOOLBUDGET_SEARCH),
+        call_bridge: s(false, COPILOT),
+        scorer: s(
+            ScorerKind::Bm25,
+            Source::Assumed {
+                why: "the ranking is not documented",
+            },
+        ),
+        max_results: s(5, SEARCH_5),
+        reveal: s(
+            Reveal::Append,
+            Source::Assumed {
+                why: "not documented; loaded tools stay for the rest of the conversation",
+            },
+        ),
+        compact_keeps_loaded: s(true, COPILOT),
+        resume_rediscovers: s(true, NO_RESUME_WORD),
+        notes: vec![
+            s(
+                "deferTools: \"never\" on an MCP server keeps its tools eager (deferred.always_load_servers)",
+                COPILOT,
             ),
-            notes: vec![
-                s(
-                    "searches load the 3-5 most relevant tools, which stay for later turns (max_results 5)",
-                    SDK,
-                ),
-                s(
-                    "with fewer than ~10 tools loading everything upfront is typically faster",
-                    SDK,
-                ),
-            ],
-        },
-        ClientName::AnthropicApi => ClientProfile {
-            name,
-            title: "Anthropic API (tool search tool, defer_loading)",
-            when: s(When::Always, API),
-            defer_mcp: s(true, API),
-            builtins: s(
-                Builtins::All,
-                Source::Assumed {
-                    why: "the caller marks tools with defer_loading; every tool but the scenario's always_load is assumed marked",
-                },
+            s(
+                "the threshold is re-checked at every prompt; the simulator decides once per agent",
+                COPILOT,
             ),
-            listing: s(Listing::None, API),
-            search_tool: s("tool_search_tool_bm25", API),
-            search_tool_cost: s(PROVIDER_SEARCH, API),
-            call_bridge: s(false, API),
-            scorer: s(ScorerKind::Bm25, API),
-            max_results: s(5, API),
-            reveal: s(Reveal::Append, API),
-            compact_keeps_loaded: s(true, NO_COMPACTION_WORD),
-            resume_rediscovers: s(
-                true,
-                Source::Assumed {
-                    why: "a resumed request replays its tool_reference blocks, which expand again",
-                },
+            s(
+                "active only for supported model families (Claude, GPT-5.4+); reported off on others",
+                COPILOT_4588,
             ),
-            notes: vec![
-                s(
-                    "the regex variant (tool_search_tool_regex) is deferred.scorer: regex; the model writes a regex",
-                    API,
-                ),
-                s(
-                    "a search returns 3-5 tool_reference blocks, expanded inline",
-                    API,
-                ),
-            ],
-        },
-        ClientName::Openai => ClientProfile {
-            name,
-            title: "OpenAI Responses API (tool_search, flat deferred functions)",
-            when: s(When::Always, OPENAI),
-            defer_mcp: s(true, OPENAI),
-            builtins: s(
-                Builtins::All,
-                Source::Assumed {
-                    why: "the caller marks functions with defer_loading; every tool but the scenario's always_load is assumed marked",
-                },
-            ),
-            listing: s(Listing::Stubs, OPENAI),
-            search_tool: s("tool_search", OPENAI),
-            search_tool_cost: s(PROVIDER_SEARCH, OPENAI),
-            call_bridge: s(false, OPENAI),
-            scorer: s(
-                ScorerKind::Bm25,
-                Source::Assumed {
-                    why: "the hosted search's ranking is not published; bm25 stands for it",
-                },
-            ),
-            max_results: s(5, SEARCH_5),
-            reveal: s(Reveal::Append, OPENAI),
-            compact_keeps_loaded: s(true, NO_COMPACTION_WORD),
-            resume_rediscovers: s(true, NO_RESUME_WORD),
-            notes: vec![
-                s(
-                    "a deferred function still shows its name and description; only its parameters are deferred (listing: stubs)",
-                    OPENAI,
-                ),
-                s(
-                    "a deferred namespace or MCP server shows only its name and description (listing: servers, the codex profile)",
-                    OPENAI,
-                ),
-                s("only gpt-5.4 and later support tool_search", OPENAI),
-            ],
-        },
-        ClientName::Codex => ClientProfile {
-            name,
-            title: "Codex CLI (MCP servers as namespaces)",
-            when: s(When::Always, CODEX),
-            defer_mcp: s(true, CODEX),
-            builtins: s(Builtins::Marked, CODEX),
-            listing: s(Listing::Servers, CODEX),
-            search_tool: s("tool_search", CODEX),
-            search_tool_cost: s(PROVIDER_SEARCH, OPENAI),
-            call_bridge: s(false, CODEX),
-            scorer: s(ScorerKind::Bm25, CODEX_BM25),
-            max_results: s(5, SEARCH_5),
-            reveal: s(Reveal::Append, OPENAI),
-            compact_keeps_loaded: s(true, NO_COMPACTION_WORD),
-            resume_rediscovers: s(true, NO_RESUME_WORD),
-            notes: vec![s(
-                "MCP tools are deferred only when the model supports search and the provider namespaces; otherwise they are sent directly",
-                CODEX,
-            )],
-        },
-        ClientName::QwenCode => ClientProfile {
-            name,
-            title: "Qwen Code (tool_search + tool_call bridge)",
-            when: s(When::Always, QWEN_3589),
-            defer_mcp: s(true, QWEN_3589),
-            builtins: s(Builtins::Marked, QWEN_4022),
-            listing: s(Listing::Names, QWEN_3589),
-            search_tool: s("tool_search", QWEN_10410),
-            search_tool_cost: s(
-                "ToolSearch counted, plus a tool_call definition",
-                TOOLBUDGET_SEARCH,
-            ),
-            call_bridge: s(true, QWEN_10410),
-            scorer: s(ScorerKind::Keyword, SEED_QWEN_ANALYSIS),
-            max_results: s(5, SEARCH_5),
-            reveal: s(Reveal::Append, QWEN_10410),
-            compact_keeps_loaded: s(true, SEED_QWEN_ANALYSIS),
-            resume_rediscovers: s(true, QWEN_3589),
-            notes: vec![
-                s(
-                    "tools.eager: an allowlist of built-ins kept eager, every other built-in deferred (defer_builtins: ['*'] with always_load)",
-                    QWEN_10410,
-                ),
-                s(
-                    "some providers opt out automatically; deferred tools are then unreachable (not modeled)",
-                    Source::Assumed {
-                        why: "from the issue text (#27); no public page found",
-                    },
-                ),
-                s(
-                    "revealDeferredToolsReferencedInHistory: a resumed session reveals the tools its history used",
-                    QWEN_3589,
-                ),
-            ],
-        },
-        ClientName::CopilotCli => ClientProfile {
-            name,
-            title: "GitHub Copilot CLI",
-            when: s(When::Over(30), COPILOT),
-            defer_mcp: s(true, COPILOT),
-            builtins: s(Builtins::Marked, COPILOT),
-            listing: s(Listing::Descriptions, COPILOT),
-            search_tool: s(
-                "tool_search",
-                Source::Assumed {
-                    why: "the tool's name is not documented",
-                },
-            ),
-            search_tool_cost: s(TOOLSEARCH, TOOLBUDGET_SEARCH),
-            call_bridge: s(false, COPILOT),
-            scorer: s(
-                ScorerKind::Bm25,
-                Source::Assumed {
-                    why: "the ranking is not documented",
-                },
-            ),
-            max_results: s(5, SEARCH_5),
-            reveal: s(
-                Reveal::Append,
-                Source::Assumed {
-                    why: "not documented; loaded tools stay for the rest of the conversation",
-                },
-            ),
-            compact_keeps_loaded: s(true, COPILOT),
-            resume_rediscovers: s(true, NO_RESUME_WORD),
-            notes: vec![
-                s(
-                    "deferTools: \"never\" on an MCP server keeps its tools eager (deferred.always_load_servers)",
-                    COPILOT,
-                ),
-                s(
-                    "the threshold is re-checked at every prompt; the simulator decides once per agent",
-                    COPILOT,
-                ),
-                s(
-                    "active only for supported model families (Claude, GPT-5.4+); reported off on others",
-                    COPILOT_4588,
-                ),
-            ],
-        },
-        ClientName::Openrouter => ClientProfile {
-            name,
-            title: "OpenRouter (openrouter:tool_search)",
-            when: s(When::Always, OPENROUTER),
-            defer_mcp: s(true, OPENROUTER),
-            builtins: s(
-                Builtins::All,
-                Source::Assumed {
-                    why: "defer_loading works on any tool; every tool but the scenario's always_load is assumed marked",
-                },
-            ),
-            listing: s(Listing::None, OPENROUTER),
-            search_tool: s("openrouter:tool_search", OPENROUTER),
-            search_tool_cost: s(TOOLSEARCH, TOOLBUDGET_SEARCH),
-            call_bridge: s(true, OPENROUTER_SDK),
-            scorer: s(ScorerKind::Bm25, OPENROUTER_SDK),
-            max_results: s(5, OPENROUTER_SDK),
-            reveal: s(Reveal::Append, OPENROUTER_SDK),
-            compact_keeps_loaded: s(true, NO_COMPACTION_WORD),
-            resume_rediscovers: s(true, NO_RESUME_WORD),
-            notes: vec![s(
-                "works on any model and provider; a deferred tool cannot be seen or called until a search returns it",
-                OPENROUTER,
-            )],
-        },
-        ClientName::None => ClientProfile {
-            name,
-            title: "No deferral (every tool eager)",
-            when: s(
-                When::Never,
-                Source::Assumed {
-                    why: "the baseline: nothing deferred",
-                },
-            ),
-            defer_mcp: s(false, BASELINE),
-            builtins: s(Builtins::Marked, BASELINE),
-            listing: s(Listing::Names, BASELINE),
-            search_tool: s("ToolSearch", BASELINE),
-            search_tool_cost: s("none (never sent)", BASELINE),
-            call_bridge: s(false, BASELINE),
-            scorer: s(ScorerKind::Keyword, BASELINE),
-            max_results: s(5, BASELINE),
-            reveal: s(Reveal::Append, BASELINE),
-            compact_keeps_loaded: s(true, BASELINE),
-            resume_rediscovers: s(true, BASELINE),
-            notes: vec![],
-        },
+        ],
+    }
+}
+
+fn openrouter(name: ClientName) -> ClientProfile {
+    ClientProfile {
+        name,
+        title: "OpenRouter (openrouter:tool_search)",
+        when: s(When::Always, OPENROUTER),
+        defer_mcp: s(true, OPENROUTER),
+        builtins: s(
+            Builtins::All,
+            Source::Assumed {
+                why: "defer_loading works on any tool; every tool but the scenario's always_load is assumed marked",
+            },
+        ),
+        listing: s(Listing::None, OPENROUTER),
+        search_tool: s("openrouter:tool_search", OPENROUTER),
+        search_tool_cost: s(TOOLSEARCH, TOOLBUDGET_SEARCH),
+        call_bridge: s(true, OPENROUTER_SDK),
+        scorer: s(ScorerKind::Bm25, OPENROUTER_SDK),
+        max_results: s(5, OPENROUTER_SDK),
+        reveal: s(Reveal::Append, OPENROUTER_SDK),
+        compact_keeps_loaded: s(true, NO_COMPACTION_WORD),
+        resume_rediscovers: s(true, NO_RESUME_WORD),
+        notes: vec![s(
+            "works on any model and provider; a deferred tool cannot be seen or called until a search returns it",
+            OPENROUTER,
+        )],
+    }
+}
+
+fn none(name: ClientName) -> ClientProfile {
+    ClientProfile {
+        name,
+        title: "No deferral (every tool eager)",
+        when: s(
+            When::Never,
+            Source::Assumed {
+                why: "the baseline: nothing deferred",
+            },
+        ),
+        defer_mcp: s(false, BASELINE),
+        builtins: s(Builtins::Marked, BASELINE),
+        listing: s(Listing::Names, BASELINE),
+        search_tool: s("ToolSearch", BASELINE),
+        search_tool_cost: s("none (never sent)", BASELINE),
+        call_bridge: s(false, BASELINE),
+        scorer: s(ScorerKind::Keyword, BASELINE),
+        max_results: s(5, BASELINE),
+        reveal: s(Reveal::Append, BASELINE),
+        compact_keeps_loaded: s(true, BASELINE),
+        resume_rediscovers: s(true, BASELINE),
+        notes: vec![],
     }
 }
 

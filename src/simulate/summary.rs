@@ -144,7 +144,7 @@ fn settings(
         search_tool: prep.search_tool_name.clone(),
         search_tool_tokens: prep.search_tool_tokens,
         search_tool_from_catalog: prep.plan.search_tool.is_some(),
-        search_tool_source: prep.search_tool_source.clone(),
+        search_tool_source: prep.search_tool_source.to_string(),
         counter_error_pct: prep.counter.error_pct(),
         tool_choice: sc.tool_choice,
         search_latency,

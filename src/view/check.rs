@@ -5,7 +5,8 @@
 
 use serde::Deserialize;
 
-use crate::experiment::check::{CheckResult, Finding, Level};
+use crate::experiment::check::{CheckDiff, CheckResult, Finding, Level};
+use crate::number::plural;
 use crate::output::{Format, csv, md_code, md_text, table_for, to_json};
 
 /// `check --format`: the common formats and `github`.
@@ -64,12 +65,9 @@ pub fn verdict_line(r: &CheckResult) -> String {
         ));
     }
     let mut line = format!(
-        "toolbudget check {status}: {} {}, {} {}, {} {} in {} tools",
-        v.errors,
+        "toolbudget check {status}: {}, {}, {} in {} tools",
         plural(v.errors, "error", "errors"),
-        v.warnings,
         plural(v.warnings, "warning", "warnings"),
-        v.notes,
         plural(v.notes, "note", "notes"),
         r.report.tool_count
     );
@@ -77,10 +75,6 @@ pub fn verdict_line(r: &CheckResult) -> String {
         line.push_str(&format!(" ({})", why.join("; ")));
     }
     line
-}
-
-fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
-    if n == 1 { one } else { many }
 }
 
 fn place(f: &Finding) -> String {
@@ -188,10 +182,7 @@ fn findings_table(findings: &[Finding], format: Format, max: usize) -> String {
 }
 
 /// The whole report as a text table or Markdown; `max_findings` cuts the findings table.
-#[allow(clippy::too_many_lines)] // one section after another
 fn report(r: &CheckResult, format: Format, max_findings: usize) -> String {
-    let table = table_for(format);
-    let rep = &r.report;
     let mut out = String::new();
     if format == Format::Md {
         out.push_str(&format!("**{}**\n", md_text(&verdict_line(r))));
@@ -200,7 +191,25 @@ fn report(r: &CheckResult, format: Format, max_findings: usize) -> String {
         out.push('\n');
     }
 
-    heading(&mut out, "Clients", format);
+    clients_section(&mut out, r, format);
+    listing_section(&mut out, r, format);
+    findings_section(&mut out, r, format, max_findings);
+    cost_section(&mut out, r, format);
+    confusable_section(&mut out, r, format);
+    queries_section(&mut out, r, format);
+    baseline_section(&mut out, r, format);
+    heading(&mut out, "How the reachability queries are made", format);
+    for rule in &r.rules {
+        out.push_str(&format!("- {}\n", prose(rule, format)));
+    }
+    out
+}
+
+/// The clients side by side: what each loads and defers, what its search misses.
+fn clients_section(out: &mut String, r: &CheckResult, format: Format) {
+    let rep = &r.report;
+    let table = table_for(format);
+    heading(out, "Clients", format);
     let rows: Vec<Vec<String>> = rep
         .clients
         .iter()
@@ -243,8 +252,13 @@ fn report(r: &CheckResult, format: Format, max_findings: usize) -> String {
             false, false, true, true, true, true, true, true, true, true, false,
         ],
     ));
+}
 
-    heading(&mut out, "Deferred list per listing mode (tokens)", format);
+/// What the deferred list costs in each listing mode.
+fn listing_section(out: &mut String, r: &CheckResult, format: Format) {
+    let rep = &r.report;
+    let table = table_for(format);
+    heading(out, "Deferred list per listing mode (tokens)", format);
     let modes = ["names", "descriptions", "servers", "stubs", "none"];
     let rows: Vec<Vec<String>> = rep
         .clients
@@ -266,16 +280,24 @@ fn report(r: &CheckResult, format: Format, max_findings: usize) -> String {
         &rows,
         &[false, true, true, true, true, true],
     ));
+}
 
-    heading(&mut out, "Findings", format);
+/// Every finding, cut at `max_findings`.
+fn findings_section(out: &mut String, r: &CheckResult, format: Format, max_findings: usize) {
+    heading(out, "Findings", format);
     if r.findings.is_empty() {
         out.push_str("none\n");
     } else {
         out.push_str(&findings_table(&r.findings, format, max_findings));
     }
+}
 
+/// The costliest tools and parameters under the report's counter.
+fn cost_section(out: &mut String, r: &CheckResult, format: Format) {
+    let rep = &r.report;
+    let table = table_for(format);
     heading(
-        &mut out,
+        out,
         &format!(
             "Costliest tools ({}; whole catalog {} tokens)",
             rep.cost.counter, rep.cost.total_tokens
@@ -290,7 +312,7 @@ fn report(r: &CheckResult, format: Format, max_findings: usize) -> String {
         .collect();
     out.push_str(&table(&["tool", "tokens"], &rows, &[false, true]));
     if !rep.cost.costliest_parameters.is_empty() {
-        heading(&mut out, "Costliest parameters (schema JSON)", format);
+        heading(out, "Costliest parameters (schema JSON)", format);
         let rows: Vec<Vec<String>> = rep
             .cost
             .costliest_parameters
@@ -309,10 +331,15 @@ fn report(r: &CheckResult, format: Format, max_findings: usize) -> String {
             &[false, false, true],
         ));
     }
+}
 
+/// Pairs a scorer confuses, with each side's distinguishing words.
+fn confusable_section(out: &mut String, r: &CheckResult, format: Format) {
+    let rep = &r.report;
+    let table = table_for(format);
     if !rep.confusable.is_empty() {
         heading(
-            &mut out,
+            out,
             "Confusable pairs (winner ranked first for the intended tool's own query)",
             format,
         );
@@ -341,9 +368,14 @@ fn report(r: &CheckResult, format: Format, max_findings: usize) -> String {
             &[false; 5],
         ));
     }
+}
 
+/// The author's labeled queries: recall per client, false positives, tools below recall 1.
+fn queries_section(out: &mut String, r: &CheckResult, format: Format) {
+    let rep = &r.report;
+    let table = table_for(format);
     if let Some(queries) = &rep.queries {
-        heading(&mut out, "Labeled queries", format);
+        heading(out, "Labeled queries", format);
         let rows: Vec<Vec<String>> = queries
             .iter()
             .map(|q| {
@@ -386,7 +418,7 @@ fn report(r: &CheckResult, format: Format, max_findings: usize) -> String {
             })
             .collect();
         if !rows.is_empty() {
-            heading(&mut out, "Tools below recall 1", format);
+            heading(out, "Tools below recall 1", format);
             out.push_str(&table(
                 &["client", "tool", "queries", "found", "recall@k"],
                 &rows,
@@ -394,10 +426,14 @@ fn report(r: &CheckResult, format: Format, max_findings: usize) -> String {
             ));
         }
     }
+}
 
+/// The difference from the baseline catalog: tokens, findability, confusable pairs.
+fn baseline_section(out: &mut String, r: &CheckResult, format: Format) {
+    let table = table_for(format);
     if let Some(d) = &r.baseline {
         heading(
-            &mut out,
+            out,
             &format!(
                 "Against the baseline ({} tools; {} added, {} removed)",
                 d.tool_count,
@@ -469,30 +505,11 @@ fn report(r: &CheckResult, format: Format, max_findings: usize) -> String {
             d.fixed_findings.len()
         ));
     }
-
-    heading(&mut out, "How the reachability queries are made", format);
-    for rule in &r.rules {
-        out.push_str(&format!("- {}\n", prose(rule, format)));
-    }
-    out
 }
 
 /// The pull-request summary: the verdict, what got worse, what got better, the report folded.
 pub fn summary(r: &CheckResult) -> String {
     let mut out = format!("## {}\n", md_text(&verdict_line(r)));
-    let item = |f: &Finding| {
-        let mut s = format!("- **{}** `{}`", f.level.name(), f.id);
-        if let Some(t) = &f.tool {
-            s.push_str(&format!(" {}", md_code(t)));
-        }
-        s.push_str(&format!(": {}", md_text(&f.message)));
-        let at = place(f);
-        if !at.is_empty() {
-            s.push_str(&format!(" ({})", md_code(&at)));
-        }
-        s.push('\n');
-        s
-    };
     let list = |out: &mut String, items: Vec<String>| {
         let n = items.len();
         for i in items.into_iter().take(MAX_SUMMARY_ITEMS) {
@@ -513,117 +530,17 @@ pub fn summary(r: &CheckResult) -> String {
         );
     }
     out.push_str("\n### What got worse\n\n");
-    let mut worse = Vec::new();
-    let mut better = Vec::new();
-    match &r.baseline {
-        Some(d) => {
-            for (ids, verb, sign) in [
-                (&d.tools_added, "added", 1),
-                (&d.tools_removed, "removed", -1),
-            ] {
-                if ids.is_empty() {
-                    continue;
-                }
-                let tokens: i64 = d
-                    .tokens
-                    .iter()
-                    .filter(|t| ids.contains(&t.what))
-                    .map(|t| t.delta)
-                    .sum();
-                let shown: Vec<String> = ids
-                    .iter()
-                    .take(MAX_SUMMARY_ITEMS)
-                    .map(|i| md_code(i))
-                    .collect();
-                let line = format!(
-                    "- {} {} {verb} ({} tokens): {}{}\n",
-                    ids.len(),
-                    plural(ids.len(), "tool", "tools"),
-                    signed(tokens),
-                    shown.join(", "),
-                    if ids.len() > MAX_SUMMARY_ITEMS {
-                        ", …"
-                    } else {
-                        ""
-                    }
-                );
-                if sign > 0 {
-                    worse.push(line);
-                } else {
-                    better.push(line);
-                }
-            }
-            // A tool added or removed is in its line above.
-            for t in d
-                .tokens
+    let (worse, better) = match &r.baseline {
+        Some(d) => changes(d),
+        None => (
+            r.findings
                 .iter()
-                .filter(|t| t.delta != 0 && (t.before.is_some() && t.after.is_some()))
-            {
-                let line = format!(
-                    "- {} tokens: {} → {} ({}, {})\n",
-                    md_code(&t.what),
-                    opt(t.before),
-                    opt(t.after),
-                    signed(t.delta),
-                    t.counter
-                );
-                if t.delta > 0 {
-                    worse.push(line);
-                } else {
-                    better.push(line);
-                }
-            }
-            for f in &d.findability {
-                let line = format!(
-                    "- {} is {} to find under {}: {} (was {})\n",
-                    md_code(&f.tool),
-                    f.change,
-                    f.client,
-                    f.after,
-                    f.before
-                );
-                if f.change == "harder" {
-                    worse.push(line);
-                } else {
-                    better.push(line);
-                }
-            }
-            for p in &d.new_confusable {
-                worse.push(format!(
-                    "- new confusable pair: {} wins {}'s own query\n",
-                    md_code(&p.winner),
-                    md_code(&p.intended)
-                ));
-            }
-            for p in &d.resolved_confusable {
-                better.push(format!(
-                    "- resolved confusable pair: {} no longer wins {}'s own query\n",
-                    md_code(&p.winner),
-                    md_code(&p.intended)
-                ));
-            }
-            worse.extend(
-                d.new_findings
-                    .iter()
-                    .filter(|f| f.level != Level::Note && f.id != "harder-to-find")
-                    .map(item),
-            );
-            better.extend(
-                d.fixed_findings
-                    .iter()
-                    .filter(|f| f.level != Level::Note)
-                    .map(|f| format!("- fixed {}", &item(f)[2..])),
-            );
-        }
-        None => {
-            worse.extend(
-                r.findings
-                    .iter()
-                    .filter(|f| f.level != Level::Note)
-                    .map(item),
-            );
-        }
-    }
+                .filter(|f| f.level != Level::Note)
+                .map(summary_item)
+                .collect(),
+            Vec::new(),
+        ),
+    };
     if worse.is_empty() {
         out.push_str("Nothing.\n");
     }
@@ -639,6 +556,129 @@ pub fn summary(r: &CheckResult) -> String {
     out.push_str(&report(r, Format::Md, MAX_DETAIL_FINDINGS));
     out.push_str("\n</details>\n");
     out
+}
+
+/// A finding as a line of the pull-request summary.
+fn summary_item(f: &Finding) -> String {
+    let mut s = format!("- **{}** `{}`", f.level.name(), f.id);
+    if let Some(t) = &f.tool {
+        s.push_str(&format!(" {}", md_code(t)));
+    }
+    s.push_str(&format!(": {}", md_text(&f.message)));
+    let at = place(f);
+    if !at.is_empty() {
+        s.push_str(&format!(" ({})", md_code(&at)));
+    }
+    s.push('\n');
+    s
+}
+
+/// What got worse and what got better against the baseline, as summary lines.
+fn changes(d: &CheckDiff) -> (Vec<String>, Vec<String>) {
+    let mut worse = Vec::new();
+    let mut better = Vec::new();
+    for (ids, verb, sign) in [
+        (&d.tools_added, "added", 1),
+        (&d.tools_removed, "removed", -1),
+    ] {
+        if ids.is_empty() {
+            continue;
+        }
+        let tokens: i64 = d
+            .tokens
+            .iter()
+            .filter(|t| ids.contains(&t.what))
+            .map(|t| t.delta)
+            .sum();
+        let shown: Vec<String> = ids
+            .iter()
+            .take(MAX_SUMMARY_ITEMS)
+            .map(|i| md_code(i))
+            .collect();
+        let line = format!(
+            "- {} {verb} ({} tokens): {}{}\n",
+            plural(ids.len(), "tool", "tools"),
+            signed(tokens),
+            shown.join(", "),
+            if ids.len() > MAX_SUMMARY_ITEMS {
+                ", …"
+            } else {
+                ""
+            }
+        );
+        if sign > 0 {
+            worse.push(line);
+        } else {
+            better.push(line);
+        }
+    }
+    // A tool added or removed is in its line above.
+    for t in d
+        .tokens
+        .iter()
+        .filter(|t| t.delta != 0 && (t.before.is_some() && t.after.is_some()))
+    {
+        let line = format!(
+            "- {} tokens: {} → {} ({}, {})\n",
+            md_code(&t.what),
+            opt(t.before),
+            opt(t.after),
+            signed(t.delta),
+            t.counter
+        );
+        if t.delta > 0 {
+            worse.push(line);
+        } else {
+            better.push(line);
+        }
+    }
+    findability_changes(d, &mut worse, &mut better);
+    (worse, better)
+}
+
+/// Tools harder or easier to find, confusable pairs made or resolved, findings new or fixed.
+fn findability_changes(d: &CheckDiff, worse: &mut Vec<String>, better: &mut Vec<String>) {
+    for f in &d.findability {
+        let line = format!(
+            "- {} is {} to find under {}: {} (was {})\n",
+            md_code(&f.tool),
+            f.change,
+            f.client,
+            f.after,
+            f.before
+        );
+        if f.change == "harder" {
+            worse.push(line);
+        } else {
+            better.push(line);
+        }
+    }
+    for p in &d.new_confusable {
+        worse.push(format!(
+            "- new confusable pair: {} wins {}'s own query\n",
+            md_code(&p.winner),
+            md_code(&p.intended)
+        ));
+    }
+    for p in &d.resolved_confusable {
+        better.push(format!(
+            "- resolved confusable pair: {} no longer wins {}'s own query\n",
+            md_code(&p.winner),
+            md_code(&p.intended)
+        ));
+    }
+    worse.extend(
+        d.new_findings
+            .iter()
+            .filter(|f| f.level != Level::Note && f.id != "harder-to-find")
+            .map(summary_item),
+    );
+    better.extend(
+        d.fixed_findings
+            .iter()
+            .filter(|f| f.level != Level::Note)
+            .map(|f| format!("- fixed {}", &summary_item(f)[2..])),
+    );
 }
 
 /// GitHub's escaping of a workflow command's message.

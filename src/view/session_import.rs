@@ -111,7 +111,7 @@ fn rows(s: &ImportSummary, format: Format) -> Vec<Vec<String>> {
                 .map_or_else(|| e.file.clone(), |x| x.to_string_lossy().into_owned());
             vec![
                 code_for(format, &name),
-                crate::experiment::session_import::mode_name(e.ran_as).to_string(),
+                e.ran_as.name().to_string(),
                 code_for(format, &e.model),
                 e.counter.to_string(),
                 e.requests.to_string(),

@@ -1,7 +1,7 @@
 //! The report's "Your sessions" section (`report --sessions DIR`): pure renderers from a
 //! finished [`SessionsReport`] to Markdown, CSV and SVG. Nothing here replays or fits.
 
-use crate::experiment::session_import::{ModeTotals, mode_name};
+use crate::experiment::session_import::ModeTotals;
 use crate::experiment::sessions::SessionsReport;
 use crate::number::thousands;
 use crate::number::{percent, plural, usd};
@@ -220,7 +220,7 @@ pub fn csv_file(s: &SessionsReport) -> String {
         for (mode, m) in modes {
             rows.push(vec![
                 x.name.clone(),
-                mode_name(x.ran_as).to_string(),
+                x.ran_as.name().to_string(),
                 x.model.clone(),
                 x.requests.to_string(),
                 x.billed_input_tokens.to_string(),
@@ -363,7 +363,7 @@ fn bill_table(s: &SessionsReport) -> String {
             vec![
                 (i + 1).to_string(),
                 x.name.clone(),
-                mode_name(x.ran_as).to_string(),
+                x.ran_as.name().to_string(),
                 x.model.clone(),
                 x.requests.to_string(),
                 int(x.billed_input_tokens),

@@ -650,23 +650,16 @@ fn docs_commands_run_as_shown() {
 
 /// A repository of its own whose docs hold a passing and a failing block of each kind: the
 /// runner reports exactly the failing ones, at their lines, and skips what it must.
-#[test]
-fn the_runner_reports_exactly_the_blocks_that_do_not_run_as_shown() {
-    let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("repo");
-    let write = |rel: &str, text: &str| {
-        let p = repo.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
-    std::fs::create_dir_all(&repo).unwrap();
-    std::os::unix::fs::symlink(crate::support::repo("fixtures"), repo.join("fixtures")).unwrap();
-    write(
-        "justfile",
-        "# a recipe\nmodel:\n    true\nbench-check BASE=\"\":\n    true\n",
-    );
-    write("scripts/fetch-model.sh", "true\n");
-    write("../shared/data/present.txt", "here\n");
+/// Writes `rel` under `repo`, its folders made.
+fn write_file(repo: &std::path::Path, rel: &str, text: &str) {
+    let p = repo.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+/// The fixture repository's README: a passing and a failing block of each kind.
+fn write_readme(repo: &std::path::Path) {
+    let write = |rel: &str, text: &str| write_file(repo, rel, text);
     let fence = "```";
     write(
         "README.md",
@@ -722,6 +715,13 @@ fn the_runner_reports_exactly_the_blocks_that_do_not_run_as_shown() {
              {fence}\n"
         ),
     );
+}
+
+/// The fixture repository's guide: the variants (`shared`, `model`, `no-run`), an unknown one,
+/// output before a command, a block that is not console, an indented block.
+fn write_guide(repo: &std::path::Path) {
+    let write = |rel: &str, text: &str| write_file(repo, rel, text);
+    let fence = "```";
     write(
         "docs/guide/run.md",
         &format!(
@@ -770,6 +770,24 @@ fn the_runner_reports_exactly_the_blocks_that_do_not_run_as_shown() {
              \x20 {fence}\n"
         ),
     );
+}
+
+#[test]
+fn the_runner_reports_exactly_the_blocks_that_do_not_run_as_shown() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let write = |rel: &str, text: &str| write_file(&repo, rel, text);
+    std::fs::create_dir_all(&repo).unwrap();
+    std::os::unix::fs::symlink(crate::support::repo("fixtures"), repo.join("fixtures")).unwrap();
+    write(
+        "justfile",
+        "# a recipe\nmodel:\n    true\nbench-check BASE=\"\":\n    true\n",
+    );
+    write("scripts/fetch-model.sh", "true\n");
+    write("../shared/data/present.txt", "here\n");
+    let fence = "```";
+    write_readme(&repo);
+    write_guide(&repo);
     write(
         "docs/example-report/index.md",
         &format!("{fence}console\n$ false\n{fence}\n"),

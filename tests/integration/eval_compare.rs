@@ -453,6 +453,27 @@ fn a_set_without_an_answerable_query_reports_n_a_never_ok() {
     }
 }
 
+/// A JSONL run of per-query rows' top results, scored down from 100.
+fn jsonl_run(rows: &[serde_json::Value]) -> String {
+    let mut run = String::new();
+    for q in rows {
+        let top: Vec<String> = q["top"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .map(|(i, id)| format!(r#"{{"id": {id}, "score": {}}}"#, 100 - i))
+            .collect();
+        run.push_str(&format!(
+            r#"{{"id": {}, "results": [{}]}}"#,
+            q["id"],
+            top.join(", ")
+        ));
+        run.push('\n');
+    }
+    run
+}
+
 /// `--pair mine=bm25`: a run file's ranking compared with the built-in bm25 under another name,
 /// with notes on where each came from and how they were set; the step summary appended.
 #[test]
@@ -480,23 +501,7 @@ fn pair_compares_a_run_file_with_a_built_in_scorer() {
     let parsed: serde_json::Value = serde_json::from_str(&base).unwrap();
     // The run file holds bm25's own top results with the last query left out: one query worse.
     let rows = parsed["results"][0]["per_query"].as_array().unwrap();
-    let mut run = String::new();
-    for q in &rows[..rows.len() - 1] {
-        let top: Vec<String> = q["top"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .enumerate()
-            .map(|(i, id)| format!(r#"{{"id": {id}, "score": {}}}"#, 100 - i))
-            .collect();
-        run.push_str(&format!(
-            r#"{{"id": {}, "results": [{}]}}"#,
-            q["id"],
-            top.join(", ")
-        ));
-        run.push('\n');
-    }
-    let run_path = write(dir.path(), "run.jsonl", &run);
+    let run_path = write(dir.path(), "run.jsonl", &jsonl_run(&rows[..rows.len() - 1]));
     let base_path = write(dir.path(), "base.json", &base);
     let cand_path = write(
         dir.path(),

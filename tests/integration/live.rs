@@ -88,6 +88,65 @@ pub(crate) fn cassette_entries(path: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// One mode of a recorded scenario: its outcomes partition its turns, every request is billed
+/// and counted and summed as shown, steps are bounded, eager sends every tool and deferred
+/// fewer. Returns its requests.
+fn check_mode(s: &Value, mode: &str, turns: u64, tools: u64) -> usize {
+    let m = &s[mode];
+    assert_eq!(m["turns"], turns, "{mode}");
+    // The outcomes partition the turns.
+    let parts: u64 = [
+        "correct",
+        "wrong_tool",
+        "no_tool",
+        "malformed",
+        "hit_step_limit",
+        "trajectory",
+    ]
+    .iter()
+    .map(|k| m[k].as_u64().unwrap())
+    .sum();
+    assert_eq!(parts, turns);
+    let rows: Vec<&Value> = s["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|q| q["mode"] == mode)
+        .collect();
+    assert_eq!(m["requests"], rows.len() as u64);
+    // Billed usage beside toolbudget's count, for every request, summed as shown.
+    let billed: u64 = rows
+        .iter()
+        .map(|q| q["billed_input_tokens"].as_u64().expect("usage reported"))
+        .sum();
+    let counted: u64 = rows
+        .iter()
+        .map(|q| q["counted_input_tokens"].as_u64().unwrap())
+        .sum();
+    assert!(
+        rows.iter()
+            .all(|q| q["counted_input_tokens"].as_u64().unwrap() > 0)
+    );
+    assert_eq!(m["billed_input_tokens"], billed);
+    assert_eq!(m["counted_input_tokens"], counted);
+    let ratio = ((billed as f64 / counted as f64) * 1e4).round() / 1e4;
+    assert_eq!(m["billed_over_counted"].as_f64().unwrap(), ratio);
+    // Steps per turn are bounded.
+    assert!(rows.iter().all(|q| q["step"].as_u64().unwrap() <= 3));
+    for q in &rows {
+        let sent = q["tools_sent"].as_u64().unwrap();
+        if mode == "eager" {
+            assert_eq!(sent, tools, "eager sends every tool");
+        } else {
+            assert!(
+                sent < tools,
+                "deferred sends the search tool and what it loaded"
+            );
+        }
+    }
+    rows.len()
+}
+
 #[test]
 fn the_recorded_local_model_replays_offline_byte_for_byte() {
     let dir = tempfile::tempdir().unwrap();
@@ -158,59 +217,7 @@ fn the_recorded_local_model_replays_offline_byte_for_byte() {
         let tools = s["tools"].as_u64().unwrap();
         assert_eq!(s["deferred_tools"], tools, "every MCP tool is deferred");
         for mode in ["eager", "deferred"] {
-            let m = &s[mode];
-            assert_eq!(m["turns"], turns, "{mode}");
-            // The outcomes partition the turns.
-            let parts: u64 = [
-                "correct",
-                "wrong_tool",
-                "no_tool",
-                "malformed",
-                "hit_step_limit",
-                "trajectory",
-            ]
-            .iter()
-            .map(|k| m[k].as_u64().unwrap())
-            .sum();
-            assert_eq!(parts, turns);
-            let rows: Vec<&Value> = s["requests"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|q| q["mode"] == mode)
-                .collect();
-            assert_eq!(m["requests"], rows.len() as u64);
-            // Billed usage beside toolbudget's count, for every request, summed as shown.
-            let billed: u64 = rows
-                .iter()
-                .map(|q| q["billed_input_tokens"].as_u64().expect("usage reported"))
-                .sum();
-            let counted: u64 = rows
-                .iter()
-                .map(|q| q["counted_input_tokens"].as_u64().unwrap())
-                .sum();
-            assert!(
-                rows.iter()
-                    .all(|q| q["counted_input_tokens"].as_u64().unwrap() > 0)
-            );
-            assert_eq!(m["billed_input_tokens"], billed);
-            assert_eq!(m["counted_input_tokens"], counted);
-            let ratio = ((billed as f64 / counted as f64) * 1e4).round() / 1e4;
-            assert_eq!(m["billed_over_counted"].as_f64().unwrap(), ratio);
-            // Steps per turn are bounded.
-            assert!(rows.iter().all(|q| q["step"].as_u64().unwrap() <= 3));
-            for q in &rows {
-                let sent = q["tools_sent"].as_u64().unwrap();
-                if mode == "eager" {
-                    assert_eq!(sent, tools, "eager sends every tool");
-                } else {
-                    assert!(
-                        sent < tools,
-                        "deferred sends the search tool and what it loaded"
-                    );
-                }
-            }
-            requests += rows.len();
+            requests += check_mode(s, mode, turns, tools);
         }
         let p = &s["paired"];
         assert_eq!(p["pairs"], turns);

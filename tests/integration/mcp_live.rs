@@ -135,23 +135,31 @@ fn catalog_args(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn real_servers_import_with_the_expected_tools_then_count_search_and_simulate() {
+/// Whether the pinned servers are installed; a skip says so (and fails when they are required).
+fn servers_installed() -> bool {
     let missing: Vec<&str> = SERVER_BINARIES
         .iter()
         .copied()
         .filter(|b| !root().join(b).exists())
         .collect();
-    if !missing.is_empty() {
-        let msg = format!(
-            "skipped: MCP servers not installed (run scripts/install-mcp-servers.sh); missing {}",
-            missing.join(", ")
-        );
-        let required =
-            std::env::var("TOOLBUDGET_REQUIRE_LIVE_MCP").is_ok_and(|v| !v.is_empty() && v != "0");
-        assert!(!required, "TOOLBUDGET_REQUIRE_LIVE_MCP is set but {msg}");
-        eprintln!("{msg}");
-        println!("{msg}");
+    if missing.is_empty() {
+        return true;
+    }
+    let msg = format!(
+        "skipped: MCP servers not installed (run scripts/install-mcp-servers.sh); missing {}",
+        missing.join(", ")
+    );
+    let required =
+        std::env::var("TOOLBUDGET_REQUIRE_LIVE_MCP").is_ok_and(|v| !v.is_empty() && v != "0");
+    assert!(!required, "TOOLBUDGET_REQUIRE_LIVE_MCP is set but {msg}");
+    eprintln!("{msg}");
+    println!("{msg}");
+    false
+}
+
+#[test]
+fn real_servers_import_with_the_expected_tools_then_count_search_and_simulate() {
+    if !servers_installed() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -413,7 +413,7 @@ fn the_fit_recovers_the_known_parameters_and_prices_every_request() {
     assert_eq!(s.calibrations.len(), 1);
     let c = &s.calibrations[0];
     assert_eq!(c.model, "claude-sonnet-4.5");
-    assert_eq!(c.counter, "anthropic-estimate");
+    assert_eq!(c.counter.name(), "anthropic-estimate");
     assert_eq!(s.counter, "anthropic-estimate");
     assert_eq!(c.tool_overhead_tokens, overhead());
     let rel = |got: f64, want: f64| (got - want).abs() / want;

@@ -391,52 +391,7 @@ fn choose(
     tools: &[Value],
     options: &McpOptions,
 ) -> Result<(String, String, Option<String>), String> {
-    let name_of = |t: &Value| {
-        t.get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
-    let names: Vec<String> = tools.iter().map(name_of).collect();
-    let tool = if let Some(wanted) = &options.tool {
-        tools
-            .iter()
-            .find(|t| name_of(t) == *wanted)
-            .ok_or_else(|| {
-                format!(
-                    "it has no tool {wanted:?} (--mcp-tool); its tools: {}",
-                    names.join(", ")
-                )
-            })?
-    } else {
-        let found: Vec<&Value> = tools
-            .iter()
-            .filter(|t| {
-                let n = name_of(t).to_lowercase();
-                n.contains("search") || n.contains("find")
-            })
-            .collect();
-        match found.as_slice() {
-            [one] => *one,
-            [] => {
-                return Err(format!(
-                    "none of its tools has `search` or `find` in its name; name the search \
-                     tool with --mcp-tool (its tools: {})",
-                    names.join(", ")
-                ));
-            }
-            many => {
-                return Err(format!(
-                    "several of its tools could be the search tool ({}); name one with \
-                     --mcp-tool",
-                    many.iter()
-                        .map(|t| name_of(t))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            }
-        }
-    };
+    let tool = search_tool(tools, options)?;
     let tool_name = name_of(tool);
     let schema = tool.get("inputSchema").cloned().unwrap_or(Value::Null);
     let props: Map<String, Value> = schema
@@ -444,47 +399,9 @@ fn choose(
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
-    let typed = |p: &Value, want: &[&str]| match p.get("type") {
-        None => true,
-        Some(Value::String(t)) => want.contains(&t.as_str()),
-        Some(Value::Array(ts)) => ts
-            .iter()
-            .any(|t| t.as_str().is_some_and(|t| want.contains(&t))),
-        Some(_) => false,
-    };
-    let query_arg = if let Some(q) = &options.query_arg {
-        q.clone()
-    } else {
-        let named = QUERY_ARGS
-            .iter()
-            .find(|k| props.get(**k).is_some_and(|p| typed(p, &["string"])))
-            .map(|k| (*k).to_string());
-        let strings: Vec<&String> = props
-            .iter()
-            .filter(|(_, p)| typed(p, &["string"]))
-            .map(|(k, _)| k)
-            .collect();
-        let required: Vec<&str> = schema
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| r.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        let required_strings: Vec<&String> = strings
-            .iter()
-            .copied()
-            .filter(|k| required.contains(&k.as_str()))
-            .collect();
-        match (named, required_strings.as_slice(), strings.as_slice()) {
-            (Some(n), _, _) => n,
-            (None, [one], _) | (None, [], [one]) => (*one).clone(),
-            _ => {
-                return Err(format!(
-                    "cannot tell which argument of {tool_name:?} takes the query (its \
-                     properties: {}); name it with --mcp-query-arg",
-                    props.keys().cloned().collect::<Vec<_>>().join(", ")
-                ));
-            }
-        }
+    let query_arg = match &options.query_arg {
+        Some(q) => q.clone(),
+        None => query_argument(&tool_name, &schema, &props)?,
     };
     let limit_arg = match &options.limit_arg {
         Some(l) => Some(l.clone()),
@@ -498,6 +415,97 @@ fn choose(
             .map(|k| (*k).to_string()),
     };
     Ok((tool_name, query_arg, limit_arg))
+}
+
+fn name_of(t: &Value) -> String {
+    t.get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
+}
+
+/// Whether a property's schema has one of the `want` types (or no type at all).
+fn typed(p: &Value, want: &[&str]) -> bool {
+    match p.get("type") {
+        None => true,
+        Some(Value::String(t)) => want.contains(&t.as_str()),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .any(|t| t.as_str().is_some_and(|t| want.contains(&t))),
+        Some(_) => false,
+    }
+}
+
+/// The tool named by `--mcp-tool`, else the one tool whose name says search or find.
+fn search_tool<'t>(tools: &'t [Value], options: &McpOptions) -> Result<&'t Value, String> {
+    let names: Vec<String> = tools.iter().map(name_of).collect();
+    if let Some(wanted) = &options.tool {
+        return tools.iter().find(|t| name_of(t) == *wanted).ok_or_else(|| {
+            format!(
+                "it has no tool {wanted:?} (--mcp-tool); its tools: {}",
+                names.join(", ")
+            )
+        });
+    }
+    let found: Vec<&Value> = tools
+        .iter()
+        .filter(|t| {
+            let n = name_of(t).to_lowercase();
+            n.contains("search") || n.contains("find")
+        })
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(*one),
+        [] => Err(format!(
+            "none of its tools has `search` or `find` in its name; name the search tool with \
+             --mcp-tool (its tools: {})",
+            names.join(", ")
+        )),
+        many => Err(format!(
+            "several of its tools could be the search tool ({}); name one with --mcp-tool",
+            many.iter()
+                .map(|t| name_of(t))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// The argument that takes the query: a known name, else the one required string, else the
+/// one string.
+fn query_argument(
+    tool_name: &str,
+    schema: &Value,
+    props: &Map<String, Value>,
+) -> Result<String, String> {
+    let named = QUERY_ARGS
+        .iter()
+        .find(|k| props.get(**k).is_some_and(|p| typed(p, &["string"])))
+        .map(|k| (*k).to_string());
+    let strings: Vec<&String> = props
+        .iter()
+        .filter(|(_, p)| typed(p, &["string"]))
+        .map(|(k, _)| k)
+        .collect();
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let required_strings: Vec<&String> = strings
+        .iter()
+        .copied()
+        .filter(|k| required.contains(&k.as_str()))
+        .collect();
+    match (named, required_strings.as_slice(), strings.as_slice()) {
+        (Some(n), _, _) => Ok(n),
+        (None, [one], _) | (None, [], [one]) => Ok((*one).clone()),
+        _ => Err(format!(
+            "cannot tell which argument of {tool_name:?} takes the query (its properties: {}); \
+             name it with --mcp-query-arg",
+            props.keys().cloned().collect::<Vec<_>>().join(", ")
+        )),
+    }
 }
 
 impl Scorer for McpScorer {

@@ -113,7 +113,7 @@ pub(crate) struct RawBm25 {
     pub(super) weights: Option<RawBm25Weights>,
 }
 
-/// Field weights by field name (`FIELD_NAMES` of bm25), each optional.
+/// Field weights by field name (`search::Field::LEXICAL`), each optional.
 #[derive(Deserialize)]
 #[serde(
     deny_unknown_fields,

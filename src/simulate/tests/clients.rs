@@ -134,7 +134,7 @@ fn qwen_codes_bridge_costs_a_tool_call_definition_and_never_rewrites_the_tools_l
         code.search_tool_tokens + code.counter.tool(&call_bridge_tool())
     );
     assert_eq!(qwen.search_tool_name, "tool_search");
-    assert!(qwen.search_tool_source.ends_with("+ tool_call"));
+    assert!(qwen.search_tool_source.to_string().ends_with("+ tool_call"));
     assert_eq!(r.deferred.cache_invalidations.requests, 0);
     // reveal: tools-list alone rewrites the tools list; the bridge overrides it.
     let mut listed = qwen_sc.clone();

@@ -17,47 +17,48 @@ fn shipped_scenarios() -> Vec<std::path::PathBuf> {
     v
 }
 
-/// Every object of `scenarios/schema.json` against the struct that reads it, and every `enum`
-/// against the enum that parses it: adding a key or a value to one and not the other fails
-/// here, naming both lists.
+fn schema_json() -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(shipped_dir().join("schema.json")).unwrap())
+        .unwrap()
+}
+
+fn keys(v: &serde_json::Value) -> Vec<String> {
+    let mut k: Vec<String> = v["properties"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no properties in {v}"))
+        .keys()
+        .cloned()
+        .collect();
+    k.sort();
+    k
+}
+
+fn values(v: &serde_json::Value) -> Vec<String> {
+    let mut k: Vec<String> = v["enum"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no enum in {v}"))
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect();
+    k.sort();
+    k
+}
+
+/// Every object of `scenarios/schema.json` against the struct that reads it: adding a key to
+/// one and not the other fails here, naming both lists.
 #[test]
 fn schema_lists_exactly_the_keys_the_loader_accepts() {
     use super::profile::Override;
     use super::scenario::{
-        Discovery, EventKind, Failures, ListStyle, Listing, Published, RawCall, RawCatalogEntry,
-        RawDeferred, RawEvent, RawScenario, RawSubagent, RawTurn, RetryStep, Reveal, Sizes,
+        Failures, Published, RawCall, RawCatalogEntry, RawDeferred, RawEvent, RawScenario,
+        RawSubagent, RawTurn, Sizes,
     };
     use crate::names::{of, sorted};
-    use crate::search::ScorerKind;
-    use serde_json::Value;
 
-    let schema: Value =
-        serde_json::from_str(&std::fs::read_to_string(shipped_dir().join("schema.json")).unwrap())
-            .unwrap();
-    let keys = |v: &Value| -> Vec<String> {
-        let mut k: Vec<String> = v["properties"]
-            .as_object()
-            .unwrap_or_else(|| panic!("no properties in {v}"))
-            .keys()
-            .cloned()
-            .collect();
-        k.sort();
-        k
-    };
-    let values = |v: &Value| -> Vec<String> {
-        let mut k: Vec<String> = v["enum"]
-            .as_array()
-            .unwrap_or_else(|| panic!("no enum in {v}"))
-            .iter()
-            .map(|x| x.as_str().unwrap().to_string())
-            .collect();
-        k.sort();
-        k
-    };
+    let schema = schema_json();
     let p = &schema["properties"];
     let d = &schema["$defs"];
-    let dp = &p["deferred"]["properties"];
-    let objects: [(&str, &Value, Option<&[&str]>); 12] = [
+    let objects: [(&str, &serde_json::Value, Option<&[&str]>); 12] = [
         ("texts", &p["texts"], of::<super::scenario::RawTexts>()),
         ("scenario", &schema, of::<RawScenario>()),
         ("deferred", &p["deferred"], of::<RawDeferred>()),
@@ -87,7 +88,20 @@ fn schema_lists_exactly_the_keys_the_loader_accepts() {
             "{what}: schema.json vs the reader"
         );
     }
-    let enums: [(&str, &Value, Option<&[&str]>); 12] = [
+}
+
+/// Every `enum` of `scenarios/schema.json` against the enum that parses it.
+#[test]
+fn schema_lists_exactly_the_values_the_loader_accepts() {
+    use super::scenario::{Discovery, EventKind, ListStyle, Listing, RetryStep, Reveal};
+    use crate::names::{of, sorted};
+    use crate::search::ScorerKind;
+
+    let schema = schema_json();
+    let p = &schema["properties"];
+    let d = &schema["$defs"];
+    let dp = &p["deferred"]["properties"];
+    let enums: [(&str, &serde_json::Value, Option<&[&str]>); 12] = [
         ("client", &p["client"], of::<super::client::ClientName>()),
         ("scorer", &dp["scorer"]["oneOf"][0], of::<ScorerKind>()),
         ("discovery", &dp["discovery"], of::<Discovery>()),

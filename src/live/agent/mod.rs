@@ -35,6 +35,8 @@ use crate::search::{SearchError, SearchRequest};
 use crate::simulate::scenario::{CallOrder, Event, Item, Listing, Trajectory, Turn, When};
 use crate::simulate::{Mode, Prepared, SEARCH_TOOL, Scenario, listing};
 
+mod calls;
+
 /// The system prompt when the scenario gives none: local chat templates (llama.cpp's
 /// `chatml-function-calling`) show the tools only inside a system message.
 pub const DEFAULT_SYSTEM: &str =
@@ -411,77 +413,7 @@ impl Agent<'_> {
         let mut malformed: Vec<usize> = Vec::new();
         let mut other_calls = 0usize;
         for step in 1..=self.st.max_steps {
-            let (defs, full, tools_tokens) = self.tools_now();
-            let choice = self.st.tool_choice.unwrap_or(self.sc.tool_choice);
-            let provider = self.ep.provider;
-            let request = Request {
-                model: &self.st.model,
-                system: &self.system,
-                messages: &self.messages,
-                tools: &defs,
-                provider_search: self.provider_search,
-                tool_choice: choice,
-                max_tokens: self.st.max_tokens,
-                temperature: self.st.temperature,
-                seed: provider
-                    .takes_seed()
-                    .then(|| self.st.seed.wrapping_add(u64::from(self.run))),
-            };
-            let body = provider.body(&request);
-            let mut counted =
-                self.counter.system(Some(&self.system)) + self.message_tokens.iter().sum::<usize>();
-            if !defs.is_empty() {
-                counted += self.sc.profile.preamble(self.counter, choice)
-                    + self.counter.tools_fixed(Some(&self.system))
-                    + tools_tokens;
-            }
-            let x = self
-                .ep
-                .exchange(self.run, &body, self.provider_search.is_some())?;
-            let reply = provider
-                .parse(&x.response)
-                .map_err(|message| LiveError::Unreadable { provider, message })?;
-            row.steps = step;
-            for s in &reply.provider_searches {
-                row.searches += 1;
-                let mut returned = Vec::new();
-                for name in &s.loaded {
-                    if let Some(&Target::Tool(i)) = self.names.by_name.get(name) {
-                        self.load(i);
-                        row.search_found_expected |= expected.contains(&i);
-                        returned.push(i);
-                    }
-                }
-                self.record_search(&s.query, &returned);
-            }
-            self.out.requests.push(RequestRow {
-                scenario: self.sc.name.clone(),
-                mode: self.mode.name().to_string(),
-                run: self.run,
-                turn: self.turn_no,
-                step,
-                tools_sent: full,
-                billed_input_tokens: reply.usage.input_tokens,
-                counted_input_tokens: counted as u64,
-                billed_output_tokens: reply.usage.output_tokens,
-                cached_tokens: reply.usage.cached_tokens,
-                latency_ms: x.latency_ms,
-                calls: reply
-                    .calls
-                    .iter()
-                    .map(|c| c.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                provider_searches: reply.provider_searches.len(),
-                stop: reply.stop.clone().unwrap_or_default(),
-            });
-            let paused = reply.stop.as_deref() == Some("pause_turn");
-            let calls = reply.calls.clone();
-            self.push(Message::Assistant {
-                text: reply.text,
-                calls: reply.calls,
-                native: reply.native,
-            });
+            let (calls, paused) = self.step(step, &expected, &mut row)?;
             if calls.is_empty() {
                 if paused {
                     continue;
@@ -507,12 +439,109 @@ impl Agent<'_> {
                 });
             }
         }
+        self.finish_turn(t, &expected, row, &called, &malformed, other_calls);
+        Ok(())
+    }
+
+    /// One request of a turn: sent (or replayed), its provider searches loaded, its row and
+    /// its answer recorded; returns the calls to answer and whether the provider paused.
+    fn step(
+        &mut self,
+        step: usize,
+        expected: &[usize],
+        row: &mut TurnRow,
+    ) -> Result<(Vec<ToolCall>, bool), LiveError> {
+        let (defs, full, tools_tokens) = self.tools_now();
+        let choice = self.st.tool_choice.unwrap_or(self.sc.tool_choice);
+        let provider = self.ep.provider;
+        let request = Request {
+            model: &self.st.model,
+            system: &self.system,
+            messages: &self.messages,
+            tools: &defs,
+            provider_search: self.provider_search,
+            tool_choice: choice,
+            max_tokens: self.st.max_tokens,
+            temperature: self.st.temperature,
+            seed: provider
+                .takes_seed()
+                .then(|| self.st.seed.wrapping_add(u64::from(self.run))),
+        };
+        let body = provider.body(&request);
+        let mut counted =
+            self.counter.system(Some(&self.system)) + self.message_tokens.iter().sum::<usize>();
+        if !defs.is_empty() {
+            counted += self.sc.profile.preamble(self.counter, choice)
+                + self.counter.tools_fixed(Some(&self.system))
+                + tools_tokens;
+        }
+        let x = self
+            .ep
+            .exchange(self.run, &body, self.provider_search.is_some())?;
+        let reply = provider
+            .parse(&x.response)
+            .map_err(|message| LiveError::Unreadable { provider, message })?;
+        row.steps = step;
+        for s in &reply.provider_searches {
+            row.searches += 1;
+            let mut returned = Vec::new();
+            for name in &s.loaded {
+                if let Some(&Target::Tool(i)) = self.names.by_name.get(name) {
+                    self.load(i);
+                    row.search_found_expected |= expected.contains(&i);
+                    returned.push(i);
+                }
+            }
+            self.record_search(&s.query, &returned);
+        }
+        self.out.requests.push(RequestRow {
+            scenario: self.sc.name.clone(),
+            mode: self.mode.name().to_string(),
+            run: self.run,
+            turn: self.turn_no,
+            step,
+            tools_sent: full,
+            billed_input_tokens: reply.usage.input_tokens,
+            counted_input_tokens: counted as u64,
+            billed_output_tokens: reply.usage.output_tokens,
+            cached_tokens: reply.usage.cached_tokens,
+            latency_ms: x.latency_ms,
+            calls: reply
+                .calls
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(" "),
+            provider_searches: reply.provider_searches.len(),
+            stop: reply.stop.clone().unwrap_or_default(),
+        });
+        let paused = reply.stop.as_deref() == Some("pause_turn");
+        let calls = reply.calls.clone();
+        self.push(Message::Assistant {
+            text: reply.text,
+            calls: reply.calls,
+            native: reply.native,
+        });
+        Ok((calls, paused))
+    }
+
+    /// The turn's row completed (what was called, broken trajectory assertions, the outcome)
+    /// and kept.
+    fn finish_turn(
+        &mut self,
+        t: &Turn,
+        expected: &[usize],
+        mut row: TurnRow,
+        called: &[usize],
+        malformed: &[usize],
+        other_calls: usize,
+    ) {
         row.called = called
             .iter()
             .map(|&i| self.prep.catalog().get(i).id.as_str())
             .collect::<Vec<_>>()
             .join(" ");
-        let broken = self.broken(&t.trajectory, &expected);
+        let broken = self.broken(&t.trajectory, expected);
         row.trajectory = broken
             .iter()
             .map(|b| b.name())
@@ -521,194 +550,12 @@ impl Agent<'_> {
         row.outcome = if row.hit_step_limit {
             Outcome::StepLimit
         } else {
-            match outcome(&expected, &called, &malformed, other_calls, row.searches) {
+            match outcome(expected, called, malformed, other_calls, row.searches) {
                 Outcome::Correct if !broken.is_empty() => Outcome::Trajectory,
                 o => o,
             }
         };
         self.out.turns.push(row);
-        Ok(())
-    }
-
-    /// Answers one call; returns the result text and whether it is an error.
-    #[allow(clippy::too_many_arguments)]
-    fn answer(
-        &mut self,
-        c: &ToolCall,
-        t: &Turn,
-        expected: &[usize],
-        row: &mut TurnRow,
-        called: &mut Vec<usize>,
-        malformed: &mut Vec<usize>,
-        other_calls: &mut usize,
-    ) -> Result<(String, bool), LiveError> {
-        let target = self.names.by_name.get(&c.name).copied();
-        if !matches!(target, Some(Target::Search)) {
-            let tool = match target {
-                Some(Target::Tool(i)) => Some(i),
-                _ => None,
-            };
-            let args = serde_json::from_str::<Value>(&c.arguments)
-                .map_or_else(|_| c.arguments.clone(), |v| canonical(&v).to_string());
-            self.turn_calls.push((tool, args));
-        }
-        Ok(match target {
-            Some(Target::Search) if self.deferring && self.provider_search.is_none() => {
-                row.searches += 1;
-                return self.client_search(c, expected, row);
-            }
-            Some(Target::Tool(i)) if self.available(i) => {
-                if self.is_deferred(i) && !self.loaded[i] {
-                    row.premature_calls += 1;
-                    *other_calls += 1;
-                    return Ok((
-                        format!(
-                            "Error: {} is not loaded. Search for it with {} first.",
-                            c.name,
-                            api_tool_name(&self.search_def.id)
-                        ),
-                        true,
-                    ));
-                }
-                let tool = self.prep.catalog().get(i);
-                if let Err(why) = arguments::check(&c.arguments, &tool.input_schema) {
-                    row.malformed_calls += 1;
-                    if !malformed.contains(&i) {
-                        malformed.push(i);
-                    }
-                    *other_calls += 1;
-                    (
-                        format!("Error: invalid arguments for {}: {why}", c.name),
-                        true,
-                    )
-                } else {
-                    called.push(i);
-                    if !expected.contains(&i) {
-                        *other_calls += 1;
-                        return Ok((UNEXPECTED_RESULT.to_string(), false));
-                    }
-                    let call = t.calls.iter().find(|x| x.tool.id == tool.id);
-                    let text = call.and_then(|x| x.result.clone()).unwrap_or_else(|| {
-                        let n = call
-                            .and_then(|x| x.result_tokens)
-                            .or(self.sc.sizes.result)
-                            .unwrap_or(100);
-                        filler(&tool.id, n)
-                    });
-                    (text, false)
-                }
-            }
-            _ => {
-                row.unknown_calls += 1;
-                *other_calls += 1;
-                (format!("Error: there is no tool named {:?}.", c.name), true)
-            }
-        })
-    }
-
-    /// Runs toolbudget's search for a search-tool call and loads what it returns.
-    fn client_search(
-        &mut self,
-        c: &ToolCall,
-        expected: &[usize],
-        row: &mut TurnRow,
-    ) -> Result<(String, bool), LiveError> {
-        let args = match arguments::check(&c.arguments, &self.search_def.input_schema) {
-            Ok(a) => a,
-            Err(why) => {
-                row.malformed_calls += 1;
-                return Ok((
-                    format!("Error: invalid arguments for {}: {why}", c.name),
-                    true,
-                ));
-            }
-        };
-        let query = args
-            .get("query")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .trim();
-        let limit = args
-            .get("max_results")
-            .and_then(Value::as_f64)
-            .map_or(self.sc.deferred.max_results, |n| n.max(1.0) as usize)
-            .min(MAX_SEARCH_RESULTS);
-        let candidates: Vec<bool> = (0..self.prep.catalog().len())
-            .map(|i| self.available(i) && self.is_deferred(i))
-            .collect();
-        let scorer = if query.starts_with("select:") {
-            self.prep.select_scorer()
-        } else {
-            self.prep.scorer()
-        };
-        let request = SearchRequest {
-            query,
-            limit,
-            candidates: Some(&candidates),
-            id: None,
-        };
-        let hits: Vec<usize> = match scorer.search(&request) {
-            Ok(o) => o
-                .hits
-                .iter()
-                .map(|h| h.tool)
-                .filter(|&i| candidates[i])
-                .take(limit)
-                .collect(),
-            // The query's fault is the model's: it is told. The scorer's own failure stops the run.
-            Err(SearchError::Refused(e)) => {
-                return Ok((format!("Error: the query was refused: {}", e.message), true));
-            }
-            Err(SearchError::Failed(message)) => return Err(LiveError::Scorer(message)),
-        };
-        self.record_search(query, &hits);
-        if hits.is_empty() {
-            return Ok((
-                format!("No deferred tool matches {query:?}. Try other keywords, or select:NAME."),
-                false,
-            ));
-        }
-        let mut text = format!(
-            "Loaded {} tool{}; call {} directly now:",
-            hits.len(),
-            if hits.len() == 1 { "" } else { "s" },
-            if hits.len() == 1 { "it" } else { "them" }
-        );
-        for &i in &hits {
-            self.load(i);
-            row.search_found_expected |= expected.contains(&i);
-            text.push_str(&format!(
-                "\n- {}: {}",
-                self.names.of_tool[i],
-                listing::one_line(&self.prep.catalog().get(i).description)
-            ));
-        }
-        Ok((text, false))
-    }
-
-    fn record_search(&mut self, query: &str, returned: &[usize]) {
-        self.out.searches.push(SearchRow {
-            scenario: self.sc.name.clone(),
-            mode: self.mode.name().to_string(),
-            run: self.run,
-            turn: self.turn_no,
-            query: query.to_string(),
-            returned: returned
-                .iter()
-                .map(|&i| self.prep.catalog().get(i).id.as_str())
-                .collect::<Vec<_>>()
-                .join(" "),
-        });
-    }
-
-    /// The trajectory assertions the current turn's calls broke.
-    fn broken(&self, a: &Trajectory, expected: &[usize]) -> Vec<Broken> {
-        let forbidden: Vec<usize> = a
-            .must_not_call
-            .iter()
-            .map(|r| self.prep.index(&r.id))
-            .collect();
-        trajectory(a, &forbidden, expected, &self.turn_calls)
     }
 }
 

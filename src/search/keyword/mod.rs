@@ -38,6 +38,7 @@
 //! occurrence (`\n` is a boundary, like the edges of a text). The 3-point fallback is one
 //! `memmem` pass over the blob of lowercase ids.
 
+use super::Field;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -52,6 +53,8 @@ use super::{
 };
 use crate::catalog::Catalog;
 use crate::error::InputError;
+
+mod select;
 
 pub const DEFAULT_LIMIT: usize = 5;
 pub const MAX_LIMIT: usize = 20;
@@ -400,190 +403,6 @@ impl KeywordScorer {
         }
     }
 
-    /// The tools a `select:` name stands for (searchable ones only): the id, else the bare
-    /// MCP name, else the end of an id after `_` or `.`; the last two only when unique.
-    fn resolve_name(&self, name: &str, request: &SearchRequest<'_>) -> Resolved {
-        let ok = |t: &&u32| request.is_candidate(**t as usize);
-        if let Some(i) = self.catalog.index_of(name)
-            && request.is_candidate(i)
-        {
-            return Resolved::Tools(vec![i as u32]);
-        }
-        let lower = name.to_lowercase();
-        if let Some(list) = self.lower_ids.get(&lower) {
-            let found: Vec<u32> = list.iter().filter(ok).copied().collect();
-            if !found.is_empty() {
-                return Resolved::Tools(found);
-            }
-        }
-        let bare: Vec<u32> = self
-            .bare_names
-            .get(&lower)
-            .map(|list| list.iter().filter(ok).copied().collect())
-            .unwrap_or_default();
-        let found = if bare.is_empty() {
-            self.suffix_matches(&lower, request)
-        } else {
-            bare
-        };
-        match found.len() {
-            0 => Resolved::NotFound,
-            1 => Resolved::Tools(found),
-            _ => Resolved::Ambiguous(found),
-        }
-    }
-
-    /// Searchable tools whose lowercase id ends with `lower` right after a `_` or `.`.
-    fn suffix_matches(&self, lower: &str, request: &SearchRequest<'_>) -> Vec<u32> {
-        if lower.is_empty() {
-            return Vec::new();
-        }
-        let mut found: Vec<u32> = self
-            .lower_ids
-            .iter()
-            .filter(|(id, _)| {
-                id.len() > lower.len()
-                    && id.ends_with(lower)
-                    && matches!(id.as_bytes()[id.len() - lower.len() - 1], b'_' | b'.')
-            })
-            .flat_map(|(_, tools)| tools.iter().copied())
-            .filter(|&t| request.is_candidate(t as usize))
-            .collect();
-        let tools = self.catalog.tools();
-        found.sort_by(|&a, &b| tools[a as usize].id.cmp(&tools[b as usize].id));
-        found
-    }
-
-    /// The named tools in order. Refused, before any name is looked up, when the names times
-    /// the catalog are over `budget::MAX_SELECT_WORK` (a shortened name is looked up among
-    /// every id).
-    fn select(
-        &self,
-        names: &str,
-        request: &SearchRequest<'_>,
-    ) -> Result<SearchOutcome, SearchError> {
-        let count = names.split(',').filter(|n| !n.trim().is_empty()).count() as u64;
-        crate::budget::check(
-            crate::budget::Kind::SelectWork,
-            count.saturating_mul(self.lower_ids.len().max(1) as u64),
-        )
-        .map_err(|over| {
-            SearchError::Refused(InputError::usage(format!(
-                "a select: query of {count} names over {} tools {over}; name fewer tools",
-                self.lower_ids.len()
-            )))
-        })?;
-        let mut chosen: Vec<u32> = Vec::new();
-        let mut seen: HashSet<u32> = HashSet::new();
-        let mut not_found = Vec::new();
-        let mut ambiguous = Vec::new();
-        for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-            let found = match self.resolve_name(name, request) {
-                Resolved::Tools(found) => found,
-                Resolved::NotFound => {
-                    not_found.push(name.to_string());
-                    continue;
-                }
-                Resolved::Ambiguous(candidates) => {
-                    let mut candidates: Vec<String> = candidates
-                        .iter()
-                        .map(|&t| self.catalog.get(t as usize).id.clone())
-                        .collect();
-                    candidates.sort();
-                    ambiguous.push(Ambiguous {
-                        name: name.to_string(),
-                        candidates,
-                    });
-                    continue;
-                }
-            };
-            for t in found {
-                if seen.insert(t) {
-                    chosen.push(t);
-                }
-            }
-        }
-        let k = chosen.len();
-        Ok(SearchOutcome {
-            hits: chosen
-                .iter()
-                .enumerate()
-                .map(|(i, &t)| Hit {
-                    tool: t as usize,
-                    score: (k - i) as f64,
-                })
-                .collect(),
-            not_found,
-            ambiguous,
-            total_tools: request.searchable(self.catalog.len()),
-            reported_us: None,
-        })
-    }
-
-    /// The tool whose id equals the query (exact case preferred, else the first by id).
-    fn exact_id(&self, query: &str, request: &SearchRequest<'_>) -> Option<usize> {
-        if let Some(i) = self.catalog.index_of(query)
-            && request.is_candidate(i)
-        {
-            return Some(i);
-        }
-        self.lower_ids
-            .get(&query.to_lowercase())?
-            .iter()
-            .map(|&t| t as usize)
-            .find(|&t| request.is_candidate(t))
-    }
-
-    /// The searchable MCP tools whose bare name equals the query (case-insensitive).
-    fn exact_bare_name(&self, query: &str, request: &SearchRequest<'_>) -> Vec<usize> {
-        self.bare_names
-            .get(&query.to_lowercase())
-            .map(|list| {
-                list.iter()
-                    .map(|&t| t as usize)
-                    .filter(|&t| request.is_candidate(t))
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-
-    /// The exactly named tools first (keyword score plus the bonus), then the others.
-    fn exact_first(
-        &self,
-        tools: &[usize],
-        terms: &[Term],
-        request: &SearchRequest<'_>,
-        limit: usize,
-    ) -> Vec<Hit> {
-        let mut hits = self.keyword_hits(terms, request);
-        hits.retain(|h| !tools.contains(&h.tool));
-        let named: Vec<Hit> = tools
-            .iter()
-            .map(|&tool| Hit {
-                tool,
-                score: f64::from(self.score_one(terms, tool, &mut Vec::new())) + EXACT_ID_BONUS,
-            })
-            .collect();
-        let mut ranked = rank_hits(&self.catalog, named, limit);
-        ranked.extend(rank_hits(
-            &self.catalog,
-            hits,
-            limit.saturating_sub(ranked.len()),
-        ));
-        ranked
-    }
-
-    fn prefix(&self, query: &str, request: &SearchRequest<'_>) -> Vec<Hit> {
-        let lower = query.to_lowercase();
-        (0..self.catalog.len())
-            .filter(|&t| request.is_candidate(t) && self.ids.text(t).starts_with(&lower))
-            .map(|t| Hit {
-                tool: t,
-                score: PREFIX_SCORE,
-            })
-            .collect()
-    }
-
     /// A superset of the tools whose lowercase id contains `term` but none of whose name parts
     /// does: the only ones the 3-point fallback can reach (the others already scored).
     /// Without a separator character in the term, an occurrence outside every part must lie in
@@ -714,11 +533,11 @@ impl KeywordScorer {
         let hint = self.hints.text(tool);
         let id = self.ids.text(tool);
         let mut score = 0;
-        let mut push = |score: &mut u32, term: &str, field: &str, detail: String, points: u32| {
+        let mut push = |score: &mut u32, term: &str, field: Field, detail: String, points: u32| {
             *score += points;
             why.push(Contribution {
                 term: term.to_string(),
-                field: field.to_string(),
+                field,
                 detail,
                 points: f64::from(points),
             });
@@ -730,7 +549,7 @@ impl KeywordScorer {
                 push(
                     &mut score,
                     t,
-                    "name",
+                    Field::Name,
                     "a name part equals the term".into(),
                     pts,
                 );
@@ -739,27 +558,27 @@ impl KeywordScorer {
                 push(
                     &mut score,
                     t,
-                    "name",
+                    Field::Name,
                     format!("name part {p:?} contains the term"),
                     pts,
                 );
             }
             if score == 0 && id.contains(t) {
                 let detail = "the full name contains the term (score was 0)".into();
-                push(&mut score, t, "name", detail, FULL_NAME_CONTAINS);
+                push(&mut score, t, Field::Name, detail, FULL_NAME_CONTAINS);
             }
             if text::contains_word(hint, t) {
                 push(
                     &mut score,
                     t,
-                    "search_hint",
+                    Field::SearchHint,
                     "word in the search hint".into(),
                     HINT_WORD,
                 );
             }
             if text::contains_word(desc, t) {
                 let detail = "word in the description".into();
-                push(&mut score, t, "description", detail, DESCRIPTION_WORD);
+                push(&mut score, t, Field::Description, detail, DESCRIPTION_WORD);
             }
         }
         score
@@ -836,7 +655,7 @@ impl Scorer for KeywordScorer {
                 if let Some(i) = found {
                     why.push(Contribution {
                         term: query.to_string(),
-                        field: "id".into(),
+                        field: Field::Id,
                         detail: format!("selected by name, position {}", i + 1),
                         points: outcome.hits[i].score,
                     });
@@ -851,7 +670,7 @@ impl Scorer for KeywordScorer {
                 if listed {
                     why.push(Contribution {
                         term: query.to_string(),
-                        field: "id".into(),
+                        field: Field::Id,
                         detail: "the id starts with the query".into(),
                         points: PREFIX_SCORE,
                     });
@@ -867,7 +686,7 @@ impl Scorer for KeywordScorer {
                 let score = f64::from(self.score_one(&terms, tool, &mut why)) + EXACT_ID_BONUS;
                 why.push(Contribution {
                     term: query.to_string(),
-                    field: if by_id { "id" } else { "name" }.into(),
+                    field: if by_id { Field::Id } else { Field::Name },
                     detail: if by_id {
                         "the query equals the tool id"
                     } else {
