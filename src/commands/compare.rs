@@ -7,7 +7,7 @@ use super::{Outcome, Run};
 use crate::cli::CompareArgs;
 use toolbudget::error::Result;
 use toolbudget::experiment::compare::{self, CompareOptions, Metric};
-use toolbudget::output::{Format, Guard, Target, emit};
+use toolbudget::output::{Guard, Target, emit};
 
 impl Run for CompareArgs {
     fn guard(&self) -> Guard {
@@ -38,7 +38,7 @@ impl Run for CompareArgs {
             &toolbudget::view::compare::render(&comparison, self.output.format),
         )?;
         if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
-            let summary = toolbudget::view::compare::render(&comparison, Format::Md);
+            let summary = toolbudget::view::compare::summary(&comparison);
             super::check::append(std::path::Path::new(&path), &summary)?;
         }
         if !comparison.has_regression() {

@@ -61,6 +61,9 @@ impl Run for LiveArgs {
     fn guard(&self) -> Guard {
         let mut g = Guard::default();
         g.inputs(self.scenarios.iter().cloned())
+            .inputs(toolbudget::experiment::simulate::named_inputs(
+                &self.scenarios,
+            ))
             .input(&self.cassette)
             .output(self.out.as_deref(), Target::Tree)
             .own(&self.cassette);

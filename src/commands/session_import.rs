@@ -119,6 +119,8 @@ impl SessionImportArgs {
         if !quiet {
             builtins_note(self, &builtins);
         }
+        // A log found under the folders may bear a name the import writes (queries.jsonl).
+        let logs: Vec<PathBuf> = files.iter().filter_map(|f| f.canonicalize().ok()).collect();
         let request = ImportRequest {
             files,
             catalogs: self
@@ -143,6 +145,17 @@ impl SessionImportArgs {
         };
         let result = session_import::run(&request, &Bars::new("session import", quiet))?;
         if let Some(out) = &self.out {
+            // Checked before the first write: all the files are written, or none.
+            for (name, _) in &result.files {
+                let target = out.join(name);
+                if target.canonicalize().is_ok_and(|t| logs.contains(&t)) {
+                    return Err(Error::usage(format!(
+                        "--out {}: {name} is one of this command's inputs (a session log it \
+                         read); write to another folder",
+                        out.display()
+                    )));
+                }
+            }
             for (name, text) in &result.files {
                 write_atomic(&out.join(name), text.as_bytes())?;
             }

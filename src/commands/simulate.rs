@@ -19,6 +19,9 @@ impl Run for SimulateArgs {
     fn guard(&self) -> Guard {
         let mut g = Guard::default();
         g.inputs(self.scenarios.iter().cloned())
+            .inputs(toolbudget::experiment::simulate::named_inputs(
+                &self.scenarios,
+            ))
             .inputs(self.calibration.iter().cloned())
             .input(&self.api.api_cache)
             .output(self.output.out.as_deref(), Target::File);

@@ -64,6 +64,9 @@ pub struct ClientScenario {
     pub tool_count: usize,
     /// Where the dollars' prices come from (the price table, its date, the model).
     pub prices: String,
+    /// What `--calibration` changed (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<crate::simulate::calibration::CalibrationUse>,
     /// Every tool sent on every request (no client's policy applied).
     pub eager: ClientRow,
     pub rows: Vec<ClientRow>,
@@ -132,6 +135,7 @@ pub fn run(
     scenarios: &[Scenario],
     clients: &[ClientName],
     prepare: &mut dyn FnMut(&Scenario) -> Result<Prepared>,
+    calibration: Option<&crate::simulate::calibration::CalibrationFile>,
     budget: &mut crate::budget::Budget,
 ) -> Result<ClientComparison> {
     let mut out = Vec::with_capacity(scenarios.len());
@@ -141,6 +145,7 @@ pub fn run(
         let mut counter = None;
         let mut tool_count = 0;
         let mut prices = String::new();
+        let mut calibration_use = None;
         for &c in clients {
             let under = sc.with_client(c);
             let prep = prepare(&under)?;
@@ -151,6 +156,8 @@ pub fn run(
                 counter = Some(r.counter);
                 tool_count = r.tool_count;
                 prices.clone_from(&r.model.source);
+                calibration_use = calibration
+                    .map(|f| f.use_for(&under, prep.counter(), prep.counted_system_tokens()));
             }
             rows.push(ClientRow::of(
                 c.name(),
@@ -168,6 +175,7 @@ pub fn run(
             counter,
             tool_count,
             prices,
+            calibration: calibration_use,
             eager,
             rows,
         });

@@ -319,6 +319,7 @@ fn run_clients(
         &scenarios,
         clients,
         &mut prepare,
+        settings.calibration.as_ref(),
         budget,
     )?);
     progress.advance(1);

@@ -395,7 +395,10 @@ pub fn import(
         opts.allow_unknown_tools,
     )?;
     let calibrations = fit_all(&processed);
-    let cal_file = CalibrationFile { calibrations };
+    let cal_file = CalibrationFile {
+        calibrations,
+        path: PathBuf::new(),
+    };
     let mut notes = cats.notes.clone();
     notes.extend(counter_notes(&processed));
     let rows = calibrated(&processed, &cal_file, dir, written)?;

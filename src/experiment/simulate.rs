@@ -163,7 +163,26 @@ pub fn scenario<'s>(
     let build =
         |spec: &_, catalog, bm25: &_, dir: Option<&Path>| settings.build(spec, catalog, bm25, dir);
     result.published = simulate::published::compare(scenario, &prepared, &build)?;
+    result.calibration = settings.calibration.as_ref().map(|f| {
+        f.use_for(
+            scenario,
+            settings.counter(scenario),
+            prepared.counted_system_tokens(),
+        )
+    });
     Ok((result, settings.calibration_for(scenario)))
+}
+
+/// The files the scenarios at `paths` name (their catalogs), for the output guard: an output
+/// must not replace a file a scenario reads. A scenario that does not load names nothing here;
+/// the run reports its error.
+pub fn named_inputs(paths: &[PathBuf]) -> Vec<PathBuf> {
+    paths
+        .iter()
+        .filter(|p| p.is_file())
+        .filter_map(|p| simulate::load_scenario(p).ok())
+        .flat_map(|s| s.catalogs.into_iter().map(|c| c.path))
+        .collect()
 }
 
 /// What `simulate` is asked, as plain values.
@@ -257,6 +276,7 @@ pub fn run_clients(plan: &SimulatePlan, mut api: Api<'_>) -> Result<ClientCompar
         &plan.scenarios,
         &plan.clients,
         &mut prepare,
+        settings.calibration.as_ref(),
         &mut crate::budget::Budget::new(),
     )
 }

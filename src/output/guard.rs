@@ -49,7 +49,7 @@ impl Guard {
     }
 
     /// A file the command reads and rewrites (a cassette, an answer cache): checked as a file
-    /// output, never against itself as an input.
+    /// output and against every other input, never against itself.
     pub fn own(&mut self, path: &Path) -> &mut Self {
         self.own.push(path.to_path_buf());
         self
@@ -63,6 +63,13 @@ impl Guard {
             check_out_not_input(out, *target == Target::Tree, &inputs)?;
         }
         for own in &self.own {
+            // Not against itself (its one entry as an input), but never over another input (a
+            // cassette named like the scenario or a catalog it reads).
+            let mut others = inputs.clone();
+            if let Some(i) = others.iter().position(|p| *p == own) {
+                others.remove(i);
+            }
+            check_out_not_input(own, false, &others)?;
             check_out_file(own)?;
         }
         for (out, target) in &self.outputs {

@@ -490,11 +490,12 @@ mod tests {
             "{c:?}"
         );
         // What is written reads back.
-        let file = crate::simulate::calibration::CalibrationFile {
-            calibrations: vec![c],
-        };
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("calibration.json");
+        let file = crate::simulate::calibration::CalibrationFile {
+            calibrations: vec![c],
+            path: path.clone(),
+        };
         std::fs::write(&path, crate::output::to_json(&file)).unwrap();
         assert_eq!(
             crate::simulate::calibration::CalibrationFile::load(&path).unwrap(),

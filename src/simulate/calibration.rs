@@ -83,12 +83,58 @@ pub struct HeldOut {
     pub uncalibrated_p90_abs_pct: f64,
 }
 
+/// What `--calibration FILE` did to one scenario; every format of `simulate` says it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CalibrationUse {
+    pub file: String,
+    /// The entry applied; `None`: the file has no applied entry for `looked_for`, and the
+    /// scenario ran as counted.
+    pub applied: Option<CalibrationApplied>,
+    /// The scenario's model and counter, as `MODEL / COUNTER`.
+    pub looked_for: String,
+}
+
+/// An applied entry and what it changed: the system prompt (as counted, then fitted) and the
+/// scale every counted token is multiplied by.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CalibrationApplied {
+    pub model: String,
+    pub counter: CounterKind,
+    pub scale: f64,
+    pub system_prompt_tokens: [usize; 2],
+}
+
+impl CalibrationUse {
+    /// One sentence for a table or Markdown line.
+    pub fn sentence(&self) -> String {
+        match &self.applied {
+            Some(a) => format!(
+                "calibration {} applied (entry {} / {}): system prompt {} → {} tokens, every \
+                 counted token × {}",
+                self.file,
+                a.model,
+                a.counter,
+                a.system_prompt_tokens[0],
+                a.system_prompt_tokens[1],
+                crate::number::round(a.scale, 4)
+            ),
+            None => format!(
+                "calibration {}: no applied entry for {}; counts as counted",
+                self.file, self.looked_for
+            ),
+        }
+    }
+}
+
 /// A calibration file: one entry per (model, counter).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CalibrationFile {
     #[serde(deserialize_with = "entries")]
     pub calibrations: Vec<Calibration>,
+    /// Where it was read from (empty when built in memory); outputs name it.
+    #[serde(skip)]
+    pub path: std::path::PathBuf,
 }
 
 /// Largest system prompt a calibration may set: ten million tokens, past any model's context.
@@ -181,7 +227,35 @@ impl CalibrationFile {
     /// Reads a calibration file; a value out of range is an error at its `line:column`.
     pub fn load(path: &Path) -> Result<CalibrationFile> {
         let doc = Document::read(path)?;
-        serde_json::from_str(doc.text()).map_err(|e| json_error(path, &e))
+        let mut file: CalibrationFile =
+            serde_json::from_str(doc.text()).map_err(|e| json_error(path, &e))?;
+        file.path = path.to_path_buf();
+        Ok(file)
+    }
+
+    /// What this file does to `scenario` run with `counter`, given the system prompt it would
+    /// have without a calibration: the entry applied and what it replaced, or that none applies.
+    pub fn use_for(
+        &self,
+        scenario: &Scenario,
+        counter: CounterKind,
+        counted_system_prompt_tokens: usize,
+    ) -> CalibrationUse {
+        CalibrationUse {
+            file: self.path.display().to_string(),
+            applied: self
+                .for_scenario(scenario, counter)
+                .map(|c| CalibrationApplied {
+                    model: c.model.clone(),
+                    counter: c.counter,
+                    scale: c.scale,
+                    system_prompt_tokens: [
+                        counted_system_prompt_tokens,
+                        c.system_prompt_tokens.round().max(0.0) as usize,
+                    ],
+                }),
+            looked_for: format!("{} / {counter}", scenario.profile.name),
+        }
     }
 
     /// Reads calibration-file bytes that came from `path` (fuzzing and tests: no file is
@@ -191,12 +265,20 @@ impl CalibrationFile {
         serde_json::from_str(doc.text()).map_err(|e| json_error(path, &e))
     }
 
-    /// The applied entry for this scenario's profile and counter (`session import` keys them
-    /// by the counter the simulator selects for the scenario, `session::import::counter_of`).
+    /// The applied entry for this scenario's model and counter (`session import` keys them
+    /// by the counter the simulator selects for the scenario, `session::import::counter_of`): the
+    /// same name first, else the same model of the price table (a fit on the logged
+    /// `claude-sonnet-4-5-20250929` applies to a scenario of `claude-sonnet-4.5`).
     pub fn for_scenario(&self, scenario: &Scenario, counter: CounterKind) -> Option<&Calibration> {
-        self.calibrations
-            .iter()
-            .find(|c| c.applied && c.model == scenario.profile.name && c.counter == counter)
+        let name = &scenario.profile.name;
+        let applied = || {
+            self.calibrations
+                .iter()
+                .filter(|c| c.applied && c.counter == counter)
+        };
+        applied()
+            .find(|c| &c.model == name)
+            .or_else(|| applied().find(|c| super::profile::same_model(&c.model, name)))
     }
 }
 

@@ -21,6 +21,8 @@ pub struct Prepared {
     pub(super) system_tokens: usize,
     /// A subagent's system prompt when its scenario gives none (a calibration sets it).
     pub(super) subagent_system_tokens: Option<usize>,
+    /// `system_tokens` before a calibration replaced it (outputs say what it changed).
+    pub(super) counted_system_tokens: usize,
     /// Sending any tools: the model's tool-use preamble and the counter's tools framing.
     pub(super) overhead_tokens: usize,
     /// Provider tokens per counted token (1 unless a calibration says otherwise): applied to
@@ -80,6 +82,9 @@ impl Prepared {
     }
     pub fn system_tokens(&self) -> usize {
         self.system_tokens
+    }
+    pub fn counted_system_tokens(&self) -> usize {
+        self.counted_system_tokens
     }
     pub fn overhead_tokens(&self) -> usize {
         self.overhead_tokens
@@ -157,6 +162,7 @@ impl<'a> Prepare<'a> {
             }
         };
         let mut prepared = prepare_shared(self.scenario, catalog, tokens, self.exact, self.build)?;
+        prepared.counted_system_tokens = prepared.system_tokens;
         match self.sizing {
             Sizing::Counted => {}
             Sizing::Calibrated(c) => {
@@ -257,6 +263,7 @@ pub(super) fn prepare_shared(
             .unwrap_or_else(|| SEARCH_TOOL.into()),
         system_tokens,
         subagent_system_tokens: None,
+        counted_system_tokens: 0,
         overhead_tokens,
         scale: 1.0,
         plan,

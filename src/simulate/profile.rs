@@ -432,6 +432,24 @@ pub fn resolve(name: &str) -> Result<Profile, String> {
     }
 }
 
+/// The price table's model id a profile name or logged id stands for (`claude-sonnet-4-5` for
+/// `claude-sonnet-4.5` and for `claude-sonnet-4-5-20250929`); `None` when the table does not
+/// know it.
+pub fn table_model(name: &str) -> Option<String> {
+    let id = SHIPPED
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or(name, |(_, m)| *m);
+    let table = PriceTable::active();
+    let resolved = table.resolve_for_log(id).ok()?;
+    Some(resolved.model_id.to_string())
+}
+
+/// Whether two profile names or logged ids are the same model of the price table.
+pub fn same_model(a: &str, b: &str) -> bool {
+    a == b || table_model(a).is_some_and(|x| table_model(b).is_some_and(|y| x == y))
+}
+
 /// [`resolve`], `None` for an unknown model.
 pub fn find(name: &str) -> Option<Profile> {
     resolve(name).ok()

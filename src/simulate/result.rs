@@ -449,6 +449,9 @@ pub struct ScenarioResult {
     /// Written, not read back (see the module comment).
     #[serde(default, skip_serializing_if = "Vec::is_empty", skip_deserializing)]
     pub published: Vec<PublishedComparison>,
+    /// What `--calibration` did to this scenario (absent without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<super::calibration::CalibrationUse>,
     /// Every request, eager then deferred (`--per-request`; empty otherwise in the json).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<RequestRow>,

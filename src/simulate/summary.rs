@@ -201,6 +201,8 @@ pub(crate) fn summarize(
         description: sc.description.clone(),
         settings: settings(sc, prep, deferring, search_latency),
         model: sc.profile.clone(),
+        // Filled by `experiment::simulate::scenario`, which holds the file.
+        calibration: None,
         requests,
     }
 }

@@ -116,6 +116,11 @@ fn scenario_table(s: &ClientScenario, md: bool, report: bool) -> String {
         s.counter.0,
         s.prices
     );
+    if let Some(c) = &s.calibration {
+        let format = if md { Format::Md } else { Format::Table };
+        out.push_str(&crate::output::words_for(format, &c.sentence()));
+        out.push('\n');
+    }
     if md {
         out.push('\n');
     }
@@ -188,6 +193,8 @@ pub struct ClientCsvRow {
     pub invalidation_cost_usd: f64,
     /// Where the prices come from (the price table, its date, the model).
     pub prices: String,
+    /// What `--calibration` changed, empty without one.
+    pub calibration: String,
 }
 
 /// The CSV rows of every scenario, eager first.
@@ -217,6 +224,10 @@ pub fn csv(result: &ClientComparison) -> Vec<ClientCsvRow> {
                 invalidated_tokens: r.cache_invalidations.tokens,
                 invalidation_cost_usd: crate::number::round(r.cache_invalidations.cost_usd, 6),
                 prices: s.prices.clone(),
+                calibration: s.calibration.as_ref().map_or(
+                    String::new(),
+                    crate::simulate::calibration::CalibrationUse::sentence,
+                ),
             });
         }
     }

@@ -5,6 +5,17 @@
 use crate::eval::compare::{Comparison, ScorerComparison};
 use crate::output::{Format, code_for, csv, to_json, words_for};
 
+const HEADERS: [&str; 8] = [
+    "scorer",
+    "metric",
+    "base",
+    "candidate",
+    "difference",
+    "95% CI",
+    "p",
+    "check",
+];
+
 /// Most worse/better queries listed per scorer in table form (json lists all).
 const LISTED_QUERIES: usize = 10;
 
@@ -17,35 +28,28 @@ fn figure(x: Option<f64>, show: impl Fn(f64) -> String) -> String {
     x.map_or_else(|| "n/a".to_string(), show)
 }
 
-/// Renders the comparison; pure.
+/// Renders the comparison; pure. Markdown is the pull-request summary ([`summary`]).
 pub fn render(c: &Comparison, format: Format) -> String {
-    let headers = [
-        "scorer",
-        "metric",
-        "base",
-        "candidate",
-        "difference",
-        "95% CI",
-        "p",
-        "check",
-    ];
-    let rows = rows(c, format);
     match format {
         Format::Json => to_json(c),
-        Format::Csv => csv(&headers, &rows),
-        Format::Table | Format::Md => {
-            let table = crate::output::table_for(format);
-            let mut out = table(
-                &headers,
-                &rows,
-                &[false, false, true, true, true, true, true, false],
-            );
-            out.push('\n');
-            out.push_str(&query_lists(c, format));
-            out.push_str(&verdict(c, format));
-            out
-        }
+        Format::Csv => csv(&HEADERS, &rows(c, format)),
+        Format::Table => report(c, format),
+        Format::Md => summary(c),
     }
+}
+
+/// The comparison in full: the table, the queries that moved, the notes and the verdict.
+fn report(c: &Comparison, format: Format) -> String {
+    let table = crate::output::table_for(format);
+    let mut out = table(
+        &HEADERS,
+        &rows(c, format),
+        &[false, false, true, true, true, true, true, false],
+    );
+    out.push('\n');
+    out.push_str(&query_lists(c, format));
+    out.push_str(&verdict(c, format));
+    out
 }
 
 /// One row per scorer and metric; the checked metric says ok or FAIL.
@@ -131,10 +135,16 @@ fn verdict(c: &Comparison, format: Format) -> String {
     let name = |s: &dyn std::fmt::Display| code_for(format, &s.to_string());
     let mut out = String::new();
     for s in &c.only_in_baseline {
-        out.push_str(&format!("note: scorer {} is only in the baseline\n", name(s)));
+        out.push_str(&format!(
+            "note: scorer {} is only in the baseline\n",
+            name(s)
+        ));
     }
     for s in &c.only_in_candidate {
-        out.push_str(&format!("note: scorer {} is only in the candidate\n", name(s)));
+        out.push_str(&format!(
+            "note: scorer {} is only in the candidate\n",
+            name(s)
+        ));
     }
     for s in &c.allowed_missing {
         out.push_str(&format!(
@@ -173,5 +183,114 @@ fn verdict(c: &Comparison, format: Format) -> String {
             c.max_drop, c.metric
         )
     });
+    out
+}
+
+/// Scorers listed in each of the summary's worse and better sections at most.
+const SUMMARY_SCORERS: usize = 10;
+
+/// One line: passed or failed, on which metric, by how much allowed, and why.
+pub fn verdict_line(c: &Comparison) -> String {
+    let checked = c
+        .results
+        .iter()
+        .filter(|r| checked_diff(c, r).is_some())
+        .count();
+    if !c.has_regression() {
+        return format!(
+            "compare: passed: no scorer dropped more than {} on {} ({})",
+            c.max_drop,
+            c.metric,
+            crate::number::plural(checked, "scorer checked", "scorers checked")
+        );
+    }
+    let mut why = Vec::new();
+    if !c.regressions.is_empty() {
+        why.push(format!(
+            "{} dropped more than {} on {}",
+            c.regression_names(),
+            c.max_drop,
+            c.metric
+        ));
+    }
+    if !c.missing.is_empty() {
+        why.push(format!("the candidate lacks {}", c.missing.join(", ")));
+    }
+    why.extend(c.unchecked.iter().cloned());
+    format!("compare: FAILED: {}", why.join("; "))
+}
+
+/// The checked metric's difference of one scorer, when both files define it.
+fn checked_diff(c: &Comparison, r: &ScorerComparison) -> Option<(f64, f64, f64)> {
+    let m = r.metrics.iter().find(|m| m.metric == c.metric)?;
+    Some((m.base?, m.candidate?, m.difference?))
+}
+
+/// The pull-request summary (`--format md`, and what `GITHUB_STEP_SUMMARY` gets): the verdict
+/// first, the scorers whose checked metric fell, those whose rose, the comparison folded.
+pub fn summary(c: &Comparison) -> String {
+    let md = Format::Md;
+    let mut out = format!("## {}\n", crate::output::md_text(&verdict_line(c)));
+    let mut worse = Vec::new();
+    let mut better = Vec::new();
+    for r in &c.results {
+        let Some((base, candidate, d)) = checked_diff(c, r) else {
+            continue;
+        };
+        let queries = if r.paired {
+            format!(
+                "; {} of {} paired queries worse, {} better",
+                r.worse.len(),
+                r.paired_queries,
+                r.better.len()
+            )
+        } else {
+            String::new()
+        };
+        let line = format!(
+            "- {} {}: {base:.4} → {candidate:.4} ({}{}){queries}\n",
+            scorer_label(r, md),
+            c.metric,
+            signed(d),
+            if r.regression {
+                ", over the allowed drop"
+            } else {
+                ""
+            },
+        );
+        if d < 0.0 {
+            worse.push((d, line));
+        } else if d > 0.0 {
+            better.push((-d, line));
+        }
+    }
+    let mut section = |title: &str, mut items: Vec<(f64, String)>, extra: Vec<String>| {
+        out.push_str(&format!("\n### {title}\n\n"));
+        items.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let n = items.len() + extra.len();
+        if n == 0 {
+            out.push_str("Nothing.\n");
+        }
+        for line in extra
+            .into_iter()
+            .chain(items.into_iter().map(|(_, l)| l))
+            .take(SUMMARY_SCORERS)
+        {
+            out.push_str(&line);
+        }
+        if n > SUMMARY_SCORERS {
+            out.push_str(&format!("- … and {} more\n", n - SUMMARY_SCORERS));
+        }
+    };
+    let lacking = c
+        .missing
+        .iter()
+        .map(|m| format!("- the candidate lacks {}\n", words_for(md, m)))
+        .collect();
+    section("What got worse", worse, lacking);
+    section("What got better", better, Vec::new());
+    out.push_str("\n<details><summary>Details</summary>\n\n");
+    out.push_str(&report(c, md));
+    out.push_str("\n</details>\n");
     out
 }

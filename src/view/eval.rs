@@ -779,7 +779,7 @@ mod tests {
         assert!(lines[4].contains(",bad(,paraphrase,a,-,,"), "{c}");
         let md = render(&result(true), Format::Md);
         assert!(
-            md.contains("| keyword | q3 | paraphrase | - | 0.0000 | 0.0000 |  |"),
+            md.contains("| `keyword` | `q3` | paraphrase | - | 0.0000 | 0.0000 |  |"),
             "{md}"
         );
     }

@@ -64,6 +64,11 @@ fn scenario_text(s: &ScenarioResult, md: bool) -> String {
         out.push_str(if md { "\n\n" } else { "\n" });
     }
     out.push_str(&settings_line(s));
+    if let Some(c) = &s.calibration {
+        let format = if md { Format::Md } else { Format::Table };
+        out.push_str(&crate::output::words_for(format, &c.sentence()));
+        out.push('\n');
+    }
     if md {
         out.push('\n');
     }
@@ -472,6 +477,11 @@ pub struct ScenarioCsvRow {
     pub eager_fits_window: bool,
     pub deferred_fits_window: bool,
     pub savings_caveats: String,
+    /// Where the prices came from (table, date, model), and what `--calibration` changed.
+    #[serde(default)]
+    pub prices: String,
+    #[serde(default)]
+    pub calibration: String,
 }
 
 impl ScenarioCsvRow {
@@ -520,6 +530,11 @@ impl ScenarioCsvRow {
             eager_fits_window: e.fits_window,
             deferred_fits_window: d.fits_window,
             savings_caveats: s.savings.caveats.join("; "),
+            prices: s.model.source.clone(),
+            calibration: s.calibration.as_ref().map_or(
+                String::new(),
+                crate::simulate::calibration::CalibrationUse::sentence,
+            ),
         }
     }
 }

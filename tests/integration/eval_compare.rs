@@ -562,7 +562,8 @@ fn pair_compares_a_run_file_with_a_built_in_scorer() {
     assert!(c["only_in_baseline"].as_array().unwrap().is_empty());
     let appended = std::fs::read_to_string(&summary).unwrap();
     assert!(
-        appended.starts_with("earlier step\n") && appended.contains("bm25 → mine"),
+        appended.starts_with("earlier step\n## compare: passed")
+            && appended.contains("`bm25` → `mine`"),
         "{appended}"
     );
     // A pair naming a scorer the file lacks is bad input, naming what it has.

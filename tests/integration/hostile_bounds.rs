@@ -1,5 +1,5 @@
 //! Issue #40's bounds, measured on the binary with inputs generated here (none committed): the
-//! memory a JSON input may take (peak RSS of the child, from `wait4`), readers that stay linear
+//! memory a JSON input may take (peak RSS of the child, measured by a small python3 parent), readers that stay linear
 //! (a time ratio of one run, never a wall-clock bound), outputs refused before they are written
 //! when their own readers would refuse them.
 
@@ -19,33 +19,39 @@ pub struct Measured {
     pub stdout: String,
 }
 
-/// Runs the binary in `dir` and waits for it with `wait4`, which gives this child's own peak
-/// RSS (`ru_maxrss`; `RUSAGE_CHILDREN` would be the largest of every test's children).
+/// Runs `BIN ARGS...` and writes its `RUSAGE_CHILDREN` peak RSS (KiB) to the file `argv[1]`:
+/// the binary is started by this small process, not by the test binary, whose own peak (the
+/// other tests' inputs, all in memory) an exec'd child of ours would inherit in `ru_maxrss`.
+const RUN_AND_MEASURE: &str = "import resource, subprocess, sys\n\
+p = subprocess.run(sys.argv[2:])\n\
+open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n\
+sys.exit(p.returncode if p.returncode >= 0 else 128 - p.returncode)\n";
+
+/// Runs the binary in `dir` through [`RUN_AND_MEASURE`]: its exit code, its own peak RSS, its
+/// output.
 pub fn measure(dir: &Path, args: &[&str]) -> Measured {
     let out = dir.join(".stdout");
     let err = dir.join(".stderr");
-    let mut cmd = Command::new(bin());
-    cmd.current_dir(dir)
+    let peak = dir.join(".peak");
+    let status = Command::new("python3")
+        .current_dir(dir)
+        .arg("-c")
+        .arg(RUN_AND_MEASURE)
+        .arg(&peak)
+        .arg(bin())
         .args(args)
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::fs::File::create(&err).unwrap());
-    let child = cmd.spawn().expect("the binary starts");
-    let pid = child.id() as i32;
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is valid; wait4 fills it for our own child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let waited = unsafe { libc::wait4(pid, &raw mut status, 0, &raw mut usage) };
-    assert_eq!(waited, pid, "wait4: {}", std::io::Error::last_os_error());
-    drop(child);
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        128 + libc::WTERMSIG(status)
-    };
+        .stderr(std::fs::File::create(&err).unwrap())
+        .status()
+        .expect("python3 starts");
+    let peak_kib = std::fs::read_to_string(&peak)
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no peak measured: {status:?}"));
     Measured {
-        code,
-        peak_kib: usage.ru_maxrss as u64,
+        code: status.code().unwrap_or(-1),
+        peak_kib,
         stderr: std::fs::read_to_string(&err).unwrap_or_default(),
         stdout: std::fs::read_to_string(&out).unwrap_or_default(),
     }

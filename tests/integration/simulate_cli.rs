@@ -490,3 +490,145 @@ fn prices_flag_bills_with_the_given_table() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `simulate --calibration FILE` says in every format what the file changed: the entry applied
+/// (a fit on the logged `claude-sonnet-4-5-20250929` applies to a scenario of
+/// `claude-sonnet-4.5`, the same model of the price table), the system prompt it replaced and
+/// the scale; or that no entry applies.
+#[test]
+fn calibration_is_named_with_what_it_changed_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let cal = |model: &str| {
+        format!(
+            r#"{{"calibrations": [{{"model": "{model}", "counter": "anthropic-estimate",
+            "system_prompt_tokens": 9871.2, "scale": 1.137, "tool_overhead_tokens": 485,
+            "requests": 40, "r2": 0.99, "rms_residual_tokens": 3.0}}]}}"#
+        )
+    };
+    let logged = write(
+        dir.path(),
+        "logged.json",
+        &cal("claude-sonnet-4-5-20250929"),
+    );
+    let other = write(dir.path(), "other.json", &cal("claude-opus-4-5"));
+    let scenario = crate::support::repo("scenarios/hi.yaml");
+    let run = |cal: &std::path::Path, format: &str| {
+        let out = crate::support::toolbudget()
+            .args(["simulate", scenario.to_str().unwrap(), "--format", format])
+            .arg("--calibration")
+            .arg(cal)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let v: serde_json::Value = serde_json::from_str(&run(&logged, "json")).unwrap();
+    let c = &v["scenarios"][0]["calibration"];
+    assert_eq!(c["file"], logged.display().to_string());
+    assert_eq!(c["applied"]["model"], "claude-sonnet-4-5-20250929");
+    // hi.yaml's own 3,000-token system prompt, replaced by the fitted 9,871.
+    assert_eq!(
+        c["applied"]["system_prompt_tokens"],
+        serde_json::json!([3000, 9871])
+    );
+    assert_eq!(c["applied"]["scale"], 1.137);
+    let sentence = "applied (entry claude-sonnet-4-5-20250929 / anthropic-estimate): system \
+                    prompt 3000 → 9871 tokens, every counted token × 1.137";
+    for format in ["table", "csv", "md"] {
+        let text = run(&logged, format);
+        assert!(text.contains(sentence), "{format}: {text}");
+    }
+    // An entry of another model: said, and nothing changed.
+    let v: serde_json::Value = serde_json::from_str(&run(&other, "json")).unwrap();
+    let s = &v["scenarios"][0];
+    assert_eq!(s["calibration"]["applied"], serde_json::Value::Null);
+    assert_eq!(
+        s["calibration"]["looked_for"],
+        "claude-sonnet-4.5 / anthropic-estimate"
+    );
+    assert_eq!(s["eager"]["first_request_tokens"], 42940);
+    assert!(run(&other, "table").contains(
+        "no applied entry for claude-sonnet-4.5 / anthropic-estimate; counts as counted"
+    ));
+}
+
+/// An output never replaces a file an input names: `simulate --out` onto a catalog the
+/// scenario reads, `live --cassette` onto the scenario or its catalog, `session import --out`
+/// into a folder whose `queries.jsonl` is a session log it reads. Each exits 2, the file kept.
+#[test]
+fn outputs_never_replace_files_the_inputs_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let cat = write(dir.path(), "gh.json", CATALOG);
+    let s = write(
+        dir.path(),
+        "s.yaml",
+        "catalogs: [{path: gh.json, server: gh}]\nconversation: [{user: hi}]\n",
+    );
+    let refused = |args: &[&str]| {
+        let out = crate::support::toolbudget()
+            .current_dir(dir.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            err.contains("is one of this command's inputs") || err.contains("inputs"),
+            "{args:?}: {err}"
+        );
+        err
+    };
+    refused(&["simulate", "s.yaml", "--out", "gh.json"]);
+    for cassette in ["s.yaml", "gh.json"] {
+        refused(&[
+            "live",
+            "--provider",
+            "openai-chat",
+            "--model",
+            "m",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--cassette",
+            cassette,
+            "s.yaml",
+        ]);
+    }
+    assert_eq!(std::fs::read_to_string(&cat).unwrap(), CATALOG);
+    assert!(
+        std::fs::read_to_string(&s)
+            .unwrap()
+            .starts_with("catalogs:")
+    );
+
+    // A Claude Code log named queries.jsonl in the folder imported into itself.
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    // A log with searches, so that the import writes queries.jsonl.
+    let log = std::fs::read(crate::support::repo(
+        "fixtures/sessions/claude/searches/d0f1b2c3-9e0a-4b12-b324-354657687980.jsonl",
+    ))
+    .unwrap();
+    std::fs::write(logs.join("queries.jsonl"), &log).unwrap();
+    let tracker = crate::support::repo("fixtures/catalogs/mcp/tracker.json");
+    let tracker = format!("tracker={}", tracker.display());
+    let err = refused(&[
+        "-q",
+        "session",
+        "import",
+        "logs",
+        "--catalog",
+        &tracker,
+        "--out",
+        "logs",
+    ]);
+    assert!(
+        err.contains("queries.jsonl is one of this command's inputs"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(logs.join("queries.jsonl")).unwrap(), log);
+}

@@ -113,7 +113,19 @@ impl ImportArgs {
         // One line per server above the bar (name, state, tools, time); the bar says which one
         // runs. Failures are said even with --quiet.
         let bars = Bars::new("import", quiet);
+        let config_file = config.canonicalize().ok();
         let done = import_config(config, &dir, settings, &bars, &mut |path, imported| {
+            // A server named like the config file (`x.mcp` for `x.mcp.json`) would replace it.
+            if path
+                .canonicalize()
+                .ok()
+                .is_some_and(|p| Some(&p) == config_file.as_ref())
+            {
+                return Err(toolbudget::error::Error::usage(format!(
+                    "{}: is the config this command reads; import into another --out folder",
+                    path.display()
+                )));
+            }
             write_atomic(path, imported.json.as_bytes())
         })?;
         if !done.written.is_empty() {
