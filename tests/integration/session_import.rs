@@ -952,3 +952,117 @@ mod damaged {
         }
     }
 }
+
+/// The scenarios `session import` writes name the agents' built-ins by their embedded
+/// references, not by a path into this checkout: moved to another folder and simulated from
+/// another working directory, they load (as with an installed binary).
+#[test]
+fn imported_scenarios_name_the_embedded_builtins_and_load_anywhere() {
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("a/b/imported");
+    let run = Command::cargo_bin("toolbudget")
+        .unwrap()
+        .args(["session", "import"])
+        .args([
+            fixture("claude/plain"),
+            fixture("codex/2026/01/15/rollout-2026-01-15T10-00-00-019b2c3d-4e5f-7a6b-8c7d-9e0f1a2b3c4d.jsonl"),
+        ])
+        // The Codex rollout's MCP tools are in no built-in catalog.
+        .args(["--allow-unknown-tools"])
+        .args(["--out", out.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    for (format, reference) in [
+        ("claude-code", "builtin:claude-code"),
+        ("codex", "builtin:codex"),
+    ] {
+        assert!(
+            stderr.contains(&format!(
+                "note: no --catalog given: {format} tools looked up in {reference} (embedded)"
+            )),
+            "{stderr}"
+        );
+    }
+    // Moved elsewhere, at another depth: a relative path into the checkout would break.
+    let moved = root.path().join("elsewhere");
+    std::fs::rename(&out, &moved).unwrap();
+    let mut checked = Vec::new();
+    for (stem, reference) in [
+        (PLAIN, "builtin:claude-code"),
+        ("019b2c3d-4e5f-7a6b-8c7d-9e0f1a2b3c4d", "builtin:codex"),
+    ] {
+        let file = std::fs::read_dir(&moved)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| {
+                let n = p.file_name().unwrap().to_string_lossy().into_owned();
+                n.contains(stem) && n.ends_with(".yaml")
+            })
+            .unwrap_or_else(|| panic!("no scenario for {stem}"));
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.contains(&format!("path: {reference}")), "{text}");
+        assert!(!text.contains("fixtures/catalogs"), "{text}");
+        let sim = Command::cargo_bin("toolbudget")
+            .unwrap()
+            .current_dir(root.path())
+            .args(["simulate", file.to_str().unwrap(), "--format", "json"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            sim.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&sim.stderr)
+        );
+        let v: Value = serde_json::from_slice(&sim.stdout).unwrap();
+        assert!(v.to_string().contains("\"requests\""), "{v}");
+        checked.push(reference);
+    }
+    assert_eq!(checked, ["builtin:claude-code", "builtin:codex"]);
+}
+
+/// A scenario naming a built-in catalog that is not embedded is refused at the line naming
+/// it, with the known references; `--catalog` takes the references too.
+#[test]
+fn an_unknown_builtin_catalog_is_refused_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("s.yaml");
+    std::fs::write(
+        &s,
+        "name: s\ncatalogs:\n  - builtin:codex\n  - path: builtin:cursor\nconversation:\n  - user: hi\n",
+    )
+    .unwrap();
+    let sim = Command::cargo_bin("toolbudget")
+        .unwrap()
+        .args(["simulate", s.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(sim.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&sim.stderr),
+        format!(
+            "error: {}:4:11: catalogs[1].path: unknown built-in catalog \"builtin:cursor\": the \
+             built-in catalogs are builtin:claude-code, builtin:codex\n",
+            s.display()
+        )
+    );
+    let count = Command::cargo_bin("toolbudget")
+        .unwrap()
+        .args(["count", "-c", "builtin:claude-code", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(count.status.code(), Some(0));
+    let bad = Command::cargo_bin("toolbudget")
+        .unwrap()
+        .args(["count", "-c", "builtin:nope"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&bad.stderr),
+        "error: builtin:nope: unknown built-in catalog \"builtin:nope\": the built-in catalogs \
+         are builtin:claude-code, builtin:codex\n"
+    );
+}
