@@ -270,6 +270,52 @@ t.user([tr("toolu_14B", "GET /cart p95=840ms\nGET /search p95=410ms")], side=Tru
 t.asst("msg_01WarmU", [text("GET /cart, 840 ms at p95.")], U(4, 40, 6300, 11), model="us.anthropic.claude-haiku-4-5-20251001-v1:0", side=True, agent="c31d5e2")
 t.write(f"{root}/claude/warmup/{sid}/subagents/agent-c31d5e2.jsonl")
 
+
+# 15. a session Claude Code resumed by rewriting its history into the same file: after the first
+# run ends, the history from the second request on is written again with new uuids (re-parented
+# onto the first request's last result, the original timestamps, the same message, request and
+# tool_use ids, a response split over records differently, a user text as a block), then the
+# new turn goes on from the first run's last record.
+sid = "d1e2f3a4-9b0c-4d1e-a324-354657687981"
+s = S(sid, day="2025-11-07")
+s.user("Rename the `total` helper to `cart_total` everywhere.")
+s.asst("msg_01RifA", [text("I'll find its uses."), tu("toolu_15A", "Grep", {"pattern": "total(", "path": "src"}), tu("toolu_15B", "Glob", {"pattern": "tests/test_*.py"})], U(3, 14400, 0, 70))
+s.user([tr("toolu_15A", "src/cart.py:12: def total(items):\nsrc/checkout.py:40: t = total(items)")])
+s.user([tr("toolu_15B", "tests/test_cart.py")])
+resume_at = s.parent
+first = len(s.lines)
+# One record holding both blocks (the copy splits them).
+s.rec("assistant", {"message": {"id": "msg_01RifB", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
+    "content": [text("Two files use it; editing."), tu("toolu_15C", "Edit", {"file_path": "/home/dev/shop/src/cart.py", "old_string": "def total(", "new_string": "def cart_total("})],
+    "stop_reason": None, "stop_sequence": None, "usage": dict(U(4, 160, 14400, 58), service_tier="standard")}, "requestId": "req_01RifB"})
+s.user([tr("toolu_15C", "The file /home/dev/shop/src/cart.py has been updated.")])
+s.user("<command-message>check is running…</command-message>\n<command-name>/check</command-name>")
+s.asst("msg_01RifC", [tu("toolu_15D", "Bash", {"command": "pytest -q", "description": "Run the tests"})], U(4, 120, 14560, 30))
+s.user([tr("toolu_15D", "12 passed in 0.41s")])
+s.asst("msg_01RifD", [text("Renamed; the tests pass.")], U(5, 40, 14680, 8))
+end = s.rec("system", {"subtype": "stop_hook_summary", "content": "", "level": "info"})["uuid"]
+copy = []
+for r in s.lines[first:]:
+    if r.get("type") == "system":
+        break
+    m = r["message"]
+    if r["type"] == "assistant" and len(m["content"]) > 1:
+        copy += [dict(r, message=dict(m, content=[b])) for b in m["content"]]
+    elif r["type"] == "user" and isinstance(m["content"], str):
+        copy.append(dict(r, message=dict(m, content=[text(m["content"])])))
+    else:
+        copy.append(dict(r))
+s.parent = resume_at
+for r in copy:
+    u = s.uid()
+    s.lines.append(dict(r, uuid=u, parentUuid=s.parent))
+    s.parent = u
+s.parent = end
+s.user("Also rename it in the docs.")
+s.asst("msg_01RifE", [tu("toolu_15E", "Edit", {"file_path": "/home/dev/shop/docs/cart.md", "old_string": "total(", "new_string": "cart_total("})], U(3, 200, 14720, 52))
+s.user([tr("toolu_15E", "The file /home/dev/shop/docs/cart.md has been updated.")])
+s.asst("msg_01RifF", [text("The docs say cart_total now.")], U(4, 60, 14920, 9))
+s.write(f"{root}/claude/resumed-in-file/{sid}.jsonl")
 # 17. searches of both forms: a select: query, a keyword search whose result lists no tool
 # (the next call labels it), and one after which nothing was called.
 s = S("d0f1b2c3-9e0a-4b12-b324-354657687980", day="2025-11-07")

@@ -149,7 +149,7 @@ struct RawNamespace {
 }
 
 fn load_one(source: &CatalogSource) -> Result<Loaded> {
-    let doc = Document::read(&source.path)?;
+    let doc = super::builtin::read(&source.path)?;
     let loader = Loader {
         doc: &doc,
         server_override: source.server.as_deref(),

@@ -2,6 +2,7 @@
 //! the command line or in a scenario: ids are unique, names present, schemas are objects.
 //! Later stages (tokenizing, search, simulation) index tools by their position here.
 
+pub mod builtin;
 mod hosted;
 mod load;
 mod native_writer;
@@ -27,7 +28,7 @@ pub struct Origin {
 impl Origin {
     /// Re-reads the file to find the tool's `line:column` (error paths only).
     pub fn position(&self) -> Option<crate::error::Position> {
-        crate::document::Document::read(&self.path)
+        builtin::read(&self.path)
             .ok()
             .and_then(|d| d.locate(&self.at))
     }

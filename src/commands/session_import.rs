@@ -2,32 +2,20 @@
 //! one scenario per session (plus its bill and the fitted calibration) and prints billed vs
 //! modeled input per session.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::progress::Bars;
 use super::{Outcome, Run};
 use crate::cli::SessionImportArgs;
 use toolbudget::error::{Error, Result};
-use toolbudget::experiment::parse_catalog_arg;
 use toolbudget::experiment::session_import::{
     self, Filter, ImportOptions, ImportRequest, LogFormat, default_roots, discover,
 };
+use toolbudget::experiment::{builtin, parse_catalog_arg};
 use toolbudget::output::{Guard, Target, emit, write_atomic};
 use toolbudget::view::session_import::{notes, render};
 
-/// A shipped catalog of an agent's built-in tools: from the current folder (the repository
-/// root) or beside the crate this binary was built from.
-fn shipped(file: &str) -> Option<PathBuf> {
-    let rel = Path::new("fixtures/catalogs").join(file);
-    [
-        rel.clone(),
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(&rel),
-    ]
-    .into_iter()
-    .find(|p| p.is_file())
-}
-
-/// The note that no `--catalog` was given: which shipped catalog stands in for each format.
+/// The note that no `--catalog` was given: which built-in catalog stands in for each format.
 fn builtins_note(args: &SessionImportArgs, builtins: &[(LogFormat, Option<PathBuf>); 2]) {
     if !args.catalogs.is_empty() {
         return;
@@ -35,7 +23,7 @@ fn builtins_note(args: &SessionImportArgs, builtins: &[(LogFormat, Option<PathBu
     for (f, p) in builtins {
         if let Some(p) = p {
             eprintln!(
-                "note: no --catalog given: {} tools looked up in {}",
+                "note: no --catalog given: {} tools looked up in {} (embedded)",
                 f.name(),
                 p.display()
             );
@@ -113,8 +101,11 @@ impl SessionImportArgs {
     /// The import once its output folder exists.
     fn import_into(&self, quiet: bool, files: Vec<PathBuf>, dir: PathBuf) -> Result<()> {
         let builtins = [
-            (LogFormat::ClaudeCode, shipped("builtins.yaml")),
-            (LogFormat::Codex, shipped("codex-builtins.yaml")),
+            (
+                LogFormat::ClaudeCode,
+                Some(PathBuf::from(builtin::CLAUDE_CODE)),
+            ),
+            (LogFormat::Codex, Some(PathBuf::from(builtin::CODEX))),
         ];
         if !quiet {
             builtins_note(self, &builtins);

@@ -47,7 +47,7 @@ pub fn use_prices(path: &std::path::Path) -> crate::error::Result<()> {
 
 // The plain values a command names when it builds a plan: arguments, not work.
 pub use crate::budget::Budget;
-pub use crate::catalog::{CatalogSource, parse_catalog_arg};
+pub use crate::catalog::{CatalogSource, builtin, parse_catalog_arg};
 pub use crate::search::{ScorerConfig, ScorerKind, ScorerSpec};
 
 /// What a command injects to reach Anthropic's count_tokens: its client, settings and transport.

@@ -209,8 +209,9 @@ pub struct SessionSummary {
     pub unlinked_subagents: usize,
     /// Subagents Claude Code primed with `Warmup` (billed, not part of the conversation).
     pub warmup_agents: usize,
-    /// Requests an earlier file of another session wrote (resumed or forked history): context
-    /// here, billed there.
+    /// Requests of copied history, each once: written by an earlier file (resumed or forked
+    /// history; context here, billed there) or earlier in the same file (a resume that
+    /// rewrote the history into it; read once).
     pub copied_requests: usize,
     /// The system prompt the log records, in the counter's tokens (Codex), else absent.
     pub logged_system_prompt_tokens: Option<usize>,

@@ -114,7 +114,12 @@ pub fn catalogs(sources: &[CatalogSource], dir: &Path) -> Result<CatalogContext>
     let refs = sources
         .iter()
         .map(|s| CatalogOut {
-            path: relative_to(&s.path, dir),
+            // An embedded catalog is named by its reference, which loads from anywhere.
+            path: if crate::catalog::builtin::is_reference(&s.path) {
+                s.path.display().to_string()
+            } else {
+                relative_to(&s.path, dir)
+            },
             server: s.server.clone(),
         })
         .collect();
@@ -122,7 +127,8 @@ pub fn catalogs(sources: &[CatalogSource], dir: &Path) -> Result<CatalogContext>
 }
 
 /// The catalogs each format's sessions are looked up in: the catalogs given, plus the agent's
-/// shipped built-ins (Claude Code's for Claude sessions, Codex's for Codex rollouts).
+/// built-ins embedded in the binary (`builtin:claude-code` for Claude sessions,
+/// `builtin:codex` for Codex rollouts).
 pub struct Catalogs {
     pub claude: Arc<CatalogContext>,
     pub codex: Arc<CatalogContext>,
@@ -157,9 +163,20 @@ pub fn catalogs_for(
     builtins: [(LogFormat, Option<PathBuf>); 2],
     dir: &Path,
 ) -> Result<Catalogs> {
-    let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a == b,
+    // A built-in reference is the same catalog as a file holding its embedded text (the
+    // fixture it was built from, given with --catalog).
+    let same = |a: &Path, b: &Path| {
+        if crate::catalog::builtin::is_reference(b) && !crate::catalog::builtin::is_reference(a) {
+            // Read only a file of the same length (never a large one).
+            return crate::catalog::builtin::text(b).is_ok_and(|t| {
+                std::fs::metadata(a).is_ok_and(|m| m.len() == t.len() as u64)
+                    && std::fs::read(a).is_ok_and(|bytes| bytes == t.as_bytes())
+            });
+        }
+        match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+            (Ok(x), Ok(y)) => x == y,
+            _ => a == b,
+        }
     };
     let given_catalog = if given.is_empty() {
         None

@@ -109,7 +109,7 @@ pub fn load_scenario_catalogs(scenario: &Scenario) -> Result<Catalog> {
         ));
     }
     // A catalog that is not there is the scenario's mistake: point at the line naming it.
-    if let Some(c) = scenario.catalogs.iter().find(|c| !c.path.is_file()) {
+    if let Some(c) = scenario.catalogs.iter().find(|c| !c.is_available()) {
         return Err(Error::input(
             &scenario.path,
             c.at,

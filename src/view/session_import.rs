@@ -43,7 +43,7 @@ pub fn notes(s: &ImportSummary) -> Vec<String> {
         }
         if e.copied_requests > 0 {
             out.push(format!(
-                "{}: {} requests copied from an earlier session file (resumed or forked) read as context, billed there",
+                "{}: {} requests of copied history (a resumed or forked session) read once, billed where first written",
                 e.file, e.copied_requests
             ));
         }

@@ -558,8 +558,8 @@ fn the_json_summary_has_the_contract_fields_and_is_byte_identical_across_runs() 
         }
         assert!(e["modeled_input_tokens"].as_u64().unwrap() > 0);
     }
-    // 16 sessions from 20 files: subagent files fold into their parents.
-    assert_eq!(v["sessions"].as_array().unwrap().len(), 16);
+    // 17 sessions from 21 files: subagent files fold into their parents.
+    assert_eq!(v["sessions"].as_array().unwrap().len(), 17);
     let strip = |v: &Value| {
         let mut v = v.clone();
         for e in v["sessions"].as_array_mut().unwrap() {
@@ -753,7 +753,7 @@ fn an_import_folder_replays_as_it_ran_and_under_other_settings() {
         },
     ];
     let r = replay_dir(dir.path(), &variants, None).unwrap();
-    assert_eq!(r.sessions.len(), 18);
+    assert_eq!(r.sessions.len(), 19);
     assert_eq!(r.variants, ["keyword / names", "bm25 / descriptions"]);
     for s in &r.sessions {
         let e = entry(&v, &s.name);
@@ -821,7 +821,7 @@ fn report_sessions_renders_the_section_with_its_charts() {
     assert_eq!(code, Some(0), "{stderr}");
     let index = std::fs::read_to_string(report.join("index.md")).unwrap();
     let section = &index[index.find("## Your sessions").expect("the section")..];
-    assert!(section.contains("18 sessions imported"), "{section}");
+    assert!(section.contains("19 sessions imported"), "{section}");
     assert!(
         section.contains("| deferred keyword / names: input |"),
         "{section}"
@@ -845,7 +845,7 @@ fn report_sessions_renders_the_section_with_its_charts() {
     }
     let csv = std::fs::read_to_string(report.join("data/sessions.csv")).unwrap();
     // One row per session and mode: eager and two deferred variants, plus the header.
-    assert_eq!(csv.lines().count(), 1 + 18 * 3, "{csv}");
+    assert_eq!(csv.lines().count(), 1 + 19 * 3, "{csv}");
     assert!(csv.lines().any(|l| l.contains("deferred bm25 / names")));
     // The deferred list's own column: 0 for every eager row, above 0 for a deferred one.
     let mut rows = csv::Reader::from_reader(csv.as_bytes());
@@ -951,4 +951,209 @@ mod damaged {
             }
         }
     }
+}
+
+/// The scenarios `session import` writes name the agents' built-ins by their embedded
+/// references, not by a path into this checkout: moved to another folder and simulated from
+/// another working directory, they load (as with an installed binary).
+#[test]
+fn imported_scenarios_name_the_embedded_builtins_and_load_anywhere() {
+    let root = tempfile::tempdir().unwrap();
+    let out = root.path().join("a/b/imported");
+    let run = Command::cargo_bin("toolbudget")
+        .unwrap()
+        .args(["session", "import"])
+        .args([
+            fixture("claude/plain"),
+            fixture("codex/2026/01/15/rollout-2026-01-15T10-00-00-019b2c3d-4e5f-7a6b-8c7d-9e0f1a2b3c4d.jsonl"),
+        ])
+        // The Codex rollout's MCP tools are in no built-in catalog.
+        .args(["--allow-unknown-tools"])
+        .args(["--out", out.to_str().unwrap(), "--format", "json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    for (format, reference) in [
+        ("claude-code", "builtin:claude-code"),
+        ("codex", "builtin:codex"),
+    ] {
+        assert!(
+            stderr.contains(&format!(
+                "note: no --catalog given: {format} tools looked up in {reference} (embedded)"
+            )),
+            "{stderr}"
+        );
+    }
+    // Moved elsewhere, at another depth: a relative path into the checkout would break.
+    let moved = root.path().join("elsewhere");
+    std::fs::rename(&out, &moved).unwrap();
+    let mut checked = Vec::new();
+    for (stem, reference) in [
+        (PLAIN, "builtin:claude-code"),
+        ("019b2c3d-4e5f-7a6b-8c7d-9e0f1a2b3c4d", "builtin:codex"),
+    ] {
+        let file = std::fs::read_dir(&moved)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| {
+                let n = p.file_name().unwrap().to_string_lossy().into_owned();
+                n.contains(stem) && n.ends_with(".yaml")
+            })
+            .unwrap_or_else(|| panic!("no scenario for {stem}"));
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(text.contains(&format!("path: {reference}")), "{text}");
+        assert!(!text.contains("fixtures/catalogs"), "{text}");
+        let sim = Command::cargo_bin("toolbudget")
+            .unwrap()
+            .current_dir(root.path())
+            .args(["simulate", file.to_str().unwrap(), "--format", "json"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            sim.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&sim.stderr)
+        );
+        let v: Value = serde_json::from_slice(&sim.stdout).unwrap();
+        assert!(v.to_string().contains("\"requests\""), "{v}");
+        checked.push(reference);
+    }
+    assert_eq!(checked, ["builtin:claude-code", "builtin:codex"]);
+}
+
+/// A scenario naming a built-in catalog that is not embedded is refused at the line naming
+/// it, with the known references; `--catalog` takes the references too.
+#[test]
+fn an_unknown_builtin_catalog_is_refused_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("s.yaml");
+    std::fs::write(
+        &s,
+        "name: s\ncatalogs:\n  - builtin:codex\n  - path: builtin:cursor\nconversation:\n  - user: hi\n",
+    )
+    .unwrap();
+    let sim = Command::cargo_bin("toolbudget")
+        .unwrap()
+        .args(["simulate", s.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(sim.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&sim.stderr),
+        format!(
+            "error: {}:4:11: catalogs[1].path: unknown built-in catalog \"builtin:cursor\": the \
+             built-in catalogs are builtin:claude-code, builtin:codex\n",
+            s.display()
+        )
+    );
+    let count = Command::cargo_bin("toolbudget")
+        .unwrap()
+        .args(["count", "-c", "builtin:claude-code", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(count.status.code(), Some(0));
+    let bad = Command::cargo_bin("toolbudget")
+        .unwrap()
+        .args(["count", "-c", "builtin:nope"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&bad.stderr),
+        "error: builtin:nope: unknown built-in catalog \"builtin:nope\": the built-in catalogs \
+         are builtin:claude-code, builtin:codex\n"
+    );
+}
+
+/// A session Claude Code resumed by rewriting its history into the same file (new uuids, the
+/// same message, request and tool_use ids, a response split differently): billed once, each
+/// tool call once, the copy not replayed (the scenario is the one of the file without the
+/// copy), and `copied_requests` counts its requests (3), not its records (4 assistant records).
+#[test]
+fn a_session_resumed_inside_its_own_file_is_read_once() {
+    let name = "d1e2f3a4-9b0c-4d1e-a324-354657687981";
+    let (v, dir, stderr) = import(&[fixture("claude/resumed-in-file")], &[]);
+    let e = entry(&v, name);
+    assert_eq!(
+        (
+            e["requests"].as_u64(),
+            e["tool_calls"].as_u64(),
+            e["copied_requests"].as_u64(),
+            e["unpaired_requests"].as_u64()
+        ),
+        (Some(6), Some(5), Some(3), Some(0))
+    );
+    // Billed once: each of the six requests' prompt once.
+    let billed: u64 = [
+        3 + 14400,
+        4 + 160 + 14400,
+        4 + 120 + 14560,
+        5 + 40 + 14680,
+        3 + 200 + 14720,
+        4 + 60 + 14920,
+    ]
+    .iter()
+    .sum();
+    assert_eq!(e["billed_input_tokens"].as_u64(), Some(billed));
+    assert!(
+        stderr.contains(&format!(
+            "{name}.jsonl: 3 requests of copied history (a resumed or forked session) read once, \
+             billed where first written"
+        )),
+        "{stderr}"
+    );
+    let sc = scenario(dir.path(), name);
+    let ts = turns(&sc.conversation);
+    // Turns only: the copy is neither replayed nor read as context (no compact or resume).
+    assert_eq!(sc.conversation.len(), ts.len());
+    let ids: Vec<Vec<String>> = ts
+        .iter()
+        .map(|t| calls(t).into_iter().map(|c| c.0).collect())
+        .collect();
+    assert_eq!(ids, [vec!["Grep", "Glob", "Edit", "Bash"], vec!["Edit"]]);
+    assert_eq!(
+        ts[0].tokens,
+        Some(c("Rename the `total` helper to `cart_total` everywhere."))
+    );
+    assert_eq!(ts[0].reply_tokens, Some(c("Renamed; the tests pass.")));
+    assert_eq!(ts[1].tokens, Some(c("Also rename it in the docs.")));
+    assert_eq!(ts[1].reply_tokens, Some(c("The docs say cart_total now.")));
+    assert_eq!(
+        calls(ts[1]),
+        vec![(
+            "Edit".into(),
+            call(
+                "Edit",
+                r#"{"file_path":"/home/dev/shop/docs/cart.md","old_string":"total(","new_string":"cart_total("}"#
+            ),
+            c("The file /home/dev/shop/docs/cart.md has been updated."),
+            false
+        )]
+    );
+    // The same file without the copy (its lines 14-20) imports to the same scenario.
+    let text =
+        std::fs::read_to_string(fixture(&format!("claude/resumed-in-file/{name}.jsonl"))).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 24);
+    let copy = &lines[13..20];
+    assert!(copy.iter().all(|l| !l.contains("stop_hook_summary")));
+    let trimmed_dir = tempfile::tempdir().unwrap();
+    let trimmed = trimmed_dir.path().join(format!("{name}.jsonl"));
+    let kept: Vec<&str> = lines[..13].iter().chain(&lines[20..]).copied().collect();
+    std::fs::write(&trimmed, kept.join("\n") + "\n").unwrap();
+    let (v2, dir2, _) = import(&[trimmed.display().to_string()], &[]);
+    let e2 = entry(&v2, name);
+    assert_eq!(e2["copied_requests"].as_u64(), Some(0));
+    for k in [
+        "requests",
+        "tool_calls",
+        "billed_input_tokens",
+        "modeled_input_tokens",
+    ] {
+        assert_eq!(e[k], e2[k], "{k}");
+    }
+    let yaml = |d: &Path| std::fs::read_to_string(d.join(format!("{name}.yaml"))).unwrap();
+    assert_eq!(yaml(dir.path()), yaml(dir2.path()));
 }

@@ -254,6 +254,132 @@ pub(super) struct State<'c> {
     call_names: HashMap<String, String>,
     /// Record uuids seen in this file: a repeated one is a record written twice.
     seen: HashSet<u64>,
+    /// This file's own history, to find what a resume wrote into it again.
+    own: OwnHistory,
+    /// Response keys of the copied records counted as copied requests (a request's records
+    /// count once).
+    copied_keys: HashSet<u64>,
+}
+
+/// What a file has written so far, as hashes ([`key_hash`]): the blocks of each response, the
+/// calls answered, the user texts, and the records found to be copies of its own history. A
+/// session Claude Code resumed by rewriting its history into the same file writes that
+/// history again with new uuids but the same `message.id`, `requestId`, `tool_use` ids and
+/// texts: such a record is a copy, read once.
+#[derive(Default)]
+struct OwnHistory {
+    blocks: HashMap<u64, HashSet<u64>>,
+    answered: HashSet<u64>,
+    user_texts: HashSet<u64>,
+    copies: HashSet<u64>,
+}
+
+/// The hash of one assistant block (`None`: a kind whose copy cannot be told).
+fn block_hash(b: &Block<'_>) -> Option<u64> {
+    let (tag, body) = match b.kind.as_deref()? {
+        "text" => ("x", b.text.as_deref()?),
+        "thinking" => ("k", b.thinking.as_deref()?),
+        "tool_use" => ("t", b.id.as_deref().filter(|i| !i.is_empty())?),
+        _ => return None,
+    };
+    Some(key_hash(&format!("{tag}\u{0}{body}")))
+}
+
+/// The hash of a user message's text (its text blocks joined), `None` when it has none.
+fn user_text_hash(content: &Content<'_>) -> Option<u64> {
+    let text = match content {
+        Content::Text(t) => t.to_string(),
+        Content::Blocks(blocks) => blocks
+            .iter()
+            .filter(|b| b.kind.as_deref() == Some("text"))
+            .filter_map(|b| b.text.as_deref())
+            .collect::<Vec<_>>()
+            .join("\u{0}"),
+    };
+    (!text.is_empty()).then(|| key_hash(&format!("u\u{0}{text}")))
+}
+
+/// The `tool_use_id` hashes of a user message's results.
+fn result_ids(content: &Content<'_>) -> Vec<u64> {
+    match content {
+        Content::Text(_) => Vec::new(),
+        Content::Blocks(blocks) => blocks
+            .iter()
+            .filter(|b| b.kind.as_deref() == Some("tool_result"))
+            .filter_map(|b| b.tool_use_id.as_deref())
+            .map(key_hash)
+            .collect(),
+    }
+}
+
+/// The hash of an assistant message's response key when it has a `message.id` (a key made of
+/// a uuid or a line never repeats).
+fn message_key(rec: &Record<'_>, m: &Message<'_>) -> Option<u64> {
+    m.id.as_deref().filter(|i| !i.is_empty())?;
+    response_key(m.id.as_deref(), rec.request_id.as_deref(), None).map(|k| key_hash(&k))
+}
+
+impl OwnHistory {
+    /// Whether the record repeats this file's own history: an assistant record whose every
+    /// block its response already wrote; a user record whose every result was already
+    /// given; a user text already written, following a copy.
+    fn is_copy(&self, rec: &Record<'_>, kind: &str, msg: Option<&Message<'_>>) -> bool {
+        let Some(m) = msg else { return false };
+        let Some(content) = &m.content else {
+            return false;
+        };
+        match kind {
+            "assistant" => {
+                let Some(seen) = message_key(rec, m).and_then(|k| self.blocks.get(&k)) else {
+                    return false;
+                };
+                let Content::Blocks(blocks) = content else {
+                    return false;
+                };
+                !blocks.is_empty()
+                    && blocks
+                        .iter()
+                        .all(|b| block_hash(b).is_some_and(|h| seen.contains(&h)))
+            }
+            "user" => {
+                let results = result_ids(content);
+                if !results.is_empty() {
+                    return results.iter().all(|r| self.answered.contains(r));
+                }
+                rec.parent_uuid
+                    .as_deref()
+                    .is_some_and(|p| self.copies.contains(&key_hash(&format!("u:{p}"))))
+                    && user_text_hash(content).is_some_and(|h| self.user_texts.contains(&h))
+            }
+            _ => false,
+        }
+    }
+
+    /// Remembers a record's history (a copy's as well: its uuid, for the records after it).
+    fn note(&mut self, rec: &Record<'_>, kind: &str, msg: Option<&Message<'_>>, copy: bool) {
+        if copy && let Some(u) = rec.uuid.as_deref() {
+            self.copies.insert(key_hash(&format!("u:{u}")));
+        }
+        let Some(m) = msg else { return };
+        let Some(content) = &m.content else { return };
+        match kind {
+            "assistant" => {
+                if let (Some(k), Content::Blocks(blocks)) = (message_key(rec, m), content) {
+                    self.blocks
+                        .entry(k)
+                        .or_default()
+                        .extend(blocks.iter().filter_map(block_hash));
+                }
+            }
+            "user" => {
+                self.answered.extend(result_ids(content));
+                if let Some(h) = user_text_hash(content) {
+                    self.user_texts.insert(h);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 impl<'c> State<'c> {
@@ -267,6 +393,8 @@ impl<'c> State<'c> {
             chain_of: HashMap::new(),
             call_names: HashMap::new(),
             seen: HashSet::new(),
+            own: OwnHistory::default(),
+            copied_keys: HashSet::new(),
         }
     }
 
@@ -321,19 +449,45 @@ impl<'c> State<'c> {
         {
             self.session_id = Some(s.to_string());
         }
+        // History an earlier file holds is context here; history this file already holds (a
+        // resume that rewrote it into the same file) is read once, where first written.
         let copied = self.is_copy(&rec, &kind, msg.as_ref());
+        let rewritten = !copied && self.own.is_copy(&rec, &kind, msg.as_ref());
+        self.own
+            .note(&rec, &kind, msg.as_ref(), copied || rewritten);
+        if copied || rewritten {
+            stats.copied_records += 1;
+            // A request's records (one per block) count once.
+            if kind == "assistant"
+                && let Some(m) = msg.as_ref()
+                && m.usage.is_some()
+                && m.model.as_deref() != Some("<synthetic>")
+            {
+                let key = response_key(
+                    m.id.as_deref(),
+                    rec.request_id.as_deref(),
+                    rec.uuid.as_deref(),
+                )
+                .unwrap_or_else(|| format!("line:{number}"));
+                if self.copied_keys.insert(key_hash(&key)) {
+                    stats.copied_requests += 1;
+                }
+            }
+        }
         let tx = match self.route(&rec) {
             None => self.main.get_or_insert_with(|| Transcript::new(None)),
             Some(i) => &mut self.agents[i],
         };
+        if rewritten {
+            return Ok(());
+        }
         let mut apply = Apply {
             tx,
             keep_text: opts.keep_text,
             call_names: &mut self.call_names,
         };
         if copied {
-            stats.copied_records += 1;
-            apply.copied(&kind, msg, stats);
+            apply.copied(msg);
             return Ok(());
         }
         apply
@@ -442,7 +596,7 @@ impl Apply<'_> {
     }
 
     /// A record an earlier file holds: its sizes as context, nothing else.
-    fn copied(&mut self, kind: &str, msg: Option<Message<'_>>, stats: &mut ReadStats) {
+    fn copied(&mut self, msg: Option<Message<'_>>) {
         let Some(m) = msg else { return };
         let mut tokens = 0;
         let mut calls = Vec::new();
@@ -460,9 +614,6 @@ impl Apply<'_> {
             }
         }
         tokens += calls.iter().map(|c| c.tokens).sum::<usize>();
-        if kind == "assistant" && m.usage.is_some() {
-            stats.copied_requests += 1;
-        }
         self.tx.copied(tokens);
     }
 

@@ -57,8 +57,10 @@ pub struct ReadStats {
     pub ignored: BTreeMap<String, usize>,
     /// Records without a top-level `type` read by their message's role, per role.
     pub untyped: BTreeMap<String, usize>,
-    /// Records an earlier file holds (a resumed or forked session's copied history), and the
-    /// billed requests among them: context here, billed there.
+    /// Records of copied history, and the requests among them (a request's records count
+    /// once): history an earlier file holds (a resumed or forked session), context here and
+    /// billed there, or history this file already holds (a session resumed by rewriting it
+    /// into the same file), read once where first written.
     pub copied_records: usize,
     pub copied_requests: usize,
     /// Records written twice in this file (the same uuid again), skipped.

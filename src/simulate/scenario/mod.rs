@@ -40,7 +40,8 @@ pub struct ToolRef {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct CatalogEntry {
-    /// Resolved against the scenario file's folder.
+    /// Resolved against the scenario file's folder; a `builtin:NAME` reference (a catalog
+    /// embedded in the binary, [`crate::catalog::builtin`]) as written.
     pub path: PathBuf,
     pub server: Option<String>,
     /// False: the servers of this file start disconnected (a `connect` event brings them in).
@@ -50,6 +51,14 @@ pub struct CatalogEntry {
     pub optional: bool,
     /// Where the scenario names this file, for "catalog file not found" errors.
     pub at: Option<Position>,
+}
+
+impl CatalogEntry {
+    /// Whether the catalog can be read: an embedded catalog always (its name was checked when
+    /// the scenario was read), a file when it is one.
+    pub fn is_available(&self) -> bool {
+        crate::catalog::builtin::is_reference(&self.path) || self.path.is_file()
+    }
 }
 
 /// When the deferred mode defers at all.

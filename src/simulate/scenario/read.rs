@@ -94,7 +94,7 @@ impl Reader<'_> {
         let catalogs = self.catalogs(&catalogs)?;
         let catalogs_unavailable = catalogs
             .iter()
-            .find(|c| c.optional && !c.path.is_file())
+            .find(|c| c.optional && !c.is_available())
             .map(|c| (c.path.clone(), c.at));
         let explicit = self.deferred(raw.deferred)?;
         let client = raw.client.map(super::super::client::profile);
@@ -241,12 +241,22 @@ impl Reader<'_> {
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_default();
+        // A path is relative to the scenario's folder; a `builtin:NAME` reference names a
+        // catalog embedded in the binary, checked here so an unknown name points at its line.
+        let resolve = |written: &str, at: &[Seg]| -> Result<std::path::PathBuf> {
+            let path = Path::new(written);
+            if crate::catalog::builtin::is_reference(path) {
+                crate::catalog::builtin::text(path).map_err(|m| self.err(at, m))?;
+                return Ok(path.to_path_buf());
+            }
+            Ok(base.join(path))
+        };
         let entry = |i: usize, item: &Value| -> Result<CatalogEntry> {
             let ip = child(&p, i);
             // A bare string is a path.
             if let Value::String(s) = item {
                 return Ok(CatalogEntry {
-                    path: base.join(s),
+                    path: resolve(s, &ip)?,
                     server: None,
                     connected: true,
                     optional: false,
@@ -254,12 +264,13 @@ impl Reader<'_> {
                 });
             }
             let raw: RawCatalogEntry = self.doc.decode(&ip, item)?;
+            let pp = child(&ip, "path");
             Ok(CatalogEntry {
-                path: base.join(raw.path),
+                path: resolve(&raw.path, &pp)?,
                 server: raw.server,
                 connected: raw.connected.unwrap_or(true),
                 optional: raw.optional.unwrap_or(false),
-                at: self.doc.locate(&child(&ip, "path")),
+                at: self.doc.locate(&pp),
             })
         };
         items.iter().enumerate().map(|(i, v)| entry(i, v)).collect()
