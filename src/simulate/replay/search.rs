@@ -52,6 +52,7 @@ impl Run<'_> {
                     new: self.error_tokens(idx),
                     tool: Some(idx),
                     client_ms: 0.0,
+                    continuation: 0,
                 };
             }
             if !self.search_for(a, idx, call, t, next)? {
@@ -95,6 +96,7 @@ impl Run<'_> {
             new: g.result,
             tool: g.tool,
             client_ms: g.client_ms,
+            continuation: 0,
         };
         Ok(())
     }
