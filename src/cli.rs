@@ -21,6 +21,10 @@ pub struct Cli {
     /// Hide progress bars and notes on stderr.
     #[arg(long, short, global = true)]
     pub quiet: bool,
+    /// A price table in the bundled file's format (genai-prices' data.json) to bill with instead
+    /// of the bundled snapshot (data/prices/genai-prices.json).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub prices: Option<std::path::PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }

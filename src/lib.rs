@@ -28,6 +28,7 @@ pub mod mcp;
 pub mod names;
 pub mod number;
 pub mod output;
+pub mod prices;
 pub mod process;
 pub mod progress;
 pub mod rng;

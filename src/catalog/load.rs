@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::hosted::{self, BodyShape, Captured, HostedTool, RequestBody};
 use super::{Catalog, Origin, ServerFlags, ServerInfo, Tool, mcp_id};
-use crate::document::{Document, Seg, with_path};
+use crate::document::{Document, Seg, TightValue, with_path};
 use crate::error::{Error, Result};
 use crate::path;
 
@@ -253,12 +253,14 @@ fn raw_flags(t: &RawTool) -> (Option<bool>, bool) {
     (t.defer_loading, always)
 }
 
-/// A tool's input schema: any JSON object.
+/// A tool's input schema: any JSON object, copied at its exact size (`TightValue`: serde_json's
+/// own copy left each small object three times the room it needs, and a catalog's schemas are
+/// most of its memory).
 struct SchemaObject(Value);
 
 impl<'de> Deserialize<'de> for SchemaObject {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let v = Value::deserialize(d)?;
+        let TightValue(v) = TightValue::deserialize(d)?;
         if v.is_object() {
             return Ok(SchemaObject(v));
         }

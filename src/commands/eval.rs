@@ -12,7 +12,7 @@ use toolbudget::error::Result;
 use toolbudget::experiment::eval::{self, EvalOptions, EvalPlan, EvalRequest, PoolRequest};
 use toolbudget::experiment::eval::{Latency, ScorerChoice};
 use toolbudget::experiment::{Budget, ScorerConfig, ScorerKind};
-use toolbudget::output::{Guard, Target, emit, write_atomic};
+use toolbudget::output::{Format, Guard, Target, emit, write_atomic};
 use toolbudget::progress::{Progress, Shared};
 
 /// Scorers evaluated when no `--scorer` is given.
@@ -38,13 +38,24 @@ impl Run for EvalArgs {
         }
         let origin = Instant::now();
         let result = eval::run(&plan, &|| origin.elapsed(), bars.as_ref())?.result;
-        if let Some(path) = &self.write_run {
-            write_atomic(path, toolbudget::view::eval::run_jsonl(&result).as_bytes())?;
+        let run = self
+            .write_run
+            .as_ref()
+            .map(|path| (path, toolbudget::view::eval::run_jsonl(&result)));
+        let text = toolbudget::view::eval::render(&result, self.output.format);
+        // Both checked before either is written: each must read back (compare, eval --run).
+        if let Some((path, run)) = &run {
+            eval::check_readable("--write-run", path, run, false)?;
         }
-        emit(
-            self.output.out.as_deref(),
-            &toolbudget::view::eval::render(&result, self.output.format),
-        )?;
+        if let Some(path) = &self.output.out
+            && self.output.format == Format::Json
+        {
+            eval::check_readable("--out", path, &text, true)?;
+        }
+        if let Some((path, run)) = &run {
+            write_atomic(path, run.as_bytes())?;
+        }
+        emit(self.output.out.as_deref(), &text)?;
         Ok(Outcome::Success)
     }
 }

@@ -52,7 +52,7 @@ fn read_cassette(path: &Path, offline: bool) -> Result<Cassette> {
 
 fn save_cassette(ep: &Endpoint, path: &Path) -> Result<()> {
     if ep.cassette.is_dirty() {
-        write_atomic(path, &ep.cassette.to_bytes())?;
+        write_atomic(path, &ep.cassette.to_readable_bytes(path)?)?;
     }
     Ok(())
 }

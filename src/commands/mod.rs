@@ -79,7 +79,14 @@ fn command(c: &Command) -> &dyn Run {
 /// Runs the command line: every output checked against every input first, then the command.
 pub fn run(cli: &Cli) -> Result<Outcome> {
     let command = command(&cli.command);
-    command.guard().check()?;
+    let mut guard = command.guard();
+    if let Some(prices) = &cli.prices {
+        guard.input(prices);
+    }
+    guard.check()?;
+    if let Some(path) = &cli.prices {
+        toolbudget::experiment::use_prices(path)?;
+    }
     command.run(cli.quiet)
 }
 

@@ -347,7 +347,8 @@ impl ToolCounting {
     /// before it included: surfaces after any section add up (checked in the tests).
     pub fn surface(self, name: &str, description: &str) -> usize {
         let block = surface_block(name, description);
-        self.tokenizer.count(&format!("{SECTION_BEFORE}\n\n{block}"))
+        self.tokenizer
+            .count(&format!("{SECTION_BEFORE}\n\n{block}"))
             - self.tokenizer.count(SECTION_BEFORE)
     }
 
@@ -513,7 +514,10 @@ any?: any,
             })
             .chain([("bare".to_string(), String::new())])
             .collect();
-        for head in ["Be brief.\n\n# Tools", "# Tools\n\n## functions\n\nnamespace functions {\n\n} // namespace functions"] {
+        for head in [
+            "Be brief.\n\n# Tools",
+            "# Tools\n\n## functions\n\nnamespace functions {\n\n} // namespace functions",
+        ] {
             let mut text = head.to_string();
             let mut sum = c.tokenizer.count(head);
             for (name, desc) in &named {

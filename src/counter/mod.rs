@@ -285,10 +285,7 @@ pub enum Deferral<'a> {
     /// Each function carries `defer_loading`: its own surface (name and description) stays.
     Flat,
     /// The functions sit in one namespace (or MCP server): only its name and description show.
-    Namespace {
-        name: &'a str,
-        description: &'a str,
-    },
+    Namespace { name: &'a str, description: &'a str },
 }
 
 impl CounterKind {

@@ -1,6 +1,7 @@
 //! JSON: a `Value` like serde_json's own, except that a key repeated in one object is an error
 //! (`StrictJson`), and the positions of every value, found in one pass over text that already
-//! parsed (`JsonScan` into `JNode`).
+//! parsed (`JsonScan` into `JNode`). Before any of it, `count_values` counts the values of the
+//! text in one pass without building anything, against the node budget.
 
 use serde::Deserialize;
 use serde_json::{Map, Number, Value};
@@ -13,7 +14,12 @@ use crate::error::Position;
 // serde_json silently keeps the last one and YAML rejects it; `{"name": "a", "name": "b"}`
 // must not quietly become tool "b".
 
-pub(super) struct StrictJson(pub(super) Value);
+///
+/// Objects are built at their exact size (serde_json's own `Value` leaves a one-key object with
+/// room for three, 312 bytes of entries instead of 104): a tree of small objects takes about
+/// half the memory. Deserializing a `StrictJson` from a `&Value` gives the same tight copy
+/// (`TightValue`, used where a loader keeps part of a document).
+pub struct StrictJson(pub Value);
 
 impl<'de> Deserialize<'de> for StrictJson {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
@@ -54,6 +60,7 @@ impl<'de> Deserialize<'de> for StrictJson {
                 while let Some(StrictJson(v)) = seq.next_element()? {
                     items.push(v);
                 }
+                items.shrink_to_fit();
                 Ok(StrictJson(Value::Array(items)))
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
@@ -70,11 +77,89 @@ impl<'de> Deserialize<'de> for StrictJson {
                     let StrictJson(v) = map.next_value()?;
                     out.insert(key, v);
                 }
-                Ok(StrictJson(Value::Object(out)))
+                // Moved (not copied) into a map of its exact size.
+                let mut tight = Map::with_capacity(out.len());
+                tight.extend(out);
+                Ok(StrictJson(Value::Object(tight)))
             }
         }
         d.deserialize_any(V)
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON: the values of a text counted in one pass over its bytes, before anything is built. A
+// value is an object, an array, a string (not a key), a number, `true`, `false` or `null`.
+
+/// Counts the values of JSON `text` up to `limit`: `Err(offset)` at the start of the first
+/// value past it. Text that is not JSON is counted as far as it goes (the parser reports it);
+/// counting stops, `Ok`, at nesting deeper than `max_depth` (the parser refuses that too), so
+/// every byte before an `Err` offset is nested at most `max_depth` deep.
+pub(super) fn count_values(text: &[u8], limit: u64, max_depth: usize) -> Result<u64, usize> {
+    // One entry a container: whether it is an object (whose strings alternate key, value).
+    let mut stack: Vec<bool> = Vec::new();
+    let mut key_next = false;
+    let mut count: u64 = 0;
+    let mut i = 0;
+    let n = text.len();
+    let value_at = |at: usize, count: &mut u64| {
+        *count += 1;
+        if *count > limit { Err(at) } else { Ok(()) }
+    };
+    while i < n {
+        match text[i] {
+            b'"' => {
+                if !key_next {
+                    value_at(i, &mut count)?;
+                }
+                i += 1;
+                while i < n {
+                    match text[i] {
+                        b'\\' => i += 2,
+                        b'"' => break,
+                        _ => i += 1,
+                    }
+                }
+                i += 1;
+            }
+            b @ (b'{' | b'[') => {
+                value_at(i, &mut count)?;
+                if stack.len() >= max_depth {
+                    return Ok(count);
+                }
+                stack.push(b == b'{');
+                key_next = b == b'{';
+                i += 1;
+            }
+            b'}' | b']' => {
+                stack.pop();
+                key_next = false;
+                i += 1;
+            }
+            b',' => {
+                key_next = stack.last().copied().unwrap_or(false);
+                i += 1;
+            }
+            b':' => {
+                key_next = false;
+                i += 1;
+            }
+            b' ' | b'\t' | b'\n' | b'\r' => i += 1,
+            _ => {
+                // A number, true, false or null: one value up to the next delimiter.
+                value_at(i, &mut count)?;
+                while i < n
+                    && !matches!(
+                        text[i],
+                        b',' | b'}' | b']' | b':' | b'"' | b' ' | b'\t' | b'\n' | b'\r'
+                    )
+                {
+                    i += 1;
+                }
+            }
+        }
+    }
+    Ok(count)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -99,6 +184,22 @@ enum JKids {
 }
 
 impl JNode {
+    pub(super) fn position(&self) -> Position {
+        Position {
+            line: self.line as usize,
+            column: self.column as usize,
+        }
+    }
+
+    /// The `i`th entry of an object (its key and value) or item of an array (no key).
+    pub(super) fn child(&self, i: usize) -> Option<(Option<&str>, &JNode)> {
+        match &self.kids {
+            JKids::Object(entries) => entries.get(i).map(|(k, n)| (Some(k.as_str()), n)),
+            JKids::Array(items) => items.get(i).map(|n| (None, n)),
+            JKids::Leaf => None,
+        }
+    }
+
     pub(super) fn locate(&self, path: &[Seg]) -> Position {
         let mut node = self;
         for seg in path {
@@ -312,6 +413,7 @@ impl<'a> JsonScan<'a> {
                         }
                     }
                 }
+                entries.shrink_to_fit();
                 JKids::Object(entries)
             }
             b'[' => {
@@ -334,6 +436,7 @@ impl<'a> JsonScan<'a> {
                         }
                     }
                 }
+                items.shrink_to_fit();
                 JKids::Array(items)
             }
             b'"' => {

@@ -14,6 +14,7 @@ mod yaml;
 
 pub use wide::{path_at, wide_integer, wide_integer_message};
 
+pub use json::StrictJson as TightValue;
 use json::{JNode, JsonScan, StrictJson};
 use yaml::{YNode, nesting_message, on_big_stack, parse_yaml};
 
@@ -26,6 +27,14 @@ pub const MAX_YAML_DEPTH: usize = 128;
 /// Deepest nesting of arrays and objects accepted in JSON: serde_json refuses its 128th
 /// nested container (its recursion limit), so 127 is what loads.
 pub const MAX_JSON_DEPTH: usize = 127;
+/// Most values (objects, arrays, strings, numbers, booleans, nulls; keys not counted) one JSON
+/// input may hold, counted in one pass over the text before anything is built: YAML has its
+/// node cap, and without this one a 15 MB catalog of 1.9 million one-key objects took 1.8 GB.
+/// At the bound, in its costliest shape (one-key objects), `count` peaks near 0.6 GB and
+/// `simulate` near 0.9 GB (tests measure both). A catalog toolbudget generates holds one value
+/// per 55 bytes (64 MiB of it is under the bound); an eval result one per 29 bytes, so `eval`
+/// refuses to write one past the bound, as it does one past the size limit.
+pub const MAX_JSON_NODES: u64 = 2_000_000;
 
 /// One step of a path into a document.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,6 +128,10 @@ impl Document {
         };
         match syntax {
             Syntax::Json => {
+                if let Err(at) = json::count_values(text.as_bytes(), MAX_JSON_NODES, MAX_JSON_DEPTH)
+                {
+                    return Err(too_many_values(path, &text, at));
+                }
                 let StrictJson(value) =
                     serde_json::from_str(&text).map_err(|e| json_error(path, &e))?;
                 if let Some(at) = wide_integer(text.as_bytes()) {
@@ -171,6 +184,38 @@ impl Document {
         }
     }
 
+    /// Where the value at `path` and its parts are written, walked by index in the order
+    /// written (`None` when the path is not in the document). Each step is one look-up, so a
+    /// reader can place every entry of an object of 100,000 keys in one pass, where a `locate`
+    /// per entry searches the keys before it.
+    pub fn spans(&self, path: &[Seg]) -> Option<Spans<'_>> {
+        let mut node = match &self.yaml_spans {
+            Some(node) => SpanNode::Yaml(node),
+            None => SpanNode::Json(
+                self.json_spans
+                    .get_or_init(|| JsonScan::spans(&self.text))
+                    .as_ref()?,
+            ),
+        };
+        for seg in path {
+            let here = Spans(node);
+            node = match seg {
+                Seg::Index(i) => match here.entry(*i)? {
+                    (None, item) => item.0,
+                    (Some(_), _) => return None,
+                },
+                Seg::Key(k) => {
+                    (0..)
+                        .map_while(|i| here.entry(i))
+                        .find(|(key, _)| *key == Some(k.as_str()))?
+                        .1
+                        .0
+                }
+            };
+        }
+        Some(Spans(node))
+    }
+
     /// An input error located at `path` in this document.
     pub fn error_at(&self, path: &[Seg], message: impl Into<String>) -> Error {
         Error::input(&self.path, self.locate(path), message)
@@ -206,6 +251,42 @@ impl Document {
             };
             self.error_at(&path, with_path(shown, &message))
         })
+    }
+}
+
+/// A place in a document's text and the places of its parts ([`Document::spans`]).
+#[derive(Clone, Copy)]
+pub struct Spans<'d>(SpanNode<'d>);
+
+#[derive(Clone, Copy)]
+enum SpanNode<'d> {
+    Json(&'d JNode),
+    Yaml(&'d YNode),
+}
+
+impl<'d> Spans<'d> {
+    /// Where this value is written.
+    pub fn position(&self) -> Option<Position> {
+        match self.0 {
+            SpanNode::Json(n) => Some(n.position()),
+            SpanNode::Yaml(n) => n.position(),
+        }
+    }
+
+    /// The `i`th entry of a mapping, with its key, or item of a list (key `None`), in the order
+    /// written.
+    pub fn entry(&self, i: usize) -> Option<(Option<&'d str>, Spans<'d>)> {
+        match self.0 {
+            SpanNode::Json(n) => n.child(i).map(|(k, c)| (k, Spans(SpanNode::Json(c)))),
+            SpanNode::Yaml(n) => n.child(i).map(|(k, c)| (k, Spans(SpanNode::Yaml(c)))),
+        }
+    }
+
+    /// The `i`th entry's value when its key is `key` (a reader walking a mapping in order
+    /// checks it is where it expects), else `None`.
+    pub fn keyed(&self, i: usize, key: &str) -> Option<Spans<'d>> {
+        self.entry(i)
+            .and_then(|(k, s)| (k == Some(key)).then_some(s))
     }
 }
 
@@ -279,6 +360,103 @@ fn wide_integer_error(path: &Path, text: &str, at: std::ops::Range<usize>) -> Er
         Some(position_of_offset(text, at.start)),
         with_path(&place, &wide_integer_message(&text[at])),
     )
+}
+
+/// JSON `text` (from `path`) whose value at byte `at` is one past [`MAX_JSON_NODES`], as a
+/// located input error naming its path in the document.
+fn too_many_values(path: &Path, text: &str, at: usize) -> Error {
+    let place = path_at(text, at);
+    Error::input(
+        path,
+        Some(position_of_offset(text, at)),
+        with_path(
+            &place,
+            &format!(
+                "the file holds more than {} JSON values (objects, arrays, strings, numbers, \
+                 booleans, nulls), the most one input may hold (memory grows with each); split \
+                 it into smaller files",
+                grouped(MAX_JSON_NODES)
+            ),
+        ),
+    )
+}
+
+/// What makes text toolbudget is about to write unreadable by its own readers: more bytes than
+/// any input may hold, or (JSON) more values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooLarge {
+    /// Values (true) or bytes (false).
+    pub values: bool,
+    /// The size computed: every byte or value of the text.
+    pub size: u64,
+    pub limit: u64,
+}
+
+impl TooLarge {
+    /// The share of the text that would fit (for "at most about N" advice).
+    pub fn fitting_share(&self) -> f64 {
+        self.limit as f64 / self.size.max(1) as f64
+    }
+}
+
+impl std::fmt::Display for TooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.values {
+            write!(
+                f,
+                "would hold {} JSON values, over the {} one input may hold",
+                grouped(self.size),
+                grouped(self.limit)
+            )
+        } else {
+            write!(
+                f,
+                "would be {:.1} MiB ({} bytes), over the {} MiB one input may hold",
+                self.size as f64 / 1_048_576.0,
+                grouped(self.size),
+                self.limit / 1_048_576
+            )
+        }
+    }
+}
+
+/// Checks text toolbudget is about to write against what its readers accept: at most
+/// [`MAX_FILE_BYTES`] bytes and, for a JSON document (`json`), at most [`MAX_JSON_NODES`]
+/// values (a JSONL file is read a line at a time). An output past either would be written
+/// only for the next command to refuse it.
+pub fn readable_back(text: &str, json: bool) -> std::result::Result<(), TooLarge> {
+    let bytes = text.len() as u64;
+    if bytes > MAX_FILE_BYTES {
+        return Err(TooLarge {
+            values: false,
+            size: bytes,
+            limit: MAX_FILE_BYTES,
+        });
+    }
+    if json {
+        let values = json::count_values(text.as_bytes(), u64::MAX, usize::MAX).unwrap_or(u64::MAX);
+        if values > MAX_JSON_NODES {
+            return Err(TooLarge {
+                values: true,
+                size: values,
+                limit: MAX_JSON_NODES,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `3000000` → `3,000,000`.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// A serde_json syntax error as a located input error.
@@ -458,6 +636,40 @@ mod tests {
         );
         assert_eq!(d.value["a"], u64::MAX);
         assert_eq!(d.value["b"], i64::MIN);
+    }
+
+    /// The count of values agrees with the parsed tree, keys and text in strings aside.
+    #[test]
+    fn json_values_are_counted_without_parsing() {
+        fn tree(v: &Value) -> u64 {
+            1 + match v {
+                Value::Array(items) => items.iter().map(tree).sum(),
+                Value::Object(map) => map.values().map(tree).sum(),
+                _ => 0,
+            }
+        }
+        for text in [
+            "1",
+            "[]",
+            "{}",
+            r#"{"a": 1}"#,
+            r#"[{"a":1},{"a":{"b":[true,null,"x"]}}]"#,
+            r#"{"k,\"{[": "v,:]}", "n": [1e5, -2, "\\"], "o": {}}"#,
+            " [ 1 , [ ] , { \"é\" : \"ü\" } ] ",
+        ] {
+            let want = tree(&serde_json::from_str(text).unwrap());
+            assert_eq!(
+                json::count_values(text.as_bytes(), u64::MAX, 127),
+                Ok(want),
+                "{text}"
+            );
+            if want > 1 {
+                assert!(json::count_values(text.as_bytes(), want - 1, 127).is_err());
+            }
+        }
+        // The offset is the first value past the limit; nesting past the depth stops counting.
+        assert_eq!(json::count_values(b"[1,2,3]", 3, 127), Err(5));
+        assert_eq!(json::count_values(b"[[[[1,2,3]]]]", 100, 3), Ok(4));
     }
 
     #[test]

@@ -258,7 +258,16 @@ impl<'de> Deserialize<'de> for YValue {
 }
 
 impl YNode {
-    fn position(&self) -> Option<Position> {
+    /// The `i`th entry of a mapping (its key and value) or item of a sequence (no key).
+    pub(super) fn child(&self, i: usize) -> Option<(Option<&str>, &YNode)> {
+        match &self.value {
+            YValue::Map(entries) => entries.get(i).map(|(k, n)| (Some(k.as_str()), n)),
+            YValue::Seq(items) => items.get(i).map(|n| (None, n)),
+            _ => None,
+        }
+    }
+
+    pub(super) fn position(&self) -> Option<Position> {
         (self.line > 0).then(|| Position {
             line: self.line as usize,
             column: self.column.max(1) as usize,

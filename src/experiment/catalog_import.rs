@@ -14,6 +14,7 @@ use crate::mcp::{
     ConfigEntry, EntryKind, ImportError, ServerCommand, Timeouts, catalog_json, list_tools,
     read_config, to_catalog,
 };
+use crate::output::terminal_line;
 use crate::progress::{Progress, Unit};
 use crate::tokenize::{Render, Tokenizer};
 
@@ -177,12 +178,17 @@ fn import_one(
         stderr_tail,
         seconds: started.elapsed().as_secs_f64(),
     };
+    // The server's words (its JSON-RPC error text, stderr lines, name) reach the terminal:
+    // each one line, escaped and bounded.
     let listing = runtime
         .block_on(list_tools(command, timeouts(settings)))
-        .map_err(|e: ImportError| failed(e.summary(), e.stderr_tail.clone()))?;
+        .map_err(|e: ImportError| {
+            let tail = e.stderr_tail.iter().map(|l| terminal_line(l)).collect();
+            failed(terminal_line(&e.summary()), tail)
+        })?;
     // Validate before writing anything: a file `count` could not load is worse than none.
-    let catalog =
-        to_catalog(server, &listing.tools).map_err(|reason| failed(reason, Vec::new()))?;
+    let catalog = to_catalog(server, &listing.tools)
+        .map_err(|reason| failed(terminal_line(&reason), Vec::new()))?;
     let tokens = ToolTokens::compute(&catalog, settings.tokenizer, Render::Json);
     Ok(Imported {
         json: catalog_json(&listing.tools),
@@ -190,8 +196,8 @@ fn import_one(
         tokens: tokens.total(),
         pages: listing.pages,
         server_info: listing.server_name.map(|n| match listing.server_version {
-            Some(v) if !v.is_empty() => format!("{n} {v}"),
-            _ => n,
+            Some(v) if !v.is_empty() => terminal_line(&format!("{n} {v}")),
+            _ => terminal_line(&n),
         }),
         seconds: started.elapsed().as_secs_f64(),
     })

@@ -62,6 +62,8 @@ pub struct ClientScenario {
     #[serde(flatten)]
     pub counter: CounterAndTokenizer,
     pub tool_count: usize,
+    /// Where the dollars' prices come from (the price table, its date, the model).
+    pub prices: String,
     /// Every tool sent on every request (no client's policy applied).
     pub eager: ClientRow,
     pub rows: Vec<ClientRow>,
@@ -80,6 +82,10 @@ pub struct ClientRow {
     pub total_input_tokens: usize,
     /// The deferred list alone in the first request: what never-loaded tools still cost.
     pub first_request_deferred_list_tokens: usize,
+    /// The deferred list over the whole conversation (every request's), and its cost without
+    /// caching.
+    pub deferred_list_tokens: usize,
+    pub deferred_list_cost_usd: f64,
     /// The search tool (and a bridge) as sent on every deferred request.
     pub search_tool_tokens: usize,
     pub searches: usize,
@@ -106,6 +112,8 @@ impl ClientRow {
             first_request_tokens: m.first_request_tokens,
             total_input_tokens: m.total_input_tokens,
             first_request_deferred_list_tokens: m.first_request_deferred_list_tokens,
+            deferred_list_tokens: m.parts.deferred_list,
+            deferred_list_cost_usd: m.deferred_list_cost_usd,
             search_tool_tokens: if deferring { search } else { 0 },
             searches: m.counts.searches,
             misses: m.counts.misses,
@@ -132,6 +140,7 @@ pub fn run(
         let mut rows = Vec::with_capacity(clients.len());
         let mut counter = None;
         let mut tool_count = 0;
+        let mut prices = String::new();
         for &c in clients {
             let under = sc.with_client(c);
             let prep = prepare(&under)?;
@@ -141,6 +150,7 @@ pub fn run(
                 eager = Some(ClientRow::of("eager", &r.eager, false, 0, 0));
                 counter = Some(r.counter);
                 tool_count = r.tool_count;
+                prices.clone_from(&r.model.source);
             }
             rows.push(ClientRow::of(
                 c.name(),
@@ -157,6 +167,7 @@ pub fn run(
             name: sc.name.clone(),
             counter,
             tool_count,
+            prices,
             eager,
             rows,
         });

@@ -215,12 +215,7 @@ pub fn reference_profile(counter: CounterKind, model: Option<&str>) -> Result<Op
         (None, CounterKind::AnthropicEstimate | CounterKind::AnthropicApi) => "claude-sonnet-4-6",
         (None, CounterKind::O200kJson | CounterKind::Cl100kJson) => return Ok(None),
     };
-    profile::find(name).map(Some).ok_or_else(|| {
-        Error::usage(format!(
-            "unknown model profile {name:?}, expected one of: {}",
-            profile::names().join(", ")
-        ))
-    })
+    profile::resolve(name).map(Some).map_err(Error::usage)
 }
 
 #[derive(Debug, Serialize)]

@@ -3,13 +3,13 @@
 //! ([`plan_sets`], [`report_set`]: every scorer that can be built, measured latency and per-query
 //! rows kept apart so the report is deterministic).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{Catalog, CatalogSource, load_catalogs};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::eval::pool::PoolInfo;
 pub use crate::eval::run::{EvalOptions, Latency};
 use crate::eval::run::{check_labels, evaluate, evaluate_run};
@@ -268,6 +268,26 @@ pub fn run(plan: &EvalPlan, clock: Clock<'_>, progress: &dyn Progress) -> Result
 }
 
 /// Two results of one name could not be told apart in any output, nor by `compare`.
+/// Refuses an output of `eval` that the command reading it back would refuse, before anything
+/// is written: `--out` in JSON (what `compare` and the report read), `--write-run` (what
+/// `eval --run` reads, JSONL). `flag` and `path` name the output in the message.
+pub fn check_readable(flag: &str, path: &Path, text: &str, json: bool) -> Result<()> {
+    let Err(over) = crate::document::readable_back(text, json) else {
+        return Ok(());
+    };
+    let reader = if json { "compare" } else { "eval --run" };
+    Err(Error::usage(format!(
+        "{flag} {}: the output {over}, so `{reader}` could not read it back; nothing was \
+         written. Evaluate fewer queries per file{}",
+        path.display(),
+        if json {
+            " (or leave out --per-query)"
+        } else {
+            ""
+        }
+    )))
+}
+
 fn check_unique_names(results: &[ScorerResult]) -> Result<()> {
     for (i, r) in results.iter().enumerate() {
         if results[..i].iter().any(|o| o.scorer == r.scorer) {

@@ -16,7 +16,14 @@ pub fn native_json(tools: usize, servers: usize, seed: u64) -> Result<String> {
             "--servers must be between 1 and --tools ({tools}), got {servers}"
         )));
     }
-    Ok(to_native_json(&crate::generate::generate(
-        tools, servers, seed,
-    )))
+    let text = to_native_json(&crate::generate::generate(tools, servers, seed));
+    // Refused before it is written: count, search and eval would refuse the file.
+    if let Err(over) = crate::document::readable_back(&text, true) {
+        let fits = (tools as f64 * over.fitting_share() * 0.99).floor() as usize;
+        return Err(Error::usage(format!(
+            "catalog generate --tools {tools}: the catalog {over}, so count, search and eval \
+             could not read it; nothing was written. Generate at most about {fits} tools"
+        )));
+    }
+    Ok(text)
 }

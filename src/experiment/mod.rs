@@ -7,6 +7,7 @@
 //! sessions through `experiment::sessions`).
 
 pub mod calibrate;
+#[cfg(feature = "mcp")]
 pub mod catalog_import;
 pub mod check;
 pub mod clients;
@@ -36,6 +37,14 @@ pub fn load_catalog(
     Ok(catalog)
 }
 
+/// `--prices FILE`: every price of this run from that table instead of the bundled snapshot.
+/// Read as every JSON input is (size, UTF-8, value bounds), then as a price table.
+pub fn use_prices(path: &std::path::Path) -> crate::error::Result<()> {
+    let doc = crate::document::Document::read(path)?;
+    crate::prices::PriceTable::use_for_run(crate::prices::PriceTable::parse(doc.text(), path)?);
+    Ok(())
+}
+
 // The plain values a command names when it builds a plan: arguments, not work.
 pub use crate::budget::Budget;
 pub use crate::catalog::{CatalogSource, parse_catalog_arg};
@@ -44,7 +53,9 @@ pub use crate::search::{ScorerConfig, ScorerKind, ScorerSpec};
 /// What a command injects to reach Anthropic's count_tokens: its client, settings and transport.
 pub mod api {
     pub use super::simulate::ApiCounting;
+    #[cfg(feature = "http")]
+    pub use crate::counter::api::Ureq;
     pub use crate::counter::api::{
-        CacheLoad, Client as ApiClient, DEFAULT_BASE_URL, Settings as ApiSettings, Ureq,
+        CacheLoad, Client as ApiClient, DEFAULT_BASE_URL, Settings as ApiSettings,
     };
 }

@@ -22,7 +22,6 @@ use crate::session::import::{
     index_all, read_session, scenario_text, unique_names,
 };
 pub use crate::session::import::{Filter, ImportOptions};
-use crate::session::profile_for_model;
 use crate::session::queries::{MinedQuery, to_jsonl};
 pub use crate::session::read::LogFormat;
 pub use crate::session::{default_roots, discover};
@@ -124,22 +123,36 @@ impl ModeTotals {
     }
 }
 
-/// What the provider charged for one billed request, at its own model's list prices (the
-/// profile its logged model maps to).
-pub fn billed_cost(b: &BilledRequest, format: LogFormat, main: &str) -> f64 {
-    let name = b
-        .model
-        .as_deref()
-        .map_or(main, |m| profile_for_model(m, format));
-    let Some(p) = profile::find(name).or_else(|| profile::find(main)) else {
-        return 0.0;
-    };
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// The models of a session's billed requests (with usage) that the price table cannot price.
+fn unpriced(c: &crate::session::convert::Converted, main: &str) -> Vec<String> {
+    c.billed
+        .iter()
+        .filter(|b| b.usage.prompt() + b.usage.output > 0 && billed_cost(b, main).is_none())
+        .map(|b| b.model.clone().unwrap_or_else(|| main.to_string()))
+        .collect()
+}
+
+/// What the provider charged for one billed request, at its own model's list prices in the
+/// price table in force (its tier chosen by this request's whole input); `None` for a model the
+/// table does not know (it is said, and left out of the dollars).
+pub fn billed_cost(b: &BilledRequest, main: &str) -> Option<f64> {
+    let model = b.model.as_deref().unwrap_or(main);
+    let p = profile::find(model)?;
     let u = &b.usage;
-    (u.input as f64 * p.input_per_mtok
-        + u.cache_creation as f64 * p.cache_write_per_mtok
-        + u.cache_read as f64 * p.cache_read_per_mtok
-        + u.output as f64 * p.output_per_mtok)
-        / 1e6
+    let input = u.input + u.cache_creation + u.cache_read;
+    let r = p.rates(input as usize);
+    Some(
+        (u.input as f64 * r.input
+            + u.cache_creation as f64 * r.cache_write
+            + u.cache_read as f64 * r.cache_read
+            + u.output as f64 * r.output)
+            / 1e6,
+    )
 }
 
 impl Default for ModeTotals {
@@ -178,8 +191,14 @@ pub struct SessionSummary {
     pub ran_as: Mode,
     pub model: String,
     pub billed_output_tokens: u64,
-    /// The bill at list prices, each request at its own model's profile.
+    /// The bill at list prices, each request at its own model's prices in the price table in
+    /// force; requests of a model the table lacks are left out (`unpriced_requests`).
     pub billed_cost_usd: f64,
+    /// Billed requests (with usage) whose model the price table does not know, and those models.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unpriced_requests: usize,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unpriced_models: Vec<String>,
     /// Per-request error of the calibrated model over the requests it could pair.
     pub error: ErrorStats,
     /// Billed requests the replay could not pair (pairing: docs/guide/import-sessions.md).
@@ -244,6 +263,8 @@ pub struct ImportSummary {
     pub searches_unlabeled: usize,
     /// Sessions `--since`/`--until`/`--project` left out.
     pub filtered_out: usize,
+    /// The price table every dollar comes from (package, version, date).
+    pub prices: String,
     pub notes: Vec<String>,
 }
 
@@ -548,12 +569,15 @@ fn session_summary(
         model: c.scenario.model.clone(),
         billed_output_tokens: c.billed.iter().map(|b| b.usage.output).sum(),
         billed_cost_usd: crate::number::round(
-            c.billed
-                .iter()
-                .map(|b| billed_cost(b, f.format, main))
-                .sum(),
+            c.billed.iter().filter_map(|b| billed_cost(b, main)).sum(),
             6,
         ),
+        unpriced_requests: unpriced(c, main).len(),
+        unpriced_models: unpriced(c, main)
+            .into_iter()
+            .collect::<BTreeSet<String>>()
+            .into_iter()
+            .collect(),
         error: error_stats(&pairs),
         unpaired_requests: alignment.unaligned,
         turns: ran.map_or(0, |m| m.counts.turns),
@@ -601,9 +625,13 @@ fn summarize(
     let mut pairs: Vec<(u64, u64)> = Vec::new();
     let mut sessions = Vec::with_capacity(rows.len());
     let mut counters = BTreeSet::new();
+    let mut unpriced: BTreeMap<String, usize> = BTreeMap::new();
     for row in rows {
         let s = &row.summary;
         counters.insert(s.counter);
+        for m in &s.unpriced_models {
+            *unpriced.entry(m.clone()).or_default() += 1;
+        }
         totals.requests += s.requests;
         totals.tool_calls += s.tool_calls;
         totals.billed_input_tokens += s.billed_input_tokens;
@@ -620,6 +648,7 @@ fn summarize(
         }
         sessions.push(row.summary);
     }
+    notes.extend(unpriced_notes(&unpriced));
     totals.eager = totals.eager.rounded();
     totals.deferred = totals.deferred.rounded();
     totals.billed_cost_usd = crate::number::round(totals.billed_cost_usd, 6);
@@ -638,8 +667,30 @@ fn summarize(
         searches_mined: processed.iter().map(|p| p.mined.queries.len()).sum(),
         searches_unlabeled: processed.iter().map(|p| p.mined.unlabeled).sum(),
         filtered_out,
+        prices: crate::prices::PriceTable::active().snapshot().to_string(),
         notes: std::mem::take(notes),
     }
+}
+
+/// One note per model the price table cannot price: why (the closest known ids), and that its
+/// requests are left out of the dollars.
+fn unpriced_notes(unpriced: &BTreeMap<String, usize>) -> Vec<String> {
+    let table = crate::prices::PriceTable::active();
+    unpriced
+        .iter()
+        .map(|(m, sessions)| {
+            let why = table
+                .resolve_for_log(m)
+                .err()
+                .map_or(String::new(), |e| format!(" ({e})"));
+            format!(
+                "model {m:?} is not in the price table {}{why}: its requests in {} are left out \
+                 of the billed dollars",
+                table.snapshot(),
+                plural(*sessions, "session", "sessions")
+            )
+        })
+        .collect()
 }
 
 /// The scenario (with the fitted system prompt when a calibration applies) and the bill of

@@ -257,6 +257,27 @@ impl Cassette {
         )
     }
 
+    /// The file, refused when the next run could not read it: past the input size limit,
+    /// every later run with this cassette would fail until the file was deleted. `path` names
+    /// the cassette in the message; the file there is left as it was.
+    pub fn to_readable_bytes(&self, path: &std::path::Path) -> crate::error::Result<Vec<u8>> {
+        let bytes = self.to_bytes();
+        let limit = crate::input::MAX_INPUT_BYTES;
+        if bytes.len() as u64 > limit {
+            return Err(crate::error::Error::usage(format!(
+                "--cassette {}: the cassette would be {:.1} MiB ({} entries), over the {} MiB \
+                 an input may hold, so the next run could not read it; it was not saved (the \
+                 file keeps what it held before). Record into a new --cassette, with fewer \
+                 scenarios or a lower --repeat per cassette",
+                path.display(),
+                bytes.len() as f64 / 1_048_576.0,
+                self.entries.len(),
+                limit / 1_048_576
+            )));
+        }
+        Ok(bytes)
+    }
+
     /// The file: `format`, `checksum`, then one entry a line, sorted by key.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut s = String::new();
@@ -295,6 +316,46 @@ mod tests {
         assert_ne!(k, key(Provider::OpenaiChat, 1, &canonical(&a)));
         assert_ne!(k, key(Provider::Anthropic, 0, &canonical(&a)));
         assert_eq!(k.len(), 64);
+    }
+
+    /// A cassette grown past the input limit is not saved: the next run could not read it.
+    #[test]
+    fn a_cassette_the_next_run_could_not_read_is_not_saved() {
+        let mut c = Cassette::default();
+        let body = "x".repeat(14 * 1024 * 1024);
+        for i in 0..4 {
+            c.insert(
+                format!("k{i}"),
+                Entry {
+                    provider: Provider::OpenaiChat,
+                    run: 0,
+                    request: json!({"model": "m"}),
+                    response: json!({"choices": [], "note": body}),
+                    latency_ms: 1.0,
+                },
+            );
+        }
+        let path = std::path::Path::new("cas.json");
+        let bytes = c.to_readable_bytes(path).unwrap();
+        assert_eq!(Cassette::from_bytes(&bytes).1, Load::Loaded(4));
+        c.insert(
+            "k4".into(),
+            Entry {
+                provider: Provider::OpenaiChat,
+                run: 0,
+                request: json!({"model": "m"}),
+                response: json!({"note": body}),
+                latency_ms: 1.0,
+            },
+        );
+        let e = c.to_readable_bytes(path).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "--cassette cas.json: the cassette would be 70.0 MiB (5 entries), over the 64 \
+                 MiB an input may hold, so the next run could not read it; it was not saved"
+            ),
+            "{e}"
+        );
     }
 
     #[test]

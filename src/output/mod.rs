@@ -5,10 +5,12 @@
 
 mod guard;
 mod table;
+mod terminal;
 mod write;
 
 pub use guard::{Guard, Target};
 pub use table::*;
+pub use terminal::*;
 pub use write::*;
 
 use std::io::Write;

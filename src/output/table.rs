@@ -7,7 +7,9 @@
 pub const MAX_CELL_WIDTH: usize = 40;
 
 /// A plain-text table with aligned columns; `right` marks numeric columns. A middle cell wider
-/// than [`MAX_CELL_WIDTH`] wraps at spaces (a longer word is cut).
+/// than [`MAX_CELL_WIDTH`] wraps at spaces (a longer word is cut). Every cell is shown through
+/// [`super::terminal_text`]: a control character in a tool name is an escape, never a cursor
+/// move, an escape sequence or a new row.
 pub fn text_table(headers: &[&str], rows: &[Vec<String>], right: &[bool]) -> String {
     let last = headers.len().saturating_sub(1);
     let wrapped: Vec<Vec<Vec<String>>> = rows
@@ -16,16 +18,20 @@ pub fn text_table(headers: &[&str], rows: &[Vec<String>], right: &[bool]) -> Str
             row.iter()
                 .enumerate()
                 .map(|(i, cell)| {
+                    let cell = super::terminal_text(cell);
                     if i == 0 || i == last {
-                        vec![cell.clone()]
+                        vec![cell.into_owned()]
                     } else {
-                        wrap_cell(cell, MAX_CELL_WIDTH)
+                        wrap_cell(&cell, MAX_CELL_WIDTH)
                     }
                 })
                 .collect()
         })
         .collect();
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    let mut widths: Vec<usize> = headers
+        .iter()
+        .map(|h| super::terminal_text(h).chars().count())
+        .collect();
     for row in &wrapped {
         for (i, lines) in row.iter().enumerate() {
             for l in lines {
@@ -56,7 +62,7 @@ pub fn text_table(headers: &[&str], rows: &[Vec<String>], right: &[bool]) -> Str
     };
     let h: Vec<String> = headers
         .iter()
-        .map(std::string::ToString::to_string)
+        .map(|h| super::terminal_text(h).into_owned())
         .collect();
     line(&h, &mut out);
     let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
@@ -161,6 +167,28 @@ pub fn md_text(text: &str) -> String {
         out.push(c);
     }
     out
+}
+
+/// A name or id of the user's (a tool id, a query id, a scorer name, a file) where a view puts
+/// it: a code span in Markdown ([`md_code`]: nothing in it opens HTML or a link, or ends the
+/// row or the line), control characters shown as escapes for a terminal
+/// ([`super::terminal_text`]), the value as it is in CSV and JSON.
+pub fn code_for(format: super::Format, text: &str) -> String {
+    match format {
+        super::Format::Md if !text.is_empty() => md_code(text),
+        super::Format::Table | super::Format::Md => super::terminal_text(text).into_owned(),
+        super::Format::Csv | super::Format::Json => text.to_string(),
+    }
+}
+
+/// Text of the user's inside a sentence: [`md_text`] in Markdown; elsewhere with control
+/// characters shown as escapes ([`super::terminal_text`]), since a sentence is not a table cell.
+pub fn words_for(format: super::Format, text: &str) -> String {
+    if format == super::Format::Md {
+        md_text(text)
+    } else {
+        super::terminal_text(text).into_owned()
+    }
 }
 
 /// Control characters as `\n`, `\t`, `\u{..}`: visible, and never a line break.
@@ -482,6 +510,78 @@ mod tests {
             n: -3,
         }]);
         assert_eq!(rows, "name,n\n'@x,-3\n");
+    }
+
+    /// A name holding ESC, CR, LF, `|` or backticks is one escaped cell of one row.
+    #[test]
+    fn control_characters_in_cells_are_escapes_in_text_tables() {
+        let rows = vec![
+            vec!["a\x1b[31mRED\rCR".to_string(), "1".into()],
+            vec!["nl\nforged | row".to_string(), "2".into()],
+        ];
+        let t = text_table(&["tool", "n"], &rows, &[false, true]);
+        assert_eq!(
+            t,
+            "tool              n\n\
+             ----------------  -\n\
+             a\\x1b[31mRED\\rCR  1\n\
+             nl\\nforged | row  2\n"
+        );
+    }
+
+    fn hostile_name() -> impl proptest::strategy::Strategy<Value = String> {
+        proptest::collection::vec(
+            proptest::prop_oneof![
+                proptest::char::range('a', 'z'),
+                proptest::sample::select(vec![
+                    '\n', '\r', '\t', '\x1b', '\x07', '\x7f', '\u{9b}', '\u{85}', '\u{2028}',
+                    '\u{202e}', '|', '`', '<', '>', '[', ']', '#', '*', '_', '\\', ' ', 'é', '名',
+                ]),
+            ],
+            0..24,
+        )
+        .prop_map(|c| c.into_iter().collect())
+    }
+
+    use proptest::prelude::*;
+
+    fn rows_of(rows: &[Vec<String>], columns: usize) -> Vec<Vec<String>> {
+        rows.iter().map(|r| r[..columns].to_vec()).collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+        /// Hostile names through both human tables: no raw control character, and exactly one
+        /// line per row (no forged row), whose first cell is the name as shown.
+        #[test]
+        fn hostile_names_never_forge_rows(names in proptest::collection::vec(hostile_name(), 1..6)) {
+            let rows: Vec<Vec<String>> = names
+                .iter()
+                .map(|n| vec![n.clone(), md_code(n), "7".to_string()])
+                .collect();
+            // The first and last columns never wrap: one line per row, the name first.
+            let text = text_table(&["tool", "code"], &rows_of(&rows, 2), &[false, false]);
+            prop_assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text:?}");
+            prop_assert!(!text.contains('\u{2028}') && !text.contains('\u{202e}'), "{text:?}");
+            let lines: Vec<&str> = text.lines().collect();
+            prop_assert_eq!(lines.len(), 2 + names.len(), "{:?}", text);
+            for (line, name) in lines[2..].iter().zip(&names) {
+                prop_assert!(line.starts_with(&*crate::output::terminal_text(name)), "{text:?}");
+            }
+            let md = md_table(&["tool", "code", "n"], &rows, &[false, false, true]);
+            let lines: Vec<&str> = md.lines().collect();
+            prop_assert_eq!(lines.len(), 2 + names.len(), "{:?}", md);
+            prop_assert!(!md.chars().any(|c| c.is_control() && c != '\n'), "{md:?}");
+            for line in &lines[2..] {
+                // Three cells: four unescaped pipes, the row's first and last characters.
+                let unescaped = line
+                    .char_indices()
+                    .filter(|&(i, c)| c == '|' && !line[..i].ends_with('\\'))
+                    .count();
+                prop_assert!(line.starts_with("| ") && line.ends_with(" |"), "{line:?}");
+                prop_assert_eq!(unescaped, 4, "{:?}", line);
+            }
+        }
     }
 
     #[test]

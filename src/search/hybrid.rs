@@ -648,7 +648,7 @@ pub(crate) mod tests {
 
     fn catalog(n: usize) -> Arc<Catalog> {
         let tools = (0..n)
-            .map(|i| crate::search::semantic::tests::tool(&format!("t{i}"), "", &[]))
+            .map(|i| crate::search::text::test_support::builtin(&format!("t{i}"), ""))
             .collect();
         Arc::new(Catalog::from_tools(tools).unwrap())
     }

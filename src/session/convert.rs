@@ -18,10 +18,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 
 use super::group::Session;
-use super::read::LogFormat;
 use super::tools::resolve;
 use super::transcript::{Request, Step, ToolResult, Transcript, Usage};
-use super::{SEARCH_TOOL, profile_for_model, session_counter};
+use super::{SEARCH_TOOL, default_profile, profile_for_model, session_counter};
 use crate::catalog::Catalog;
 use crate::counter::CounterKind;
 use crate::number::plural;
@@ -369,9 +368,10 @@ impl<'a> Converter<'a> {
         for tx in self.session.transcripts() {
             for r in &tx.requests {
                 if let Some(m) = &r.model {
-                    self.models
-                        .entry(m.clone())
-                        .or_insert_with(|| profile_for_model(m, self.session.format).to_string());
+                    self.models.entry(m.clone()).or_insert_with(|| {
+                        profile_for_model(m)
+                            .unwrap_or_else(|| default_profile(self.session.format).to_string())
+                    });
                 }
             }
         }
@@ -380,10 +380,7 @@ impl<'a> Converter<'a> {
     /// The main agent's most used model, mapped to a profile.
     fn main_profile(&self) -> String {
         self.profile_of(&self.session.main)
-            .unwrap_or_else(|| match self.session.format {
-                LogFormat::ClaudeCode => "claude-sonnet-4.5".into(),
-                LogFormat::Codex => "gpt-5".into(),
-            })
+            .unwrap_or_else(|| default_profile(self.session.format).into())
     }
 
     /// The profile of an agent's most used model (ties: the name first in order).
@@ -397,7 +394,10 @@ impl<'a> Converter<'a> {
         counts
             .iter()
             .max_by_key(|(m, n)| (**n, std::cmp::Reverse(**m)))
-            .map(|(m, _)| profile_for_model(m, self.session.format).to_string())
+            .map(|(m, _)| {
+                profile_for_model(m)
+                    .unwrap_or_else(|| default_profile(self.session.format).to_string())
+            })
     }
 
     fn scenario(

@@ -163,25 +163,21 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     Ok(())
 }
 
-/// The model profile a logged model id is priced as: the shipped profile of the same family
-/// (`claude-sonnet-4-5-20250929` → `claude-sonnet-4.5`), else the format's default.
-pub fn profile_for_model(model: &str, format: LogFormat) -> &'static str {
-    let m = model.to_ascii_lowercase();
-    if m.contains("opus-4-5") || m.contains("opus-4.5") {
-        "claude-opus-4.5"
-    } else if m.contains("opus") {
-        "claude-opus-4.1"
-    } else if m.contains("haiku") {
-        "claude-haiku-4.5"
-    } else if m.contains("sonnet") || m.starts_with("claude") {
-        "claude-sonnet-4.5"
-    } else if m.starts_with("gpt") || m.contains("codex") || m.starts_with('o') {
-        "gpt-5"
-    } else {
-        match format {
-            LogFormat::ClaudeCode => "claude-sonnet-4.5",
-            LogFormat::Codex => "gpt-5",
-        }
+/// The profile a logged model id is replayed and priced as: the id itself when the price
+/// table in force knows it (`claude-opus-4-6`, `gpt-5.3-codex`), else `None`: the caller says
+/// so, replays the session under its format's default profile and leaves its requests unpriced.
+pub fn profile_for_model(model: &str) -> Option<String> {
+    crate::prices::PriceTable::active()
+        .resolve_for_log(model)
+        .is_ok()
+        .then(|| model.to_string())
+}
+
+/// The profile of a log whose model is unknown or absent.
+pub fn default_profile(format: LogFormat) -> &'static str {
+    match format {
+        LogFormat::ClaudeCode => "claude-sonnet-4.5",
+        LogFormat::Codex => "gpt-5",
     }
 }
 
@@ -273,25 +269,18 @@ mod tests {
     }
 
     #[test]
-    fn logged_models_map_to_their_family_profile() {
-        let c = LogFormat::ClaudeCode;
-        assert_eq!(
-            profile_for_model("claude-sonnet-4-5-20250929", c),
-            "claude-sonnet-4.5"
-        );
-        assert_eq!(
-            profile_for_model("claude-opus-4-5-20251101", c),
-            "claude-opus-4.5"
-        );
-        assert_eq!(
-            profile_for_model("claude-opus-4-1-20250805", c),
-            "claude-opus-4.1"
-        );
-        assert_eq!(
-            profile_for_model("claude-haiku-4-5-20251001", c),
-            "claude-haiku-4.5"
-        );
-        assert_eq!(profile_for_model("gpt-5-codex", LogFormat::Codex), "gpt-5");
-        assert_eq!(profile_for_model("mystery", LogFormat::Codex), "gpt-5");
+    fn logged_models_are_their_own_profiles_when_the_price_table_knows_them() {
+        for m in [
+            "claude-sonnet-4-5-20250929",
+            "claude-opus-4-6",
+            "claude-haiku-4-5-20251001",
+            "gpt-5.3-codex",
+            "gpt-5-codex",
+        ] {
+            assert_eq!(profile_for_model(m).as_deref(), Some(m), "{m}");
+        }
+        assert_eq!(profile_for_model("<synthetic>"), None);
+        assert_eq!(profile_for_model("mystery"), None);
+        assert_eq!(default_profile(LogFormat::Codex), "gpt-5");
     }
 }

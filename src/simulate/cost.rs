@@ -125,18 +125,18 @@ pub fn cached_prefix(prev: Option<&CacheState>, key: &PrefixKey) -> usize {
     prev.input.max(cached)
 }
 
-/// USD without caching.
+/// USD without caching, at the prices of a request of this size.
 pub fn cost_uncached(profile: &Profile, parts: &Parts, output: usize) -> f64 {
-    (parts.total() as f64 * profile.input_per_mtok + output as f64 * profile.output_per_mtok) / 1e6
+    let r = profile.rates(parts.total());
+    (parts.total() as f64 * r.input + output as f64 * r.output) / 1e6
 }
 
-/// USD with caching: `cached` at the cache-read price, the rest written to the cache.
+/// USD with caching: `cached` at the cache-read price, the rest written to the cache, at the
+/// prices of a request of this size.
 pub fn cost_cached(profile: &Profile, input: usize, cached: usize, output: usize) -> f64 {
+    let r = profile.rates(input);
     let written = input.saturating_sub(cached);
-    (cached as f64 * profile.cache_read_per_mtok
-        + written as f64 * profile.cache_write_per_mtok
-        + output as f64 * profile.output_per_mtok)
-        / 1e6
+    (cached as f64 * r.cache_read + written as f64 * r.cache_write + output as f64 * r.output) / 1e6
 }
 
 #[cfg(test)]
@@ -199,12 +199,16 @@ mod tests {
     #[test]
     fn prices_apply_per_million() {
         let p = profile::find("claude-sonnet-4.5").unwrap();
-        let parts = Parts {
-            system: 1_000_000,
+        let parts = |system| Parts {
+            system,
             ..Parts::default()
         };
-        assert!((cost_uncached(&p, &parts, 1_000_000) - 18.0).abs() < 1e-9);
-        // 600k read at 0.30, 400k written at 3.75, 0 out.
-        assert!((cost_cached(&p, 1_000_000, 600_000, 0) - (0.18 + 1.5)).abs() < 1e-9);
+        // 100k in at 3, 10k out at 15.
+        assert!((cost_uncached(&p, &parts(100_000), 10_000) - (0.3 + 0.15)).abs() < 1e-9);
+        // Over 200k input, every token of the request at the long-context tier: 6 in, 22.5 out.
+        assert!((cost_uncached(&p, &parts(1_000_000), 1_000_000) - 28.5).abs() < 1e-9);
+        // 120k read at 0.30, 80k written at 3.75; then 600k read at 0.60, 400k written at 7.5.
+        assert!((cost_cached(&p, 200_000, 120_000, 0) - (0.036 + 0.3)).abs() < 1e-9);
+        assert!((cost_cached(&p, 1_000_000, 600_000, 0) - (0.36 + 3.0)).abs() < 1e-9);
     }
 }

@@ -382,7 +382,10 @@ fn search_tool_origin(
         && let Some(o) = scenario.profile.search_overhead(kind)
     {
         if o.section {
-            return (openai_search_section(scenario, plan, counter, o.tokens), measured(o));
+            return (
+                openai_search_section(scenario, plan, counter, o.tokens),
+                measured(o),
+            );
         }
         return (o.tokens.saturating_sub(overhead), measured(o));
     }
@@ -406,7 +409,8 @@ fn openai_search_section(
     counter: CounterKind,
     tokens: usize,
 ) -> usize {
-    let eager = (0..plan.deferrable.len()).any(|i| Some(i) != plan.search_tool && !plan.deferrable[i]);
+    let eager =
+        (0..plan.deferrable.len()).any(|i| Some(i) != plan.search_tool && !plan.deferrable[i]);
     if eager || !counter.is_openai() {
         return tokens;
     }

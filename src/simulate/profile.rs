@@ -1,15 +1,17 @@
 //! Model profiles: what one model charges, how its requests are counted, and how fast it is
-//! modeled to answer. Prices are the providers' published list prices (USD per million
-//! tokens); token figures (tool-use prompts, search-tool overheads) are published or measured
-//! numbers, each with its source in `sources`; latency figures are assumptions of this tool (no
-//! provider publishes them) and are printed with every result so a reader can substitute their
-//! own measurements through `model_overrides` in a scenario.
+//! modeled to answer. Prices and context windows come from the price table in force
+//! (`prices::PriceTable::active`: the bundled genai-prices snapshot, or `--prices FILE`), dated;
+//! the behaviour is ours: token figures (tool-use prompts, search-tool overheads) are published
+//! or measured numbers, each with its source in `sources`; latency figures are assumptions of
+//! this tool (no provider publishes them) and are printed with every result so a reader can
+//! substitute their own measurements through `model_overrides` in a scenario.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use crate::counter::{CounterKind, Preamble, ToolChoice, anthropic};
+use crate::prices::PriceTable;
 use crate::search::ScorerKind;
 
 /// Everything the cost and latency models need about one model.
@@ -30,6 +32,9 @@ pub struct Profile {
     pub cache_write_per_mtok: f64,
     /// USD per million input tokens read from the prompt cache.
     pub cache_read_per_mtok: f64,
+    /// Higher prices for a request whose whole input is larger (long-context tiers), ascending.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub price_tiers: Vec<PriceTier>,
     /// The provider's tool-use system preamble with `tool_choice` auto under the profile's
     /// counter, sent whenever any tool is defined (informational; `preambles` decide).
     pub tool_overhead_tokens: usize,
@@ -71,6 +76,25 @@ pub struct Profile {
     pub sources: BTreeMap<String, String>,
 }
 
+/// The prices of a request whose whole input is above `above_input_tokens` (USD per million).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PriceTier {
+    pub above_input_tokens: u64,
+    pub input_per_mtok: f64,
+    pub output_per_mtok: f64,
+    pub cache_write_per_mtok: f64,
+    pub cache_read_per_mtok: f64,
+}
+
+/// One request's prices, USD per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rates {
+    pub input: f64,
+    pub output: f64,
+    pub cache_write: f64,
+    pub cache_read: f64,
+}
+
 /// The counter of a profile written before profiles had one: toolbudget's original count.
 fn legacy_counter() -> CounterKind {
     CounterKind::O200kJson
@@ -110,10 +134,6 @@ pub struct SearchOverhead {
     pub section: bool,
 }
 
-const ANTHROPIC_PRICING: &str = "https://docs.claude.com/en/docs/about-claude/pricing";
-const OPENAI_PRICING: &str = "https://openai.com/api/pricing/";
-const GPT_5_4_PAGE: &str = "https://developers.openai.com/api/docs/models/gpt-5.4";
-const GPT_4O_PAGE: &str = "https://platform.openai.com/docs/models/gpt-4o";
 const HARNESS: &str = "andyjmorgan/tool-search-testing (MIT) @ f2f833e, WRITEUP.md; ../shared/data/provider-counts/acme-series.json";
 
 /// Claude 4.x: the documented tool-use prompt per `tool_choice`, any counter.
@@ -181,20 +201,80 @@ fn claude_sources(measured_on: &str) -> BTreeMap<String, String> {
     ])
 }
 
-/// Latency assumptions shared by the shipped profiles (not measurements of any provider).
-fn base(name: &str, api_model: &str, counter: CounterKind, prices: [f64; 4]) -> Profile {
-    Profile {
+/// The prices of `model` in the price table in force: base prices, long-context tiers, the
+/// context window (when the table gives one) and the source line printed with every dollar.
+struct TablePrices {
+    rates: Rates,
+    tiers: Vec<PriceTier>,
+    context_window: Option<usize>,
+    source: String,
+}
+
+/// `model` priced by the table in force, as of its snapshot's date.
+fn table_prices(model: &str) -> Result<TablePrices, String> {
+    let table = PriceTable::active();
+    let r = table.resolve_for_log(model).map_err(|e| e.to_string())?;
+    let p = r.prices();
+    let at = |total: u64| {
+        let input = p.input.as_ref().map_or(0.0, |x| x.at(total));
+        Rates {
+            input,
+            output: p.output.as_ref().map_or(0.0, |x| x.at(total)),
+            // genai-prices: a cache kind without its own price costs the input price.
+            cache_write: p.cache_write.as_ref().map_or(input, |x| x.at(total)),
+            cache_read: p.cache_read.as_ref().map_or(input, |x| x.at(total)),
+        }
+    };
+    let tiers = p
+        .tier_starts()
+        .into_iter()
+        .map(|start| {
+            let r = at(start.saturating_add(1));
+            PriceTier {
+                above_input_tokens: start,
+                input_per_mtok: r.input,
+                output_per_mtok: r.output,
+                cache_write_per_mtok: r.cache_write,
+                cache_read_per_mtok: r.cache_read,
+            }
+        })
+        .collect();
+    Ok(TablePrices {
+        rates: at(0),
+        tiers,
+        context_window: r.context_window.map(|w| w as usize),
+        source: format!(
+            "{} ({}): {}/{}{}",
+            table.snapshot().package,
+            table.snapshot().date,
+            r.provider_id,
+            r.model_id,
+            if r.bedrock_rule {
+                " (toolbudget's Bedrock rule)"
+            } else {
+                ""
+            }
+        ),
+    })
+}
+
+/// Latency assumptions shared by the profiles (not measurements of any provider), prices and
+/// context window from the table in force.
+fn base(name: &str, api_model: &str, counter: CounterKind) -> Result<Profile, String> {
+    let t = table_prices(api_model)?;
+    Ok(Profile {
         name: name.to_string(),
         api_model: api_model.to_string(),
         counter,
-        input_per_mtok: prices[0],
-        output_per_mtok: prices[1],
-        cache_write_per_mtok: prices[2],
-        cache_read_per_mtok: prices[3],
+        input_per_mtok: t.rates.input,
+        output_per_mtok: t.rates.output,
+        cache_write_per_mtok: t.rates.cache_write,
+        cache_read_per_mtok: t.rates.cache_read,
+        price_tiers: t.tiers,
         tool_overhead_tokens: 0,
         preambles: Vec::new(),
         search_overheads: Vec::new(),
-        context_window: 200_000,
+        context_window: t.context_window.unwrap_or(DEFAULT_CONTEXT_WINDOW),
         call_tokens: 60,
         reply_tokens: 200,
         request_overhead_ms: 400.0,
@@ -205,65 +285,58 @@ fn base(name: &str, api_model: &str, counter: CounterKind, prices: [f64; 4]) -> 
         definition_fetch_ms: 0.0,
         definition_ttl_s: 300.0,
         turn_gap_s: 30.0,
-        source: String::new(),
+        source: t.source,
         sources: BTreeMap::new(),
-    }
+    })
 }
 
-fn claude(name: &str, api_model: &str, prices: [f64; 4], measured_on: &str) -> Profile {
-    let mut p = base(name, api_model, CounterKind::AnthropicEstimate, prices);
+/// A context window the price table does not give: Claude's and most models' standard one.
+const DEFAULT_CONTEXT_WINDOW: usize = 200_000;
+
+fn claude(name: &str, api_model: &str, measured_on: &str) -> Result<Profile, String> {
+    let mut p = base(name, api_model, CounterKind::AnthropicEstimate)?;
     p.preambles = claude_preambles();
     p.search_overheads = claude_search();
-    p.source = ANTHROPIC_PRICING.into();
     p.sources = claude_sources(measured_on);
     p.tool_overhead_tokens = p.preamble(p.counter, ToolChoice::Auto);
-    p
+    Ok(p)
 }
 
-fn gpt_5_4() -> Profile {
-    let mut p = base(
-        "gpt-5.4",
-        "gpt-5.4",
-        CounterKind::OpenaiResponses,
-        [2.50, 15.0, 2.50, 0.25],
-    );
+/// OpenAI's tool-use preambles as measured on gpt-5.4 (Responses 0, Chat Completions 81).
+fn openai_preambles() -> Vec<CounterPreamble> {
     // Chat Completions bills 81 more than Responses at every N >= 1 of the public series
     // (272-191, 365-284, ... 1547-1466), tool_choice none; with the same rendering on both
     // counters that difference is the chat preamble. Other tool_choice values: not measured.
-    p.preambles = vec![
+    vec![
         CounterPreamble::uniform(Some(CounterKind::OpenaiChat), 81),
         CounterPreamble::uniform(None, 0),
-    ];
+    ]
+}
+
+/// An OpenAI model's behaviour as measured on gpt-5.4, assumed for others (`measured_on`).
+fn openai(name: &str, api_model: &str, measured_on: &str) -> Result<Profile, String> {
+    let mut p = base(name, api_model, CounterKind::OpenaiResponses)?;
+    p.preambles = openai_preambles();
     p.search_overheads = openai_search();
-    p.context_window = 1_050_000;
-    p.source = format!(
-        "{GPT_5_4_PAGE} (input 2.50, cached input 0.25, output 15.00; no cache-write premium)"
-    );
     p.sources = BTreeMap::from([
         (
             "preambles".to_string(),
             format!(
-                "{HARNESS}: Responses series reproduced by openai-responses with no preamble; Chat Completions series - Responses series = 81 at every N >= 1 (tool_choice none)"
+                "{HARNESS}: Responses series reproduced by openai-responses with no preamble; Chat Completions series - Responses series = 81 at every N >= 1 (tool_choice none){measured_on}"
             ),
         ),
         (
             "search_overheads".to_string(),
             format!(
-                "{HARNESS}: tool_search section 352 fitted on 21 tools in a namespace (475 billed; prompt only 76), checked on 3 in a namespace (475) and flat defer_loading of 21 and 3 (1786, 675) and the live runs"
+                "{HARNESS}: tool_search section 352 fitted on 21 tools in a namespace (475 billed; prompt only 76), checked on 3 in a namespace (475), flat defer_loading of 21 and 3 (1786, 675) and the live runs (flat 4132, namespace 1786){measured_on}"
             ),
         ),
-        ("context_window".to_string(), GPT_5_4_PAGE.to_string()),
     ]);
-    p
+    Ok(p)
 }
 
-fn gpt_4o() -> Profile {
-    let mut p = base(
-        "gpt-4o",
-        "gpt-4o",
-        CounterKind::OpenaiChat,
-        [2.50, 10.0, 2.50, 1.25],
-    );
+fn gpt_4o() -> Result<Profile, String> {
+    let mut p = base("gpt-4o", "gpt-4o", CounterKind::OpenaiChat)?;
     p.preambles = vec![CounterPreamble {
         counter: None,
         tokens: Preamble {
@@ -274,8 +347,6 @@ fn gpt_4o() -> Profile {
         },
     }];
     p.search_overheads = openai_search();
-    p.context_window = 128_000;
-    p.source = format!("{GPT_4O_PAGE} (input 2.50, cached input 1.25, output 10.00)");
     p.sources = BTreeMap::from([
         (
             "preambles".to_string(),
@@ -285,81 +356,90 @@ fn gpt_4o() -> Profile {
             "search_overheads".to_string(),
             format!("{HARNESS}: tool_search section fitted on gpt-5.4 (namespace 475), assumed for gpt-4o"),
         ),
-        ("context_window".to_string(), GPT_4O_PAGE.to_string()),
     ]);
-    p
+    Ok(p)
 }
 
-/// The shipped profiles, by name. The default is the first.
-pub fn shipped() -> Vec<Profile> {
-    let mut gpt_5 = base(
-        "gpt-5",
-        "gpt-5",
-        CounterKind::OpenaiResponses,
-        [1.25, 10.0, 1.25, 0.125],
-    );
-    // OpenAI bills no cache-write premium (writes cost the input price); the tool preamble is
-    // the one measured on gpt-5.4 (0 under openai-responses).
-    gpt_5.preambles = gpt_5_4().preambles;
-    gpt_5.search_overheads = openai_search();
-    gpt_5.context_window = 400_000;
-    gpt_5.source = OPENAI_PRICING.into();
-    gpt_5.sources = BTreeMap::from([
-        (
-            "preambles".to_string(),
-            format!("{HARNESS}: measured on gpt-5.4, assumed for gpt-5"),
-        ),
-        (
-            "search_overheads".to_string(),
-            format!("{HARNESS}: tool_search section fitted on gpt-5.4, assumed for gpt-5"),
-        ),
-    ]);
+/// A model of a provider whose tool-use behaviour toolbudget has not measured: counted as
+/// JSON with o200k, no tool-use preamble, no provider search (each said in `sources`).
+fn unmeasured(name: &str) -> Result<Profile, String> {
+    let mut p = base(name, name, CounterKind::O200kJson)?;
+    p.sources = BTreeMap::from([(
+        "behaviour".to_string(),
+        "not measured for this provider: no tool-use preamble, no provider search, counted as JSON with o200k_base".to_string(),
+    )]);
+    Ok(p)
+}
+
+/// The shipped profile names, the default first, with the model id each is priced as.
+const SHIPPED: [(&str, &str); 8] = [
+    ("claude-sonnet-4.5", "claude-sonnet-4-5"),
+    ("claude-opus-4.5", "claude-opus-4-5"),
+    ("claude-opus-4.1", "claude-opus-4-1"),
+    ("claude-haiku-4.5", "claude-haiku-4-5"),
+    ("gpt-5", "gpt-5"),
+    ("claude-sonnet-4-6", "claude-sonnet-4-6"),
+    ("gpt-5.4", "gpt-5.4"),
+    ("gpt-4o", "gpt-4o"),
+];
+
+/// The profile of a shipped name.
+fn shipped_profile(name: &str, api_model: &str) -> Result<Profile, String> {
     let assumed = ", assumed for this model";
-    vec![
-        claude(
-            "claude-sonnet-4.5",
-            "claude-sonnet-4-5",
-            [3.0, 15.0, 3.75, 0.30],
-            assumed,
+    match name {
+        "claude-sonnet-4-6" => claude(name, api_model, ""),
+        "gpt-5.4" => openai(name, api_model, ""),
+        "gpt-4o" => gpt_4o(),
+        n if n.starts_with("gpt") => openai(
+            name,
+            api_model,
+            ", measured on gpt-5.4, assumed for this model",
         ),
-        claude(
-            "claude-opus-4.5",
-            "claude-opus-4-5",
-            [5.0, 25.0, 6.25, 0.50],
-            assumed,
-        ),
-        claude(
-            "claude-opus-4.1",
-            "claude-opus-4-1",
-            [15.0, 75.0, 18.75, 1.50],
-            assumed,
-        ),
-        claude(
-            "claude-haiku-4.5",
-            "claude-haiku-4-5",
-            [1.0, 5.0, 1.25, 0.10],
-            assumed,
-        ),
-        gpt_5,
-        claude(
-            "claude-sonnet-4-6",
-            "claude-sonnet-4-6",
-            [3.0, 15.0, 3.75, 0.30],
-            "",
-        ),
-        gpt_5_4(),
-        gpt_4o(),
-    ]
+        _ => claude(name, api_model, assumed),
+    }
+}
+
+/// The shipped profiles, by name. The default is the first. A price table that lacks one of
+/// their models leaves it out.
+pub fn shipped() -> Vec<Profile> {
+    SHIPPED
+        .iter()
+        .filter_map(|(n, m)| shipped_profile(n, m).ok())
+        .collect()
 }
 
 pub const DEFAULT_PROFILE: &str = "claude-sonnet-4.5";
 
+/// A model by a shipped profile's name or by any id the price table in force knows: its prices
+/// and context window from the table, its behaviour by provider (Claude's measured tool-use
+/// prompt and search, OpenAI's, or none measured). An unknown id is an error naming the
+/// closest known ids.
+pub fn resolve(name: &str) -> Result<Profile, String> {
+    if let Some((n, m)) = SHIPPED.iter().find(|(n, _)| *n == name) {
+        return shipped_profile(n, m);
+    }
+    let resolved = PriceTable::active().resolve_for_log(name).map_err(|e| {
+        format!(
+            "unknown model profile {name:?}: {e} (a shipped profile: {}; or a model id of the \
+             price table)",
+            names().join(", ")
+        )
+    })?;
+    let assumed = ", assumed for this model";
+    match resolved.provider_id {
+        _ if resolved.model_id.starts_with("claude") => claude(name, name, assumed),
+        "openai" => openai(name, name, ", measured on gpt-5.4, assumed for this model"),
+        _ => unmeasured(name),
+    }
+}
+
+/// [`resolve`], `None` for an unknown model.
 pub fn find(name: &str) -> Option<Profile> {
-    shipped().into_iter().find(|p| p.name == name)
+    resolve(name).ok()
 }
 
 pub fn names() -> Vec<String> {
-    shipped().into_iter().map(|p| p.name).collect()
+    SHIPPED.iter().map(|(n, _)| (*n).to_string()).collect()
 }
 
 /// A key of a scenario's `model_overrides`: one field of [`Profile`]. Its serde name is the
@@ -386,6 +466,9 @@ pub enum Override {
 }
 
 crate::named_enum!(Override, "model override");
+
+/// Appended to a profile's price source when a scenario sets a price.
+const OVERRIDDEN: &str = "; prices set by the scenario's model_overrides";
 
 /// The smallest throughput accepted, tokens per second: one token in about 17 minutes.
 pub const MIN_RATE: f64 = 0.001;
@@ -417,6 +500,30 @@ impl Override {
 }
 
 impl Profile {
+    /// The prices of a request of `total_input` tokens: the highest tier it is above, else the
+    /// base prices.
+    pub fn rates(&self, total_input: usize) -> Rates {
+        match self
+            .price_tiers
+            .iter()
+            .rev()
+            .find(|t| total_input as u64 > t.above_input_tokens)
+        {
+            Some(t) => Rates {
+                input: t.input_per_mtok,
+                output: t.output_per_mtok,
+                cache_write: t.cache_write_per_mtok,
+                cache_read: t.cache_read_per_mtok,
+            },
+            None => Rates {
+                input: self.input_per_mtok,
+                output: self.output_per_mtok,
+                cache_write: self.cache_write_per_mtok,
+                cache_read: self.cache_read_per_mtok,
+            },
+        }
+    }
+
     /// The tool-use preamble under `counter` for `choice` (0 when the profile has none).
     pub fn preamble(&self, counter: CounterKind, choice: ToolChoice) -> usize {
         self.preambles
@@ -473,6 +580,16 @@ impl Profile {
             }
             Ok(value)
         };
+        if matches!(
+            key,
+            O::InputPerMtok | O::OutputPerMtok | O::CacheWritePerMtok | O::CacheReadPerMtok
+        ) {
+            // The scenario's price holds at every request size; the source says it is theirs.
+            self.price_tiers.clear();
+            if !self.source.ends_with(OVERRIDDEN) {
+                self.source.push_str(OVERRIDDEN);
+            }
+        }
         match key {
             O::InputPerMtok => self.input_per_mtok = value,
             O::OutputPerMtok => self.output_per_mtok = value,
@@ -505,6 +622,24 @@ impl Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fit of OpenAI's `tool_search` section, by its arithmetic: andyjmorgan/tool-search-testing
+    /// @ f2f833e (WRITEUP.md, OpenAI results, gpt-5.4 Responses) billed 475 for its 21
+    /// functions in the `acme_ops` namespace behind `tool_search` and 76 for the prompt alone;
+    /// the namespace's description is `python/openai/openai_test.py`'s. The `# Tools` section
+    /// after a prompt ending in a sentence is 3 tokens, the namespace's surface 44.
+    #[test]
+    fn the_tool_search_section_is_fitted_on_the_harness_namespace() {
+        let counter = CounterKind::OpenaiResponses;
+        let surface = counter.surface(
+            "acme_ops",
+            "ACME Corp internal operations toolset (HR, finance, inventory, ticketing, deployments, monitoring, customers, calendar, docs).",
+        );
+        let open = counter.tools_sections_open(Some("Be concise."));
+        assert_eq!((open, surface), (3, 44));
+        assert_eq!(475 - 76 - open - surface, OPENAI_TOOL_SEARCH_SECTION);
+        assert_eq!(OPENAI_TOOL_SEARCH_SECTION, 352);
+    }
 
     #[test]
     fn shipped_profiles_carry_published_prices() {

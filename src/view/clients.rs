@@ -30,13 +30,14 @@ pub fn render(result: &ClientComparison, format: Format) -> String {
     }
 }
 
-const HEADERS: [&str; 11] = [
+const HEADERS: [&str; 12] = [
     "client",
     "deferred tools",
     "requests",
     "first request",
     "total input",
     "deferred list (1st)",
+    "deferred list (all)",
     "searches",
     "misses",
     "cache breaks",
@@ -56,6 +57,11 @@ fn cells(r: &ClientRow) -> Vec<String> {
         int(r.first_request_tokens),
         int(r.total_input_tokens),
         int(r.first_request_deferred_list_tokens),
+        format!(
+            "{} ({})",
+            int(r.deferred_list_tokens),
+            usd(r.deferred_list_cost_usd)
+        ),
         int(r.searches),
         int(r.misses),
         int(r.cache_invalidations.requests),
@@ -71,7 +77,7 @@ const REPORT_HEADERS: [&str; 8] = [
     "deferred tools",
     "first request",
     "total input",
-    "deferred list (1st)",
+    "deferred list (1st / all)",
     "searches (misses)",
     "cost",
     "cost cached",
@@ -84,10 +90,10 @@ fn report_cells(r: &ClientRow) -> Vec<String> {
         all[1].clone(),
         all[3].clone(),
         all[4].clone(),
-        all[5].clone(),
-        format!("{} ({})", all[6], all[7]),
-        all[9].clone(),
+        format!("{} / {}", all[5], all[6]),
+        format!("{} ({})", all[7], all[8]),
         all[10].clone(),
+        all[11].clone(),
     ]
 }
 
@@ -105,9 +111,10 @@ fn scenario_table(s: &ClientScenario, md: bool, report: bool) -> String {
     let _ = writeln!(
         out,
         "{} tools, counted by `{}` (tokens per request and in total; cost at the model's list \
-         price, without and with prompt caching)",
+         price, without and with prompt caching; prices: {})",
         int(s.tool_count),
-        s.counter.0
+        s.counter.0,
+        s.prices
     );
     if md {
         out.push('\n');
@@ -168,6 +175,8 @@ pub struct ClientCsvRow {
     pub first_request_tokens: usize,
     pub total_input_tokens: usize,
     pub first_request_deferred_list_tokens: usize,
+    pub deferred_list_tokens: usize,
+    pub deferred_list_cost_usd: f64,
     pub search_tool_tokens: usize,
     pub searches: usize,
     pub misses: usize,
@@ -177,6 +186,8 @@ pub struct ClientCsvRow {
     pub cache_invalidations: usize,
     pub invalidated_tokens: usize,
     pub invalidation_cost_usd: f64,
+    /// Where the prices come from (the price table, its date, the model).
+    pub prices: String,
 }
 
 /// The CSV rows of every scenario, eager first.
@@ -194,6 +205,8 @@ pub fn csv(result: &ClientComparison) -> Vec<ClientCsvRow> {
                 first_request_tokens: r.first_request_tokens,
                 total_input_tokens: r.total_input_tokens,
                 first_request_deferred_list_tokens: r.first_request_deferred_list_tokens,
+                deferred_list_tokens: r.deferred_list_tokens,
+                deferred_list_cost_usd: r.deferred_list_cost_usd,
                 search_tool_tokens: r.search_tool_tokens,
                 searches: r.searches,
                 misses: r.misses,
@@ -203,6 +216,7 @@ pub fn csv(result: &ClientComparison) -> Vec<ClientCsvRow> {
                 cache_invalidations: r.cache_invalidations.requests,
                 invalidated_tokens: r.cache_invalidations.tokens,
                 invalidation_cost_usd: crate::number::round(r.cache_invalidations.cost_usd, 6),
+                prices: s.prices.clone(),
             });
         }
     }

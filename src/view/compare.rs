@@ -3,7 +3,7 @@
 //! json of the [`Comparison`].
 
 use crate::eval::compare::{Comparison, ScorerComparison};
-use crate::output::{Format, csv, to_json};
+use crate::output::{Format, code_for, csv, to_json, words_for};
 
 /// Most worse/better queries listed per scorer in table form (json lists all).
 const LISTED_QUERIES: usize = 10;
@@ -41,8 +41,8 @@ pub fn render(c: &Comparison, format: Format) -> String {
                 &[false, false, true, true, true, true, true, false],
             );
             out.push('\n');
-            out.push_str(&query_lists(c));
-            out.push_str(&verdict(c));
+            out.push_str(&query_lists(c, format));
+            out.push_str(&verdict(c, format));
             out
         }
     }
@@ -70,7 +70,7 @@ fn rows(c: &Comparison, format: Format) -> Vec<Vec<String>> {
                 }
             });
             rows.push(vec![
-                scorer_label(r),
+                scorer_label(r, format),
                 m.metric.to_string(),
                 figure(m.base, |x| format!("{x:.4}")),
                 figure(m.candidate, |x| format!("{x:.4}")),
@@ -84,21 +84,23 @@ fn rows(c: &Comparison, format: Format) -> Vec<Vec<String>> {
     rows
 }
 
-/// The scorer's name, or `BASE → CANDIDATE` when `--pair` compared two names.
-fn scorer_label(r: &ScorerComparison) -> String {
+/// The scorer's name, or `BASE → CANDIDATE` when `--pair` compared two names; each a code
+/// span in Markdown (names come from the files, an external scorer's from its process).
+fn scorer_label(r: &ScorerComparison, format: Format) -> String {
+    let base = code_for(format, &r.scorer.to_string());
     match &r.candidate_scorer {
-        Some(c) => format!("{} → {c}", r.scorer),
-        None => r.scorer.to_string(),
+        Some(c) => format!("{base} → {}", code_for(format, &c.to_string())),
+        None => base,
     }
 }
 
 /// Per paired scorer: how many queries got worse or better, the first of each listed.
-fn query_lists(c: &Comparison) -> String {
+fn query_lists(c: &Comparison, format: Format) -> String {
     let mut out = String::new();
     for r in c.results.iter().filter(|r| r.paired) {
         out.push_str(&format!(
             "{}: {} queries paired; {} worse, {} better on {}\n",
-            scorer_label(r),
+            scorer_label(r, format),
             r.paired_queries,
             r.worse.len(),
             r.better.len(),
@@ -108,7 +110,9 @@ fn query_lists(c: &Comparison) -> String {
             for q in list.iter().take(LISTED_QUERIES) {
                 out.push_str(&format!(
                     "  {label}: {} {:.4} -> {:.4}\n",
-                    q.id, q.base, q.candidate
+                    code_for(format, &q.id),
+                    q.base,
+                    q.candidate
                 ));
             }
             if list.len() > LISTED_QUERIES {
@@ -123,35 +127,47 @@ fn query_lists(c: &Comparison) -> String {
 }
 
 /// Notes, then the check's outcome.
-fn verdict(c: &Comparison) -> String {
+fn verdict(c: &Comparison, format: Format) -> String {
+    let name = |s: &dyn std::fmt::Display| code_for(format, &s.to_string());
     let mut out = String::new();
     for s in &c.only_in_baseline {
-        out.push_str(&format!("note: scorer {s} is only in the baseline\n"));
+        out.push_str(&format!(
+            "note: scorer {} is only in the baseline\n",
+            name(s)
+        ));
     }
     for s in &c.only_in_candidate {
-        out.push_str(&format!("note: scorer {s} is only in the candidate\n"));
+        out.push_str(&format!(
+            "note: scorer {} is only in the candidate\n",
+            name(s)
+        ));
     }
     for s in &c.allowed_missing {
         out.push_str(&format!(
-            "note: scorer {s} is missing from the candidate (allowed by --allow-missing)\n"
+            "note: scorer {} is missing from the candidate (allowed by --allow-missing)\n",
+            name(s)
         ));
     }
     if c.paired_only {
         out.push_str("note: every figure is over the queries both files ranked (--paired-only)\n");
     }
+    // Sentences of the comparison holding names from the files: escaped as text.
     for n in &c.notes {
-        out.push_str(&format!("note: {n}\n"));
+        out.push_str(&format!("note: {}\n", words_for(format, n)));
     }
     for m in &c.missing {
-        out.push_str(&format!("FAIL: the candidate lacks {m}\n"));
+        out.push_str(&format!(
+            "FAIL: the candidate lacks {}\n",
+            words_for(format, m)
+        ));
     }
     for u in &c.unchecked {
-        out.push_str(&format!("FAIL: {u}\n"));
+        out.push_str(&format!("FAIL: {}\n", words_for(format, u)));
     }
     out.push_str(&if !c.regressions.is_empty() {
         format!(
             "FAIL: {} dropped more than {} on {}\n",
-            c.regression_names(),
+            words_for(format, &c.regression_names()),
             c.max_drop,
             c.metric
         )

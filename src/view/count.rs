@@ -6,7 +6,7 @@ use serde::Serialize;
 
 pub use crate::experiment::count::{BodyEntry, CapturedCount, HostedEntry};
 use crate::experiment::count::{CountReport, PreambleInfo};
-use crate::output::{Format, csv, md_text, to_json};
+use crate::output::{Format, code_for, csv, to_json, words_for};
 
 /// `± 4.2%` beside an estimate, empty for exact counters.
 pub fn error_note(error_pct: Option<f64>) -> String {
@@ -28,18 +28,7 @@ struct WithCaptured<'a> {
 /// Text of the user's (a file name, a model) inside a sentence: no control character, and
 /// Markdown's specials escaped in md.
 fn words(format: Format, s: &str) -> String {
-    if format == Format::Md {
-        return md_text(s);
-    }
-    s.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    words_for(format, s)
 }
 
 /// `anthropic-messages` as words.
@@ -90,7 +79,7 @@ fn captured_lines(c: &CapturedCount, format: Format) -> String {
             .iter()
             .map(|h| {
                 vec![
-                    h.label(),
+                    code_for(format, &h.label()),
                     h.provider.to_string(),
                     if h.search { "yes" } else { "no" }.to_string(),
                     h.tokens.map_or("-".to_string(), |t| t.to_string()),
@@ -192,6 +181,14 @@ pub fn render_captured(
         }
         Format::Table | Format::Md => {
             let table = crate::output::table_for(format);
+            // Ids and server names are the user's: code spans in Markdown.
+            let named = |mut rows: Vec<Vec<String>>| {
+                for r in &mut rows {
+                    r[0] = code_for(format, &r[0]);
+                }
+                rows
+            };
+            let (tool_rows, server_rows) = (named(tool_rows), named(server_rows));
             let mut out = String::new();
             out.push_str(&table(&["tool", "tokens"], &tool_rows, &[false, true]));
             out.push('\n');
@@ -216,8 +213,9 @@ pub fn render_captured(
             out.push_str(&fixed_sentence(report));
             if let Some(t) = &report.search_tool {
                 out.push_str(&format!(
-                    "{t} is the search tool: counted and sent in deferred mode, never sent \
-                     eagerly, never a search result.\n"
+                    "{} is the search tool: counted and sent in deferred mode, never sent \
+                     eagerly, never a search result.\n",
+                    code_for(format, t)
                 ));
             }
             if let Some(c) = captured {

@@ -12,7 +12,9 @@ use crate::eval::metrics::Metric;
 use crate::eval::{EvalResult, ScorerName, ScorerResult};
 use crate::experiment::eval::EvalSet;
 use crate::number::{int, metric, plural};
-use crate::output::{Format, TableFn, csv, csv_rows as csv_text, md_table, to_json};
+use crate::output::{
+    Format, TableFn, code_for, csv, csv_rows as csv_text, md_table, to_json, words_for,
+};
 use crate::view::report::figures::{self, Figure, Section};
 
 fn fixed(x: f64) -> String {
@@ -41,26 +43,28 @@ pub fn render(result: &EvalResult, format: Format) -> String {
         Format::Csv if per_query => per_query_csv(result),
         Format::Csv => csv_text(&csv_rows(result)),
         Format::Table | Format::Md => {
+            // Scorer names, query ids, tool ids and file names are the user's (or an external
+            // scorer's): code spans and escaped text in Markdown.
             let table = crate::output::table_for(format);
-            let mut out = setting_text(result);
+            let mut out = setting_text(result, format);
             out.push('\n');
-            out.push_str(&metrics_table(result, table));
+            out.push_str(&metrics_table(result, table, format));
             out.push('\n');
-            out.push_str(&frame_text(result));
+            out.push_str(&frame_text(result, format));
             for r in &result.results {
-                out.push_str(&scorer_line(r));
+                out.push_str(&scorer_line(r, format));
             }
             out.push('\n');
-            out.push_str(&class_table(result, table));
+            out.push_str(&class_table(result, table, format));
             for r in &result.results {
                 if let Some(points) = &r.thresholds {
                     out.push('\n');
-                    out.push_str(&thresholds_table(result, &r.scorer, points, table));
+                    out.push_str(&thresholds_table(result, &r.scorer, points, table, format));
                 }
             }
             if per_query {
                 out.push('\n');
-                out.push_str(&per_query_table(result, table));
+                out.push_str(&per_query_table(result, table, format));
             }
             out
         }
@@ -68,7 +72,7 @@ pub fn render(result: &EvalResult, format: Format) -> String {
 }
 
 /// The first line: where the expected tools were ranked.
-fn setting_text(result: &EvalResult) -> String {
+fn setting_text(result: &EvalResult, format: Format) -> String {
     match &result.pool {
         Some(p) => {
             let mut s = format!(
@@ -78,7 +82,7 @@ fn setting_text(result: &EvalResult) -> String {
                 p.own_tools,
                 p.added_tools,
                 p.files,
-                p.sources.join(", ")
+                words_for(format, &p.sources.join(", "))
             );
             if p.duplicate_ids > 0 {
                 s.push_str(&format!(
@@ -103,7 +107,7 @@ fn setting_text(result: &EvalResult) -> String {
 }
 
 /// Per scorer and class: the recall cutoffs and MRR, or for no-match queries the refusal.
-fn class_table(result: &EvalResult, table: TableFn) -> String {
+fn class_table(result: &EvalResult, table: TableFn, format: Format) -> String {
     let recalls: Vec<Metric> = result.ks.iter().map(|&k| Metric::Recall(k)).collect();
     let recall_names: Vec<String> = recalls.iter().map(ToString::to_string).collect();
     let mut headers: Vec<&str> = vec!["scorer", "class", "queries"];
@@ -114,7 +118,7 @@ fn class_table(result: &EvalResult, table: TableFn) -> String {
         for (class, c) in &r.classes {
             let cell = |m: &Metric| c.metrics.get(m).map(|v| fixed(*v)).unwrap_or_default();
             let mut row = vec![
-                r.scorer.to_string(),
+                code_for(format, &r.scorer.to_string()),
                 class.to_string(),
                 c.queries.to_string(),
             ];
@@ -137,6 +141,7 @@ fn thresholds_table(
     scorer: &ScorerName,
     points: &[crate::eval::thresholds::ThresholdPoint],
     table: TableFn,
+    format: Format,
 ) -> String {
     let recalls: Vec<Metric> = result.ks.iter().map(|&k| Metric::Recall(k)).collect();
     let recall_names: Vec<String> = recalls.iter().map(ToString::to_string).collect();
@@ -161,13 +166,14 @@ fn thresholds_table(
         .collect();
     let right = vec![true; headers.len()];
     format!(
-        "{scorer}: refusal curve (results scoring below the threshold dropped; false positives \
-         = no-match queries still answered)\n{}",
+        "{}: refusal curve (results scoring below the threshold dropped; false positives = \
+         no-match queries still answered)\n{}",
+        code_for(format, &scorer.to_string()),
         table(&headers, &rows, &right)
     )
 }
 
-fn metrics_table(result: &EvalResult, table: TableFn) -> String {
+fn metrics_table(result: &EvalResult, table: TableFn, format: Format) -> String {
     let names = metric_headers(result);
     let name_texts: Vec<String> = names.iter().map(ToString::to_string).collect();
     let mut headers: Vec<&str> = vec!["scorer"];
@@ -177,7 +183,7 @@ fn metrics_table(result: &EvalResult, table: TableFn) -> String {
         .results
         .iter()
         .map(|r| {
-            let mut row = vec![r.scorer.to_string()];
+            let mut row = vec![code_for(format, &r.scorer.to_string())];
             row.extend(names.iter().map(|m| fixed(r.metric(m).unwrap_or(0.0))));
             row.push(r.refused_queries.to_string());
             row.extend(latency_cells(r));
@@ -189,11 +195,13 @@ fn metrics_table(result: &EvalResult, table: TableFn) -> String {
 }
 
 /// What was evaluated: queries, tools ranked, the search tool left out, depth.
-fn frame_text(result: &EvalResult) -> String {
+fn frame_text(result: &EvalResult, format: Format) -> String {
     let tools = match &result.search_tool {
         Some(s) => format!(
-            "{} tools ({} ranked: {s} is the search tool, never a result)",
-            result.tool_count, result.ranked_tools
+            "{} tools ({} ranked: {} is the search tool, never a result)",
+            result.tool_count,
+            result.ranked_tools,
+            code_for(format, s)
         ),
         None => plural(result.tool_count, "tool", "tools"),
     };
@@ -221,7 +229,7 @@ fn frame_text(result: &EvalResult) -> String {
     )
 }
 
-fn scorer_line(r: &ScorerResult) -> String {
+fn scorer_line(r: &ScorerResult, format: Format) -> String {
     let ci = [Metric::Recall(5), Metric::Mrr]
         .iter()
         .filter_map(|m| {
@@ -241,9 +249,9 @@ fn scorer_line(r: &ScorerResult) -> String {
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
         .join(" ");
-    let mut out = format!("{}: {ci}", r.scorer);
+    let mut out = format!("{}: {ci}", code_for(format, &r.scorer.to_string()));
     if !settings.is_empty() {
-        out.push_str(&format!("; settings: {settings}"));
+        out.push_str(&format!("; settings: {}", words_for(format, &settings)));
     }
     if let (Some(own), Some(trip)) = (r.reported_latency_us, r.latency_us) {
         out.push_str(&format!(
@@ -255,7 +263,7 @@ fn scorer_line(r: &ScorerResult) -> String {
         let s = run.stats;
         out.push_str(&format!(
             "; run {} ({}, ties by tool id {}): {} without a ranking (scored 0)",
-            run.file,
+            words_for(format, &run.file),
             run.format,
             match run.ties {
                 crate::eval::runfile::TieBreak::Id => "ascending",
@@ -308,7 +316,7 @@ fn ranks_text(ranks: &[Option<usize>]) -> String {
         .join(",")
 }
 
-fn per_query_table(result: &EvalResult, table: TableFn) -> String {
+fn per_query_table(result: &EvalResult, table: TableFn, format: Format) -> String {
     let last_k = result.ks.last().copied().unwrap_or(10);
     let recall = Metric::Recall(last_k);
     let recall_name = recall.to_string();
@@ -316,13 +324,18 @@ fn per_query_table(result: &EvalResult, table: TableFn) -> String {
     for r in &result.results {
         for q in r.per_query.iter().flatten() {
             rows.push(vec![
-                r.scorer.to_string(),
-                q.id.clone(),
+                code_for(format, &r.scorer.to_string()),
+                code_for(format, &q.id),
                 q.class.to_string(),
                 ranks_text(&q.ranks),
                 fixed(q.metrics.get(&recall).copied().unwrap_or(0.0)),
                 fixed(q.metrics.get(&Metric::Mrr).copied().unwrap_or(0.0)),
-                q.top.iter().take(3).cloned().collect::<Vec<_>>().join(", "),
+                q.top
+                    .iter()
+                    .take(3)
+                    .map(|t| code_for(format, t))
+                    .collect::<Vec<_>>()
+                    .join(", "),
             ]);
         }
     }

@@ -2,7 +2,7 @@
 //! [`SearchReport`] (the contract's keys first) and the CSV.
 
 use crate::experiment::search::SearchReport;
-use crate::output::{Format, csv, to_json};
+use crate::output::{Format, code_for, csv, to_json, words_for};
 
 /// Scores in tables: at most four decimals, trailing zeros dropped (`12`, `0.3881`).
 fn short(x: f64) -> String {
@@ -26,6 +26,7 @@ pub fn render(report: &SearchReport, format: Format) -> String {
                 .into_iter()
                 .zip(&report.matches)
                 .map(|(mut r, m)| {
+                    r[1] = code_for(format, &m.id);
                     r[2] = short(m.score);
                     r
                 })
@@ -38,9 +39,9 @@ pub fn render(report: &SearchReport, format: Format) -> String {
                     for (depth, node) in e.explanation.flatten() {
                         why.push(vec![
                             (i + 1).to_string(),
-                            e.id.clone(),
+                            code_for(format, &e.id),
                             short(node.value),
-                            format!("{}{}", "  ".repeat(depth), node.label),
+                            format!("{}{}", "  ".repeat(depth), words_for(format, &node.label)),
                         ]);
                     }
                 }
@@ -52,14 +53,20 @@ pub fn render(report: &SearchReport, format: Format) -> String {
                 ));
             }
             out.push('\n');
+            let codes = |ids: &[String]| {
+                ids.iter()
+                    .map(|id| code_for(format, id))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
             if !report.not_found.is_empty() {
-                out.push_str(&format!("not found: {}\n", report.not_found.join(", ")));
+                out.push_str(&format!("not found: {}\n", codes(&report.not_found)));
             }
             for a in &report.ambiguous {
                 out.push_str(&format!(
                     "ambiguous: {} fits {}; select one by its id\n",
-                    a.name,
-                    a.candidates.join(", ")
+                    code_for(format, &a.name),
+                    codes(&a.candidates)
                 ));
             }
             let settings: Vec<String> = report
@@ -76,8 +83,8 @@ pub fn render(report: &SearchReport, format: Format) -> String {
                 report.shown,
                 report.matched,
                 report.total_tools,
-                report.scorer,
-                settings.join("; ")
+                words_for(format, &report.scorer.to_string()),
+                words_for(format, &settings.join("; "))
             ));
             out
         }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::experiment::session_import::ImportSummary;
 use crate::number::plural;
-use crate::output::{Format, csv, md_table, text_table, to_json};
+use crate::output::{Format, code_for, csv, md_table, text_table, to_json};
 
 pub fn notes(s: &ImportSummary) -> Vec<String> {
     let mut out = s.notes.clone();
@@ -100,7 +100,9 @@ const COLUMNS: &[&str] = &[
     "deferred_cost_cached_usd",
 ];
 
-fn rows(s: &ImportSummary) -> Vec<Vec<String>> {
+/// One row a session; the session's file name and model are from the logs: code spans in
+/// Markdown, escaped for a terminal, as they are in CSV.
+fn rows(s: &ImportSummary, format: Format) -> Vec<Vec<String>> {
     s.sessions
         .iter()
         .map(|e| {
@@ -108,9 +110,9 @@ fn rows(s: &ImportSummary) -> Vec<Vec<String>> {
                 .file_stem()
                 .map_or_else(|| e.file.clone(), |x| x.to_string_lossy().into_owned());
             vec![
-                name,
+                code_for(format, &name),
                 e.ran_as.name().to_string(),
-                e.model.clone(),
+                code_for(format, &e.model),
                 e.counter.to_string(),
                 e.requests.to_string(),
                 e.tool_calls.to_string(),
@@ -131,16 +133,16 @@ fn rows(s: &ImportSummary) -> Vec<Vec<String>> {
 pub fn render(s: &ImportSummary, format: Format) -> String {
     match format {
         Format::Json => to_json(s),
-        Format::Csv => csv(COLUMNS, &rows(s)),
+        Format::Csv => csv(COLUMNS, &rows(s, format)),
         Format::Table | Format::Md => {
             let right: Vec<bool> = COLUMNS
                 .iter()
                 .map(|c| !matches!(*c, "session" | "ran" | "model" | "counter"))
                 .collect();
             let mut out = if format == Format::Md {
-                md_table(COLUMNS, &rows(s), &right)
+                md_table(COLUMNS, &rows(s, format), &right)
             } else {
-                text_table(COLUMNS, &rows(s), &right)
+                text_table(COLUMNS, &rows(s, format), &right)
             };
             out.push_str(&footer(s));
             out
@@ -222,6 +224,10 @@ fn footer(s: &ImportSummary) -> String {
         t.deferred.cost_cached_usd,
         plural(t.deferred.searches, "search", "searches"),
         plural(t.deferred.misses, "miss", "misses"),
+    ));
+    out.push_str(&format!(
+        "Dollars: each request at its own model's list prices, {}.\n",
+        s.prices
     ));
     out
 }

@@ -102,7 +102,7 @@ fn settings_line(s: &ScenarioResult) -> String {
         format!("when {}: not deferring", st.when)
     };
     format!(
-        "{tools}, {} deferred ({when}); counter {}{} ({}, {} rendering), profile {}, scorer {}, \
+        "{tools}, {} deferred ({when}); counter {}{} ({}, {} rendering), profile {}{}, scorer {}, \
          discovery {}, listing {}/{}, reveal {}, max_results {}, retry [{}]\n",
         s.deferred_count,
         st.counter.0,
@@ -110,6 +110,11 @@ fn settings_line(s: &ScenarioResult) -> String {
         st.counter.0.tokenizer_label(),
         st.counter.0.render_name(),
         st.profile,
+        if s.model.source.is_empty() {
+            String::new()
+        } else {
+            format!(" (prices: {})", s.model.source)
+        },
         st.scorer,
         st.discovery,
         st.listing,

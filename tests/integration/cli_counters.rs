@@ -114,7 +114,10 @@ fn bad_counter_flags_exit_2() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: unknown model profile"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .starts_with("error: unknown model profile \"gpt-9\": unknown model id `gpt-9`")
+    );
 }
 
 #[test]

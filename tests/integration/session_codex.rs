@@ -76,7 +76,7 @@ fn a_current_codex_cli_rollout_imports_with_its_calls_paired_and_its_prompt_and_
     let cal = &v["calibrations"][0];
     assert_eq!(cal["applied"], false, "{cal}");
     assert!(
-        stderr.contains("calibration gpt-5 (openai-responses): not applied"),
+        stderr.contains("calibration gpt-5.2-codex (openai-responses): not applied"),
         "{stderr}"
     );
     assert!(

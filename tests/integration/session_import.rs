@@ -124,7 +124,7 @@ fn a_plain_session_becomes_its_turns_calls_and_sizes() {
         14213 + 14335 + 14495 + 14589 + 14671
     );
     assert_eq!(e["ran_as"], "eager");
-    assert_eq!(e["model"], "claude-sonnet-4.5");
+    assert_eq!(e["model"], "claude-sonnet-4-5-20250929");
     assert_eq!(e["counter"], "anthropic-estimate");
     assert_eq!(e["unpaired_requests"], 0);
     assert_eq!(e["ignored_records"]["file-history-snapshot"], 1);
@@ -330,7 +330,11 @@ fn subagents_in_their_own_files_fold_into_the_parent_session() {
     );
     assert_eq!(e["unlinked_subagents"], 0);
     assert_eq!(e["unpaired_requests"], 0);
-    assert_eq!(e["models"]["claude-haiku-4-5-20251001"], "claude-haiku-4.5");
+    // A logged id the price table knows is the profile itself.
+    assert_eq!(
+        e["models"]["claude-haiku-4-5-20251001"],
+        "claude-haiku-4-5-20251001"
+    );
     let sc = scenario(dir.path(), name);
     let ts = turns(&sc.conversation);
     assert_eq!(ts.len(), 1);
@@ -489,7 +493,7 @@ fn a_codex_rollout_gives_turns_from_its_items_and_requests_from_token_counts() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let e = &v["sessions"][0];
     assert_eq!(e["format"], "codex");
-    assert_eq!(e["model"], "gpt-5");
+    assert_eq!(e["model"], "gpt-5-codex");
     assert_eq!(e["counter"], "openai-responses");
     assert_eq!(v["counter"], "openai-responses");
     // Two token_count events with usage (a repeated one is the same request): input includes

@@ -412,7 +412,7 @@ fn the_fit_recovers_the_known_parameters_and_prices_every_request() {
     let s = &result.summary;
     assert_eq!(s.calibrations.len(), 1);
     let c = &s.calibrations[0];
-    assert_eq!(c.model, "claude-sonnet-4.5");
+    assert_eq!(c.model, "claude-sonnet-4-5-20250929");
     assert_eq!(c.counter.name(), "anthropic-estimate");
     assert_eq!(s.counter, "anthropic-estimate");
     assert_eq!(c.tool_overhead_tokens, overhead());

@@ -200,12 +200,17 @@ fn warm_up_subagents_are_named_and_every_subagent_is_priced_at_its_own_model() {
     assert_eq!(e["requests"], 5);
     assert_eq!(
         e["models"]["us.anthropic.claude-haiku-4-5-20251001-v1:0"],
-        "claude-haiku-4.5"
+        "us.anthropic.claude-haiku-4-5-20251001-v1:0"
     );
     assert!(stderr.contains("1 warm-up subagent"), "{stderr}");
     // The bill priced request by request at each request's own model.
     let p = |n: &str| toolbudget::simulate::profile::find(n).unwrap();
-    let (sonnet, haiku) = (p("claude-sonnet-4.5"), p("claude-haiku-4.5"));
+    // Each at its logged id's prices: the Bedrock regional id is not Haiku's first-party price.
+    let (sonnet, haiku) = (
+        p("claude-sonnet-4-5-20250929"),
+        p("us.anthropic.claude-haiku-4-5-20251001-v1:0"),
+    );
+    assert!(haiku.input_per_mtok > p("claude-haiku-4.5").input_per_mtok);
     let cost = |pr: &toolbudget::simulate::profile::Profile, u: [u64; 4]| {
         (u[0] as f64 * pr.input_per_mtok
             + u[1] as f64 * pr.cache_write_per_mtok

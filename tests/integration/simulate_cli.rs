@@ -401,3 +401,92 @@ fn the_deferred_list_is_its_own_number_in_every_format() {
     );
     assert!(!md.contains("tools + deferred list"), "{md}");
 }
+
+/// `--prices FILE` bills with that table: sonnet 4.6's input price doubled in a copy of the
+/// bundled table doubles the input part of the dollars, and the settings name the table.
+#[test]
+fn prices_flag_bills_with_the_given_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let bundled =
+        std::fs::read_to_string(crate::support::repo("data/prices/genai-prices.json")).unwrap();
+    let mut table: serde_json::Value = serde_json::from_str(&bundled).unwrap();
+    for provider in table["providers"].as_array_mut().unwrap() {
+        for model in provider["models"].as_array_mut().unwrap() {
+            if model["id"] != "claude-sonnet-4-6" {
+                continue;
+            }
+            // One price set, or dated sets each under `prices`.
+            match model["prices"].as_array_mut() {
+                Some(dated) => {
+                    for entry in dated {
+                        entry["prices"]["input_mtok"] = serde_json::json!(6);
+                    }
+                }
+                None => model["prices"]["input_mtok"] = serde_json::json!(6),
+            }
+        }
+    }
+    table["source"]["snapshot_date"] = serde_json::json!("2027-01-31");
+    let prices = write(dir.path(), "prices.json", &table.to_string());
+    write(dir.path(), "gh.json", CATALOG);
+    let s = write(
+        dir.path(),
+        "s.yaml",
+        "model: claude-sonnet-4-6\nsystem_prompt_tokens: 1000\ncatalogs: [{path: gh.json, server: gh}]\nconversation:\n  - user: hi\n    reply_tokens: 100\n",
+    );
+    let run = |extra: &[&str]| {
+        let out = crate::support::toolbudget()
+            .args(extra)
+            .args(["simulate", s.to_str().unwrap(), "--format", "json"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let eager = &v["scenarios"][0]["eager"];
+        (
+            eager["total_input_tokens"].as_u64().unwrap() as f64,
+            eager["cost_usd"]["without_caching"].as_f64().unwrap(),
+        )
+    };
+    let (tokens, bundled_cost) = run(&[]);
+    let (same_tokens, given_cost) = run(&["--prices", prices.to_str().unwrap()]);
+    assert_eq!(tokens, same_tokens);
+    let output_cost = 100.0 * 15.0 / 1e6;
+    assert!((bundled_cost - (tokens * 3.0 / 1e6 + output_cost)).abs() < 1e-9);
+    assert!((given_cost - (tokens * 6.0 / 1e6 + output_cost)).abs() < 1e-9);
+
+    let text = crate::support::toolbudget()
+        .args([
+            "--prices",
+            prices.to_str().unwrap(),
+            "simulate",
+            s.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("2027-01-31"), "{text}");
+
+    // A table that is not one: exit 2 at its line:column, nothing run.
+    let bad = write(dir.path(), "bad.json", "{\"source\": 3}");
+    let out = crate::support::toolbudget()
+        .args([
+            "--prices",
+            bad.to_str().unwrap(),
+            "simulate",
+            s.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).starts_with(&format!("error: {}:1:", bad.display())),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

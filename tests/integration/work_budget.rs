@@ -242,18 +242,34 @@ fn a_huge_description_is_refused_where_it_is() {
 #[test]
 fn a_huge_schema_is_refused_where_it_is() {
     let tmp = tempfile::tempdir().unwrap();
-    let values = vec!["\"ab\""; 10_000_000].join(",");
-    let text = format!(
-        "{{\"tools\": [\n  {{\"name\": \"ok\"}},\n  {{\"name\": \"t\", \"description\": \"d\", \"inputSchema\": {{\"type\": \"object\", \"enum\": [{values}]}}}}]}}\n"
-    );
-    std::fs::write(tmp.path().join("big.json"), text).unwrap();
+    let schema = |values: &str| {
+        format!(
+            "{{\"tools\": [\n  {{\"name\": \"ok\"}},\n  {{\"name\": \"t\", \"description\": \"d\", \"inputSchema\": {{\"type\": \"object\", \"enum\": [{values}]}}}}]}}\n"
+        )
+    };
+    // A million values (under the JSON value bound) of 28 bytes each.
+    let values = vec!["\"abcdefghijklmnopqrstuvwxyz\""; 1_000_000].join(",");
+    std::fs::write(tmp.path().join("big.json"), schema(&values)).unwrap();
     refused(
         tmp.path(),
         &["count", "-c", "big.json"],
         &[
             "big.json:3:52:",
-            "tools[1].inputSchema: the input schema of tool \"t\" is 47.7 MiB as compact JSON, \
+            "tools[1].inputSchema: the input schema of tool \"t\" is 27.7 MiB as compact JSON, \
              over the 16 MiB a tool's input schema may hold",
+        ],
+    );
+    // Ten million short values are past the value bound: refused from the text, located at the
+    // first value past it: ten values come before the list, so the 2,000,001st is its item
+    // 1,999,990, each item 5 bytes from column 80.
+    let values = vec!["\"ab\""; 10_000_000].join(",");
+    std::fs::write(tmp.path().join("many.json"), schema(&values)).unwrap();
+    refused(
+        tmp.path(),
+        &["count", "-c", "many.json"],
+        &[
+            &format!("many.json:3:{}:", 80 + 5 * 1_999_990),
+            "tools[1].inputSchema.enum[1999990]: the file holds more than 2,000,000 JSON values",
         ],
     );
     let long = "ab".repeat(50_000);

@@ -11,6 +11,7 @@ use super::protocol::{Answer, Index, IndexTool, PROTOCOL, Search};
 use super::{ExternalConfig, describe_failure};
 use crate::catalog::Catalog;
 use crate::mcp::ServerCommand;
+use crate::output::{terminal_line, terminal_text};
 use crate::search::{Explanation, Scorer, SearchError, SearchOutcome, SearchRequest};
 
 /// Messages of an unknown type skipped while waiting for one answer, at most: a process that
@@ -93,11 +94,16 @@ impl ExecScorer {
                             "exec:{line}: its `ready` has an empty name"
                         )));
                     }
-                    break (name, version.unwrap_or_default());
+                    // Shown in every message and table: one bounded line, escapes visible.
+                    break (
+                        terminal_line(&name),
+                        terminal_line(&version.unwrap_or_default()),
+                    );
                 }
                 Ok(Answer::Error { message, .. }) => {
                     return Err(SearchError::Failed(format!(
-                        "exec:{line}: it refused the index: {message}"
+                        "exec:{line}: it refused the index: {}",
+                        terminal_line(&message)
                     )));
                 }
                 Ok(Answer::Other) if skipped < MAX_SKIPPED => skipped += 1,
@@ -132,8 +138,11 @@ impl ExecScorer {
 
     fn failed(&self, query: &str, what: impl std::fmt::Display) -> SearchError {
         SearchError::Failed(format!(
-            "exec:{} ({} {}): query {query:?}: {what}",
-            self.line, self.name, self.version
+            "exec:{} ({} {}): query {query:?}: {}",
+            self.line,
+            self.name,
+            self.version,
+            terminal_text(&what.to_string())
         ))
     }
 }
@@ -212,7 +221,10 @@ impl Scorer for ExecScorer {
                     });
                 }
                 Ok(Answer::Error { message, .. }) => {
-                    return Err(self.failed(id, format!("it answered with an error: {message}")));
+                    return Err(self.failed(
+                        id,
+                        format!("it answered with an error: {}", terminal_line(&message)),
+                    ));
                 }
                 Ok(Answer::Other) if skipped < MAX_SKIPPED => skipped += 1,
                 Ok(_) => {

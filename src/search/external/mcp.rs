@@ -36,6 +36,7 @@ use super::McpOptions;
 use crate::catalog::{Catalog, mcp_id};
 use crate::mcp::ServerCommand;
 use crate::mcp::client::Session;
+use crate::output::{terminal_line, terminal_text};
 use crate::search::{Explanation, Hit, Scorer, SearchError, SearchOutcome, SearchRequest};
 
 /// Query argument names tried in order.
@@ -107,7 +108,7 @@ impl McpScorer {
         config: &ExternalConfig,
     ) -> Result<McpScorer, SearchError> {
         let who = format!("mcp:{line}");
-        let failed = |why: String| SearchError::Failed(format!("{who}: {why}"));
+        let failed = |why: String| SearchError::Failed(format!("{who}: {}", terminal_text(&why)));
         let mut command = ServerCommand::parse(line).map_err(&failed)?;
         command.cwd.clone_from(&config.cwd);
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -129,7 +130,7 @@ impl McpScorer {
             Ok(c) => c,
             Err(why) => {
                 runtime.block_on(session.close());
-                return Err(failed(why));
+                return Err(failed(terminal_line(&why)));
             }
         };
         let mut by_name: std::collections::HashMap<String, Vec<usize>> =
@@ -137,12 +138,13 @@ impl McpScorer {
         for (i, t) in catalog.tools().iter().enumerate() {
             by_name.entry(t.name.clone()).or_default().push(i);
         }
+        // The server's words, shown in every message and table: one bounded line each.
         let name = session
             .server_name
-            .clone()
+            .as_deref()
             .filter(|n| !n.trim().is_empty())
-            .unwrap_or_else(|| command.program.clone());
-        let version = session.server_version.clone().unwrap_or_default();
+            .map_or_else(|| command.program.clone(), terminal_line);
+        let version = terminal_line(session.server_version.as_deref().unwrap_or_default());
         Ok(McpScorer {
             catalog,
             line: line.to_string(),
@@ -159,8 +161,12 @@ impl McpScorer {
 
     fn failed(&self, query: &str, why: impl std::fmt::Display) -> SearchError {
         SearchError::Failed(format!(
-            "mcp:{} ({} {}, tool {}): query {query:?}: {why}",
-            self.line, self.name, self.version, self.tool
+            "mcp:{} ({} {}, tool {}): query {query:?}: {}",
+            self.line,
+            self.name,
+            self.version,
+            terminal_line(&self.tool),
+            terminal_text(&why.to_string())
         ))
     }
 
@@ -263,13 +269,15 @@ impl McpScorer {
 }
 
 /// A failed exchange in one line: what failed, and the server's last stderr lines.
+/// The client's failure, the server's words in it (JSON-RPC error text, stderr lines) each
+/// escaped and bounded to one line.
 fn told(e: &crate::mcp::ImportError) -> String {
-    let mut s = e.summary();
-    let tail: Vec<&str> = e
+    let mut s = terminal_line(&e.summary());
+    let tail: Vec<String> = e
         .stderr_tail
         .iter()
-        .map(String::as_str)
         .filter(|l| !l.trim().is_empty())
+        .map(|l| terminal_line(l))
         .collect();
     if !tail.is_empty() {
         s.push_str("; its stderr ended with: ");

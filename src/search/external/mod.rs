@@ -103,12 +103,17 @@ pub(crate) fn describe_failure(
         _ => String::new(),
     };
     let mut s = format!("{who}: {what}: {failure}{hint}");
-    let lines: Vec<String> = stderr_tail.into_iter().filter(|l| !l.is_empty()).collect();
+    // The process's own words: each line escaped and bounded, the message one line.
+    let lines: Vec<String> = stderr_tail
+        .iter()
+        .filter(|l| !l.is_empty())
+        .map(|l| crate::output::terminal_line(l))
+        .collect();
     if !lines.is_empty() {
         s.push_str("; its stderr ended with: ");
         s.push_str(&lines.join(" | "));
     }
-    s
+    crate::output::terminal_text(&s).into_owned()
 }
 
 /// The ids a search may return, when that is not every tool but the search tool (the

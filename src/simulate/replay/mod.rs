@@ -103,6 +103,8 @@ struct Next {
     /// search: its call and output): billed with this request, not a prefix the next request
     /// finds cached.
     continuation: usize,
+    /// Of `continuation`, the loaded definitions (also in `definitions`).
+    continuation_definitions: usize,
 }
 
 /// Calls written in one request (parallel tool use): their outputs are that request's output,
@@ -351,7 +353,8 @@ impl<'a> Run<'a> {
                     let removed: Vec<usize> = (0..is_now.len())
                         .filter(|&i| a.announced[i] && !is_now[i])
                         .collect();
-                    let before: Vec<usize> = (0..is_now.len()).filter(|&i| a.announced[i]).collect();
+                    let before: Vec<usize> =
+                        (0..is_now.len()).filter(|&i| a.announced[i]).collect();
                     a.announced = is_now;
                     if self.shows_surfaces() {
                         // Surfaces of what was added join the tools block's surfaces.
@@ -425,9 +428,12 @@ impl<'a> Run<'a> {
         };
         let cache_break = self.invalidation(a, &key, input, cached);
         a.cold = false;
+        // A hosted search's call and output are billed with this request but are not a
+        // prefix the next one finds cached: that is the prompt it was sent with.
+        let hosted_search_tokens = scaled(next.continuation);
         a.prev = Some(CacheState {
             key,
-            input: input.saturating_sub(scaled(next.continuation)),
+            input: input.saturating_sub(hosted_search_tokens),
         });
         let message_definitions = scaled(a.history_definitions + next.definitions);
         a.history += if list_style { 0 } else { list } + next.new + output;
@@ -465,6 +471,8 @@ impl<'a> Run<'a> {
             occupancy_pct: input as f64 / window as f64 * 100.0,
             headroom_tokens: window as i64 - input as i64 - output as i64,
             fits_window: input + output <= window,
+            hosted_search_tokens,
+            hosted_search_definitions: scaled(next.continuation_definitions),
         });
     }
 
@@ -578,6 +586,7 @@ impl<'a> Run<'a> {
             tool: None,
             client_ms: 0.0,
             continuation: 0,
+            continuation_definitions: 0,
         };
         // Auto-retrieve: the user's text picks this turn's extra tools.
         if !a.turn_tools.is_empty() {
@@ -606,6 +615,7 @@ impl<'a> Run<'a> {
                 tool: None,
                 client_ms: 0.0,
                 continuation: 0,
+                continuation_definitions: 0,
             };
         }
         let reply = t

@@ -3,6 +3,9 @@
 use super::*;
 use crate::counter::harmony;
 
+/// A searchable surface OpenAI shows: a name and its description.
+pub(super) type Surface = (String, String);
+
 impl Run<'_> {
     /// A user message with the counter's framing (`tokens:` gives its content).
     pub(super) fn user_tokens(&self, t: &Turn) -> usize {
@@ -88,7 +91,7 @@ impl Run<'_> {
     /// The namespace a deferred tool sits in behind OpenAI's `tool_search`, as (name,
     /// description): its MCP server, else the scenario's `namespace`; `None` for a flat
     /// function (flat `stubs`, or no namespace), which is addressed by its own name.
-    fn namespace_of(&self, tool: usize) -> Option<(String, String)> {
+    fn namespace_of(&self, tool: usize) -> Option<Surface> {
         if self.sc.deferred.listing == Listing::Stubs {
             return None;
         }
@@ -115,8 +118,8 @@ impl Run<'_> {
     }
 
     /// The surfaces (name, description) shown for `tools`, each once, in order of appearance.
-    pub(super) fn surfaces(&self, tools: &[usize]) -> Vec<(String, String)> {
-        let mut out: Vec<(String, String)> = Vec::new();
+    pub(super) fn surfaces(&self, tools: &[usize]) -> Vec<Surface> {
+        let mut out: Vec<Surface> = Vec::new();
         for &i in tools {
             let s = self.namespace_of(i).unwrap_or_else(|| {
                 let t = self.prep.catalog.get(i);
@@ -129,7 +132,7 @@ impl Run<'_> {
         out
     }
 
-    pub(super) fn surface_tokens(&self, surfaces: &[(String, String)]) -> usize {
+    pub(super) fn surface_tokens(&self, surfaces: &[Surface]) -> usize {
         surfaces
             .iter()
             .map(|(name, description)| self.prep.counter.surface(name, description))
@@ -155,7 +158,7 @@ impl Run<'_> {
             })
             .collect();
         let args = serde_json::json!({ "paths": paths }).to_string();
-        let mut groups: Vec<(Option<(String, String)>, Vec<usize>)> = Vec::new();
+        let mut groups: Vec<(Option<Surface>, Vec<usize>)> = Vec::new();
         for &i in loaded {
             let ns = self.namespace_of(i);
             match groups.iter_mut().find(|(g, _)| *g == ns) {
@@ -172,9 +175,11 @@ impl Run<'_> {
                     .filter(|_| in_output)
                     .map(|&i| catalog.get(i));
                 match ns {
-                    Some((name, d)) => {
-                        harmony::loaded_block(name, Some(d).filter(|d| !d.is_empty()), tools)
-                    }
+                    Some((name, d)) => harmony::loaded_block(
+                        name,
+                        Some(d.as_str()).filter(|d| !d.is_empty()),
+                        tools,
+                    ),
                     None => harmony::loaded_block("functions", None, tools),
                 }
             })

@@ -41,7 +41,9 @@ pub(crate) struct RawScenario {
     pub(super) sizes: Sizes,
     #[serde(default)]
     pub(super) failures: Failures,
-    pub(super) conversation: Option<Vec<Value>>,
+    /// Checked to be a list here; its items are read where the document holds them (a copy
+    /// of a conversation with a large `input` doubled the memory of a run).
+    pub(super) conversation: Option<ListShape>,
     #[serde(default)]
     pub(super) published: Vec<Published>,
     pub(super) texts: Option<RawTexts>,
@@ -182,6 +184,7 @@ pub(crate) struct RawCall {
     pub(super) result: Option<String>,
     #[serde(default, deserialize_with = "opt_tokens")]
     pub(super) call_tokens: Option<usize>,
+    #[serde(default, deserialize_with = "opt_input")]
     pub(super) input: Option<Map<String, Value>>,
     #[serde(default)]
     pub(super) parallel: bool,
@@ -201,6 +204,7 @@ pub(crate) struct RawSubagent {
     pub(super) system_prompt_tokens: Option<usize>,
     #[serde(default, deserialize_with = "opt_tokens")]
     pub(super) result_tokens: Option<usize>,
+    #[serde(deserialize_with = "tight_list")]
     pub(super) conversation: Vec<Value>,
 }
 
@@ -290,6 +294,58 @@ pub(crate) fn opt_tokens<'de, D: serde::Deserializer<'de>>(
     d: D,
 ) -> std::result::Result<Option<usize>, D::Error> {
     Ok(Option::<Tokens>::deserialize(d)?.map(|t| t.0))
+}
+
+/// A list of values copied at their exact size (`TightValue`): a conversation is copied out of
+/// its document before its turns are read, and serde_json's own copy gave each small object
+/// three times the room it needs.
+fn tight_list<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Vec<Value>, D::Error> {
+    let items = Vec::<crate::document::TightValue>::deserialize(d)?;
+    Ok(items.into_iter().map(|t| t.0).collect())
+}
+
+/// A list, checked to be one without keeping anything of it.
+pub(crate) struct ListShape;
+
+impl<'de> Deserialize<'de> for ListShape {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = ListShape;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a sequence")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<ListShape, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(ListShape)
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
+
+/// A call's `input`: a mapping, copied at its exact size (`TightValue`; serde_json's own copy
+/// gave each small object three times the room it needs).
+fn opt_input<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<Map<String, Value>>, D::Error> {
+    use serde::de::Unexpected;
+    let crate::document::TightValue(v) = crate::document::TightValue::deserialize(d)?;
+    let unexpected = match &v {
+        Value::Object(_) | Value::Null => Unexpected::Unit,
+        Value::Bool(b) => Unexpected::Bool(*b),
+        Value::Number(_) => Unexpected::Other("a number"),
+        Value::String(s) => Unexpected::Str(s),
+        Value::Array(_) => Unexpected::Seq,
+    };
+    match v {
+        Value::Object(map) => Ok(Some(map)),
+        Value::Null => Ok(None),
+        _ => Err(serde::de::Error::invalid_type(unexpected, &"a map")),
+    }
 }
 
 pub(crate) fn opt_count<'de, D: serde::Deserializer<'de>>(

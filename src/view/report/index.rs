@@ -20,6 +20,13 @@ pub fn index(data: &ReportData, charts: &[Figure], sum: &Summary) -> String {
         .iter()
         .find(|(k, _)| k == "name")
         .map_or("(none)", |(_, v)| v.as_str());
+    let prices = data
+        .settings
+        .profile
+        .iter()
+        .find(|(k, _)| k == "source")
+        .filter(|(_, v)| !v.is_empty())
+        .map_or(String::new(), |(_, v)| format!(" ({v})"));
     let mut ran = Vec::new();
     if !data.scenarios.is_empty() {
         ran.push(plural(data.scenarios.len(), "scenario", "scenarios"));
@@ -50,11 +57,12 @@ pub fn index(data: &ReportData, charts: &[Figure], sum: &Summary) -> String {
     let _ = writeln!(
         out,
         "Tokens: the `{}` counter ({}, `{}` rendering); dollars: the `{}` profile's list \
-         prices; every setting: [Settings](#settings).{ran}\n",
+         prices{}; every setting: [Settings](#settings).{ran}\n",
         data.settings.counter,
         data.settings.tokenizer(),
         data.settings.counter.render_name(),
-        profile
+        profile,
+        prices
     );
     super::decision::page(&mut out, sum, data, charts);
     summary(&mut out, data);
