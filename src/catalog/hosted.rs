@@ -117,7 +117,7 @@ fn classify(kind: &str) -> (&'static str, bool, Option<HostedCost>) {
     if kind == "tool_search" {
         // Its own section in the tools block, fitted (the text is not published): one
         // namespace of deferred functions behind tool_search on gpt-5.4 billed 475, the prompt
-        // alone 76, the namespace's own surface 44 and the tools header 3; the same figure as
+        // alone 76, the namespace's own surface 45 and the tools header 2; the same figure as
         // simulate's `OPENAI_TOOL_SEARCH_SECTION`, checked on the harness's other points.
         return ("openai", true, fitted(352, HARNESS));
     }

@@ -239,7 +239,7 @@ fn csv_and_md_carry_the_captured_counts() {
     }
     let (md, _) = count(&[&body], "md");
     assert!(
-        md.contains("| tool_search | openai | yes | 352 | fitted |"),
+        md.contains("| `tool_search` | openai | yes | 352 | fitted |"),
         "{md}"
     );
     assert!(
