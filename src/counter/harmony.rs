@@ -32,11 +32,7 @@ pub const TOOLS_HEADER: &str = "# Tools\n\n## functions\n\n";
 /// One function as it appears in the namespace: comment lines, the `type` line, a blank line.
 pub fn function_block(tool: &Tool) -> String {
     let mut out = String::with_capacity(tool.description.len() + 128);
-    for line in tool.description.lines() {
-        out.push_str("// ");
-        out.push_str(line);
-        out.push('\n');
-    }
+    push_comments(&mut out, &tool.description);
     write_signature(&mut out, &tool.id, &tool.input_schema);
     out.push_str("\n\n");
     out
@@ -55,31 +51,51 @@ fn write_signature(out: &mut String, name: &str, schema: &Value) {
     }
 }
 
-/// The compact stub of a flat `defer_loading` function: its comment lines and a declaration
-/// without the arrow type (`function NAME(_: {...});`). See `openai::deferred_request`.
-pub fn stub_block(tool: &Tool) -> String {
-    let mut out = String::with_capacity(tool.description.len() + 128);
-    for line in tool.description.lines() {
+/// The section that opens the tools of a developer message; each namespace follows it as a
+/// `## NAME` section, the sections joined by blank lines.
+pub const TOOLS_SECTION_OPEN: &str = "# Tools\n\n";
+
+/// `// line` for each line of `description`.
+fn push_comments(out: &mut String, description: &str) {
+    for line in description.lines() {
         out.push_str("// ");
         out.push_str(line);
         out.push('\n');
     }
-    let params = tool
-        .input_schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .is_some_and(|p| !p.is_empty());
-    if params {
-        let _ = write!(
-            out,
-            "function {}(_: {});",
-            tool.id,
-            ts_type(&tool.input_schema, "", 0)
-        );
-    } else {
-        let _ = write!(out, "function {}();", tool.id);
+}
+
+/// The searchable surface of something deferred behind OpenAI's `tool_search`: its name and
+/// description, nothing of its parameters or members (OpenAI API docs, Tool search: "the model
+/// still sees the name and description of whatever is searchable"). One `## NAME` section
+/// with an empty namespace, the form harmony gives a namespace (`docs/format.md`); a flat
+/// deferred function is addressed as a namespace of its own name (the docs' loaded
+/// `function_call` carries `"namespace": NAME`). The empty `{ }` body is assumed: harmony's
+/// reference renderer drops the braces of a namespace without tools, which falls 18% short of
+/// the published flat count (docs/methodology/published-figures.md).
+pub fn surface_block(name: &str, description: &str) -> String {
+    let mut out = String::with_capacity(description.len() + 2 * name.len() + 48);
+    let _ = write!(out, "## {name}\n\n");
+    push_comments(&mut out, description);
+    let _ = write!(out, "namespace {name} {{\n\n}} // namespace {name}");
+    out
+}
+
+/// What a hosted `tool_search` loads, as its output carries it: the namespace's section (its
+/// description, when it has one) holding the loaded functions' full blocks, parameters included.
+pub fn loaded_block<'a>(
+    namespace: &str,
+    description: Option<&str>,
+    tools: impl IntoIterator<Item = &'a Tool>,
+) -> String {
+    let mut out = format!("## {namespace}\n\n");
+    if let Some(d) = description {
+        push_comments(&mut out, d);
     }
-    out.push_str("\n\n");
+    let _ = write!(out, "namespace {namespace} {{\n\n");
+    for t in tools {
+        out.push_str(&function_block(t));
+    }
+    let _ = write!(out, "}} // namespace {namespace}");
     out
 }
 
@@ -300,6 +316,8 @@ pub struct ToolCounting {
 /// it (the start of the next): the pre-tokenizer joins `;\n\n//` into one piece.
 const BEFORE: &str = "any;\n\n";
 const AFTER: &str = "//";
+/// What precedes a section's join: the end of the previous section.
+const SECTION_BEFORE: &str = "} // namespace functions";
 
 impl ToolCounting {
     /// Tokens of the context alone, counted once per tokenizer.
@@ -325,9 +343,13 @@ impl ToolCounting {
         self.in_context(&function_block(tool))
     }
 
-    /// Tokens one flat `defer_loading` stub adds.
-    pub fn stub(self, tool: &Tool) -> usize {
-        self.in_context(&stub_block(tool))
+    /// Tokens one surface ([`surface_block`]) adds to the tools sections, its `\n\n` join
+    /// before it included: surfaces after any section add up (checked in the tests).
+    pub fn surface(self, name: &str, description: &str) -> usize {
+        let block = surface_block(name, description);
+        self.tokenizer
+            .count(&format!("{SECTION_BEFORE}\n\n{block}"))
+            - self.tokenizer.count(SECTION_BEFORE)
     }
 
     /// `namespace functions { ... }` around the functions: the namespace's count minus its
@@ -459,6 +481,52 @@ any?: any,
         let t = ts_type(&v, "", 0);
         assert!(t.starts_with("any[]") && !t.contains("string"), "{t}");
         assert_eq!(t.matches("[]").count(), MAX_DEPTH + 1);
+    }
+
+    #[test]
+    fn a_surface_is_the_name_and_description_only() {
+        let t = tool(
+            "get_weather",
+            "Gets the weather.\nIn Celsius.",
+            json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+        );
+        assert_eq!(
+            surface_block(&t.id, &t.description),
+            "## get_weather\n\n// Gets the weather.\n// In Celsius.\nnamespace get_weather {\n\n} // namespace get_weather"
+        );
+        assert_eq!(
+            loaded_block("crm", Some("CRM tools."), [&t]),
+            "## crm\n\n// CRM tools.\nnamespace crm {\n\n// Gets the weather.\n// In Celsius.\ntype get_weather = (_: {\ncity?: string,\n}) => any;\n\n} // namespace crm"
+        );
+    }
+
+    #[test]
+    fn surfaces_add_up_after_any_section() {
+        let c = ToolCounting {
+            tokenizer: Tokenizer::O200kBase,
+        };
+        let named: Vec<(String, String)> = (0..9)
+            .map(|i| {
+                (
+                    format!("ns_{i}"),
+                    format!("Group {i} of tools (HR, finance; docs).\nSecond line."),
+                )
+            })
+            .chain([("bare".to_string(), String::new())])
+            .collect();
+        for head in [
+            "Be brief.\n\n# Tools",
+            "# Tools\n\n## functions\n\nnamespace functions {\n\n} // namespace functions",
+        ] {
+            let mut text = head.to_string();
+            let mut sum = c.tokenizer.count(head);
+            for (name, desc) in &named {
+                text.push_str("\n\n");
+                text.push_str(&surface_block(name, desc));
+                sum += c.surface(name, desc);
+                assert_eq!(c.tokenizer.count(&text), sum, "{head:?} … {name}");
+            }
+        }
     }
 
     #[test]

@@ -116,6 +116,11 @@ impl CounterKind {
         }
     }
 
+    /// The counters that render tools as OpenAI does (harmony).
+    pub fn is_openai(self) -> bool {
+        matches!(self, CounterKind::OpenaiResponses | CounterKind::OpenaiChat)
+    }
+
     pub fn is_local(self) -> bool {
         self != CounterKind::AnthropicApi
     }
@@ -273,47 +278,90 @@ impl CounterKind {
     }
 }
 
-/// How deferred OpenAI functions are sent (`openai-*` counters).
+/// How deferred OpenAI functions are shown before a search loads them (`openai-*` counters;
+/// OpenAI API docs, Tool search): by their searchable surface, name and description only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Deferral {
-    /// Each function carries `defer_loading`: a compact stub of it stays in the namespace.
+pub enum Deferral<'a> {
+    /// Each function carries `defer_loading`: its own surface (name and description) stays.
     Flat,
-    /// The deferred functions sit in a namespace the model searches; until loaded they cost
-    /// nothing beyond the namespace's own entry.
-    Namespace,
+    /// The functions sit in one namespace (or MCP server): only its name and description show.
+    Namespace { name: &'a str, description: &'a str },
 }
 
 impl CounterKind {
-    /// Tokens one flat `defer_loading` stub adds (harmony counters; the full definition for
-    /// the others, which have no stub form).
-    pub fn stub(self, tool: &Tool) -> usize {
+    /// Tokens of one searchable surface, a deferred function's, namespace's or MCP server's name
+    /// and description: the harmony `## NAME` section with its join (`harmony::surface_block`)
+    /// for the openai counters; for the others, `{"name","description"}` counted as a tool
+    /// definition (the estimate for `anthropic-api`, which counts no text locally).
+    pub fn surface(self, name: &str, description: &str) -> usize {
+        let bpe = self.tokenizer();
         match self {
-            CounterKind::OpenaiResponses | CounterKind::OpenaiChat => harmony::ToolCounting {
-                tokenizer: self.tokenizer(),
+            CounterKind::OpenaiResponses | CounterKind::OpenaiChat => {
+                harmony::ToolCounting { tokenizer: bpe }.surface(name, description)
             }
-            .stub(tool),
-            _ => self.tool(tool),
+            _ => {
+                let n = bpe.count(&crate::tokenize::render_surface_json(name, description));
+                match self {
+                    CounterKind::AnthropicEstimate | CounterKind::AnthropicApi => {
+                        anthropic::tool_tokens(n)
+                    }
+                    _ => n,
+                }
+            }
+        }
+    }
+
+    /// A tool call the model writes, with harmony's framing for the openai counters (the
+    /// arguments' text alone for the others).
+    pub fn tool_call(self, recipient: &str, args: &str) -> usize {
+        match self.framing() {
+            Some(f) => f.call(recipient, args),
+            None => self.text(args),
+        }
+    }
+
+    /// A tool's output message, with harmony's framing for the openai counters (the body's
+    /// text alone for the others).
+    pub fn tool_output(self, sender: &str, body: &str) -> usize {
+        match self.framing() {
+            Some(f) => f.tool_message(sender, body),
+            None => self.text(body),
+        }
+    }
+
+    /// What opening the tools sections costs when no function is sent eagerly (every one
+    /// deferred): [`CounterKind::tools_fixed`] without the `## functions` section and its
+    /// namespace; surfaces carry their own joins. The json counters: `tools_fixed`.
+    pub fn tools_sections_open(self, system: Option<&str>) -> usize {
+        match self.framing() {
+            Some(f) => f.sections_open(system),
+            None => self.tools_fixed(system),
         }
     }
 
     /// A request of the public series' shape with every tool deferred: the messages, the
-    /// provider's search overhead (search tool, its framing and the tool-use prompt) and,
-    /// for flat deferral, the stubs inside the tools block.
+    /// tools sections opened, the surfaces (each function's, or the namespace's) and `search`,
+    /// the search tool's own section plus the model's tool-use preamble.
     pub fn deferred_request(
         self,
         system: Option<&str>,
         user: &str,
         tools: &[&Tool],
-        deferral: Deferral,
-        overhead: usize,
+        deferral: Deferral<'_>,
+        search: usize,
     ) -> usize {
-        let base = self.system(system) + self.message(user) + overhead;
-        match deferral {
-            Deferral::Namespace => base,
-            Deferral::Flat => {
-                base + self.tools_fixed(system) + tools.iter().map(|t| self.stub(t)).sum::<usize>()
-            }
-        }
+        let surfaces = match deferral {
+            Deferral::Flat => tools
+                .iter()
+                .map(|t| self.surface(&t.id, &t.description))
+                .sum(),
+            Deferral::Namespace { name, description } => self.surface(name, description),
+        };
+        self.system(system)
+            + self.message(user)
+            + self.tools_sections_open(system)
+            + surfaces
+            + search
     }
 }
 

@@ -96,6 +96,39 @@ impl Framing {
             },
         }
     }
+
+    /// What the `## functions` section adds to the tools sections: its join, its header and
+    /// the namespace around its functions.
+    fn functions_section(self) -> usize {
+        let counting = ToolCounting {
+            tokenizer: self.tokenizer,
+        };
+        let open = harmony::TOOLS_SECTION_OPEN.trim_end();
+        self.n(harmony::TOOLS_HEADER) - self.n(open) + counting.wrapper()
+    }
+
+    /// [`Framing::tools_fixed`] when no function is sent eagerly: the tools sections opened
+    /// (`# Tools`), each deferred surface then adding its own join and section.
+    pub fn sections_open(self, system: Option<&str>) -> usize {
+        self.tools_fixed(system)
+            .saturating_sub(self.functions_section())
+    }
+
+    /// A harmony tool call the model writes, framing included (OpenAI harmony `docs/format.md`,
+    /// "Function calling"): `<|start|>assistant<|channel|>commentary to=RECIPIENT
+    /// <|constrain|>json<|message|>ARGS<|call|>`, each special token one token.
+    pub fn call(self, recipient: &str, args: &str) -> usize {
+        5 + self.n("assistant")
+            + self.n(&format!("commentary to={recipient} "))
+            + self.n("json")
+            + self.n(args)
+    }
+
+    /// A tool's output message: `<|start|>SENDER to=assistant<|channel|>commentary
+    /// <|message|>BODY<|end|>`, each special token one token.
+    pub fn tool_message(self, sender: &str, body: &str) -> usize {
+        4 + self.n(&format!("{sender} to=assistant")) + self.n("commentary") + self.n(body)
+    }
 }
 
 #[cfg(test)]
@@ -118,5 +151,23 @@ mod tests {
         };
         assert_eq!(c.system(Some("You are terse.")), 11);
         assert_eq!(c.message_from_count(7), 11);
+    }
+
+    #[test]
+    fn sections_open_is_the_tools_header_alone() {
+        let f = Framing {
+            api: Api::Responses,
+            tokenizer: Tokenizer::O200kBase,
+        };
+        let n = |s: &str| Tokenizer::O200kBase.count(s);
+        for system in ["You are terse.", "Always confirm destructive actions.\n"] {
+            assert_eq!(
+                f.sections_open(Some(system)),
+                n(&format!("{system}\n\n# Tools")) - n(system),
+                "{system:?}"
+            );
+        }
+        // No system prompt: the developer message exists only for the tools.
+        assert_eq!(f.sections_open(None), MESSAGE_FRAMING + n("# Tools"));
     }
 }

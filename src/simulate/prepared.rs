@@ -17,6 +17,12 @@ pub struct Prepared {
     /// search overhead, or the counter counting toolbudget's default ToolSearch.
     pub(super) search_tool_source: SearchToolSource,
     pub(super) search_tool_name: String,
+    /// OpenAI's `tool_search` under an openai counter: deferred namespaces (MCP servers,
+    /// `deferred.namespace`) show by their surface, name and description.
+    pub(super) openai_search: bool,
+    /// ... and the provider runs it (not `deferred.client_search`): a search is billed inside
+    /// the response that makes it, its call and output in harmony's framing.
+    pub(super) hosted_search: bool,
     /// The system prompt with the counter's framing and the reply priming of a request.
     pub(super) system_tokens: usize,
     /// A subagent's system prompt when its scenario gives none (a calibration sets it).
@@ -91,6 +97,11 @@ impl Prepared {
     }
     pub fn scale(&self) -> f64 {
         self.scale
+    }
+    /// Whether a search is OpenAI's hosted `tool_search`, billed inside the response that
+    /// makes it.
+    pub fn hosted_search(&self) -> bool {
+        self.hosted_search
     }
 }
 
@@ -244,6 +255,11 @@ pub(super) fn prepare_shared(
         });
     let (mut search_tool_tokens, mut search_tool_source) =
         search_tool(scenario, &plan, &tokens, overhead_tokens, exact.as_ref());
+    let openai_search = counter.is_openai()
+        && matches!(
+            search_tool_source.origin,
+            SearchToolOrigin::Measured { fitted: true, .. }
+        );
     if d.call_bridge && scenario.sizes.search_tool.is_none() {
         // The bridge's own definition rides beside the search tool on every deferred request.
         search_tool_tokens += counter.tool(&call_bridge_tool());
@@ -261,6 +277,8 @@ pub(super) fn prepare_shared(
             .search_tool_name
             .clone()
             .unwrap_or_else(|| SEARCH_TOOL.into()),
+        openai_search,
+        hosted_search: openai_search && !d.client_search,
         system_tokens,
         subagent_system_tokens: None,
         counted_system_tokens: 0,
@@ -288,8 +306,13 @@ pub enum SearchToolOrigin {
     Sizes,
     /// The catalog's own search tool.
     Catalog,
-    /// A provider's measured search overhead (its variant and the measured tokens).
-    Measured { variant: String, tokens: usize },
+    /// A provider's measured search overhead (its variant and the measured tokens; `fitted`:
+    /// the search tool's own section, fitted on billed counts).
+    Measured {
+        variant: String,
+        tokens: usize,
+        fitted: bool,
+    },
     /// toolbudget's ToolSearch measured by count_tokens.
     CountTokens,
     /// toolbudget's ToolSearch counted by this counter.
@@ -301,8 +324,13 @@ impl std::fmt::Display for SearchToolSource {
         match &self.origin {
             SearchToolOrigin::Sizes => f.write_str("sizes")?,
             SearchToolOrigin::Catalog => f.write_str("catalog")?,
-            SearchToolOrigin::Measured { variant, tokens } => {
-                write!(f, "{variant} ({tokens} measured)")?;
+            SearchToolOrigin::Measured {
+                variant,
+                tokens,
+                fitted,
+            } => {
+                let basis = if *fitted { "fitted" } else { "measured" };
+                write!(f, "{variant} ({tokens} {basis})")?;
             }
             SearchToolOrigin::CountTokens => f.write_str("ToolSearch (count_tokens)")?,
             SearchToolOrigin::Counted(counter) => write!(f, "ToolSearch ({counter})")?,
@@ -351,24 +379,21 @@ fn search_tool_origin(
     let measured = |o: &super::profile::SearchOverhead| SearchToolOrigin::Measured {
         variant: o.variant.clone(),
         tokens: o.tokens,
+        fitted: o.section,
     };
     let provider = !matches!(counter, CounterKind::O200kJson | CounterKind::Cl100kJson);
-    if provider
-        && scenario.deferred.listing == scenario::Listing::Stubs
-        && let Some(o) = scenario.profile.flat_search_overhead()
-    {
-        // Measured beyond the stubs and the tools block's framing (which the stubs' block
-        // carries): only the model's preamble is already counted.
-        let preamble =
-            overhead.saturating_sub(counter.tools_fixed(scenario.system_prompt.as_deref()));
-        return (o.tokens.saturating_sub(preamble), measured(o));
-    }
     // A provider's measured search overhead stands for its own server-side search, which a
     // built-in scorer models; the user's own scorer is a client-side search tool.
     if provider
         && let Some(kind) = scenario.deferred.scorer.builtin()
         && let Some(o) = scenario.profile.search_overhead(kind)
     {
+        if o.section {
+            return (
+                openai_search_section(scenario, plan, counter, o.tokens),
+                measured(o),
+            );
+        }
         return (o.tokens.saturating_sub(overhead), measured(o));
     }
     match exact {
@@ -378,6 +403,29 @@ fn search_tool_origin(
             SearchToolOrigin::Counted(counter),
         ),
     }
+}
+
+/// OpenAI's `tool_search` section (`tokens`, fitted with its join) as the tools part carries it.
+/// The tools framing counted beside it (`overhead_tokens`) holds the `## functions` section;
+/// when every function is deferred no such section is sent, only the tools sections opened, so
+/// the difference is taken off here and the request's total is the fitted form (messages +
+/// `# Tools` + surfaces + section).
+fn openai_search_section(
+    scenario: &Scenario,
+    plan: &Plan,
+    counter: CounterKind,
+    tokens: usize,
+) -> usize {
+    let eager =
+        (0..plan.deferrable.len()).any(|i| Some(i) != plan.search_tool && !plan.deferrable[i]);
+    if eager || !counter.is_openai() {
+        return tokens;
+    }
+    let system = scenario.system_prompt.as_deref();
+    let functions = counter
+        .tools_fixed(system)
+        .saturating_sub(counter.tools_sections_open(system));
+    tokens.saturating_sub(functions)
 }
 
 impl Prepared {

@@ -146,7 +146,7 @@ impl Stated {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a variant (a mapping of model, scorer, listing, max_results)"
+    expecting = "a variant (a mapping of model, scorer, listing, max_results, query_from_user)"
 )]
 pub struct Variant {
     /// A model profile (its counter is the figure's unless `counter:` says otherwise).
@@ -154,6 +154,11 @@ pub struct Variant {
     pub scorer: Option<ScorerKind>,
     pub listing: Option<Listing>,
     pub max_results: Option<usize>,
+    /// The model's searches use the turn's user text, the calls' own `query:` dropped (a
+    /// provider whose model loads tools by path rather than writing a query, as OpenAI's
+    /// hosted `tool_search` does: the scorer ranks what the user asked for).
+    #[serde(default)]
+    pub query_from_user: bool,
 }
 
 impl Variant {
@@ -171,6 +176,9 @@ impl Variant {
         }
         if let Some(k) = self.max_results {
             parts.push(format!("max_results {k}"));
+        }
+        if self.query_from_user {
+            parts.push("searches for the user's text".to_string());
         }
         parts.join(", ")
     }
@@ -338,6 +346,15 @@ fn variant_scenario(sc: &Scenario, v: &Variant) -> Scenario {
     }
     if let Some(k) = v.max_results {
         out.deferred.max_results = k;
+    }
+    if v.query_from_user {
+        for item in &mut out.conversation {
+            if let super::scenario::Item::Turn(t) = item {
+                for c in &mut t.calls {
+                    c.query = None;
+                }
+            }
+        }
     }
     out
 }
@@ -540,7 +557,8 @@ fn measure(
     let turn = p.turn.unwrap_or(1);
     let in_turn: Vec<&RequestRow> = rows.iter().copied().filter(|q| q.turn == turn).collect();
     match p.metric {
-        Quantity::FirstRequestTokens => single(rows.first().map(|q| of(q))),
+        // The first request as sent: a hosted search its response ran is conversation after it.
+        Quantity::FirstRequestTokens => single(rows.first().map(|q| of(&q.as_sent()))),
         Quantity::StartTokens => single(rows.first().map(|q| Categories {
             conversation: 0.0,
             ..of(q)
@@ -677,7 +695,7 @@ fn first_request(r: &ScenarioResult, mode: Mode) -> f64 {
     r.requests
         .iter()
         .find(|q| q.mode == mode && q.agent == 0)
-        .map_or(0.0, |q| q.input_tokens as f64)
+        .map_or(0.0, |q| q.as_sent().input_tokens as f64)
 }
 
 /// Conversations a scenario holds: one, and one more after each top-level `clear`.

@@ -152,4 +152,29 @@ pub struct RequestRow {
     pub headroom_tokens: i64,
     /// Whether input and output fit the context window (`headroom_tokens >= 0`).
     pub fits_window: bool,
+    /// Of `input_tokens`, what OpenAI's hosted `tool_search` added inside this response (its
+    /// call and the loaded definitions): billed with the request, not part of the prompt it
+    /// was sent with (`first_request_tokens` is the prompt). Not a column of its own: the
+    /// json's `counts.searches` says a search ran.
+    #[serde(skip)]
+    pub hosted_search_tokens: usize,
+    /// Of `hosted_search_tokens`, the loaded definitions (inside `message_definitions`).
+    #[serde(skip)]
+    pub hosted_search_definitions: usize,
+}
+
+impl RequestRow {
+    /// This request as it was sent: without what a hosted search added inside its response
+    /// (the row itself when none ran).
+    pub fn as_sent(&self) -> RequestRow {
+        let mut q = self.clone();
+        q.parts.new = q.parts.new.saturating_sub(q.hosted_search_tokens);
+        q.input_tokens = q.input_tokens.saturating_sub(q.hosted_search_tokens);
+        q.message_definitions = q
+            .message_definitions
+            .saturating_sub(q.hosted_search_definitions);
+        q.hosted_search_tokens = 0;
+        q.hosted_search_definitions = 0;
+        q
+    }
 }

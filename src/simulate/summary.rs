@@ -38,7 +38,9 @@ pub(crate) fn mode_result(run: &Run<'_>) -> ModeResult {
     }
     let total = parts.total();
     let first_row = rows.iter().find(|r| r.agent == 0);
-    let first = first_row.map_or(0, |r| r.input_tokens);
+    // The prompt the first request was sent with: a hosted search its response ran is billed
+    // with it (total_input_tokens) but is not part of what was sent.
+    let first = first_row.map_or(0, |r| r.as_sent().input_tokens);
     let first_tools = first_row.map_or(0, |r| r.parts.tools + r.parts.deferred_list);
     let overflow_requests = rows.iter().filter(|r| !r.fits_window).count();
     ModeResult {

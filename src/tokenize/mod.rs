@@ -88,6 +88,18 @@ pub fn render_json(tool: &Tool) -> String {
     out
 }
 
+/// `{"name":ID,"description":D}`: a tool's searchable surface (name and description, no
+/// parameters) in the same compact form as [`render_json`].
+pub fn render_surface_json(name: &str, description: &str) -> String {
+    let mut out = String::with_capacity(32 + name.len() + description.len() * 2);
+    out.push_str("{\"name\":");
+    write_json_str(&mut out, name);
+    out.push_str(",\"description\":");
+    write_json_str(&mut out, description);
+    out.push('}');
+    out
+}
+
 /// Compact JSON of any value with Python-compatible number formatting.
 pub fn write_compact(out: &mut String, v: &Value) {
     // Iterative over an explicit stack so a deeply nested schema cannot overflow ours.

@@ -232,14 +232,14 @@ fn csv_and_md_carry_the_captured_counts() {
         "find_account,36\n",
         "(sent whole: 1 tools),36\n",
         "(deferred: 2 tools),103\n",
-        "(hosted: tool_search),399\n",
+        "(hosted: tool_search),352\n",
         "(hosted: web_search),\n",
     ] {
         assert!(csv.contains(row), "{row:?} in {csv}");
     }
     let (md, _) = count(&[&body], "md");
     assert!(
-        md.contains("| `tool_search` | openai | yes | 399 | measured |"),
+        md.contains("| `tool_search` | openai | yes | 352 | fitted |"),
         "{md}"
     );
     assert!(

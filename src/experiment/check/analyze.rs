@@ -338,7 +338,10 @@ fn listing_tokens(
             Listing::None => 0,
             Listing::Stubs => deferred_ids
                 .iter()
-                .map(|&i| counter.stub(catalog.get(i)))
+                .map(|&i| {
+                    let t = catalog.get(i);
+                    counter.surface(&t.id, &t.description)
+                })
                 .sum(),
             _ => {
                 let text = crate::simulate::listing::full_text(catalog, deferred_ids, mode);

@@ -99,6 +99,12 @@ struct Next {
     definitions: usize,
     tool: Option<usize>,
     client_ms: f64,
+    /// Tokens inside `new` that the response itself added before it went on (OpenAI's hosted
+    /// search: its call and output): billed with this request, not a prefix the next request
+    /// finds cached.
+    continuation: usize,
+    /// Of `continuation`, the loaded definitions (also in `definitions`).
+    continuation_definitions: usize,
 }
 
 /// Calls written in one request (parallel tool use): their outputs are that request's output,
@@ -347,10 +353,18 @@ impl<'a> Run<'a> {
                     let removed: Vec<usize> = (0..is_now.len())
                         .filter(|&i| a.announced[i] && !is_now[i])
                         .collect();
+                    let before: Vec<usize> =
+                        (0..is_now.len()).filter(|&i| a.announced[i]).collect();
                     a.announced = is_now;
-                    if listing == Listing::Stubs {
-                        // Stubs of the added functions join the tools block's stubs.
-                        a.pending_delta += self.listed_tokens(&added);
+                    if self.shows_surfaces() {
+                        // Surfaces of what was added join the tools block's surfaces.
+                        let shown = self.surfaces(&before);
+                        let new: Vec<(String, String)> = self
+                            .surfaces(&added)
+                            .into_iter()
+                            .filter(|s| !shown.contains(s))
+                            .collect();
+                        a.pending_delta += self.surface_tokens(&new);
                     } else {
                         let text =
                             listing::delta_text(&self.prep.catalog, &added, &removed, listing);
@@ -363,16 +377,14 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// Tokens of the deferred list of `tools`: the listing's text counted, or for `stubs`
-    /// each function's stub as the counter renders it.
+    /// Tokens of the deferred list of `tools`: the listing's text counted, or the surfaces
+    /// (names and descriptions) OpenAI shows, each as the counter renders it.
     fn listed_tokens(&self, tools: &[usize]) -> usize {
-        match self.sc.deferred.listing {
-            Listing::Stubs => tools
-                .iter()
-                .map(|&i| self.prep.counter.stub(self.prep.catalog.get(i)))
-                .sum(),
-            listing => self.count(&listing::full_text(&self.prep.catalog, tools, listing)),
+        if self.shows_surfaces() {
+            return self.surface_tokens(&self.surfaces(tools));
         }
+        let listing = self.sc.deferred.listing;
+        self.count(&listing::full_text(&self.prep.catalog, tools, listing))
     }
 
     /// Sends one request: counts its parts, its cached prefix, cost and latency, and appends
@@ -416,7 +428,13 @@ impl<'a> Run<'a> {
         };
         let cache_break = self.invalidation(a, &key, input, cached);
         a.cold = false;
-        a.prev = Some(CacheState { key, input });
+        // A hosted search's call and output are billed with this request but are not a
+        // prefix the next one finds cached: that is the prompt it was sent with.
+        let hosted_search_tokens = scaled(next.continuation);
+        a.prev = Some(CacheState {
+            key,
+            input: input.saturating_sub(hosted_search_tokens),
+        });
         let message_definitions = scaled(a.history_definitions + next.definitions);
         a.history += if list_style { 0 } else { list } + next.new + output;
         a.history_definitions += next.definitions;
@@ -453,6 +471,8 @@ impl<'a> Run<'a> {
             occupancy_pct: input as f64 / window as f64 * 100.0,
             headroom_tokens: window as i64 - input as i64 - output as i64,
             fits_window: input + output <= window,
+            hosted_search_tokens,
+            hosted_search_definitions: scaled(next.continuation_definitions),
         });
     }
 
@@ -565,6 +585,8 @@ impl<'a> Run<'a> {
             new: self.user_tokens(t),
             tool: None,
             client_ms: 0.0,
+            continuation: 0,
+            continuation_definitions: 0,
         };
         // Auto-retrieve: the user's text picks this turn's extra tools.
         if !a.turn_tools.is_empty() {
@@ -592,6 +614,8 @@ impl<'a> Run<'a> {
                 new: result,
                 tool: None,
                 client_ms: 0.0,
+                continuation: 0,
+                continuation_definitions: 0,
             };
         }
         let reply = t

@@ -52,6 +52,8 @@ impl Run<'_> {
                     new: self.error_tokens(idx),
                     tool: Some(idx),
                     client_ms: 0.0,
+                    continuation: 0,
+                    continuation_definitions: 0,
                 };
             }
             if !self.search_for(a, idx, call, t, next)? {
@@ -95,6 +97,8 @@ impl Run<'_> {
             new: g.result,
             tool: g.tool,
             client_ms: g.client_ms,
+            continuation: 0,
+            continuation_definitions: 0,
         };
         Ok(())
     }
@@ -172,9 +176,14 @@ impl Run<'_> {
         t: &Turn,
         next: &mut Next,
     ) -> Result<bool> {
+        // OpenAI's hosted tool_search runs inside the response that makes it: no request of
+        // its own; its call and output join the pending request (billed once, with it).
+        let hosted = self.prep.hosted_search;
         for (n, q) in self.search_queries(tool, call, t).iter().enumerate() {
-            let out = self.search_call_tokens(q);
-            self.send(a, next, out);
+            if !hosted {
+                let out = self.search_call_tokens(q);
+                self.send(a, next, out);
+            }
             if n == 0 {
                 self.counts.searches += 1;
             } else {
@@ -196,17 +205,28 @@ impl Run<'_> {
             let (hits, search_ms) = self.search(a, q, at, scope, is_select)?;
             let (result, definitions, loaded) = self.load_hits(a, &hits);
             let fetched = self.fetch.fetch(&self.sc.profile, self.clock_s, &loaded);
-            *next = Next {
-                definitions,
-                kind: if n == 0 {
-                    RequestKind::Search
-                } else {
-                    RequestKind::Retry
-                },
-                new: result,
-                tool: None,
-                client_ms: search_ms + fetched,
-            };
+            if hosted {
+                let round = self.hosted_round(&hits, &loaded);
+                next.new += round;
+                next.continuation += round;
+                next.continuation_definitions += definitions;
+                next.definitions += definitions;
+                next.client_ms += search_ms + fetched;
+            } else {
+                *next = Next {
+                    definitions,
+                    kind: if n == 0 {
+                        RequestKind::Search
+                    } else {
+                        RequestKind::Retry
+                    },
+                    new: result,
+                    tool: None,
+                    client_ms: search_ms + fetched,
+                    continuation: 0,
+                    continuation_definitions: 0,
+                };
+            }
             if hits.contains(&tool) {
                 return Ok(true);
             }

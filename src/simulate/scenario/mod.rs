@@ -163,6 +163,20 @@ pub enum RetryStep {
 
 crate::named_enum!(RetryStep, "retry step");
 
+/// An OpenAI namespace (`{"type": "namespace", "name", "description", "tools"}`) holding the
+/// deferred tools that have no MCP server: behind OpenAI's `tool_search` the model sees only
+/// its name and description until a search loads its functions (OpenAI API docs, Tool search).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a namespace (a mapping with name: and description:)"
+)]
+pub struct Namespace {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+}
+
 // Each bool is a scenario key of its own (`defer_mcp: true`, ...), as the file writes them.
 #[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Clone, PartialEq)]
@@ -200,6 +214,14 @@ pub struct DeferredSettings {
     pub call_bridge: bool,
     /// The search tool's name in the model's calls (default `ToolSearch`).
     pub search_tool_name: Option<String>,
+    /// Under the openai counters with OpenAI's `tool_search`: the namespace the deferred
+    /// tools without a server sit in (`listing: none` or `servers`), shown by its name and
+    /// description; without one, each such function is shown by its own.
+    pub namespace: Option<Namespace>,
+    /// The client runs the search itself (Codex's BM25 `tool_search` handler): a search ends
+    /// the response and its output is the next request's `new`, also where OpenAI's hosted
+    /// search would run inside one response.
+    pub client_search: bool,
 }
 
 impl Default for DeferredSettings {
@@ -225,6 +247,8 @@ impl Default for DeferredSettings {
             resume_rediscovers: true,
             call_bridge: false,
             search_tool_name: None,
+            namespace: None,
+            client_search: false,
         }
     }
 }
@@ -253,11 +277,13 @@ pub struct ExplicitDeferred {
     pub compact_keeps_loaded: Option<bool>,
     pub resume_rediscovers: Option<bool>,
     pub call_bridge: Option<bool>,
+    pub namespace: Option<Namespace>,
 }
 
 impl ExplicitDeferred {
     /// `base` with these keys written over it. The keys about the user's own tools
-    /// (`defer_builtins`, `always_load`, `always_load_servers`, `depends_on`, `bm25`) always
+    /// (`defer_builtins`, `always_load`, `always_load_servers`, `depends_on`, `bm25`,
+    /// `namespace`) always
     /// apply; the policy keys (when, defer_mcp, scorer, max_results, discovery, listing,
     /// list_style, reveal, retry, compaction, resume, bridge) only when `policy` is true:
     /// `simulate --client` replays a scenario under each profile's policy, keeping its tools.
@@ -273,6 +299,7 @@ impl ExplicitDeferred {
         d.always_load.clone_from(&self.always_load);
         d.always_load_servers.clone_from(&self.always_load_servers);
         d.depends_on.clone_from(&self.depends_on);
+        d.namespace.clone_from(&self.namespace);
         if let Some(b) = self.bm25 {
             d.bm25 = b;
         }

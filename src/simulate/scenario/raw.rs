@@ -97,6 +97,7 @@ pub(crate) struct RawDeferred {
     pub(super) compact_keeps_loaded: Option<bool>,
     pub(super) resume_rediscovers: Option<bool>,
     pub(super) call_bridge: Option<bool>,
+    pub(super) namespace: Option<Namespace>,
 }
 
 /// `deferred.bm25`: each key given replaces its default.

@@ -345,6 +345,7 @@ impl Reader<'_> {
             compact_keeps_loaded: raw.compact_keeps_loaded,
             resume_rediscovers: raw.resume_rediscovers,
             call_bridge: raw.call_bridge,
+            namespace: raw.namespace,
         })
     }
 

@@ -180,7 +180,10 @@ fn listings_follow_the_profile() {
     let (prep, stubs) = first_list(ClientName::Openai);
     // OpenAI defers every tool its caller marks: Read too.
     let all: usize = (0..prep.catalog.len())
-        .map(|i| prep.counter.stub(prep.catalog.get(i)))
+        .map(|i| {
+            let t = prep.catalog.get(i);
+            prep.counter.surface(&t.id, &t.description)
+        })
         .sum();
     assert_eq!(stubs, all);
 }
