@@ -132,6 +132,12 @@ pub struct RequestRow {
     pub billed_input_tokens: Option<u64>,
     /// toolbudget's count of the same request under the provider's counter.
     pub counted_input_tokens: u64,
+    /// Of it, the deferred list in the system prompt, and that list at the model's input
+    /// price (USD).
+    #[serde(default)]
+    pub deferred_list_tokens: u64,
+    #[serde(default)]
+    pub deferred_list_cost_usd: f64,
     pub billed_output_tokens: Option<u64>,
     pub cached_tokens: Option<u64>,
     pub latency_ms: f64,
@@ -177,6 +183,11 @@ pub struct ModeSummary {
     pub billed_input_tokens: u64,
     /// toolbudget's count of the requests that reported usage.
     pub counted_input_tokens: u64,
+    /// The deferred list over every request (counted), and its cost at the model's input price.
+    #[serde(default)]
+    pub deferred_list_tokens: u64,
+    #[serde(default)]
+    pub deferred_list_cost_usd: f64,
     pub billed_output_tokens: u64,
     /// billed / counted over the requests that reported usage.
     pub billed_over_counted: Option<f64>,
@@ -300,6 +311,8 @@ pub fn summarize(turns: &[&TurnRow], requests: &[&RequestRow]) -> ModeSummary {
         requests_without_usage: requests.len() - with_usage.len(),
         billed_input_tokens: billed,
         counted_input_tokens: counted,
+        deferred_list_tokens: saturating_sum(requests.iter().map(|r| r.deferred_list_tokens)),
+        deferred_list_cost_usd: round(requests.iter().map(|r| r.deferred_list_cost_usd).sum(), 6),
         billed_output_tokens: saturating_sum(
             requests.iter().filter_map(|r| r.billed_output_tokens),
         ),

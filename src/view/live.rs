@@ -71,6 +71,13 @@ pub fn mode_rows(e: &ModeSummary, d: &ModeSummary) -> Vec<Vec<String>> {
             crate::number::thousands(m.counted_input_tokens as f64, 0)
         }),
         row("billed / counted", &|m| ratio(m.billed_over_counted)),
+        row("of counted: the deferred list (at the input price)", &|m| {
+            format!(
+                "{} ({})",
+                crate::number::thousands(m.deferred_list_tokens as f64, 0),
+                crate::number::usd_exact(m.deferred_list_cost_usd)
+            )
+        }),
         row("billed output tokens", &|m| {
             crate::number::thousands(m.billed_output_tokens as f64, 0)
         }),

@@ -147,6 +147,18 @@ fn check_mode(s: &Value, mode: &str, turns: u64, tools: u64) -> usize {
     rows.len()
 }
 
+/// The deferred list in the system prompt, counted on each deferred request: 107 tokens on each
+/// of memory-and-time's 2, 131 on each of time-and-git's 7 (none eager).
+fn the_deferred_list_is_counted(json: &str) {
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    assert_eq!(v["eager"]["deferred_list_tokens"], 0);
+    assert_eq!(v["deferred"]["deferred_list_tokens"], 2 * 107 + 7 * 131);
+    assert_eq!(
+        v["scenarios"][1]["requests"][9]["deferred_list_tokens"],
+        131
+    );
+}
+
 #[test]
 fn the_recorded_local_model_replays_offline_byte_for_byte() {
     let dir = tempfile::tempdir().unwrap();
@@ -168,6 +180,7 @@ fn the_recorded_local_model_replays_offline_byte_for_byte() {
     assert!(stderr.contains("live: 0 requests sent"), "{stderr}");
     assert_eq!(json_a, json_b);
     assert_eq!(tree(&a), tree(&b));
+    the_deferred_list_is_counted(&json_a);
     // The recorded run (online, against the local server) wrote these very bytes.
     assert_eq!(
         std::fs::read_to_string(a.join("live.json")).unwrap(),

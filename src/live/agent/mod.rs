@@ -123,6 +123,8 @@ struct Agent<'a> {
     connected: Vec<bool>,
     loaded: Vec<bool>,
     system: String,
+    /// The deferred list's share of `system`, counted.
+    list_tokens: usize,
     messages: Vec<Message>,
     /// Each message's count under `counter`, beside it.
     message_tokens: Vec<usize>,
@@ -202,6 +204,7 @@ pub(crate) fn play(
         connected: prep.plan.initially_connected.clone(),
         loaded: vec![false; prep.catalog().len()],
         system: String::new(),
+        list_tokens: 0,
         messages: Vec::new(),
         message_tokens: Vec::new(),
         turn_no: 0,
@@ -216,7 +219,7 @@ pub(crate) fn play(
         subagents: 0,
         ep,
     };
-    a.system = a.system_prompt();
+    a.set_system();
     for item in &sc.conversation {
         match item {
             Item::Turn(t) => a.turn(t)?,
@@ -250,7 +253,18 @@ impl Agent<'_> {
         self.deferring && self.prep.plan.deferrable[i]
     }
 
-    fn system_prompt(&self) -> String {
+    /// The system prompt, and how many of its tokens the deferred list is.
+    fn set_system(&mut self) {
+        let (base, full) = self.system_prompt();
+        self.list_tokens = self
+            .counter
+            .system(Some(&full))
+            .saturating_sub(self.counter.system(Some(&base)));
+        self.system = full;
+    }
+
+    /// The system prompt without and with the deferred list.
+    fn system_prompt(&self) -> (String, String) {
         let mut s = self
             .sc
             .system_prompt
@@ -264,11 +278,13 @@ impl Agent<'_> {
                 .collect();
             let text = listing::full_text(self.prep.catalog(), &listed, listing);
             if !text.is_empty() {
+                let base = s.clone();
                 s.push_str("\n\n");
                 s.push_str(&text);
+                return (base, s);
             }
         }
-        s
+        (s.clone(), s)
     }
 
     fn def(&self, i: usize, defer_loading: bool) -> FunctionDef {
@@ -368,7 +384,7 @@ impl Agent<'_> {
             Event::Connect { server, .. } | Event::Disconnect { server, .. } => {
                 if let Some(s) = self.prep.plan.servers.iter().position(|x| x == server) {
                     self.connected[s] = matches!(e, Event::Connect { .. });
-                    self.system = self.system_prompt();
+                    self.set_system();
                 }
             }
             Event::Resume { rediscover } => {
@@ -503,6 +519,8 @@ impl Agent<'_> {
             tools_sent: full,
             billed_input_tokens: reply.usage.input_tokens,
             counted_input_tokens: counted as u64,
+            deferred_list_tokens: self.list_tokens as u64,
+            deferred_list_cost_usd: self.list_tokens as f64 * self.sc.profile.input_per_mtok / 1e6,
             billed_output_tokens: reply.usage.output_tokens,
             cached_tokens: reply.usage.cached_tokens,
             latency_ms: x.latency_ms,
