@@ -39,6 +39,9 @@ pub enum Command {
     Eval(EvalArgs),
     /// Compare two `eval --format json` results; exit 1 when a metric drops more than allowed.
     Compare(CompareArgs),
+    /// Compare two `simulate --format json` results scenario by scenario; exit 1 when the
+    /// deferred whole-conversation input tokens grow more than --max-increase percent.
+    Diff(DiffArgs),
     /// Replay scenarios eagerly and with deferred tool loading; compare tokens, cost, latency.
     Simulate(SimulateArgs),
     /// Run the shipped scenarios, evaluations and the scale sweep; write the Markdown report
@@ -529,6 +532,32 @@ pub struct CompareArgs {
     pub pairs: Vec<(String, String)>,
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The reference `simulate --format json` output.
+    #[arg(value_name = "BASE.json")]
+    pub base: PathBuf,
+    /// The `simulate --format json` output to check against it.
+    #[arg(value_name = "HEAD.json")]
+    pub head: PathBuf,
+    /// Exit 1 when any scenario's deferred whole-conversation input tokens grew by more than
+    /// this many percent (5 = 5%) [default: no check].
+    #[arg(long, value_name = "PCT", value_parser = parse_max_increase)]
+    pub max_increase: Option<f64>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// `--max-increase`: a finite percentage, 0 or more.
+fn parse_max_increase(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(format!(
+            "expected a percentage, 0 or more (5 = 5%), got {s:?}"
+        )),
+    }
 }
 
 #[derive(Debug, Args)]

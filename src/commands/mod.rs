@@ -11,6 +11,7 @@ pub mod catalog;
 pub mod check;
 pub mod compare;
 pub mod count;
+pub mod diff;
 pub mod eval;
 pub mod live;
 pub mod progress;
@@ -61,6 +62,7 @@ fn command(c: &Command) -> &dyn Run {
         Command::Search(a) => a,
         Command::Eval(a) => a,
         Command::Compare(a) => a,
+        Command::Diff(a) => a,
         Command::Simulate(a) => a,
         Command::Report(a) => a,
         Command::Calibrate(a) => a,

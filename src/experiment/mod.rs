@@ -14,6 +14,7 @@ pub mod clients;
 pub mod compare;
 pub mod count;
 pub mod deferral;
+pub mod diff;
 pub mod eval;
 pub mod generate;
 pub mod live;

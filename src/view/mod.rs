@@ -10,6 +10,7 @@ pub mod clients;
 pub mod compare;
 pub mod count;
 pub mod counters;
+pub mod diff;
 pub mod eval;
 pub mod live;
 /// `crate::number` under the path the report's views name.

@@ -12,6 +12,7 @@ mod charts;
 mod check;
 mod cli_count;
 mod cli_counters;
+mod diff;
 mod docs;
 mod eval_compare;
 mod eval_pool;
