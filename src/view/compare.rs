@@ -2,6 +2,7 @@
 //! the paired interval and p-value, the queries that got worse or better, and the verdict; the
 //! json of the [`Comparison`].
 
+use super::pr_section;
 use crate::eval::compare::{Comparison, ScorerComparison};
 use crate::output::{Format, code_for, csv, to_json, words_for};
 
@@ -186,9 +187,6 @@ fn verdict(c: &Comparison, format: Format) -> String {
     out
 }
 
-/// Scorers listed in each of the summary's worse and better sections at most.
-const SUMMARY_SCORERS: usize = 10;
-
 /// One line: passed or failed, on which metric, by how much allowed, and why.
 pub fn verdict_line(c: &Comparison) -> String {
     let checked = c
@@ -264,31 +262,13 @@ pub fn summary(c: &Comparison) -> String {
             better.push((-d, line));
         }
     }
-    let mut section = |title: &str, mut items: Vec<(f64, String)>, extra: Vec<String>| {
-        out.push_str(&format!("\n### {title}\n\n"));
-        items.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let n = items.len() + extra.len();
-        if n == 0 {
-            out.push_str("Nothing.\n");
-        }
-        for line in extra
-            .into_iter()
-            .chain(items.into_iter().map(|(_, l)| l))
-            .take(SUMMARY_SCORERS)
-        {
-            out.push_str(&line);
-        }
-        if n > SUMMARY_SCORERS {
-            out.push_str(&format!("- … and {} more\n", n - SUMMARY_SCORERS));
-        }
-    };
     let lacking = c
         .missing
         .iter()
         .map(|m| format!("- the candidate lacks {}\n", words_for(md, m)))
         .collect();
-    section("What got worse", worse, lacking);
-    section("What got better", better, Vec::new());
+    pr_section(&mut out, "What got worse", worse, lacking);
+    pr_section(&mut out, "What got better", better, Vec::new());
     out.push_str("\n<details><summary>Details</summary>\n\n");
     out.push_str(&report(c, md));
     out.push_str("\n</details>\n");

@@ -2,14 +2,12 @@
 //! figure, base → head with the change; the pull-request summary (`--format md`, and what
 //! `GITHUB_STEP_SUMMARY` gets); the json of the [`Diff`].
 
+use super::pr_section;
 use crate::experiment::diff::{Diff, FigureDiff, GATED, Measure};
 use crate::number::{int, plural, usd_exact};
 use crate::output::{Format, code_for, csv, to_json, words_for};
 
 const HEADERS: [&str; 6] = ["scenario", "figure", "base", "head", "change", "change %"];
-
-/// Figures listed in each of the summary's worse and better sections at most.
-const SUMMARY_LINES: usize = 10;
 
 /// Renders the difference; pure. Markdown is the pull-request summary ([`summary`]).
 pub fn render(d: &Diff, format: Format) -> String {
@@ -213,31 +211,13 @@ pub fn summary(d: &Diff) -> String {
             }
         }
     }
-    let mut section = |title: &str, mut items: Vec<(f64, String)>, extra: Vec<String>| {
-        out.push_str(&format!("\n### {title}\n\n"));
-        items.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let n = items.len() + extra.len();
-        if n == 0 {
-            out.push_str("Nothing.\n");
-        }
-        for line in extra
-            .into_iter()
-            .chain(items.into_iter().map(|(_, l)| l))
-            .take(SUMMARY_LINES)
-        {
-            out.push_str(&line);
-        }
-        if n > SUMMARY_LINES {
-            out.push_str(&format!("- … and {} more\n", n - SUMMARY_LINES));
-        }
-    };
     let lost = d
         .only_in_base
         .iter()
         .map(|n| format!("- {} is only in base\n", code_for(md, n)))
         .collect();
-    section("What got worse", worse, lost);
-    section("What got better", better, Vec::new());
+    pr_section(&mut out, "What got worse", worse, lost);
+    pr_section(&mut out, "What got better", better, Vec::new());
     out.push_str("\n<details><summary>Details</summary>\n\n");
     out.push_str(&report(d, md));
     out.push_str("</details>\n");
