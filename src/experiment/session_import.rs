@@ -215,6 +215,22 @@ pub struct SessionSummary {
     pub copied_requests: usize,
     /// The system prompt the log records, in the counter's tokens (Codex), else absent.
     pub logged_system_prompt_tokens: Option<usize>,
+    /// For a log that records none (Claude Code): the main agent's fixed prefix measured from
+    /// its first billed request (billed prompt less what the replay counts), and how many
+    /// subagents' prefixes were measured the same way.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured_system_prompt_tokens: Option<usize>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub measured_subagent_prompts: usize,
+    /// Requests a prefix was measured on, not compared (they match by construction).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub anchor_requests: usize,
+    /// Redaction placeholders in the log, and its requests left out of every comparison
+    /// (their text is not in the log).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub redacted_placeholders: usize,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub redacted_requests: usize,
     /// The session replayed eager and deferred with the calibrated model.
     pub eager: ModeTotals,
     pub deferred: ModeTotals,
@@ -281,6 +297,9 @@ pub struct UsageFile {
     /// Each linked subagent's profile (by the simulator's number), for pricing it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub agent_profiles: BTreeMap<usize, String>,
+    /// Redaction placeholders in the log: its requests are not compared.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub redacted_placeholders: usize,
 }
 
 /// Everything an import produces.
@@ -297,6 +316,9 @@ struct Processed {
     read: ReadSession,
     /// Its requests paired with its bill, replayed raw.
     raw: Alignment,
+    /// Each agent's fixed prefix measured from the bill (empty when the log records a
+    /// system prompt).
+    prefixes: BTreeMap<usize, usize>,
 }
 
 impl std::ops::Deref for Processed {
@@ -336,9 +358,11 @@ pub fn replay(
     simulate::run(scenario, &prepared)
 }
 
-/// Reads, converts, loads and replays one planned session; `tick` gets each file's bytes.
 /// One session read, converted and replayed raw (no calibration), its requests paired with
-/// its bill.
+/// its bill. A log that records no system prompt (Claude Code's) is replayed twice: the first
+/// replay, with none, measures each agent's fixed prefix from its first paired request (billed
+/// less modeled); the second carries those prefixes, and the requests that set them are not
+/// compared (they would match by construction).
 #[allow(clippy::too_many_arguments)]
 fn process(
     p: &Planned,
@@ -349,22 +373,56 @@ fn process(
     dir: &Path,
     files: &FileCounter<'_>,
 ) -> Result<Processed> {
-    let read = read_session(p, name, plan, cats, opts, dir, files)?;
-    let raw = match &read.scenario {
-        Some(s) => {
-            let r = replay(s, &read.ctx, None)?;
-            align(
-                &read.converted.billed,
-                &r.requests,
-                read.converted.ran_as.name(),
-            )
-        }
-        None => Alignment {
-            pairs: Vec::new(),
-            unaligned: read.converted.billed.iter().filter(|b| !b.warmup).count(),
-        },
+    let mut read = read_session(p, name, plan, cats, opts, dir, files)?;
+    if read.facts.stats.redacted > 0 {
+        let raw = Alignment::redacted(&read.converted.billed);
+        return Ok(Processed {
+            read,
+            raw,
+            prefixes: BTreeMap::new(),
+        });
+    }
+    let Some(s) = &read.scenario else {
+        let unaligned = read.converted.billed.iter().filter(|b| !b.warmup).count();
+        return Ok(Processed {
+            read,
+            raw: Alignment {
+                unaligned,
+                ..Alignment::default()
+            },
+            prefixes: BTreeMap::new(),
+        });
     };
-    Ok(Processed { read, raw })
+    let ran = read.converted.ran_as.name();
+    let mut raw = align(
+        &read.converted.billed,
+        &replay(s, &read.ctx, None)?.requests,
+        ran,
+    );
+    let mut prefixes = BTreeMap::new();
+    if read.converted.scenario.system_prompt_tokens.is_none() {
+        for p in &raw.pairs {
+            if let std::collections::btree_map::Entry::Vacant(e) = prefixes.entry(p.agent) {
+                let billed = usize::try_from(p.billed).unwrap_or(usize::MAX);
+                e.insert(billed.saturating_sub(p.modeled));
+                read.converted.billed[p.request].anchor = true;
+            }
+        }
+        if !prefixes.is_empty() {
+            read.set_measured_prefixes(&prefixes, dir)?;
+            let s = read.scenario.as_ref().expect("loaded before");
+            raw = align(
+                &read.converted.billed,
+                &replay(s, &read.ctx, None)?.requests,
+                ran,
+            );
+        }
+    }
+    Ok(Processed {
+        read,
+        raw,
+        prefixes,
+    })
 }
 
 /// Imports the planned sessions. `dir` is where scenarios are written (catalog paths in the
@@ -440,13 +498,13 @@ pub fn import(
 fn fit_all(processed: &[Processed]) -> Vec<Calibration> {
     // Keyed by the counter's name, so the file lists counters as it always has.
     let mut by_model: BTreeMap<(String, &str, CounterKind), (Vec<Pair>, usize)> = BTreeMap::new();
-    for p in processed {
+    for (session, p) in processed.iter().enumerate() {
         let Some(s) = &p.scenario else { continue };
         let counter = counter_of(s);
         let e = by_model
             .entry((s.profile.name.clone(), counter.name(), counter))
             .or_insert_with(|| (Vec::new(), s.profile.tool_overhead_tokens));
-        e.0.extend(p.raw.pairs.iter().copied());
+        e.0.extend(p.raw.pairs.iter().map(|&q| Pair { session, ..q }));
     }
     by_model
         .iter()
@@ -510,14 +568,18 @@ fn calibrated(
             let (result, alignment) = match &p.scenario {
                 Some(sc) => {
                     let r = replay(sc, &p.ctx, calibration_for(cal, sc))?;
-                    let a = align(&c.billed, &r.requests, c.ran_as.name());
+                    let a = if p.facts.stats.redacted > 0 {
+                        Alignment::redacted(&c.billed)
+                    } else {
+                        align(&c.billed, &r.requests, c.ran_as.name())
+                    };
                     (Some(r), a)
                 }
                 None => (
                     None,
                     Alignment {
-                        pairs: Vec::new(),
                         unaligned: c.billed.iter().filter(|b| !b.warmup).count(),
+                        ..Alignment::default()
                     },
                 ),
             };
@@ -590,7 +652,16 @@ fn session_summary(
         unlinked_subagents: c.unlinked_agents,
         warmup_agents: c.warmup_agents,
         copied_requests: f.stats.copied_requests,
-        logged_system_prompt_tokens: c.scenario.system_prompt_tokens,
+        logged_system_prompt_tokens: if p.prefixes.is_empty() {
+            c.scenario.system_prompt_tokens
+        } else {
+            None
+        },
+        measured_system_prompt_tokens: p.prefixes.get(&0).copied(),
+        measured_subagent_prompts: p.prefixes.keys().filter(|a| **a > 0).count(),
+        anchor_requests: alignment.anchored,
+        redacted_placeholders: f.stats.redacted,
+        redacted_requests: alignment.redacted,
         eager: totals("eager"),
         deferred: totals("deferred"),
         unknown_tools: c.unknown.calls.clone(),
@@ -653,6 +724,26 @@ fn summarize(
         sessions.push(row.summary);
     }
     notes.extend(unpriced_notes(&unpriced));
+    let redacted: Vec<&SessionSummary> = sessions
+        .iter()
+        .filter(|s| s.redacted_placeholders > 0)
+        .collect();
+    if !redacted.is_empty() {
+        notes.push(format!(
+            "{} redacted ({} placeholders such as [REDACTED_TEXT len=N]): their {} are left out \
+             of every error figure and fit (the log does not hold the text that was billed)",
+            plural(redacted.len(), "session's log is", "sessions' logs are"),
+            redacted
+                .iter()
+                .map(|s| s.redacted_placeholders)
+                .sum::<usize>(),
+            plural(
+                redacted.iter().map(|s| s.redacted_requests).sum::<usize>(),
+                "request",
+                "requests"
+            ),
+        ));
+    }
     totals.eager = totals.eager.rounded();
     totals.deferred = totals.deferred.rounded();
     totals.billed_cost_usd = crate::number::round(totals.billed_cost_usd, 6);
@@ -715,6 +806,7 @@ fn session_files(p: &Processed, cal: &CalibrationFile) -> Result<Vec<(String, St
         scenario: p.scenario_file.clone(),
         billed: c.billed.clone(),
         agent_profiles: c.agent_profiles.clone(),
+        redacted_placeholders: p.facts.stats.redacted,
     };
     Ok(vec![
         (

@@ -15,6 +15,10 @@ use crate::simulate::calibration::{Calibration, HeldOut, scale_problem, system_p
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pair {
     pub agent: usize,
+    /// Its position in the session's billed requests.
+    pub request: usize,
+    /// Which session of an import it belongs to (held-out validation keeps sessions whole).
+    pub session: usize,
     /// The billed prompt.
     pub billed: u64,
     /// The simulator's input tokens.
@@ -32,29 +36,52 @@ pub struct Alignment {
     /// request count differs between the log and the replay (an interrupted turn, a call the
     /// replay could not make as logged).
     pub unaligned: usize,
+    /// Requests an agent's fixed prefix was measured on: not compared.
+    pub anchored: usize,
+    /// Requests of a redacted log (its text replaced by placeholders): not compared.
+    pub redacted: usize,
+}
+
+impl Alignment {
+    /// A redacted log's requests, none compared: the model would be set against text it
+    /// never saw.
+    pub fn redacted(billed: &[BilledRequest]) -> Alignment {
+        Alignment {
+            redacted: billed.iter().filter(|b| !b.warmup).count(),
+            ..Alignment::default()
+        }
+    }
 }
 
 /// Pairs billed requests with the rows of `mode` (`eager` or `deferred`) of one replay: a
 /// turn is compared only when the replay sent as many requests in it as the session did (one
-/// more in a turn the user interrupted: the replay sends the reply the user cut off). Warm-up
-/// requests are not part of the conversation and are neither paired nor counted unpaired.
+/// more in a turn the user interrupted or the log cut after calls: the replay sends the
+/// closing reply the log never billed). Warm-up
+/// requests are not part of the conversation and are neither paired nor counted unpaired;
+/// anchors (a measured prefix) are counted apart.
 pub fn align(billed: &[BilledRequest], rows: &[RequestRow], mode: &str) -> Alignment {
     let mut by_turn: HashMap<(usize, usize), Vec<&RequestRow>> = HashMap::new();
     for r in rows.iter().filter(|r| r.mode.name() == mode) {
         by_turn.entry((r.agent, r.turn)).or_default().push(r);
     }
     let mut out = Alignment::default();
-    for b in billed.iter().filter(|b| !b.warmup) {
+    for (i, b) in billed.iter().enumerate().filter(|(_, b)| !b.warmup) {
+        if b.anchor {
+            out.anchored += 1;
+            continue;
+        }
         let row = match (b.agent, b.turn) {
             (Some(a), Some(t)) => by_turn
                 .get(&(a, t))
-                .filter(|rs| rs.len() == b.of || (b.interrupted && rs.len() == b.of + 1))
+                .filter(|rs| rs.len() == b.of || ((b.interrupted || b.cut) && rs.len() == b.of + 1))
                 .map(|rs| rs[b.index]),
             _ => None,
         };
         match row {
             Some(r) => out.pairs.push(Pair {
                 agent: r.agent,
+                request: i,
+                session: 0,
                 billed: b.usage.prompt(),
                 modeled: r.input_tokens,
                 counted: r.input_tokens - r.parts.system - r.parts.tool_overhead,
@@ -77,11 +104,18 @@ pub const MIN_REQUESTS: usize = 20;
 /// [`FOLDS`]-fold cross-validation then has more requests than parameters.
 pub const MIN_VALIDATED: usize = 2 * PARAMETERS;
 
-/// Folds of the cross-validation (fewer when there are fewer requests).
+/// Folds of the cross-validation (fewer when there are fewer requests or sessions).
 pub const FOLDS: usize = 5;
 
+/// Fewest sessions (with main-agent requests) folds are made of whole sessions: a fit is
+/// then judged on sessions it never saw. Fewer: folds of requests.
+pub const MIN_SESSIONS: usize = 3;
+
 /// How requests are held out, as reports name it.
-pub const HELD_OUT_METHOD: &str = "5-fold cross-validation (request i held out in fold i mod 5)";
+pub const HELD_OUT_BY_REQUEST: &str =
+    "5-fold cross-validation (request i held out in fold i mod 5)";
+pub const HELD_OUT_BY_SESSION: &str =
+    "cross-validation by session (every request of session j held out in fold j mod 5)";
 
 /// The values of one fit, before validation.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -144,7 +178,8 @@ fn fit(pairs: &[Pair], overhead: usize) -> Option<Fitted> {
         r2,
         rms,
         constrained,
-        sub_intercept: fit_intercept(&subs, scale),
+        // Written as a prompt of at least 0 (`calibrate`): predicted as written.
+        sub_intercept: fit_intercept(&subs, scale).map(|a| a.max(overhead as f64)),
         main: main.len(),
         subs: subs.len(),
     })
@@ -156,9 +191,10 @@ fn fit(pairs: &[Pair], overhead: usize) -> Option<Fitted> {
 /// - fewer main-agent requests than [`PARAMETERS`]: not fitted (under-determined);
 /// - a scale that is not positive: not applied (the bills do not grow with what is counted);
 /// - fewer than [`MIN_VALIDATED`]: not applied (nothing can be held out to check it);
-/// - otherwise every request is predicted by a fit on the other folds ([`HELD_OUT_METHOD`]),
+/// - otherwise every request is predicted by a fit on the other folds ([`cross_validate`]),
 ///   and the fit is applied only when neither the held-out median nor the 90th-percentile
-///   error is above the uncalibrated model's on the same requests;
+///   error is above the uncalibrated model's on the same requests (folds of whole sessions
+///   when there are [`MIN_SESSIONS`]);
 /// - under [`MIN_REQUESTS`], a warning in its notes.
 ///
 /// `None` only without any pair.
@@ -264,27 +300,50 @@ pub fn calibrate(
     })
 }
 
-/// Every pair predicted by a fit on the other folds (request i in fold i mod k), set against
-/// the uncalibrated model on the same requests. A training set that cannot be fitted (or fits
-/// a scale that is not positive) predicts its fold uncalibrated, as the import would.
+/// Every pair predicted by a fit on the other folds, set against the uncalibrated model on
+/// the same requests. With [`MIN_SESSIONS`] sessions or more a fold is whole sessions (session
+/// j in fold j mod k), so a fit is judged on sessions it did not see; else request i is in
+/// fold i mod k. A training set that cannot be fitted (or fits a scale that is not positive)
+/// predicts its fold uncalibrated, as the import would.
 fn cross_validate(pairs: &[Pair], overhead: usize) -> HeldOut {
     let main = pairs.iter().filter(|p| p.agent == 0).count();
-    let k = FOLDS.min(main).max(2);
+    let sessions: BTreeMap<usize, usize> = pairs
+        .iter()
+        .filter(|p| p.agent == 0)
+        .map(|p| p.session)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .enumerate()
+        .map(|(j, s)| (s, j))
+        .collect();
+    let by_session = sessions.len() >= MIN_SESSIONS;
+    let k = if by_session {
+        FOLDS.min(sessions.len())
+    } else {
+        FOLDS.min(main).max(2)
+    };
+    // A session without main-agent requests joins fold 0's sessions' neighbours by its id.
+    let fold_of = |i: usize, p: &Pair| {
+        if by_session {
+            sessions.get(&p.session).copied().unwrap_or(p.session) % k
+        } else {
+            i % k
+        }
+    };
     let mut calibrated: Vec<(u64, u64)> = Vec::with_capacity(pairs.len());
     let mut uncalibrated: Vec<(u64, u64)> = Vec::with_capacity(pairs.len());
     for fold in 0..k {
         let train: Vec<Pair> = pairs
             .iter()
             .enumerate()
-            .filter(|(i, _)| i % k != fold)
+            .filter(|(i, p)| fold_of(*i, p) != fold)
             .map(|(_, p)| *p)
             .collect();
         let f = fit(&train, overhead).filter(|f| f.scale.is_finite() && f.scale > 0.0);
-        for p in pairs
+        for (_, p) in pairs
             .iter()
             .enumerate()
-            .filter(|(i, _)| i % k == fold)
-            .map(|(_, p)| p)
+            .filter(|(i, p)| fold_of(*i, p) == fold)
         {
             let predicted = f.map_or(p.modeled as f64, |f| {
                 f.predict(p) + overhead_part(p, overhead)
@@ -296,7 +355,12 @@ fn cross_validate(pairs: &[Pair], overhead: usize) -> HeldOut {
     let c = fit::error_stats(&calibrated);
     let u = fit::error_stats(&uncalibrated);
     HeldOut {
-        method: HELD_OUT_METHOD.to_string(),
+        method: if by_session {
+            HELD_OUT_BY_SESSION
+        } else {
+            HELD_OUT_BY_REQUEST
+        }
+        .to_string(),
         folds: k,
         requests: c.requests,
         median_abs_pct: c.median_abs_pct,
@@ -333,6 +397,8 @@ mod tests {
     fn pair(agent: usize, counted: usize, billed: u64) -> Pair {
         Pair {
             agent,
+            request: 0,
+            session: 0,
             billed,
             modeled: counted,
             counted,
@@ -501,5 +567,59 @@ mod tests {
             crate::simulate::calibration::CalibrationFile::load(&path).unwrap(),
             file
         );
+    }
+
+    #[test]
+    fn three_sessions_are_held_out_whole() {
+        // Session j bills 3,000·j more than the rest: a fit on the others cannot know it.
+        let pairs: Vec<Pair> = (0..30)
+            .map(|i| {
+                let x = 1000 + 300 * i;
+                let mut p = pair(0, x, (346 + x + 3000 * (i % 3)) as u64);
+                p.session = i % 3;
+                p.modeled = x + 346;
+                p
+            })
+            .collect();
+        let h = cross_validate(&pairs, 346);
+        assert_eq!((h.method.as_str(), h.folds), (HELD_OUT_BY_SESSION, 3));
+        let two: Vec<Pair> = pairs.iter().filter(|p| p.session < 2).copied().collect();
+        let h = cross_validate(&two, 346);
+        assert_eq!((h.method.as_str(), h.folds), (HELD_OUT_BY_REQUEST, 5));
+    }
+
+    #[test]
+    fn a_turn_the_log_cut_after_calls_is_paired_up_to_its_last_bill() {
+        use crate::session::transcript::Usage;
+        let bill = |index: usize, input: u64, cut: bool| BilledRequest {
+            agent: Some(0),
+            turn: Some(1),
+            index,
+            of: 2,
+            model: None,
+            usage: Usage {
+                input,
+                cache_creation: 0,
+                cache_read: 0,
+                output: 1,
+            },
+            interrupted: false,
+            warmup: false,
+            cut,
+            anchor: false,
+        };
+        let row = |input_tokens: usize| RequestRow {
+            turn: 1,
+            input_tokens,
+            ..RequestRow::default()
+        };
+        let rows = [row(100), row(200), row(300)];
+        // The replay closes the turn with a reply the log never billed.
+        let cut = [bill(0, 110, true), bill(1, 210, true)];
+        let a = align(&cut, &rows, "eager");
+        assert_eq!((a.pairs.len(), a.unaligned), (2, 0));
+        assert_eq!(a.pairs[1].modeled, 200);
+        let whole = [bill(0, 110, false), bill(1, 210, false)];
+        assert_eq!(align(&whole, &rows, "eager").unaligned, 2);
     }
 }

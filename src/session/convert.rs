@@ -119,7 +119,14 @@ pub struct CallOut {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SubagentOut {
+    /// Its fixed prefix measured from its first billed request (logs hold no system prompt):
+    /// set after a first replay (`experiment::session_import`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system_prompt_tokens: Option<usize>,
     pub conversation: Vec<ItemOut>,
+    /// Its simulator number, as `BilledRequest::agent` holds it (not written).
+    #[serde(skip)]
+    pub agent: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -145,6 +152,7 @@ impl EventOut {
 /// them, `index` its 0-based position among the `of` requests that turn really sent. `agent`
 /// is absent for a request the scenario does not hold (an unlinked subagent).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[allow(clippy::struct_excessive_bools)] // independent facts of one logged request, as written
 pub struct BilledRequest {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub agent: Option<usize>,
@@ -164,6 +172,14 @@ pub struct BilledRequest {
     /// of the conversation, never compared.
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub warmup: bool,
+    /// The log's turn ends on a request that wrote calls (a compaction cut it, or the log
+    /// ends): the replay's closing reply has no bill, the requests before it are compared.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub cut: bool,
+    /// Its agent's fixed prefix was measured on this request (billed less modeled): it is
+    /// not compared, as it matches by construction.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub anchor: bool,
 }
 
 /// Tools named in the session but absent from the catalogs.
@@ -337,6 +353,8 @@ pub fn convert(session: &Session, input: &ConvertInput<'_>) -> Converted {
                 usage: r.usage.expect("billed requests have usage"),
                 interrupted: false,
                 warmup: a.warmup,
+                cut: false,
+                anchor: false,
             });
         }
     }
@@ -550,6 +568,7 @@ impl<'a> Converter<'a> {
         let Some(t) = turn.take() else { return };
         *turns += 1;
         let of = t.requests.len();
+        let cut = t.requests.last().is_some_and(|r| !r.calls.is_empty());
         for (index, r) in t.requests.iter().enumerate() {
             if let Some(u) = r.usage {
                 self.billed.push(BilledRequest {
@@ -561,6 +580,8 @@ impl<'a> Converter<'a> {
                     usage: u,
                     interrupted: t.interrupted,
                     warmup: false,
+                    cut,
+                    anchor: false,
                 });
             }
         }
@@ -687,6 +708,10 @@ impl<'a> Converter<'a> {
             self.agent_profiles.insert(number, p);
         }
         let conversation = self.agent(&self.session.agents[idx], number);
-        Some(SubagentOut { conversation })
+        Some(SubagentOut {
+            system_prompt_tokens: None,
+            conversation,
+            agent: number,
+        })
     }
 }

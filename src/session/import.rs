@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::convert::{CatalogOut, ConvertInput, Converted, ScenarioFile, convert};
+use super::convert::{CatalogOut, ConvertInput, Converted, ItemOut, ScenarioFile, convert};
 use super::group::{Planned, Session, assemble, copies, plan};
 use super::queries::{Mined, mine};
 use super::read::index::{FileIndex, index_file};
@@ -525,6 +525,46 @@ pub struct ReadSession {
     pub own_files: Vec<(String, String)>,
     /// Its search queries, labeled (`session::queries`).
     pub mined: Mined,
+}
+
+impl ReadSession {
+    /// Sets the fixed prefixes measured from each agent's first billed request (`prefixes`:
+    /// simulator agent number → tokens; 0 is the main agent) on a session whose log records no
+    /// system prompt, and loads the scenario again. Said in the scenario's description.
+    pub fn set_measured_prefixes(
+        &mut self,
+        prefixes: &BTreeMap<usize, usize>,
+        dir: &Path,
+    ) -> Result<()> {
+        fn walk(items: &mut [ItemOut], prefixes: &BTreeMap<usize, usize>) {
+            for it in items {
+                if let ItemOut::Turn(t) = it {
+                    for s in t.calls.iter_mut().filter_map(|c| c.subagent.as_mut()) {
+                        s.system_prompt_tokens = prefixes.get(&s.agent).copied();
+                        walk(&mut s.conversation, prefixes);
+                    }
+                }
+            }
+        }
+        let sc = &mut self.converted.scenario;
+        sc.system_prompt_tokens = prefixes.get(&0).copied();
+        walk(&mut sc.conversation, prefixes);
+        let subs = prefixes.keys().filter(|a| **a > 0).count();
+        sc.description.push_str(&format!(
+            " The log records no system prompt: {} measured from the first billed request \
+             (its billed prompt less what toolbudget counts of it).",
+            match (prefixes.get(&0), subs) {
+                (Some(n), 0) => format!("the system prompt ({n} tokens) is"),
+                (Some(n), s) => format!(
+                    "the system prompt ({n} tokens) and {} are",
+                    plural(s, "subagent's", "subagents'")
+                ),
+                (None, s) => format!("{} are", plural(s, "subagent's", "subagents'")),
+            }
+        ));
+        self.scenario = load(&self.converted, &self.facts.file, &self.scenario_file, dir)?;
+        Ok(())
+    }
 }
 
 /// Reads the files of one planned session and converts it to a scenario named `name` in

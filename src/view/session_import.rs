@@ -212,6 +212,33 @@ fn footer(s: &ImportSummary) -> String {
         s.error_uncalibrated.median_abs_pct,
         s.error_uncalibrated.p90_abs_pct
     ));
+    let measured = s
+        .sessions
+        .iter()
+        .filter(|e| e.measured_system_prompt_tokens.is_some() || e.measured_subagent_prompts > 0)
+        .count();
+    if measured > 0 {
+        let anchors: usize = s.sessions.iter().map(|e| e.anchor_requests).sum();
+        let zero = s
+            .sessions
+            .iter()
+            .filter(|e| e.measured_system_prompt_tokens == Some(0))
+            .count();
+        let at_zero = if zero > 0 {
+            format!(
+                "; at 0 in {} whose first bill is below the modeled tools and content",
+                plural(zero, "session", "sessions")
+            )
+        } else {
+            String::new()
+        };
+        out.push_str(&format!(
+            "System prompts measured from each agent's first billed request in {} (the logs \
+             record none{at_zero}); those {} are not compared.\n",
+            plural(measured, "session", "sessions"),
+            plural(anchors, "request", "requests")
+        ));
+    }
     for c in &s.calibrations {
         out.push_str(&fit_line(c));
     }

@@ -439,8 +439,9 @@ pub fn markdown(s: &SessionsReport, figures: &[Figure]) -> String {
          simulator's request for the same turn, in the mode the session really ran (deferred when it \
          used the search tool, its searches replayed as they happened). Fit, by least squares over \
          the main agent's requests (billed = system prompt + preamble + scale × counted), checked \
-         by 5-fold cross-validation and applied only when its held-out error is no worse than \
-         the uncalibrated model's:\n\n",
+         by cross-validation (folds of whole sessions when there are three or more, else of \
+         requests) and applied only when its held-out error is no worse than the uncalibrated \
+         model's at the median and the 90th percentile:\n\n",
         crate::number::plural(s.sessions.len(), "session", "sessions"),
         crate::output::md_code(&s.folder)
     );

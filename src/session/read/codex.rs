@@ -331,6 +331,9 @@ pub(super) struct State {
     model: Option<String>,
     /// What the model wrote since the last request closed.
     pending: Option<Request>,
+    /// A bill that came before the response it bills (Codex 0.40 writes `token_count` ahead
+    /// of the response's items): given to the next request that closes.
+    held: Option<Usage>,
     last_total: Option<TotalUsage>,
     requests: usize,
     searches: usize,
@@ -586,8 +589,12 @@ impl State {
 
     /// Ends the request being written (with its usage when a `token_count` closes it).
     fn close(&mut self, usage: Option<Usage>) {
-        let Some(out) = self.pending.take() else {
-            return;
+        let usage = usage.or_else(|| self.held.take());
+        let out = match (self.pending.take(), usage) {
+            (Some(out), _) => out,
+            // A bill with nothing written after it: an empty answer, still billed.
+            (None, Some(_)) => Request::default(),
+            (None, None) => return,
         };
         self.requests += 1;
         let key = format!("request-{}", self.requests);
@@ -630,9 +637,13 @@ impl State {
         } else if let Some(r) = self.tx.requests.last_mut().filter(|r| r.usage.is_none()) {
             r.usage = Some(usage);
         } else {
-            // Usage with nothing written (an empty answer) is still a billed request.
-            self.pending = Some(Request::default());
-            self.close(Some(usage));
+            // Every request so far is billed and nothing is written yet: the bill of the
+            // response that follows (0.40's order). A bill already held had nothing written
+            // after it: an empty answer, billed.
+            if self.held.is_some() {
+                self.close(None);
+            }
+            self.held = Some(usage);
         }
         Ok(())
     }

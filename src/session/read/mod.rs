@@ -65,6 +65,9 @@ pub struct ReadStats {
     pub copied_requests: usize,
     /// Records written twice in this file (the same uuid again), skipped.
     pub repeated_records: usize,
+    /// Redaction placeholders (`[REDACTED_TEXT len=13131 sha=…]`): text the log does not
+    /// hold, so its requests' sizes are unknown.
+    pub redacted: usize,
 }
 
 impl ReadStats {
@@ -73,6 +76,7 @@ impl ReadStats {
         self.lines += from.lines;
         self.bytes += from.bytes;
         self.bad_lines += from.bad_lines;
+        self.redacted += from.redacted;
         self.truncated_last_line |= from.truncated_last_line;
         for (k, v) in &from.ignored {
             *self.ignored.entry(k.clone()).or_insert(0) += v;
@@ -226,6 +230,20 @@ fn handle<T>(
     }
 }
 
+/// Placeholders a redacting exporter left in a line: `[REDACTED_<KIND> len=<N>`.
+fn redaction_placeholders(line: &[u8]) -> usize {
+    memchr::memmem::find_iter(line, b"[REDACTED_")
+        .filter(|&at| {
+            let rest = &line[at + 10..];
+            let kind = rest
+                .iter()
+                .take_while(|b| b.is_ascii_uppercase() || **b == b'_')
+                .count();
+            kind > 0 && rest[kind..].starts_with(b" len=")
+        })
+        .count()
+}
+
 /// Reads one session file of either format; records `copies` names are context, not requests.
 pub fn read_file(path: &Path, opts: ReadOptions, copies: &Copies) -> Result<FileLog> {
     let mut format: Option<LogFormat> = None;
@@ -236,6 +254,7 @@ pub fn read_file(path: &Path, opts: ReadOptions, copies: &Copies) -> Result<File
         if format.is_none() {
             format = std::str::from_utf8(line.bytes).ok().and_then(detect);
         }
+        stats.redacted += redaction_placeholders(line.bytes);
         match format.unwrap_or(LogFormat::ClaudeCode) {
             LogFormat::ClaudeCode => {
                 let number = line.number;
@@ -303,5 +322,50 @@ mod tests {
             Some(LogFormat::ClaudeCode)
         );
         assert_eq!(detect("not json"), None);
+    }
+
+    #[test]
+    fn redaction_placeholders_are_counted() {
+        let line = br#"{"text":"[REDACTED_TEXT len=13131 sha=036b7e47] and [REDACTED_ARGUMENTS len=4 sha=1] but not [REDACTED] or [REDACTED_x len=1]"}"#;
+        assert_eq!(redaction_placeholders(line), 2);
+        assert_eq!(redaction_placeholders(b"[REDACTED_"), 0);
+    }
+
+    /// Codex 0.40 writes each `token_count` before the items of the response it bills.
+    #[test]
+    fn a_bill_written_before_its_response_goes_to_that_response() {
+        let tc = |input: u64| {
+            format!(
+                r#"{{"type":"event_msg","payload":{{"type":"token_count","info":{{"last_token_usage":{{"input_tokens":{input},"cached_input_tokens":0,"output_tokens":9}}}}}}}}"#
+            )
+        };
+        let lines = [
+            r#"{"type":"session_meta","payload":{"id":"s","cli_version":"0.40.0"}}"#.to_string(),
+            r#"{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"list files"}]}}"#.to_string(),
+            tc(3587),
+            r#"{"type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ls\"]}","call_id":"c1"}}"#.to_string(),
+            r#"{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"a.txt"}}"#.to_string(),
+            tc(3984),
+            r#"{"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"One file: a.txt"}]}}"#.to_string(),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rollout.jsonl");
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let log = read_file(
+            &path,
+            ReadOptions {
+                keep_text: false,
+                skip_bad_lines: false,
+            },
+            &Copies::default(),
+        )
+        .unwrap();
+        let reqs = &log.main.unwrap().requests;
+        let got: Vec<(u64, usize)> = reqs
+            .iter()
+            .map(|r| (r.usage.map_or(0, |u| u.input), r.calls.len()))
+            .collect();
+        // The call's request is billed 3,587 (the prompt alone), the answer 3,984.
+        assert_eq!(got, [(3587, 1), (3984, 0)]);
     }
 }
