@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::adoption::Adoption;
 use crate::counter::CounterKind;
 use crate::error::Result;
 use crate::number::{percent_of, plural};
@@ -230,6 +231,11 @@ pub struct SessionSummary {
     pub untyped_records: BTreeMap<String, usize>,
     /// Logged model ids and the profile each maps to.
     pub models: BTreeMap<String, String>,
+    /// Whether the model searched before it used deferred tools (`adoption`).
+    pub adoption: Adoption,
+    /// The model's own searches with the deferred tools it then called (mined; searches no
+    /// call followed are left out).
+    pub queries: Vec<MinedQuery>,
 }
 
 /// Totals over every session.
@@ -243,6 +249,13 @@ pub struct ImportTotals {
     pub billed_cost_usd: f64,
     pub eager: ModeTotals,
     pub deferred: ModeTotals,
+    /// Adoption summed over every session.
+    pub adoption: Adoption,
+    /// Sessions that searched at least once; that called a deferred tool; that called one a
+    /// search had returned.
+    pub sessions_searched: usize,
+    pub sessions_with_deferred_calls: usize,
+    pub sessions_found_and_used: usize,
 }
 
 /// What `session import` prints.
@@ -281,6 +294,10 @@ pub struct UsageFile {
     /// Each linked subagent's profile (by the simulator's number), for pricing it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub agent_profiles: BTreeMap<usize, String>,
+    /// Whether the model searched before it used deferred tools. Absent from files written
+    /// before it: none.
+    #[serde(default)]
+    pub adoption: Option<Adoption>,
 }
 
 /// Everything an import produces.
@@ -605,6 +622,8 @@ fn session_summary(
         ignored_records: f.stats.ignored.clone(),
         untyped_records: f.stats.untyped.clone(),
         models: c.models.clone(),
+        adoption: p.adoption,
+        queries: p.mined.queries.clone(),
     }
 }
 
@@ -625,6 +644,10 @@ fn summarize(
         billed_cost_usd: 0.0,
         eager: ModeTotals::default(),
         deferred: ModeTotals::default(),
+        adoption: Adoption::default(),
+        sessions_searched: 0,
+        sessions_with_deferred_calls: 0,
+        sessions_found_and_used: 0,
     };
     let mut pairs: Vec<(u64, u64)> = Vec::new();
     let mut sessions = Vec::with_capacity(rows.len());
@@ -643,6 +666,10 @@ fn summarize(
         totals.billed_cost_usd += s.billed_cost_usd;
         totals.eager.add(&s.eager);
         totals.deferred.add(&s.deferred);
+        totals.adoption.add(&s.adoption);
+        totals.sessions_searched += usize::from(s.adoption.searches > 0);
+        totals.sessions_with_deferred_calls += usize::from(s.adoption.deferred_calls > 0);
+        totals.sessions_found_and_used += usize::from(s.adoption.found_calls > 0);
         pairs.extend(row.pairs.iter().map(|p| (p.billed, p.modeled as u64)));
         if s.truncated_last_line {
             notes.push(format!(
@@ -715,6 +742,7 @@ fn session_files(p: &Processed, cal: &CalibrationFile) -> Result<Vec<(String, St
         scenario: p.scenario_file.clone(),
         billed: c.billed.clone(),
         agent_profiles: c.agent_profiles.clone(),
+        adoption: Some(p.adoption),
     };
     Ok(vec![
         (

@@ -525,6 +525,8 @@ pub struct ReadSession {
     pub own_files: Vec<(String, String)>,
     /// Its search queries, labeled (`session::queries`).
     pub mined: Mined,
+    /// Whether it searched before using deferred tools (`session::adoption`).
+    pub adoption: crate::adoption::Adoption,
 }
 
 /// Reads the files of one planned session and converts it to a scenario named `name` in
@@ -582,6 +584,7 @@ pub fn read_session(
         )
     };
     let mined = mine(&session, &name, &ctx.catalog);
+    let adoption = super::adoption::measure(&session, &ctx.catalog);
     let converted = convert(
         &session,
         &ConvertInput {
@@ -601,5 +604,6 @@ pub fn read_session(
         ctx,
         own_files,
         mined,
+        adoption,
     })
 }
