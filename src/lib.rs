@@ -12,6 +12,7 @@
 // panic. Tests may unwrap (clippy.toml: allow-unwrap-in-tests).
 #![deny(clippy::unwrap_used)]
 
+pub mod adoption;
 #[cfg(test)]
 mod architecture;
 pub mod budget;

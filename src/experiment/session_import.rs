@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::adoption::Adoption;
 use crate::counter::CounterKind;
 use crate::error::Result;
 use crate::number::{percent_of, plural};
@@ -246,6 +247,11 @@ pub struct SessionSummary {
     pub untyped_records: BTreeMap<String, usize>,
     /// Logged model ids and the profile each maps to.
     pub models: BTreeMap<String, String>,
+    /// Whether the model searched before it used deferred tools (`adoption`).
+    pub adoption: Adoption,
+    /// The model's own searches with the deferred tools it then called (mined; searches no
+    /// call followed are left out).
+    pub queries: Vec<MinedQuery>,
 }
 
 /// Totals over every session.
@@ -259,6 +265,13 @@ pub struct ImportTotals {
     pub billed_cost_usd: f64,
     pub eager: ModeTotals,
     pub deferred: ModeTotals,
+    /// Adoption summed over every session.
+    pub adoption: Adoption,
+    /// Sessions that searched at least once; that called a deferred tool; that called one a
+    /// search had returned.
+    pub sessions_searched: usize,
+    pub sessions_with_deferred_calls: usize,
+    pub sessions_found_and_used: usize,
 }
 
 /// What `session import` prints.
@@ -300,6 +313,10 @@ pub struct UsageFile {
     /// Redaction placeholders in the log: its requests are not compared.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub redacted_placeholders: usize,
+    /// Whether the model searched before it used deferred tools. Absent from files written
+    /// before it: none.
+    #[serde(default)]
+    pub adoption: Option<Adoption>,
 }
 
 /// Everything an import produces.
@@ -676,6 +693,8 @@ fn session_summary(
         ignored_records: f.stats.ignored.clone(),
         untyped_records: f.stats.untyped.clone(),
         models: c.models.clone(),
+        adoption: p.adoption,
+        queries: p.mined.queries.clone(),
     }
 }
 
@@ -696,6 +715,10 @@ fn summarize(
         billed_cost_usd: 0.0,
         eager: ModeTotals::default(),
         deferred: ModeTotals::default(),
+        adoption: Adoption::default(),
+        sessions_searched: 0,
+        sessions_with_deferred_calls: 0,
+        sessions_found_and_used: 0,
     };
     let mut pairs: Vec<(u64, u64)> = Vec::new();
     let mut sessions = Vec::with_capacity(rows.len());
@@ -714,6 +737,10 @@ fn summarize(
         totals.billed_cost_usd += s.billed_cost_usd;
         totals.eager.add(&s.eager);
         totals.deferred.add(&s.deferred);
+        totals.adoption.add(&s.adoption);
+        totals.sessions_searched += usize::from(s.adoption.searches > 0);
+        totals.sessions_with_deferred_calls += usize::from(s.adoption.deferred_calls > 0);
+        totals.sessions_found_and_used += usize::from(s.adoption.found_calls > 0);
         pairs.extend(row.pairs.iter().map(|p| (p.billed, p.modeled as u64)));
         if s.truncated_last_line {
             notes.push(format!(
@@ -807,6 +834,7 @@ fn session_files(p: &Processed, cal: &CalibrationFile) -> Result<Vec<(String, St
         billed: c.billed.clone(),
         agent_profiles: c.agent_profiles.clone(),
         redacted_placeholders: p.facts.stats.redacted,
+        adoption: Some(p.adoption),
     };
     Ok(vec![
         (

@@ -11,6 +11,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::session_import::{ModeTotals, UsageFile, calibration_for, counter_of, replay};
+use crate::adoption::Adoption;
 use crate::catalog::{CatalogSource, load_catalogs};
 use crate::error::{Error, Result};
 use crate::input;
@@ -178,6 +179,10 @@ pub struct SessionReplay {
     pub eager: ModeTotals,
     /// Deferred under each variant, in the order asked.
     pub deferred: Vec<VariantResult>,
+    /// Whether the model searched before it used deferred tools (absent from folders
+    /// written before it was measured).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adoption: Option<Adoption>,
 }
 
 /// Every session of an import folder, replayed.
@@ -194,6 +199,8 @@ pub struct SessionsReport {
     /// Per scorer, how many of the model's real searches (the folder's `queries.jsonl`) it
     /// would have answered in the top k.
     pub searches: Vec<SearchScore>,
+    /// Adoption summed over the sessions that have it.
+    pub adoption: Adoption,
 }
 
 /// One scorer on the model's own searches: a search is answered when every tool the model
@@ -365,8 +372,13 @@ pub fn replay_dir(
     }
     let queries = load_queries(dir)?;
     let searches = score_searches(&queries, &sessions, &ctxs, variants)?;
+    let mut adoption = Adoption::default();
+    for a in replays.iter().filter_map(|r| r.adoption.as_ref()) {
+        adoption.add(a);
+    }
     Ok(SessionsReport {
         searches,
+        adoption,
         folder: dir.display().to_string(),
         variants: variants.iter().map(Variant::label).collect(),
         calibrations: cal.calibrations.clone(),
@@ -438,5 +450,6 @@ fn replay_session(
         pairs,
         eager: eager.unwrap_or_else(|| priced(&actual, "eager")),
         deferred,
+        adoption: s.usage.adoption,
     })
 }

@@ -525,6 +525,8 @@ pub struct ReadSession {
     pub own_files: Vec<(String, String)>,
     /// Its search queries, labeled (`session::queries`).
     pub mined: Mined,
+    /// Whether it searched before using deferred tools (`session::adoption`).
+    pub adoption: crate::adoption::Adoption,
 }
 
 impl ReadSession {
@@ -622,6 +624,7 @@ pub fn read_session(
         )
     };
     let mined = mine(&session, &name, &ctx.catalog);
+    let adoption = super::adoption::measure(&session, &ctx.catalog);
     let converted = convert(
         &session,
         &ConvertInput {
@@ -641,5 +644,6 @@ pub fn read_session(
         ctx,
         own_files,
         mined,
+        adoption,
     })
 }

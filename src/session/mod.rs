@@ -6,6 +6,7 @@
 //!
 //! Scenarios hold counts and ids, never message text unless asked (`keep_text`).
 
+pub mod adoption;
 pub mod compare;
 pub mod convert;
 pub mod fit;

@@ -204,6 +204,8 @@ pub struct ToolResult {
     pub references: Vec<String>,
     /// The subagent a `Task`/`Agent` call started, when the log names it.
     pub agent: Option<String>,
+    /// The log marks the result an error (Claude `is_error`).
+    pub is_error: bool,
 }
 
 /// One step of a conversation, in file order.

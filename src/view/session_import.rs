@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use crate::adoption::Adoption;
 use crate::experiment::session_import::ImportSummary;
 use crate::number::plural;
 use crate::output::{Format, code_for, csv, md_table, text_table, to_json};
@@ -98,7 +99,18 @@ const COLUMNS: &[&str] = &[
     "deferred_list_tokens",
     "eager_cost_cached_usd",
     "deferred_cost_cached_usd",
+    "searches",
+    "select_searches",
+    "empty_searches",
+    "deferred_calls",
+    "found_calls",
+    "first_calls",
+    "failed_first_calls",
 ];
+
+/// The table and Markdown show these first columns; the adoption figures get a table of
+/// their own ([`adoption_table`]).
+const SHOWN: usize = 15;
 
 /// One row a session; the session's file name and model are from the logs: code spans in
 /// Markdown, escaped for a terminal, as they are in CSV.
@@ -106,9 +118,7 @@ fn rows(s: &ImportSummary, format: Format) -> Vec<Vec<String>> {
     s.sessions
         .iter()
         .map(|e| {
-            let name = Path::new(&e.file)
-                .file_stem()
-                .map_or_else(|| e.file.clone(), |x| x.to_string_lossy().into_owned());
+            let name = stem(&e.file);
             vec![
                 code_for(format, &name),
                 e.ran_as.name().to_string(),
@@ -125,6 +135,13 @@ fn rows(s: &ImportSummary, format: Format) -> Vec<Vec<String>> {
                 e.deferred.deferred_list_tokens.to_string(),
                 format!("{:.4}", e.eager.cost_cached_usd),
                 format!("{:.4}", e.deferred.cost_cached_usd),
+                e.adoption.searches.to_string(),
+                e.adoption.select_searches.to_string(),
+                e.adoption.empty_searches.to_string(),
+                e.adoption.deferred_calls.to_string(),
+                e.adoption.found_calls.to_string(),
+                e.adoption.first_calls.to_string(),
+                e.adoption.failed_first_calls.to_string(),
             ]
         })
         .collect()
@@ -135,16 +152,25 @@ pub fn render(s: &ImportSummary, format: Format) -> String {
         Format::Json => to_json(s),
         Format::Csv => csv(COLUMNS, &rows(s, format)),
         Format::Table | Format::Md => {
-            let right: Vec<bool> = COLUMNS
+            let columns = &COLUMNS[..SHOWN];
+            let right: Vec<bool> = columns
                 .iter()
                 .map(|c| !matches!(*c, "session" | "ran" | "model" | "counter"))
                 .collect();
+            let rows: Vec<Vec<String>> = rows(s, format)
+                .into_iter()
+                .map(|mut r| {
+                    r.truncate(SHOWN);
+                    r
+                })
+                .collect();
             let mut out = if format == Format::Md {
-                md_table(COLUMNS, &rows(s, format), &right)
+                md_table(columns, &rows, &right)
             } else {
-                text_table(COLUMNS, &rows(s, format), &right)
+                text_table(columns, &rows, &right)
             };
             out.push_str(&footer(s));
+            out.push_str(&adoption_section(s, format));
             out
         }
     }
@@ -257,4 +283,101 @@ fn footer(s: &ImportSummary) -> String {
         s.prices
     ));
     out
+}
+
+/// A count and its share of a whole: `3 (75.00%)`.
+fn share(n: usize, pct: f64) -> String {
+    format!("{n} ({pct:.2}%)")
+}
+
+/// Each session's adoption figures, and the totals, as a table of its own (8 columns).
+pub fn adoption_table(rows: &[(String, Adoption)], total: &Adoption, format: Format) -> String {
+    const HEAD: [&str; 8] = [
+        "session",
+        "searches",
+        "select",
+        "keyword",
+        "returned nothing",
+        "deferred calls",
+        "after a search that returned it",
+        "came first",
+    ];
+    let line = |name: String, a: &Adoption| {
+        vec![
+            name,
+            a.searches.to_string(),
+            a.select_searches.to_string(),
+            a.keyword_searches().to_string(),
+            a.empty_searches.to_string(),
+            a.deferred_calls.to_string(),
+            share(a.found_calls, a.found_pct()),
+            format!(
+                "{}, {} failed",
+                share(a.first_calls, a.first_pct()),
+                a.failed_first_calls
+            ),
+        ]
+    };
+    let mut body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|(name, a)| line(code_for(format, name), a))
+        .collect();
+    body.push(line("all".to_string(), total));
+    let right: Vec<bool> = (0..HEAD.len()).map(|i| i > 0).collect();
+    if format == Format::Md {
+        md_table(&HEAD, &body, &right)
+    } else {
+        text_table(&HEAD, &body, &right)
+    }
+}
+
+/// The model's own searches, each with the deferred tools it then called, at most this many.
+const QUERIES_SHOWN: usize = 20;
+
+/// Adoption per session and overall, and the model's searches with what it then called;
+/// nothing when no session searched or called a deferred tool.
+fn adoption_section(s: &ImportSummary, format: Format) -> String {
+    let t = &s.totals;
+    if t.adoption.searches + t.adoption.deferred_calls == 0 {
+        return String::new();
+    }
+    let rows: Vec<(String, Adoption)> = s
+        .sessions
+        .iter()
+        .map(|e| (stem(&e.file), e.adoption))
+        .collect();
+    let mut out = format!(
+        "\nAdoption of the search tool: {} of {} searched, {} called a deferred tool, {} called one a search had returned.\n\n",
+        t.sessions_searched,
+        plural(t.sessions, "session", "sessions"),
+        t.sessions_with_deferred_calls,
+        t.sessions_found_and_used
+    );
+    out.push_str(&adoption_table(&rows, &t.adoption, format));
+    let queries: Vec<&crate::session::queries::MinedQuery> =
+        s.sessions.iter().flat_map(|e| &e.queries).collect();
+    if !queries.is_empty() {
+        out.push_str(&format!(
+            "\nThe model's own searches and the deferred tools it then called ({} of {}):\n",
+            queries.len().min(QUERIES_SHOWN),
+            queries.len()
+        ));
+        for q in queries.iter().take(QUERIES_SHOWN) {
+            let called: Vec<String> = q.expected.iter().map(|t| code_for(format, t)).collect();
+            out.push_str(&format!(
+                "- {} ({}) → {}\n",
+                code_for(format, &q.query),
+                q.class,
+                called.join(", ")
+            ));
+        }
+    }
+    out
+}
+
+/// A session's name as its rows show it: its file name without the extension.
+fn stem(file: &str) -> String {
+    Path::new(file)
+        .file_stem()
+        .map_or_else(|| file.to_string(), |x| x.to_string_lossy().into_owned())
 }

@@ -298,6 +298,38 @@ fn fit_lines(s: &SessionsReport) -> String {
     out
 }
 
+/// Whether the model searched before it used deferred tools, per session and overall (as
+/// `session import` measured them; sessions imported before it was measured are left out).
+fn adoption_section(s: &SessionsReport) -> String {
+    let rows: Vec<(String, crate::adoption::Adoption)> = s
+        .sessions
+        .iter()
+        .filter_map(|r| Some((r.name.clone(), r.adoption?)))
+        .collect();
+    if s.adoption.searches + s.adoption.deferred_calls == 0 {
+        return String::new();
+    }
+    let mut out = format!(
+        "\n### Did the model search first?\n\nOf {} the model made to deferred tools (listed \
+         by name only until a search loads them), {} came after a search that had returned the \
+         tool and {} came first, before any search returned it ({} of those failed). Of its {}, \
+         {} were `select:` and {} returned nothing.\n\n",
+        plural(s.adoption.deferred_calls, "call", "calls"),
+        percent(s.adoption.found_pct(), 2),
+        percent(s.adoption.first_pct(), 2),
+        s.adoption.failed_first_calls,
+        plural(s.adoption.searches, "search", "searches"),
+        s.adoption.select_searches,
+        s.adoption.empty_searches,
+    );
+    out.push_str(&super::session_import::adoption_table(
+        &rows,
+        &s.adoption,
+        crate::output::Format::Md,
+    ));
+    out
+}
+
 /// How each scorer does on the searches the model really made (the folder's mined queries).
 fn searches_section(s: &SessionsReport) -> String {
     let Some(first) = s.searches.first().filter(|x| x.searches > 0) else {
@@ -471,6 +503,7 @@ pub fn markdown(s: &SessionsReport, figures: &[Figure]) -> String {
     out.push_str(&counterfactual_table(s));
     fig("charts/sessions-input.svg", &mut out);
     fig("charts/sessions-cost.svg", &mut out);
+    out.push_str(&adoption_section(s));
     out.push_str(&searches_section(s));
     out.push_str("\nData: `data/sessions.csv` (one row per session and mode).\n\n");
     out

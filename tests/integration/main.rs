@@ -38,6 +38,7 @@ mod report_html;
 mod report_interrupt;
 mod roundtrip_any_form;
 mod search_cli;
+mod session_adoption;
 mod session_codex;
 mod session_hostile;
 mod session_import;

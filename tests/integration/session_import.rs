@@ -558,8 +558,8 @@ fn the_json_summary_has_the_contract_fields_and_is_byte_identical_across_runs() 
         }
         assert!(e["modeled_input_tokens"].as_u64().unwrap() > 0);
     }
-    // 17 sessions from 21 files: subagent files fold into their parents.
-    assert_eq!(v["sessions"].as_array().unwrap().len(), 17);
+    // 18 sessions from 22 files: subagent files fold into their parents.
+    assert_eq!(v["sessions"].as_array().unwrap().len(), 18);
     let strip = |v: &Value| {
         let mut v = v.clone();
         for e in v["sessions"].as_array_mut().unwrap() {
@@ -753,7 +753,7 @@ fn an_import_folder_replays_as_it_ran_and_under_other_settings() {
         },
     ];
     let r = replay_dir(dir.path(), &variants, None).unwrap();
-    assert_eq!(r.sessions.len(), 19);
+    assert_eq!(r.sessions.len(), 20);
     assert_eq!(r.variants, ["keyword / names", "bm25 / descriptions"]);
     for s in &r.sessions {
         let e = entry(&v, &s.name);
@@ -821,7 +821,7 @@ fn report_sessions_renders_the_section_with_its_charts() {
     assert_eq!(code, Some(0), "{stderr}");
     let index = std::fs::read_to_string(report.join("index.md")).unwrap();
     let section = &index[index.find("## Your sessions").expect("the section")..];
-    assert!(section.contains("19 sessions imported"), "{section}");
+    assert!(section.contains("20 sessions imported"), "{section}");
     assert!(
         section.contains("| deferred keyword / names: input |"),
         "{section}"
@@ -845,7 +845,7 @@ fn report_sessions_renders_the_section_with_its_charts() {
     }
     let csv = std::fs::read_to_string(report.join("data/sessions.csv")).unwrap();
     // One row per session and mode: eager and two deferred variants, plus the header.
-    assert_eq!(csv.lines().count(), 1 + 19 * 3, "{csv}");
+    assert_eq!(csv.lines().count(), 1 + 20 * 3, "{csv}");
     assert!(csv.lines().any(|l| l.contains("deferred bm25 / names")));
     // The deferred list's own column: 0 for every eager row, above 0 for a deferred one.
     let mut rows = csv::Reader::from_reader(csv.as_bytes());

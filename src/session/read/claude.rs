@@ -188,6 +188,8 @@ pub(super) struct Block<'a> {
     content: Option<Content<'a>>,
     #[serde(borrow, default)]
     tool_name: Option<Cow<'a, str>>,
+    #[serde(default)]
+    is_error: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -809,6 +811,7 @@ impl Apply<'_> {
             tokens,
             references,
             agent,
+            is_error: b.is_error == Some(true),
         }
     }
 }

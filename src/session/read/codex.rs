@@ -462,6 +462,8 @@ impl State {
                     tokens,
                     references,
                     agent: None,
+                    // Rollouts do not mark failed calls.
+                    is_error: false,
                 };
                 match self.tx.steps.last_mut() {
                     Some(Step::Results(rs)) => rs.push(result),
