@@ -119,6 +119,9 @@ pub struct CallOut {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SubagentOut {
+    /// The tools its type is given (Claude Code's built-in types); absent: every tool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
     /// Its fixed prefix measured from its first billed request (logs hold no system prompt):
     /// set after a first replay (`experiment::session_import`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -307,6 +310,17 @@ fn count_sizes(items: &mut [ItemOut], counter: CounterKind) {
     }
 }
 
+/// Every tool a conversation calls (searches and its own subagents' calls apart).
+fn called_tools(items: &[ItemOut], out: &mut BTreeSet<String>) {
+    for it in items {
+        if let ItemOut::Turn(t) = it {
+            for c in t.calls.iter().filter(|c| c.tool != SEARCH_TOOL) {
+                out.insert(c.tool.clone());
+            }
+        }
+    }
+}
+
 /// Converts one session.
 pub fn convert(session: &Session, input: &ConvertInput<'_>) -> Converted {
     let mut c = Converter {
@@ -457,6 +471,36 @@ impl<'a> Converter<'a> {
             },
             conversation,
         }
+    }
+
+    /// The tools a subagent of Claude Code's built-in `kind` is given, as its documentation
+    /// says (code.claude.com/docs/en/sub-agents): no subagent spawns another; `Explore` and
+    /// `Plan` are read-only (no file edits, no plan mode). Another kind (a user's own agent,
+    /// whose definition the log does not hold) or none: every tool.
+    fn subagent_tools(&self, kind: Option<&str>) -> Option<Vec<String>> {
+        const SPAWN: &[&str] = &["Task", "Agent"];
+        const WRITE: &[&str] = &[
+            "Edit",
+            "MultiEdit",
+            "Write",
+            "NotebookEdit",
+            "ExitPlanMode",
+            "EnterPlanMode",
+        ];
+        let denied: Vec<&str> = match kind? {
+            "Explore" | "Plan" => SPAWN.iter().chain(WRITE).copied().collect(),
+            "general-purpose" => SPAWN.to_vec(),
+            _ => return None,
+        };
+        let catalog = self.input.catalog;
+        Some(
+            catalog
+                .tools()
+                .iter()
+                .filter(|t| !denied.contains(&t.name.as_str()) || t.server.is_some())
+                .map(|t| t.id.clone())
+                .collect(),
+        )
     }
 
     /// One agent's conversation as scenario items; `agent` is its simulator number.
@@ -672,7 +716,7 @@ impl<'a> Converter<'a> {
         {
             self.direct.insert(id.clone());
         }
-        let subagent = self.subagent(&id, result);
+        let subagent = self.subagent(&id, result, call.subagent_type.as_deref());
         Some(CallOut {
             query: Some(queries.get(&id).cloned().unwrap_or_else(|| name_query(&id))),
             tool: id,
@@ -686,7 +730,12 @@ impl<'a> Converter<'a> {
 
     /// The subagent a `Task`/`Agent` call started: named by its result, else (older logs
     /// without ids) the next inline sidechain not yet linked.
-    fn subagent(&mut self, name: &str, result: Option<&'a ToolResult>) -> Option<SubagentOut> {
+    fn subagent(
+        &mut self,
+        name: &str,
+        result: Option<&'a ToolResult>,
+        kind: Option<&str>,
+    ) -> Option<SubagentOut> {
         if name != "Task" && name != "Agent" {
             return None;
         }
@@ -708,7 +757,20 @@ impl<'a> Converter<'a> {
             self.agent_profiles.insert(number, p);
         }
         let conversation = self.agent(&self.session.agents[idx], number);
+        // What the log shows it called is in its set whatever its type says.
+        let tools = self.subagent_tools(kind).map(|mut tools| {
+            let mut called = BTreeSet::new();
+            called_tools(&conversation, &mut called);
+            tools.extend(
+                called
+                    .into_iter()
+                    .filter(|c| !tools.contains(c))
+                    .collect::<Vec<_>>(),
+            );
+            tools
+        });
         Some(SubagentOut {
+            tools,
             system_prompt_tokens: None,
             conversation,
             agent: number,

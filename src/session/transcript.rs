@@ -180,6 +180,8 @@ pub struct Call {
     pub tokens: usize,
     /// The query of a search-tool call.
     pub query: Option<String>,
+    /// The `subagent_type` a `Task`/`Agent` call asked for (Claude Code).
+    pub subagent_type: Option<String>,
 }
 
 /// One API request: what the model wrote in answer, and the bill.

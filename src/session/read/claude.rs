@@ -199,6 +199,12 @@ struct SearchInput<'a> {
 }
 
 #[derive(Deserialize)]
+struct TaskInput<'a> {
+    #[serde(borrow, default)]
+    subagent_type: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
 pub(super) struct AgentRef<'a> {
     #[serde(rename = "agentId", borrow, default)]
     pub agent_id: Option<Cow<'a, str>>,
@@ -689,6 +695,13 @@ impl Apply<'_> {
                 } else {
                     None
                 };
+                let subagent_type = if name == "Task" || name == "Agent" {
+                    serde_json::from_str::<TaskInput<'_>>(input)
+                        .ok()
+                        .and_then(|t| t.subagent_type.map(Cow::into_owned))
+                } else {
+                    None
+                };
                 let tokens = count_text(&render_call(&name, input));
                 self.call_names.insert(id.clone(), name.clone());
                 calls.push(Call {
@@ -697,6 +710,7 @@ impl Apply<'_> {
                     alt_name: None,
                     tokens,
                     query,
+                    subagent_type,
                 });
                 0
             }

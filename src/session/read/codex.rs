@@ -581,6 +581,7 @@ impl State {
             name,
             alt_name,
             query,
+            subagent_type: None,
         }
     }
 
