@@ -283,17 +283,31 @@ fn fit_lines(s: &SessionsReport) -> String {
     if out.is_empty() {
         out.push_str("- No calibration in the folder: the model is uncalibrated (system prompt 0, scale 1).\n");
     }
-    if s.calibrations
+    let rough: Vec<String> = s
+        .calibrations
         .iter()
-        .any(|c| c.applied && (c.constrained || c.r2 < 0.9))
-    {
-        out.push_str(
-            "\n**The bills do not follow the model well** (the free fit wanted a negative system \
-             prompt, so it is fixed at 0, or R² is under 0.9): the sessions send something \
-             their scenarios do not hold \
-             (another client's prompt, tools outside the catalogs, thinking kept or dropped), \
-             so read the replays below as rough.\n",
-        );
+        .filter(|c| c.applied && (c.constrained || c.r2 < 0.9))
+        .map(|c| {
+            let why = match (c.constrained, c.r2 < 0.9) {
+                (true, true) => format!(
+                    "the free fit wanted a negative system prompt, and R² is {}",
+                    c.r2
+                ),
+                (true, false) => {
+                    "the free fit wanted a negative system prompt (fixed at 0)".to_string()
+                }
+                _ => format!("R² is {}", c.r2),
+            };
+            format!("{} ({why})", c.model)
+        })
+        .collect();
+    if !rough.is_empty() {
+        out.push_str(&format!(
+            "\nApplied, but the bills follow the model loosely for {}: the sessions send \
+             something their scenarios do not hold (another client's prompt, tools outside the \
+             catalogs, context the log does not record), so read their replays below as rough.\n",
+            rough.join("; ")
+        ));
     }
     out
 }
