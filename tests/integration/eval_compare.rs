@@ -653,3 +653,35 @@ fn stored_figures_that_contradict_their_intervals_or_classes_are_refused() {
 fn round6(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
+
+/// A set of only no-match queries has no mean to show: `eval` prints n/a for every metric, not
+/// 0.0000 (the refusal rate of its class is still shown).
+#[test]
+fn eval_of_only_no_match_queries_prints_n_a() {
+    let dir = tempfile::tempdir().unwrap();
+    let queries = write(
+        dir.path(),
+        "nomatch.jsonl",
+        "{\"id\":\"n1\",\"query\":\"bake a cake\",\"expected\":[]}\n{\"id\":\"n2\",\"query\":\"fly to the moon\",\"expected\":[]}\n",
+    );
+    for format in ["table", "md"] {
+        let o = toolbudget()
+            .args(["-q", "eval", "-c"])
+            .arg(crate::support::repo("fixtures/catalogs/mcp/db.json"))
+            .args(["--queries", &queries, "-s", "keyword", "--format", format])
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let out = String::from_utf8_lossy(&o.stdout);
+        let row = out
+            .lines()
+            .find(|l| l.contains("keyword") && l.contains("n/a"))
+            .unwrap_or_else(|| panic!("{format}: no row of n/a: {out}"));
+        assert!(!row.contains("0.0000"), "{format}: {row}");
+    }
+}
