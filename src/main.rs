@@ -19,6 +19,7 @@ fn main() -> ExitCode {
     unsafe { toolbudget::search::embed::pin_thread_count() };
     toolbudget::output::check_stdout();
     toolbudget::output::install_interrupt_cleanup();
+    toolbudget::output::become_subreaper();
     // Hidden, for the doc tests: the CLI reference as Markdown (docs/reference/cli.md).
     if std::env::var_os("TOOLBUDGET_CLI_MARKDOWN").is_some() {
         print!("{}", cli::reference_markdown());
@@ -37,6 +38,8 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let result = commands::run(&cli).map(ExitCode::from);
+    // No process the run started outlives it (a `setsid()` grandchild of a scorer included).
+    toolbudget::output::end_descendants();
     match result {
         Ok(code) => code,
         Err(e) => {

@@ -1,6 +1,9 @@
 //! The process as a whole: what an interruption (SIGINT, SIGTERM, SIGHUP) does. It kills the
 //! process groups of the children we started and removes the temporary paths of writes still
-//! under way (registered here by `output`), then exits with `128 + signal`.
+//! under way (registered here by `output`), then exits with `128 + signal`. And no process we
+//! started outlives us: on Linux the binary is a child subreaper, so a descendant that left
+//! its process group (a `setsid()` grandchild of an external scorer or an MCP server) becomes
+//! our child when its parent ends, and is ended with the run.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -42,6 +45,7 @@ fn clean_up_and_exit(signal: i32) -> ! {
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
     }
+    end_descendants();
     eprintln!("error: interrupted (signal {signal}); partial output removed");
     std::process::exit(128 + signal);
 }
@@ -103,4 +107,65 @@ pub fn install_interrupt_cleanup() {
             });
         }
     }
+}
+
+/// Makes this process a child subreaper (Linux): an orphaned descendant (one whose parent
+/// ended, even after `setsid()` took it out of the process group we kill) is re-parented to
+/// us instead of to init, where [`end_descendants`] finds it. Call once at start, from the
+/// binary. Elsewhere a no-op.
+pub fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: prctl with PR_SET_CHILD_SUBREAPER only sets a flag of this process.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+}
+
+/// Ends every child this process still has (Linux: killed, then reaped), again for the
+/// descendants re-parented to us as their parents end, until none is left (at most
+/// [`MAX_REAP_ROUNDS`] rounds). With [`become_subreaper`], that is every process the run
+/// started. Call at exit, when every child we meant to wait for has been waited for.
+pub fn end_descendants() {
+    #[cfg(target_os = "linux")]
+    for _ in 0..MAX_REAP_ROUNDS {
+        let kids = children();
+        if kids.is_empty() {
+            return;
+        }
+        for &k in &kids {
+            // SAFETY: kill and waitpid on our own children (their parent is this process:
+            // no pid of anyone else's can be named here).
+            unsafe {
+                libc::kill(k, libc::SIGKILL);
+            }
+        }
+        for &k in &kids {
+            // SAFETY: as above; reaps the child (a zombie already, or one just killed).
+            unsafe {
+                libc::waitpid(k, std::ptr::null_mut(), 0);
+            }
+        }
+    }
+}
+
+/// Most rounds of [`end_descendants`]: each round ends the children of this process, whose
+/// own children become ours for the next.
+pub const MAX_REAP_ROUNDS: usize = 64;
+
+/// The pids whose parent is this process, read from `/proc` (`ppid`, field 4 of `stat`).
+#[cfg(target_os = "linux")]
+fn children() -> Vec<i32> {
+    let me = std::process::id() as i32;
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| {
+        let pid: i32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // `pid (comm) state ppid ...`; comm may hold spaces and parentheses: after the last `)`.
+        let rest = &stat[stat.rfind(')')? + 1..];
+        let ppid: i32 = rest.split_whitespace().nth(1)?.parse().ok()?;
+        (ppid == me).then_some(pid)
+    })
+    .collect()
 }

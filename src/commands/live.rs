@@ -31,7 +31,7 @@ fn read_cassette(path: &Path, offline: bool) -> Result<Cassette> {
         return Ok(Cassette::default());
     }
     let bytes = toolbudget::input::read(path)?;
-    let (cassette, load) = Cassette::from_bytes(&bytes);
+    let (cassette, load) = Cassette::read(path, &bytes)?;
     // Its own kind, checksum and all, yet holding a count or latency no view can show.
     cassette.check_numbers(path, &bytes)?;
     if let Load::Discarded(why) = load {

@@ -40,6 +40,9 @@ use crate::catalog::{Catalog, Tool};
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 pub const API_VERSION: &str = "2023-06-01";
 pub const MAX_ATTEMPTS: usize = 5;
+/// Largest answer body read from an HTTP endpoint (count_tokens, and every `live` provider
+/// through the same transport); a longer one fails the request, not retried.
+pub const MAX_BODY_BYTES: u64 = 1 << 20;
 /// The longest `retry-after` waited for; a longer one fails at once.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 /// Per request, from connecting to the answer's last byte.
@@ -136,7 +139,7 @@ impl Transport for Ureq {
         let body = resp
             .body_mut()
             .with_config()
-            .limit(1 << 20)
+            .limit(MAX_BODY_BYTES)
             .read_to_string()
             .map_err(|e| e.to_string())?;
         Ok(Reply {

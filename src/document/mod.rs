@@ -381,6 +381,41 @@ fn too_many_values(path: &Path, text: &str, at: usize) -> Error {
     )
 }
 
+/// Refuses JSON `bytes` (from `path`) holding more than `limit` values, counted in one pass
+/// before anything is built: a located error at the first value past it, with its path. For
+/// JSON read by a reader of its own (a cassette; an MCP message), as [`Document::parse`] does
+/// for every input document with [`MAX_JSON_NODES`]. Text that is not UTF-8 is left to its
+/// parser.
+pub fn check_json_values(path: &Path, bytes: &[u8], limit: u64) -> Result<()> {
+    match json::count_values(bytes, limit, MAX_JSON_DEPTH) {
+        Ok(_) => Ok(()),
+        Err(at) => {
+            let Ok(text) = std::str::from_utf8(bytes) else {
+                return Ok(());
+            };
+            let place = path_at(text, at);
+            Err(Error::input(
+                path,
+                Some(position_of_offset(text, at)),
+                with_path(
+                    &place,
+                    &format!(
+                        "the text holds more than {} JSON values (objects, arrays, strings, \
+                         numbers, booleans, nulls), the most it may hold (memory grows with each)",
+                        grouped(limit)
+                    ),
+                ),
+            ))
+        }
+    }
+}
+
+/// How many values JSON `bytes` holds, up to `limit`: `Err(offset)` at the first value past
+/// it (see [`check_json_values`]).
+pub fn json_values_within(bytes: &[u8], limit: u64) -> std::result::Result<u64, usize> {
+    json::count_values(bytes, limit, MAX_JSON_DEPTH)
+}
+
 /// What makes text toolbudget is about to write unreadable by its own readers: more bytes than
 /// any input may hold, or (JSON) more values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -117,6 +117,15 @@ fn checksum(entries: &BTreeMap<String, Entry>) -> String {
 }
 
 impl Cassette {
+    /// Reads the cassette file `path` holds as `bytes`, refused (located) when it holds more
+    /// JSON values than any input may ([`crate::document::MAX_JSON_NODES`]), counted before
+    /// anything is built: a 30 MB cassette of 400,000 tool calls took 2.1 GB. Otherwise as
+    /// [`Cassette::from_bytes`].
+    pub fn read(path: &std::path::Path, bytes: &[u8]) -> crate::error::Result<(Cassette, Load)> {
+        crate::document::check_json_values(path, bytes, crate::document::MAX_JSON_NODES)?;
+        Ok(Self::from_bytes(bytes))
+    }
+
     /// Reads a cassette file's bytes; anything doubtful is discarded.
     pub fn from_bytes(bytes: &[u8]) -> (Cassette, Load) {
         match serde_json::from_slice::<File>(bytes) {
@@ -275,6 +284,18 @@ impl Cassette {
                 limit / 1_048_576
             )));
         }
+        // The value bound of [`Cassette::read`]: counted only when the bytes fit.
+        if let Err(too) =
+            crate::document::readable_back(std::str::from_utf8(&bytes).unwrap_or_default(), true)
+        {
+            return Err(crate::error::Error::usage(format!(
+                "--cassette {}: the cassette {too} ({} entries), so the next run could not \
+                 read it; it was not saved (the file keeps what it held before). Record into a \
+                 new --cassette, with fewer scenarios or a lower --repeat per cassette",
+                path.display(),
+                self.entries.len(),
+            )));
+        }
         Ok(bytes)
     }
 
@@ -354,6 +375,38 @@ mod tests {
                 "--cassette cas.json: the cassette would be 70.0 MiB (5 entries), over the 64 \
                  MiB an input may hold, so the next run could not read it; it was not saved"
             ),
+            "{e}"
+        );
+    }
+
+    /// A cassette holding more JSON values than any input may is refused before it is parsed,
+    /// at the first value past the bound; one value fewer is read (and, past its own checks,
+    /// discarded as not a cassette).
+    #[test]
+    fn a_cassette_past_the_value_bound_is_refused_where_it_goes_over() {
+        let bound = crate::document::MAX_JSON_NODES;
+        // The root object, `format`, `entries`, then `n` nulls in one array.
+        let text = |n: u64| {
+            let mut s = String::from("{\"format\":\"x\",\"entries\":[");
+            s.push_str(&vec!["null"; n as usize].join(","));
+            s.push_str("]}");
+            s
+        };
+        let path = std::path::Path::new("cas.json");
+        let at = text(bound - 3);
+        let (_, load) = Cassette::read(path, at.as_bytes()).unwrap();
+        assert!(matches!(load, Load::Discarded(_)), "{load:?}");
+        let over = text(bound - 2);
+        let e = Cassette::read(path, over.as_bytes())
+            .unwrap_err()
+            .to_string();
+        // The last null: at column 26 for the first, 5 more for each one before it.
+        let column = 26 + 5 * (bound - 3);
+        assert!(
+            e.starts_with(&format!(
+                "cas.json:1:{column}: entries[{}]: the text holds more than 2,000,000 JSON values",
+                bound - 3
+            )),
             "{e}"
         );
     }

@@ -11,6 +11,11 @@ use crate::counter::CounterKind;
 use crate::search::ScorerKind;
 use crate::search::spec::ScorerSpec;
 
+/// Most tool calls one model answer may ask for at once: far above what a model does (a
+/// provider lets a request offer at most a few hundred tools), far below what would make the
+/// next request's body a memory problem.
+pub const MAX_PARALLEL_CALLS: usize = 10_000;
+
 #[derive(
     Debug,
     Clone,
@@ -102,12 +107,23 @@ impl Provider {
         }
     }
 
+    /// Reads an answer of this shape; one asking for more than [`MAX_PARALLEL_CALLS`] tool
+    /// calls at once is refused (each call becomes a message of the next request: 400,000 of
+    /// them in a cassette took 2.1 GB).
     pub fn parse(self, v: &Value) -> Result<Reply, String> {
-        match self {
+        let reply = match self {
             Provider::OpenaiChat => openai_chat::parse(v),
             Provider::OpenaiResponses => openai_responses::parse(v),
             Provider::Anthropic => anthropic::parse(v),
+        }?;
+        if reply.calls.len() > MAX_PARALLEL_CALLS {
+            return Err(format!(
+                "the answer asks for {} tool calls at once, over the {MAX_PARALLEL_CALLS} one \
+                 answer may ask for",
+                reply.calls.len()
+            ));
         }
+        Ok(reply)
     }
 
     /// The `usage` token counts of this shape's answers.
@@ -172,6 +188,49 @@ impl SearchSide {
         match self {
             SearchSide::Client => "client",
             SearchSide::Provider => "provider",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An answer asking for more tool calls at once than [`MAX_PARALLEL_CALLS`] is refused, in
+    /// every shape; one at the bound is read.
+    #[test]
+    fn answers_past_the_parallel_call_bound_are_refused() {
+        let chat = |n: usize| {
+            let calls: Vec<Value> = (0..n)
+                .map(|i| serde_json::json!({"id": format!("c{i}"), "type": "function", "function": {"name": "x", "arguments": "{}"}}))
+                .collect();
+            serde_json::json!({"choices": [{"message": {"role": "assistant", "tool_calls": calls}, "finish_reason": "tool_calls"}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}})
+        };
+        let anthropic = |n: usize| {
+            let blocks: Vec<Value> = (0..n)
+                .map(|i| serde_json::json!({"type": "tool_use", "id": format!("t{i}"), "name": "x", "input": {}}))
+                .collect();
+            serde_json::json!({"content": blocks, "usage": {"input_tokens": 1, "output_tokens": 1}})
+        };
+        let responses = |n: usize| {
+            let items: Vec<Value> = (0..n)
+                .map(|i| serde_json::json!({"type": "function_call", "call_id": format!("c{i}"), "name": "x", "arguments": "{}"}))
+                .collect();
+            serde_json::json!({"output": items, "usage": {"input_tokens": 1, "output_tokens": 1}})
+        };
+        for (provider, answer) in [
+            (Provider::OpenaiChat, &chat as &dyn Fn(usize) -> Value),
+            (Provider::Anthropic, &anthropic),
+            (Provider::OpenaiResponses, &responses),
+        ] {
+            let read = provider.parse(&answer(MAX_PARALLEL_CALLS)).unwrap();
+            assert_eq!(read.calls.len(), MAX_PARALLEL_CALLS, "{provider:?}");
+            let e = provider.parse(&answer(MAX_PARALLEL_CALLS + 1)).unwrap_err();
+            assert_eq!(
+                e,
+                "the answer asks for 10001 tool calls at once, over the 10000 one answer may ask for",
+                "{provider:?}"
+            );
         }
     }
 }

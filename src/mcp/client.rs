@@ -65,6 +65,12 @@ pub const MAX_PAGES: usize = 10_000;
 /// first because the SDK drops a longer line silently. A whole `tools/list` page is one line,
 /// so a server with more tools than fit must paginate.
 pub const MAX_MESSAGE_BYTES: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
+/// Most JSON values (objects, arrays, strings, numbers, booleans, nulls) one answer of the
+/// server may hold, counted on the raw line before the SDK builds anything: the SDK keeps
+/// about 0.9 KB a value while it reads a message (a 14 MB answer of 1.8 million one-key
+/// objects took 1.6 GB), so this bounds one message to about half a gigabyte. A
+/// `tools/list` page of 10,000 generated tools holds about 180,000.
+pub const MAX_MESSAGE_VALUES: u64 = 500_000;
 /// Most requests of its own (`ping`, `roots/list`, ...) a server may send in one session. Each
 /// needs an answer written to its stdin; one that floods them and never reads would otherwise
 /// make the SDK queue answers without bound.
@@ -142,6 +148,12 @@ pub enum Failure {
         page: usize,
         tools: usize,
     },
+    /// The tools listed so far hold more JSON values than the catalog written from them could
+    /// ([`crate::document::MAX_JSON_NODES`]): stopped there, with what was held bounded.
+    TooManyValues {
+        page: usize,
+        values: u64,
+    },
     /// No answer to a `tools/call` in time.
     CallTimeout {
         tool: String,
@@ -185,6 +197,13 @@ impl fmt::Display for Failure {
                 "`tools/list` had listed {tools} tools by page {page}, more than the limit of {} \
                  tools in a run",
                 crate::catalog::MAX_TOOLS
+            ),
+            Failure::TooManyValues { page, values } => write!(
+                f,
+                "`tools/list` had listed tools holding {values} JSON values by page {page}, more \
+                 than the {} one catalog file may hold (a catalog written from them could not \
+                 be read back)",
+                crate::document::MAX_JSON_NODES
             ),
             Failure::CallTimeout { tool, after } => write!(
                 f,
@@ -392,6 +411,8 @@ impl Session {
         let mut cursor: Option<String> = None;
         let mut seen_cursors = std::collections::HashSet::new();
         let mut pages = 0;
+        // The values of the tools kept, as a catalog file would hold them.
+        let mut values: u64 = 0;
         loop {
             if pages == MAX_PAGES {
                 return Err(Failure::TooManyPages);
@@ -432,7 +453,15 @@ impl Session {
             for tool in page.tools {
                 // Serializing the SDK's `Tool` cannot fail: it is plain data with string keys.
                 let v = serde_json::to_value(&tool).expect("an MCP tool serializes to JSON");
-                tools.push(drop_empty_fields(v));
+                let v = drop_empty_fields(v);
+                values += values_in(&v);
+                if values > crate::document::MAX_JSON_NODES {
+                    return Err(Failure::TooManyValues {
+                        page: pages,
+                        values,
+                    });
+                }
+                tools.push(v);
             }
             match page.next_cursor {
                 None => break,
@@ -599,6 +628,22 @@ pub async fn list_tools(
 
 /// Drops a tool's optional top-level fields that carry nothing (null, `{}`, `[]`); the name
 /// and the input schema are kept whatever they hold.
+/// The values `v` holds, itself included (keys not counted), as
+/// [`crate::document::MAX_JSON_NODES`] counts them; without recursion.
+fn values_in(v: &Value) -> u64 {
+    let mut n = 0;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        n += 1;
+        match v {
+            Value::Array(a) => stack.extend(a),
+            Value::Object(o) => stack.extend(o.values()),
+            _ => {}
+        }
+    }
+    n
+}
+
 fn drop_empty_fields(v: Value) -> Value {
     match v {
         Value::Object(mut map) => {
@@ -771,6 +816,33 @@ mod tests {
                 (LineRead::Line, b"xy".to_vec())
             ]
         );
+    }
+
+    /// An answer of more values than [`MAX_MESSAGE_VALUES`] is refused on the raw line, before
+    /// the SDK builds it; one at the bound passes. `values_in` counts a tree as the line
+    /// counter counts its text.
+    #[test]
+    fn an_answer_past_the_value_bound_is_refused_before_it_is_read() {
+        let line = |n: u64| {
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"x\":[{}]}}}}",
+                vec!["1"; n as usize].join(",")
+            )
+        };
+        // Outside the array: the message, "2.0", 1, the result, the array.
+        let at = line(MAX_MESSAGE_VALUES - 5);
+        assert_eq!(too_many_values(at.as_bytes()), None);
+        let over = line(MAX_MESSAGE_VALUES - 4);
+        let why = too_many_values(over.as_bytes()).expect("one value past the bound");
+        assert!(
+            why.starts_with(&format!(
+                "the server sent an answer of more than 500000 JSON values ({} bytes)",
+                over.len()
+            )),
+            "{why}"
+        );
+        let v: Value = serde_json::from_str(&at).unwrap();
+        assert_eq!(values_in(&v), MAX_MESSAGE_VALUES);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use std::path::Path;
 use crate::error::{Error, Result};
 
 /// `process::install_interrupt_cleanup`, under the path `main.rs` calls.
-pub use crate::process::install_interrupt_cleanup;
+pub use crate::process::{become_subreaper, end_descendants, install_interrupt_cleanup};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]

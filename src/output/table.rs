@@ -169,6 +169,30 @@ pub fn md_text(text: &str) -> String {
     out
 }
 
+/// `text` as one Markdown paragraph of plain text: every run of whitespace (line breaks
+/// included) one space, [`md_text`]'s escapes, and the characters that would start or make a
+/// block escaped too (`#` a heading, `|` a table, `-`, `+`, `=` and `1.` a list or a rule,
+/// `~` a fence). For a user's multi-line text (a scenario's description): a blank line, a
+/// table or a heading in it stays text.
+pub fn md_paragraph(text: &str) -> String {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let joined = md_text(&words.join(" "));
+    let mut out = String::with_capacity(joined.len() + 8);
+    for (i, c) in joined.char_indices() {
+        let block = match c {
+            '#' | '|' | '~' => true,
+            '-' | '+' | '=' => i == 0,
+            '.' | ')' => joined[..i].chars().all(|d| d.is_ascii_digit()) && i > 0,
+            _ => false,
+        };
+        if block {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// A name or id of the user's (a tool id, a query id, a scorer name, a file) where a view puts
 /// it: a code span in Markdown ([`md_code`]: nothing in it opens HTML or a link, or ends the
 /// row or the line), control characters shown as escapes for a terminal
@@ -351,6 +375,29 @@ fn into_text(w: ::csv::Writer<Vec<u8>>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A description with blank lines, a table and a heading is one paragraph of text: no
+    /// line of it starts a block, and pulldown-cmark (the report's HTML) sees one `<p>`.
+    #[test]
+    fn a_paragraph_of_the_users_text_makes_no_block() {
+        let text = "ok\n\n| forged | table |\n|---|---|\n| eager | $0.00 |\n\n# injected heading\n- item\n1. one <b>x</b>";
+        let md = md_paragraph(text);
+        assert_eq!(
+            md,
+            "ok \\| forged \\| table \\| \\|---\\|---\\| \\| eager \\| $0.00 \\| \\# injected heading - item 1. one \\<b\\>x\\</b\\>"
+        );
+        assert_eq!(md_paragraph("- a"), "\\- a");
+        assert_eq!(md_paragraph("12. a"), "12\\. a");
+        assert_eq!(md_paragraph("=== é"), "\\=== é");
+        let mut html = String::new();
+        pulldown_cmark::html::push_html(
+            &mut html,
+            pulldown_cmark::Parser::new_ext(&md, pulldown_cmark::Options::all()),
+        );
+        assert!(html.starts_with("<p>ok | forged | table |"), "{html}");
+        assert_eq!(html.matches("<p>").count(), 1, "{html}");
+        assert!(!html.contains("<table") && !html.contains("<h1") && !html.contains("<b>"));
+    }
     #[test]
     fn a_long_cell_wraps_below_its_row_and_keeps_the_columns_aligned() {
         let long = format!(

@@ -275,6 +275,35 @@ impl Published {
         {
             return Err(("variant", why));
         }
+        // A figure past any real size would print hundreds of digits in every table.
+        let max = super::scenario::MAX_WHOLE;
+        for (key, value) in [
+            ("eager_tokens", self.eager_tokens),
+            ("deferred_tokens", self.deferred_tokens),
+            ("eager_usd", self.eager_usd),
+            ("deferred_usd", self.deferred_usd),
+            ("saved_pct", self.saved_pct),
+            (
+                "eager_range",
+                self.eager_range.map(|[lo, hi]| lo.abs().max(hi.abs())),
+            ),
+            (
+                "deferred_range",
+                self.deferred_range.map(|[lo, hi]| lo.abs().max(hi.abs())),
+            ),
+        ] {
+            if let Some(v) = value
+                && v.abs() > max
+            {
+                return Err((
+                    key,
+                    format!(
+                        "{} is too large: at most {max:.0}",
+                        super::scenario::short(v)
+                    ),
+                ));
+            }
+        }
         for (key, range) in [
             ("eager_range", self.eager_range),
             ("deferred_range", self.deferred_range),

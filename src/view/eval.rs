@@ -173,6 +173,16 @@ fn thresholds_table(
     )
 }
 
+/// Whether some query of the set expects a tool (the metrics average those queries).
+fn answerable(result: &EvalResult) -> bool {
+    let no_match = result
+        .classes
+        .get(&crate::eval::classes::NO_MATCH)
+        .copied()
+        .unwrap_or(0);
+    result.query_count > no_match
+}
+
 fn metrics_table(result: &EvalResult, table: TableFn, format: Format) -> String {
     let names = metric_headers(result);
     let name_texts: Vec<String> = names.iter().map(ToString::to_string).collect();
@@ -184,7 +194,11 @@ fn metrics_table(result: &EvalResult, table: TableFn, format: Format) -> String 
         .iter()
         .map(|r| {
             let mut row = vec![code_for(format, &r.scorer.to_string())];
-            row.extend(names.iter().map(|m| fixed(r.metric(m).unwrap_or(0.0))));
+            // A set with no query that expects a tool has no mean to show: n/a, never 0.
+            row.extend(names.iter().map(|m| match r.metric(m) {
+                Some(v) if answerable(result) => fixed(v),
+                _ => "n/a".to_string(),
+            }));
             row.push(r.refused_queries.to_string());
             row.extend(latency_cells(r));
             row

@@ -204,7 +204,7 @@ pub fn text(r: &LiveResult, md: bool) -> String {
     out.push_str(br);
     for s in &r.scenarios {
         out.push_str(&if md {
-            format!("### {}\n\n", s.name)
+            format!("### {}\n\n", crate::output::md_text(&s.name))
         } else {
             format!("== {} ==\n", s.name)
         });
@@ -249,12 +249,22 @@ pub fn text(r: &LiveResult, md: bool) -> String {
 
 /// The per-request table: billed usage beside toolbudget's count, for every request.
 pub fn requests_table(requests: &[RequestRow], format: Format) -> String {
-    let (header, rows) = serde_table(requests);
+    let (header, mut rows) = serde_table(requests);
     let names: Vec<&str> = header.iter().map(String::as_str).collect();
     let right: Vec<bool> = names
         .iter()
         .map(|c| !matches!(*c, "scenario" | "mode" | "calls" | "stop"))
         .collect();
+    // Tool names the model invented and the scenario's name are text, never Markdown or HTML.
+    if format == Format::Md {
+        for row in &mut rows {
+            for (cell, numeric) in row.iter_mut().zip(&right) {
+                if !numeric {
+                    *cell = crate::output::md_text(cell);
+                }
+            }
+        }
+    }
     table_for(format)(&names, &rows, &right)
 }
 
@@ -343,7 +353,7 @@ pub fn section(r: &LiveResult) -> Result<(String, Files), ChartError> {
         .flat_map(|s| {
             [("eager", &s.eager), ("deferred", &s.deferred)].map(|(mode, m)| {
                 vec![
-                    s.name.clone(),
+                    crate::output::md_text(&s.name),
                     mode.into(),
                     m.turns.to_string(),
                     accuracy(m),
@@ -382,7 +392,11 @@ pub fn section(r: &LiveResult) -> Result<(String, Files), ChartError> {
     ));
     md.push('\n');
     for s in &r.scenarios {
-        md.push_str(&format!("- {}: {}\n", s.name, paired_line(&s.paired)));
+        md.push_str(&format!(
+            "- {}: {}\n",
+            crate::output::md_text(&s.name),
+            paired_line(&s.paired)
+        ));
     }
     if r.scenarios.len() > 1 {
         md.push_str(&format!("- all scenarios: {}\n", paired_line(&r.paired)));
@@ -421,6 +435,31 @@ mod tests {
     use super::*;
     use crate::live::result::{self, Outcome};
     use crate::live::{Provider, Settings};
+
+    /// A tool name the model invented reaches the Markdown request table as text: no HTML,
+    /// no cell or row of its own; CSV keeps it as it is.
+    #[test]
+    fn model_invented_names_are_escaped_in_the_markdown_request_table() {
+        let name = "<script>alert(1)</script>|x`y\u{1b}[31mRED\r\nforged | row |";
+        let rows = vec![RequestRow {
+            scenario: "s<b>".into(),
+            calls: name.into(),
+            stop: "tool_calls".into(),
+            ..RequestRow::default()
+        }];
+        let md = requests_table(&rows, Format::Md);
+        let line = md.lines().nth(2).unwrap();
+        assert!(
+            line.contains(
+                r"\<script\>alert(1)\</script\>\|x\`y\\u{1b}\[31mRED\\r\\nforged \| row \|"
+            ),
+            "{line}"
+        );
+        assert!(line.starts_with("| s\\<b\\> |"), "{line}");
+        assert_eq!(md.lines().count(), 3, "{md}");
+        assert!(!md.contains("<script>") && !md.contains('\u{1b}'));
+        assert!(csv_rows(&rows).contains("<script>alert(1)</script>"));
+    }
 
     fn turn(mode: &str, turn: usize, outcome: Outcome) -> TurnRow {
         TurnRow {

@@ -577,3 +577,111 @@ fn pair_compares_a_run_file_with_a_built_in_scorer() {
             .contains("the candidate has no scorer \"nope\"; it has: mine")
     );
 }
+
+/// Without per-query rows, `compare` trusts only figures an evaluation can produce: a mean
+/// outside its own 95% interval (every metric set to 1.0) or away from its classes'
+/// query-weighted mean is refused at its line:column; the file as `eval` wrote it passes.
+#[test]
+fn stored_figures_that_contradict_their_intervals_or_classes_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = crate::support::repo("fixtures");
+    let o = toolbudget()
+        .current_dir(dir.path())
+        .args(["-q", "eval", "-c"])
+        .arg(f.join("catalogs/builtins.yaml"))
+        .arg("-c")
+        .arg(f.join("catalogs/mcp"))
+        .arg("--queries")
+        .arg(f.join("queries/fixtures.jsonl"))
+        .args(["-s", "keyword", "--format", "json", "--out", "base.json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let base: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("base.json")).unwrap())
+            .unwrap();
+    let r = &base["results"][0];
+    let paraphrase = r["classes"]["paraphrase"]["metrics"]["recall@5"].clone();
+    let compare = |name: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut d = base.clone();
+        edit(&mut d["results"][0]);
+        std::fs::write(dir.path().join(name), serde_json::to_string(&d).unwrap()).unwrap();
+        let o = toolbudget()
+            .current_dir(dir.path())
+            .args(["compare", "base.json", name])
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (code, _) = compare("same.json", &|_| {});
+    assert_eq!(code, Some(0));
+    let (code, err) = compare("ones.json", &|r| {
+        for v in r["metrics"].as_object_mut().unwrap().values_mut() {
+            *v = 1.0.into();
+        }
+    });
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.starts_with("error: ones.json:1:")
+            && err.contains(
+                "results[0].metrics.recall@1: recall@1 is 1, outside its own 95% interval"
+            ),
+        "{err}"
+    );
+    // Inside its interval, yet not what its classes average.
+    let shifted = round6(r["metrics"]["recall@5"].as_f64().unwrap() + 0.005);
+    let (code, err) = compare("classes.json", &|r| {
+        r["metrics"]["recall@5"] = shifted.into();
+    });
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "results[0].metrics.recall@5: recall@5 is {shifted}, but its classes average"
+        )),
+        "{err} (paraphrase {paraphrase})"
+    );
+}
+
+fn round6(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
+/// A set of only no-match queries has no mean to show: `eval` prints n/a for every metric, not
+/// 0.0000 (the refusal rate of its class is still shown).
+#[test]
+fn eval_of_only_no_match_queries_prints_n_a() {
+    let dir = tempfile::tempdir().unwrap();
+    let queries = write(
+        dir.path(),
+        "nomatch.jsonl",
+        "{\"id\":\"n1\",\"query\":\"bake a cake\",\"expected\":[]}\n{\"id\":\"n2\",\"query\":\"fly to the moon\",\"expected\":[]}\n",
+    );
+    for format in ["table", "md"] {
+        let o = toolbudget()
+            .args(["-q", "eval", "-c"])
+            .arg(crate::support::repo("fixtures/catalogs/mcp/db.json"))
+            .args(["--queries", &queries, "-s", "keyword", "--format", format])
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let out = String::from_utf8_lossy(&o.stdout);
+        let row = out
+            .lines()
+            .find(|l| l.contains("keyword") && l.contains("n/a"))
+            .unwrap_or_else(|| panic!("{format}: no row of n/a: {out}"));
+        assert!(!row.contains("0.0000"), "{format}: {row}");
+    }
+}

@@ -497,3 +497,96 @@ fn pool_symlink_loops_are_not_followed() {
     assert_eq!(d.code, Some(0), "{}", d.stderr);
     assert!(d.stdout.contains("\"pool\""), "{}", d.stdout);
 }
+
+/// A scorer (`exec:` protocol, argv[1] EXEC) or MCP server (MCP) that first double-forks a
+/// `setsid()` grandchild sleeping for minutes, out of its process group, and writes the
+/// grandchild's pid to `argv[2]` before it answers anything.
+const DOUBLE_FORKER: &str = r#"import json, os, sys, time
+mode, pidfile = sys.argv[1], sys.argv[2]
+r, w = os.pipe()
+mid = os.fork()
+if mid == 0:
+    os.setsid()
+    g = os.fork()
+    if g == 0:
+        os.execvp("sleep", ["sleep", "300"])
+    os.write(w, str(g).encode()); os._exit(0)
+os.waitpid(mid, 0); os.close(w)
+open(pidfile, "w").write(os.read(r, 32).decode())
+def send(m): sys.stdout.write(json.dumps(m) + "\n"); sys.stdout.flush()
+for line in sys.stdin:
+    m = json.loads(line)
+    if mode == "EXEC":
+        if m["type"] == "index": send({"type": "ready", "name": "forker", "version": "1"})
+        elif m["type"] == "search": send({"type": "results", "id": m["id"], "results": []})
+        continue
+    if "id" not in m: continue
+    if m["method"] == "initialize":
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "f", "version": "1"}}})
+    elif m["method"] == "tools/list":
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {"tools": [{"name": "t", "description": "d", "inputSchema": {"type": "object"}}]}})
+    else:
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {}})
+"#;
+
+/// Whether `pid` names a process still running (not gone, not a zombie).
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        let state = stat[stat.rfind(')').unwrap() + 1..]
+            .split_whitespace()
+            .next();
+        state != Some("Z") && state != Some("X")
+    })
+}
+
+/// No process outlives the run: a `setsid()` grandchild of an `exec:` scorer and of an MCP
+/// server started by `catalog import` (out of the process group we kill) is ended with the run
+/// (both kept running, re-parented to init, before toolbudget became a child subreaper).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_setsid_grandchild_of_a_scorer_or_mcp_server_does_not_outlive_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("forker.py"), DOUBLE_FORKER).unwrap();
+    let db = crate::support::repo("fixtures/catalogs/mcp/db.json");
+    let runs: [(&str, Vec<String>); 2] = [
+        (
+            "exec.pid",
+            vec![
+                "search".into(),
+                "-c".into(),
+                db.display().to_string(),
+                "run query".into(),
+                "--scorer".into(),
+                "exec:python3 forker.py EXEC exec.pid".into(),
+            ],
+        ),
+        (
+            "mcp.pid",
+            vec![
+                "catalog".into(),
+                "import".into(),
+                "--stdio".into(),
+                "python3 forker.py MCP mcp.pid".into(),
+                "--server".into(),
+                "f".into(),
+            ],
+        ),
+    ];
+    for (pidfile, args) in runs {
+        let mut cmd = Command::new(bin());
+        cmd.current_dir(dir.path()).arg("-q").args(&args);
+        let done = run_with(cmd);
+        assert_eq!(done.code, Some(0), "{args:?}: {}", done.stderr);
+        let pid: i32 = std::fs::read_to_string(dir.path().join(pidfile))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let alive = running(pid);
+        if alive {
+            // SAFETY: ends the test's own stray grandchild.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        assert!(!alive, "{args:?}: the grandchild {pid} outlived the run");
+    }
+}

@@ -381,3 +381,68 @@ fn eval_writes_only_outputs_its_readers_accept() {
     );
     assert!(!dir.path().join("pq.json").exists() && !dir.path().join("run.jsonl").exists());
 }
+
+/// An MCP server for `catalog import` whose one `tools/list` page is one tool whose schema
+/// holds `argv[1]` one-key objects: 14 values + 2 a object.
+const ONE_PAGE_SERVER: &str = r#"import json, sys
+n = int(sys.argv[1]); arr = ",".join(['{"a":1}'] * n)
+def send(s): sys.stdout.write(s + "\n"); sys.stdout.flush()
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m: continue
+    if m["method"] == "initialize":
+        send(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {"protocolVersion": m["params"]["protocolVersion"], "capabilities": {"tools": {}}, "serverInfo": {"name": "big", "version": "1"}}}))
+    elif m["method"] == "tools/list":
+        send('{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"t","description":"d","inputSchema":{"type":"object","properties":{"x":{"type":"array","default":[%s]}}}}]}}' % (json.dumps(m["id"]), arr))
+    else:
+        send(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {}}))
+"#;
+
+/// `catalog import` of one page at `mcp::client::MAX_MESSAGE_VALUES` values, in the costliest
+/// shape, stays under the memory bound (one 14 MB page of 1.8 million objects took 2.4 GB);
+/// one value more is refused from a count over the raw line, before the MCP library reads it.
+#[test]
+fn an_mcp_page_at_the_value_bound_is_imported_within_the_memory_bound() {
+    let bound = toolbudget::mcp::client::MAX_MESSAGE_VALUES;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("srv.py"), ONE_PAGE_SERVER).unwrap();
+    let at = (bound - 14) / 2;
+    let stdio = format!("python3 srv.py {at}");
+    let m = measure(
+        dir.path(),
+        &[
+            "-q", "catalog", "import", "--stdio", &stdio, "--server", "big", "--out", "at.json",
+        ],
+    );
+    assert_eq!(m.code, 0, "{}", m.stderr);
+    assert!(
+        m.peak_kib < PEAK_BOUND_KIB,
+        "one page at {bound} values peaked at {} KiB, over the stated {PEAK_BOUND_KIB} KiB",
+        m.peak_kib
+    );
+    let stdio = format!("python3 srv.py {}", at + 1);
+    let m = measure(
+        dir.path(),
+        &[
+            "-q",
+            "catalog",
+            "import",
+            "--stdio",
+            &stdio,
+            "--server",
+            "big",
+            "--out",
+            "over.json",
+        ],
+    );
+    assert_eq!(m.code, 2, "{}", m.stderr);
+    assert!(
+        m.stderr.contains(&format!(
+            "the server sent an answer of more than {bound} JSON values"
+        )),
+        "{}",
+        m.stderr
+    );
+    assert!(!dir.path().join("over.json").exists());
+    assert!(m.peak_kib < 200 * 1024, "refusing took {} KiB", m.peak_kib);
+}

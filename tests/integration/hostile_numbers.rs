@@ -227,6 +227,54 @@ fn a_profile_rate_that_makes_times_infinite_is_refused_where_it_is_read() {
     }
 }
 
+/// A published figure past any real size (1e300 printed 301-digit figures in every table) is
+/// refused at its line:column with the bound; a token count past its bound is refused with the
+/// number short (its 301 digits made a 439-character message).
+#[test]
+fn absurd_published_figures_and_counts_are_refused_short_and_located() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = repo("fixtures/catalogs/mcp/db.json");
+    let scenario = dir.path().join("s.yaml");
+    let head = format!(
+        "name: s\nsystem_prompt_tokens: 100\ncatalogs:\n  - {{path: {}, server: db}}\n",
+        catalog.display()
+    );
+    let cases = [
+        (
+            "deferred: {defer_mcp: true}\nconversation:\n  - {user: hi, reply_tokens: 20}\npublished:\n  - {claim: x, source: y, metric: catalog_tool_tokens, eager_tokens: 1e300, deferred_tokens: 1}\n",
+            ":9:",
+            "published[0].eager_tokens: 1e300 is too large: at most 1000000000000",
+        ),
+        (
+            "deferred: {defer_mcp: true}\nconversation:\n  - {user: hi, reply_tokens: 20}\npublished:\n  - {claim: x, source: y, eager_range: [1, 1e20]}\n",
+            ":9:",
+            "published[0].eager_range: 1e20 is too large: at most 1000000000000",
+        ),
+        (
+            "conversation:\n  - user: hi\n    calls:\n      - {tool: mcp__db__run_query, result_tokens: 1e300}\n",
+            ":8:",
+            "result_tokens: 1e300 is too large: expected a whole number of tokens ≥ 0, at most 1000000000000",
+        ),
+    ];
+    for (tail, at, message) in cases {
+        std::fs::write(&scenario, format!("{head}{tail}")).unwrap();
+        let o = toolbudget()
+            .arg("simulate")
+            .arg(&scenario)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{tail}: {stderr}");
+        let first = stderr.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with(&format!("error: {}{at}", scenario.display())),
+            "{first}"
+        );
+        assert!(first.contains(message), "{first}");
+        assert!(first.len() < 300, "{first}");
+    }
+}
+
 /// A date the calendar does not have is refused, whichever end of the range it names; the
 /// last day of each month, leap days included, is a date.
 #[test]

@@ -98,6 +98,8 @@ pub fn check_figures(r: &EvalResult) -> Result<(), (Vec<Seg>, String)> {
                 );
             }
         }
+        check_consistent(s)
+            .map_err(|(m, why)| (at(&path!["metrics", m.to_string().as_str()]), why))?;
         for (field, l) in [
             ("latency_us", &s.latency_us),
             ("reported_latency_us", &s.reported_latency_us),
@@ -114,6 +116,51 @@ pub fn check_figures(r: &EvalResult) -> Result<(), (Vec<Seg>, String)> {
                     s.refused_queries, r.query_count
                 ),
             );
+        }
+    }
+    Ok(())
+}
+
+/// Rounding allowed between a stored mean and what its own interval and classes say (each is
+/// rounded to 6 decimals).
+const CONSISTENCY_SLACK: f64 = 1e-5;
+
+/// A scorer's mean over all answerable queries is the mean of its bootstrap resamples' centre,
+/// so it lies inside its own 95% interval; and the queries of its classes are those queries,
+/// so it is their query-weighted mean. A stored figure that contradicts either (every metric
+/// set to 1.0 beside an interval of [0.405, 0.605]) was not produced by an evaluation.
+pub(super) fn check_consistent(s: &ScorerResult) -> Result<(), (Metric, String)> {
+    for (m, &v) in &s.metrics {
+        if let Some(&[lo, hi]) = s.ci95.get(m)
+            && (v < lo - CONSISTENCY_SLACK || v > hi + CONSISTENCY_SLACK)
+        {
+            return Err((
+                m.clone(),
+                format!(
+                    "{m} is {v}, outside its own 95% interval [{lo}, {hi}]: the mean of the \
+                     queries lies inside the interval of its resamples"
+                ),
+            ));
+        }
+        let (mut sum, mut queries) = (0.0, 0usize);
+        for c in s.classes.values() {
+            if let Some(&cv) = c.metrics.get(m) {
+                sum += cv * c.queries as f64;
+                queries += c.queries;
+            }
+        }
+        if queries > 0 {
+            let weighted = sum / queries as f64;
+            if (v - weighted).abs() > CONSISTENCY_SLACK {
+                return Err((
+                    m.clone(),
+                    format!(
+                        "{m} is {v}, but its classes average {} over their {queries} queries: \
+                         the mean over all queries is their query-weighted mean",
+                        crate::eval::metrics::round_metric(weighted)
+                    ),
+                ));
+            }
         }
     }
     Ok(())

@@ -71,7 +71,7 @@ pub(super) async fn tee_stdout(
                     .or_else(|| {
                         kinds
                             .contains(&Kind::Answer)
-                            .then(|| wide_integer_in(&line))
+                            .then(|| too_many_values(&line).or_else(|| wide_integer_in(&line)))
                             .flatten()
                     }),
             },
@@ -90,6 +90,21 @@ pub(super) async fn tee_stdout(
     }
     lock(&seen).stdout_closed = true;
     // Dropping `to_rmcp` tells rmcp the server's output has ended.
+}
+
+/// An answer holding more than [`MAX_MESSAGE_VALUES`] JSON values, counted on the line before
+/// the SDK reads it: why it is refused.
+pub(super) fn too_many_values(line: &[u8]) -> Option<String> {
+    crate::document::json_values_within(line, MAX_MESSAGE_VALUES)
+        .err()
+        .map(|_| {
+            format!(
+                "the server sent an answer of more than {MAX_MESSAGE_VALUES} JSON values \
+                 ({} bytes), over the most one MCP message may hold (the reader's memory grows \
+                 with each; a `tools/list` page of that many must be split into pages)",
+                line.len()
+            )
+        })
 }
 
 /// Counts the server's own requests and notifications in one line; past a bound, the reason

@@ -16,7 +16,7 @@ use crate::search::{Explanation, Scorer, SearchError, SearchOutcome, SearchReque
 
 /// Messages of an unknown type skipped while waiting for one answer, at most: a process that
 /// floods them is broken, not chatty.
-const MAX_SKIPPED: usize = 10_000;
+pub const MAX_SKIPPED: usize = 10_000;
 
 pub struct ExecScorer {
     catalog: Arc<Catalog>,

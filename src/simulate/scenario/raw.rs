@@ -270,7 +270,20 @@ impl serde::de::Visitor<'_> for Whole {
 pub(crate) const MAX_WHOLE: f64 = 1e12;
 
 pub(crate) fn too_large(v: f64, what: &str) -> String {
-    format!("{v} is too large: expected {what}, at most {MAX_WHOLE:.0}")
+    format!(
+        "{} is too large: expected {what}, at most {MAX_WHOLE:.0}",
+        short(v)
+    )
+}
+
+/// A number as a message shows it: as written up to 10¹⁵, past that in exponent form (`1e300`,
+/// not its 301 digits).
+pub(crate) fn short(v: f64) -> String {
+    if v.abs() < 1e15 {
+        format!("{v}")
+    } else {
+        format!("{v:e}")
+    }
 }
 
 pub(crate) struct Tokens(usize);

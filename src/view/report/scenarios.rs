@@ -84,14 +84,11 @@ pub fn summary_table(out: &mut String, scenarios: &[ScenarioResult]) {
     }
 }
 
-/// A scenario's description as Markdown text: each line escaped (a name or description is the
-/// user's: it must not become a link, an image or HTML), the lines kept.
+/// A scenario's description as one escaped Markdown paragraph (it is the user's: it must not
+/// become a link, an image, HTML, a heading or a table; a blank line in it let a forged table
+/// and heading through).
 fn description(text: &str) -> String {
-    text.trim()
-        .lines()
-        .map(|l| md_text(l.trim_end()))
-        .collect::<Vec<_>>()
-        .join("\n")
+    crate::output::md_paragraph(text)
 }
 
 fn settings(s: &ScenarioResult) -> String {
