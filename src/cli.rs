@@ -335,9 +335,10 @@ pub struct ReportArgs {
     /// the same model profile and tokenizer (and to the sessions instead of their folder's).
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<PathBuf>,
-    /// Add the accuracy section: a folder written by `toolbudget live --out DIR`.
+    /// Add the accuracy section: a folder written by `toolbudget live --out DIR`. Repeat it
+    /// for several runs (models) side by side: one table and chart, a row per model and mode.
     #[arg(long, value_name = "DIR")]
-    pub live: Option<PathBuf>,
+    pub live: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -62,8 +62,8 @@ impl Run for ReportArgs {
         let data = pipeline::build(&inputs, &|| origin.elapsed(), &bars)?;
         let mut files =
             toolbudget::view::report::render(&data).map_err(|e| Error::Missing(e.to_string()))?;
-        if let Some(live) = &data.live {
-            toolbudget::view::report::add_live(&mut files, live)
+        if !data.live.is_empty() {
+            toolbudget::view::report::add_live(&mut files, &data.live)
                 .map_err(|e| Error::Missing(e.to_string()))?;
         }
         toolbudget::view::report::pages(&mut files, self.format);

@@ -48,9 +48,9 @@ pub struct ReportData {
     /// Measured: varies run to run.
     #[serde(skip)]
     pub latency: Latencies,
-    /// A live run's result (`--live DIR`), shown in its own section.
+    /// Live runs' results (`--live DIR`, repeatable), shown in their own section.
     #[serde(skip)]
-    pub live: Option<crate::live::LiveResult>,
+    pub live: Vec<crate::live::LiveResult>,
     /// Things the reader must know (a scorer skipped, a part not run).
     pub notes: Vec<String>,
 }
@@ -140,8 +140,8 @@ pub struct ReportInputs {
     pub notes: Vec<String>,
     /// Fitted values (`--calibration`) applied to the scenarios of their model profile.
     pub calibration: Option<PathBuf>,
-    /// A folder written by `live --out DIR` (`--live`).
-    pub live: Option<PathBuf>,
+    /// Folders written by `live --out DIR` (`--live`, repeatable).
+    pub live: Vec<PathBuf>,
     /// An import folder (`--sessions`) and the deferred settings to replay it under.
     pub sessions: Option<(PathBuf, Vec<Variant>)>,
     /// The user's own scorers (`--scorer exec:...`), evaluated beside the built-ins on every set.
@@ -230,8 +230,8 @@ pub fn build(
     data.settings
         .other
         .push(("machine".into(), crate::timing::machine()));
-    if let Some(dir) = &inputs.live {
-        data.live = Some(super::live::read_result(dir)?);
+    for dir in &inputs.live {
+        data.live.push(super::live::read_result(dir)?);
     }
     Ok(data)
 }

@@ -208,6 +208,7 @@ pub fn parse(v: &Value) -> Result<Reply, String> {
             .get("stop_reason")
             .and_then(Value::as_str)
             .map(str::to_string),
+        timings: None,
     })
 }
 

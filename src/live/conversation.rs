@@ -84,6 +84,21 @@ pub struct Usage {
     pub cached_tokens: Option<u64>,
 }
 
+/// What a llama.cpp server reports doing for one request, from its answer's `timings` object
+/// (llama.cpp `tools/server/README.md`, POST `/v1/chat/completions`, "Timings and context
+/// usage"); other providers send none. `None` inside: that field was absent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Timings {
+    /// `cache_n`: prompt tokens reused from the server's cache.
+    pub cache_n: Option<u64>,
+    /// `prompt_n`, `prompt_ms`: prompt tokens evaluated (not from the cache), and their time.
+    pub prompt_n: Option<u64>,
+    pub prompt_ms: Option<f64>,
+    /// `predicted_n`, `predicted_ms`: tokens generated, and their time.
+    pub predicted_n: Option<u64>,
+    pub predicted_ms: Option<f64>,
+}
+
 /// One search the provider ran itself, and the tools it loaded (names as sent).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProviderSearchCall {
@@ -101,6 +116,8 @@ pub struct Reply {
     pub provider_searches: Vec<ProviderSearchCall>,
     /// Why the model stopped (`stop`, `tool_calls`, `end_turn`, …), as the provider says it.
     pub stop: Option<String>,
+    /// The server's own account of the request (llama.cpp's `timings`), when it sends one.
+    pub timings: Option<Timings>,
 }
 
 /// A string field of a JSON object, or "".
@@ -127,6 +144,36 @@ pub(crate) fn tokens_at(v: &Value, path: &[&str]) -> Result<Option<u64>, String>
         Value::Number(n) if n.as_u64().is_some_and(|x| x <= MAX_USAGE_TOKENS) => Ok(n.as_u64()),
         other => Err(format!(
             "{} is {}, not a token count (a whole number from 0 to {MAX_USAGE_TOKENS})",
+            path.join("."),
+            shown(other)
+        )),
+    }
+}
+
+/// The longest time a server may report for one part of one request (a day, as the longest
+/// `--timeout-secs`; also the cassette's bound on a latency).
+pub const MAX_SERVER_MS: f64 = 86_400_000.0;
+
+/// The milliseconds at `path` in an answer: `None` when absent or null; anything but a number
+/// from 0 to [`MAX_SERVER_MS`] is refused, naming its field.
+pub(crate) fn ms_at(v: &Value, path: &[&str]) -> Result<Option<f64>, String> {
+    let mut at = v;
+    for k in path {
+        match at.get(k) {
+            Some(x) => at = x,
+            None => return Ok(None),
+        }
+    }
+    match at {
+        Value::Null => Ok(None),
+        Value::Number(n)
+            if n.as_f64()
+                .is_some_and(|x| (0.0..=MAX_SERVER_MS).contains(&x)) =>
+        {
+            Ok(n.as_f64())
+        }
+        other => Err(format!(
+            "{} is {}, not a time (milliseconds from 0 to {MAX_SERVER_MS})",
             path.join("."),
             shown(other)
         )),

@@ -6,23 +6,55 @@
 //! always sent explicitly (without it that handler drops the tools), as `auto` unless the
 //! scenario asks otherwise (`required` makes that server answer HTTP 500); the request never
 //! streams (streaming with `auto` returns an empty body); an assistant message's `content` is a
-//! string, also beside tool calls (that server refuses `null` with HTTP 500). Chat Completions
-//! has no provider-side tool search.
+//! string, also beside tool calls (that server refuses `null` with HTTP 500). llama.cpp's own
+//! server (`scripts/live-server.sh`) takes all of these, and adds `timings` to its answers,
+//! read beside `usage`. Chat Completions has no provider-side tool search.
 
 use serde_json::{Map, Value, json};
 
 use super::conversation::{
-    Message, Reply, Request, ToolCall, Usage, check_usage, str_of, tokens_at,
+    Message, Reply, Request, Timings, ToolCall, Usage, check_usage, ms_at, str_of, tokens_at,
 };
 
 pub const PATH: &str = "/chat/completions";
 
-/// The token counts an answer's `usage` may hold.
+/// The token counts an answer may hold: `usage` (OpenAI's fields; `cached_tokens` also from
+/// llama.cpp's server), then llama.cpp's `timings` counts (`cache_n`, `prompt_n`,
+/// `predicted_n`; its `tools/server/README.md`, POST `/v1/chat/completions`, "Timings and
+/// context usage").
 pub const USAGE_FIELDS: &[&[&str]] = &[
     &["usage", "prompt_tokens"],
     &["usage", "completion_tokens"],
     &["usage", "prompt_tokens_details", "cached_tokens"],
+    &["timings", "cache_n"],
+    &["timings", "prompt_n"],
+    &["timings", "predicted_n"],
 ];
+
+/// llama.cpp's `timings` times, in milliseconds.
+pub const TIME_FIELDS: &[&[&str]] = &[&["timings", "prompt_ms"], &["timings", "predicted_ms"]];
+
+/// The first time of [`TIME_FIELDS`] out of range: its path and why.
+pub fn check_times(v: &Value) -> Result<(), (Vec<&'static str>, String)> {
+    for f in TIME_FIELDS {
+        ms_at(v, f).map_err(|why| (f.to_vec(), why))?;
+    }
+    Ok(())
+}
+
+/// llama.cpp's `timings`, when the answer has that object.
+fn timings(v: &Value) -> Result<Option<Timings>, String> {
+    if v.get("timings").is_none_or(Value::is_null) {
+        return Ok(None);
+    }
+    Ok(Some(Timings {
+        cache_n: tokens_at(v, USAGE_FIELDS[3])?,
+        prompt_n: tokens_at(v, USAGE_FIELDS[4])?,
+        prompt_ms: ms_at(v, TIME_FIELDS[0])?,
+        predicted_n: tokens_at(v, USAGE_FIELDS[5])?,
+        predicted_ms: ms_at(v, TIME_FIELDS[1])?,
+    }))
+}
 
 /// The request body.
 pub fn body(r: &Request<'_>) -> Value {
@@ -115,6 +147,7 @@ pub fn parse(v: &Value) -> Result<Reply, String> {
         });
     }
     check_usage(v, USAGE_FIELDS).map_err(|(_, why)| why)?;
+    let timings = timings(v)?;
     Ok(Reply {
         text: str_of(message, "content").to_string(),
         calls,
@@ -122,13 +155,15 @@ pub fn parse(v: &Value) -> Result<Reply, String> {
         usage: Usage {
             input_tokens: tokens_at(v, USAGE_FIELDS[0])?,
             output_tokens: tokens_at(v, USAGE_FIELDS[1])?,
-            cached_tokens: tokens_at(v, USAGE_FIELDS[2])?,
+            // llama.cpp sends both; a server with only `timings` still says what it reused.
+            cached_tokens: tokens_at(v, USAGE_FIELDS[2])?.or(timings.and_then(|t| t.cache_n)),
         },
         provider_searches: Vec::new(),
         stop: choice
             .get("finish_reason")
             .and_then(Value::as_str)
             .map(str::to_string),
+        timings,
     })
 }
 
@@ -194,5 +229,55 @@ mod tests {
         assert_eq!(r.usage.output_tokens, Some(9));
         assert_eq!(r.stop.as_deref(), Some("tool_calls"));
         assert!(parse(&json!({"choices": []})).is_err());
+    }
+
+    #[test]
+    fn llama_cpp_timings_are_read_and_bounded_and_absent_elsewhere() {
+        let answer = |timings: Value| {
+            json!({"choices": [{"message": {"role": "assistant", "content": "hi"},
+                "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 500, "completion_tokens": 8,
+                    "prompt_tokens_details": {"cached_tokens": 357}},
+                "timings": timings})
+        };
+        let r = parse(&answer(
+            json!({"cache_n": 357, "prompt_n": 143, "prompt_ms": 465.5,
+            "predicted_n": 8, "predicted_ms": 62.25, "prompt_per_second": 307.2}),
+        ))
+        .unwrap();
+        let t = r.timings.unwrap();
+        assert_eq!(
+            (t.cache_n, t.prompt_n, t.predicted_n),
+            (Some(357), Some(143), Some(8))
+        );
+        assert_eq!((t.prompt_ms, t.predicted_ms), (Some(465.5), Some(62.25)));
+        assert_eq!(r.usage.cached_tokens, Some(357));
+        // Only `timings`: the cache read still comes from it.
+        let mut only = answer(json!({"cache_n": 12}));
+        only["usage"]
+            .as_object_mut()
+            .unwrap()
+            .remove("prompt_tokens_details");
+        assert_eq!(parse(&only).unwrap().usage.cached_tokens, Some(12));
+        // Other servers send none: nothing is made up.
+        let mut none = answer(Value::Null);
+        none.as_object_mut().unwrap().remove("timings");
+        assert_eq!(parse(&none).unwrap().timings, None);
+        // A count or a time no reader can use is refused, naming its field.
+        for (bad, field) in [
+            (json!({"cache_n": u64::MAX}), "timings.cache_n"),
+            (json!({"prompt_n": -1}), "timings.prompt_n"),
+            (json!({"prompt_ms": -0.5}), "timings.prompt_ms"),
+            (json!({"predicted_ms": 1e300}), "timings.predicted_ms"),
+            (json!({"predicted_ms": "fast"}), "timings.predicted_ms"),
+        ] {
+            let v = answer(bad);
+            let why = parse(&v).unwrap_err();
+            assert!(why.starts_with(field), "{why}");
+            let (at, _) = crate::live::Provider::OpenaiChat
+                .check_usage(&v)
+                .unwrap_err();
+            assert_eq!(at.join("."), field);
+        }
     }
 }

@@ -190,6 +190,7 @@ pub fn parse(v: &Value) -> Result<Reply, String> {
         },
         provider_searches: searches,
         stop: v.get("status").and_then(Value::as_str).map(str::to_string),
+        timings: None,
     })
 }
 

@@ -138,7 +138,11 @@ impl Provider {
     /// Whether every `usage` count of an answer is a token count in range; else the field's
     /// path and why (checked before an answer is recorded, and when a cassette is read).
     pub fn check_usage(self, v: &Value) -> Result<(), (Vec<&'static str>, String)> {
-        super::conversation::check_usage(v, self.usage_fields())
+        super::conversation::check_usage(v, self.usage_fields())?;
+        if self == Provider::OpenaiChat {
+            openai_chat::check_times(v)?;
+        }
+        Ok(())
     }
 
     /// The headers of one request (the key only when there is one: a local server needs none).

@@ -139,7 +139,28 @@ pub struct RequestRow {
     #[serde(default)]
     pub deferred_list_cost_usd: f64,
     pub billed_output_tokens: Option<u64>,
+    /// Prompt tokens the provider read from its cache (`usage.prompt_tokens_details.
+    /// cached_tokens`, Anthropic's cache reads; llama.cpp's `timings.cache_n`).
     pub cached_tokens: Option<u64>,
+    /// llama.cpp's `timings` (absent elsewhere): prompt tokens evaluated (`prompt_n`) and
+    /// their time (`prompt_ms`), tokens generated (`predicted_n`) and their time
+    /// (`predicted_ms`).
+    /// (Every row has every column: the CSV header comes from the default row.)
+    #[serde(default)]
+    pub prompt_evaluated_tokens: Option<u64>,
+    #[serde(default)]
+    pub prompt_ms: Option<f64>,
+    #[serde(default)]
+    pub generated_tokens: Option<u64>,
+    #[serde(default)]
+    pub generation_ms: Option<f64>,
+    /// The simulator's model of a prefix cache (`simulate::cost::cached_prefix`) over this
+    /// run's own requests: the prefix of `counted_input_tokens` it expects cached, and the part
+    /// whose change cut it short (empty: none; a run's first request is cold).
+    #[serde(default)]
+    pub modeled_cached_tokens: u64,
+    #[serde(default)]
+    pub modeled_cache_break: String,
     pub latency_ms: f64,
     /// Names the model called, space-separated.
     pub calls: String,
@@ -194,6 +215,110 @@ pub struct ModeSummary {
     pub latency_ms_p50: f64,
     pub latency_ms_p95: f64,
     pub latency_ms_total: f64,
+    /// The provider's cache beside the simulator's model of it, when the provider reports
+    /// cached tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheSummary>,
+}
+
+/// A mode's requests that reported cached tokens, each run's first request left out (the
+/// model starts a run cold; a server may still hold the previous run's prompt).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CacheSummary {
+    pub requests: usize,
+    /// Billed prompt tokens, and those the provider read from its cache.
+    pub prompt_tokens: u64,
+    pub cached_tokens: u64,
+    pub cached_share: f64,
+    /// toolbudget's count of the same requests, and the prefix the model expects cached.
+    pub modeled_prompt_tokens: u64,
+    pub modeled_cached_tokens: u64,
+    pub modeled_cached_share: f64,
+    /// Requests that found less than the whole previous prompt in the cache: measured
+    /// (`cached_tokens` below the previous request's billed prompt) and modeled (a
+    /// `modeled_cache_break`), and requests where both agree (break or no break).
+    pub breaks: usize,
+    pub modeled_breaks: usize,
+    pub agree: usize,
+    /// llama.cpp's `timings` over every request of the mode (None: not reported).
+    pub prompt_evaluated_tokens: Option<u64>,
+    pub prompt_ms: Option<f64>,
+    pub generation_ms: Option<f64>,
+}
+
+/// Whether each request found less than the whole previous prompt of its run (scenario, mode
+/// and run) in the provider's cache; `None` for a run's first request or an unreported count.
+pub fn measured_breaks(requests: &[&RequestRow]) -> Vec<Option<bool>> {
+    let mut prev: Option<&RequestRow> = None;
+    requests
+        .iter()
+        .map(|r| {
+            let same_run = prev.is_some_and(|p| {
+                (p.scenario.as_str(), p.mode.as_str(), p.run)
+                    == (r.scenario.as_str(), r.mode.as_str(), r.run)
+            });
+            let before = prev
+                .filter(|_| same_run)
+                .and_then(|p| p.billed_input_tokens);
+            prev = Some(r);
+            Some(r.cached_tokens? < before?)
+        })
+        .collect()
+}
+
+fn cache_summary(requests: &[&RequestRow]) -> Option<CacheSummary> {
+    let measured = measured_breaks(requests);
+    let rows: Vec<(&RequestRow, bool)> = requests
+        .iter()
+        .zip(&measured)
+        .filter_map(|(r, b)| Some((*r, (*b)?)))
+        .filter(|(r, _)| r.billed_input_tokens.is_some())
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let sum = |f: &dyn Fn(&RequestRow) -> u64| saturating_sum(rows.iter().map(|(r, _)| f(r)));
+    let share = |a: u64, b: u64| {
+        if b == 0 {
+            0.0
+        } else {
+            round(a as f64 / b as f64, 4)
+        }
+    };
+    let prompt = sum(&|r| r.billed_input_tokens.unwrap_or(0));
+    let cached = sum(&|r| r.cached_tokens.unwrap_or(0));
+    let modeled_prompt = sum(&|r| r.counted_input_tokens);
+    let modeled = sum(&|r| r.modeled_cached_tokens);
+    let opt_sum = |f: &dyn Fn(&RequestRow) -> Option<f64>| {
+        let xs: Vec<f64> = requests.iter().filter_map(|r| f(r)).collect();
+        (!xs.is_empty()).then(|| round(xs.iter().sum(), 1))
+    };
+    let evaluated: Vec<u64> = requests
+        .iter()
+        .filter_map(|r| r.prompt_evaluated_tokens)
+        .collect();
+    Some(CacheSummary {
+        requests: rows.len(),
+        prompt_tokens: prompt,
+        cached_tokens: cached,
+        cached_share: share(cached, prompt),
+        modeled_prompt_tokens: modeled_prompt,
+        modeled_cached_tokens: modeled,
+        modeled_cached_share: share(modeled, modeled_prompt),
+        breaks: rows.iter().filter(|(_, b)| *b).count(),
+        modeled_breaks: rows
+            .iter()
+            .filter(|(r, _)| !r.modeled_cache_break.is_empty())
+            .count(),
+        agree: rows
+            .iter()
+            .filter(|(r, b)| *b != r.modeled_cache_break.is_empty())
+            .count(),
+        prompt_evaluated_tokens: (!evaluated.is_empty())
+            .then(|| saturating_sum(evaluated.into_iter())),
+        prompt_ms: opt_sum(&|r| r.prompt_ms),
+        generation_ms: opt_sum(&|r| r.generation_ms),
+    })
 }
 
 /// Eager against deferred on the same turns (same scenario, turn and run).
@@ -320,6 +445,7 @@ pub fn summarize(turns: &[&TurnRow], requests: &[&RequestRow]) -> ModeSummary {
         latency_ms_p50: stats::percentile(&latencies, 50.0),
         latency_ms_p95: stats::percentile(&latencies, 95.0),
         latency_ms_total: round(latencies.iter().sum(), 1),
+        cache: cache_summary(requests),
     }
 }
 
@@ -363,4 +489,67 @@ pub fn modes(turns: &[TurnRow], requests: &[RequestRow]) -> (ModeSummary, ModeSu
 /// most `MAX_USAGE_TOKENS`, so no real run comes near it).
 fn saturating_sum(xs: impl Iterator<Item = u64>) -> u64 {
     xs.fold(0, u64::saturating_add)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(
+        run: u32,
+        billed: u64,
+        cached: u64,
+        counted: u64,
+        modeled: u64,
+        brk: &str,
+    ) -> RequestRow {
+        RequestRow {
+            scenario: "s".into(),
+            mode: "deferred".into(),
+            run,
+            billed_input_tokens: Some(billed),
+            cached_tokens: Some(cached),
+            counted_input_tokens: counted,
+            modeled_cached_tokens: modeled,
+            modeled_cache_break: brk.into(),
+            prompt_ms: Some(10.0),
+            ..RequestRow::default()
+        }
+    }
+
+    #[test]
+    fn the_measured_cache_stands_beside_the_modeled_one_each_runs_first_request_apart() {
+        // Run 0: cold, appended to (both keep it), a reveal (both break); run 1 starts apart
+        // although the server still held run 0's prompt.
+        let rows = [
+            req(0, 500, 21, 400, 0, ""),
+            req(0, 647, 357, 520, 0, "tools"),
+            req(0, 714, 650, 580, 520, ""),
+            req(1, 500, 499, 400, 0, ""),
+            req(1, 630, 500, 510, 400, ""),
+        ];
+        let refs: Vec<&RequestRow> = rows.iter().collect();
+        assert_eq!(
+            measured_breaks(&refs),
+            [None, Some(true), Some(false), None, Some(false)]
+        );
+        let c = cache_summary(&refs).unwrap();
+        assert_eq!(
+            (c.requests, c.prompt_tokens, c.cached_tokens),
+            (3, 1991, 1507)
+        );
+        assert_eq!(
+            (c.modeled_prompt_tokens, c.modeled_cached_tokens),
+            (1610, 920)
+        );
+        assert_eq!((c.breaks, c.modeled_breaks, c.agree), (1, 1, 3));
+        assert_eq!(c.prompt_ms, Some(50.0));
+        // A provider that reports no cache gets no cache summary.
+        let mut silent = rows.clone();
+        for r in &mut silent {
+            r.cached_tokens = None;
+        }
+        let refs: Vec<&RequestRow> = silent.iter().collect();
+        assert_eq!(cache_summary(&refs), None);
+    }
 }

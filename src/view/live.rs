@@ -2,7 +2,9 @@
 //! and writes: pure functions from a finished [`LiveResult`] to text and (path, bytes).
 
 use crate::live::repeats::Stability;
-use crate::live::result::{ModeSummary, Paired, Repeats, RequestRow, ScenarioLive, TurnRow};
+use crate::live::result::{
+    CacheSummary, ModeSummary, Paired, Repeats, RequestRow, ScenarioLive, TurnRow,
+};
 use crate::live::{LiveResult, SearchSide};
 use crate::number::percent;
 use crate::output::{Format, csv_rows, serde_table, table_for, to_json};
@@ -188,12 +190,147 @@ fn header(r: &LiveResult) -> String {
 }
 
 fn mode_table(e: &ModeSummary, d: &ModeSummary, format: Format) -> String {
-    table_for(format)(
-        &["", "eager", "deferred"],
-        &mode_rows(e, d),
-        &[false, true, true],
+    let mut rows = mode_rows(e, d);
+    rows.extend(cache_rows(e, d));
+    table_for(format)(&["", "eager", "deferred"], &rows, &[false, true, true])
+}
+
+/// Tokens and their share: `1,234 / 2,000 (61.7%)`.
+fn of(part: u64, whole: u64, share: f64) -> String {
+    format!(
+        "{} / {} ({})",
+        crate::number::thousands(part as f64, 0),
+        crate::number::thousands(whole as f64, 0),
+        percent(share * 100.0, 1)
     )
 }
+
+/// The provider's cache beside the simulator's model of it: rows of the mode table, only
+/// when a mode's provider reported cached tokens.
+pub fn cache_rows(e: &ModeSummary, d: &ModeSummary) -> Vec<Vec<String>> {
+    if e.cache.is_none() && d.cache.is_none() {
+        return Vec::new();
+    }
+    let row = |label: &str, f: &dyn Fn(&CacheSummary) -> String| {
+        let cell = |m: &ModeSummary| m.cache.as_ref().map_or("-".into(), f);
+        vec![label.to_string(), cell(e), cell(d)]
+    };
+    let ms = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:.0}"));
+    vec![
+        row("cache: requests (each run's first apart)", &|c| {
+            c.requests.to_string()
+        }),
+        row("cache: cached / prompt tokens, measured", &|c| {
+            of(c.cached_tokens, c.prompt_tokens, c.cached_share)
+        }),
+        row("cache: cached / counted tokens, modeled", &|c| {
+            of(
+                c.modeled_cached_tokens,
+                c.modeled_prompt_tokens,
+                c.modeled_cached_share,
+            )
+        }),
+        row("cache breaks: measured / modeled (agree)", &|c| {
+            format!("{} / {} ({})", c.breaks, c.modeled_breaks, c.agree)
+        }),
+        row(
+            "server: prompt tokens evaluated, prompt / generation ms",
+            &|c| {
+                format!(
+                    "{}, {} / {}",
+                    c.prompt_evaluated_tokens
+                        .map_or("-".into(), |n| crate::number::thousands(n as f64, 0)),
+                    ms(c.prompt_ms),
+                    ms(c.generation_ms)
+                )
+            },
+        ),
+    ]
+}
+
+/// Every request's cache, measured beside modeled (empty when no request reported cached
+/// tokens): the comparison `live` exists to make for a local server.
+pub fn cache_table(requests: &[RequestRow], format: Format) -> String {
+    if requests.iter().all(|r| r.cached_tokens.is_none()) {
+        return String::new();
+    }
+    let refs: Vec<&RequestRow> = requests.iter().collect();
+    let measured = crate::live::result::measured_breaks(&refs);
+    let opt = |x: Option<u64>| x.map_or("-".into(), |v| v.to_string());
+    let pct = |a: u64, b: u64| {
+        if b == 0 {
+            "-".into()
+        } else {
+            percent(a as f64 / b as f64 * 100.0, 1)
+        }
+    };
+    let rows: Vec<Vec<String>> = requests
+        .iter()
+        .zip(measured)
+        .map(|(r, broke)| {
+            vec![
+                r.scenario.clone(),
+                r.mode.clone(),
+                r.run.to_string(),
+                format!("{}.{}", r.turn, r.step),
+                r.tools_sent.to_string(),
+                opt(r.billed_input_tokens),
+                opt(r.cached_tokens),
+                match (r.cached_tokens, r.billed_input_tokens) {
+                    (Some(c), Some(b)) => pct(c, b),
+                    _ => "-".into(),
+                },
+                opt(r.prompt_evaluated_tokens),
+                r.prompt_ms.map_or("-".into(), |v| format!("{v:.0}")),
+                r.counted_input_tokens.to_string(),
+                r.modeled_cached_tokens.to_string(),
+                pct(r.modeled_cached_tokens, r.counted_input_tokens),
+                match broke {
+                    None => "first".into(),
+                    Some(true) => "yes".into(),
+                    Some(false) => String::new(),
+                },
+                r.modeled_cache_break.clone(),
+            ]
+        })
+        .collect();
+    table_for(format)(
+        &[
+            "scenario",
+            "mode",
+            "run",
+            "turn.step",
+            "tools sent",
+            "prompt",
+            "cached",
+            "cached %",
+            "evaluated",
+            "prompt ms",
+            "counted",
+            "modeled cached",
+            "modeled %",
+            "break",
+            "modeled break",
+        ],
+        &rows,
+        &[
+            false, false, true, true, true, true, true, true, true, true, true, true, true, false,
+            false,
+        ],
+    )
+}
+
+/// What the cache table's columns are, and where the server's fields are documented.
+pub const CACHE_NOTE: &str = "prompt and cached are the server's `usage.prompt_tokens` and \
+`usage.prompt_tokens_details.cached_tokens`; evaluated and prompt ms are llama.cpp's \
+`timings.prompt_n` and `timings.prompt_ms` (llama.cpp `tools/server/README.md`, POST \
+`/v1/chat/completions`, \"Timings and context usage\"). counted is toolbudget's count of the same \
+request, modeled cached the prefix of it the simulator's cache model \
+(`simulate::cost::cached_prefix`) expects cached after this run's previous request. break: the \
+request found less than the whole previous prompt cached (first: a run's first request, which \
+the model starts cold and a server may still hold from the previous run); modeled break: the \
+part whose change the model says cut the prefix short. The two count different tokens \
+(the model's tokenizer, toolbudget's counter): compare the shares.";
 
 /// What `toolbudget live` prints (table or md): each scenario, then the total.
 pub fn text(r: &LiveResult, md: bool) -> String {
@@ -282,6 +419,13 @@ pub fn files(r: &LiveResult) -> Files {
         .flat_map(|s| s.searches.clone())
         .collect();
     let mut summary = text(r, true);
+    let cache = cache_table(&requests, Format::Md);
+    if !cache.is_empty() {
+        summary.push_str("\n### The cache, measured beside modeled\n\n");
+        summary.push_str(CACHE_NOTE);
+        summary.push_str("\n\n");
+        summary.push_str(&cache);
+    }
     summary.push_str("\n### Every request\n\n");
     summary.push_str(&requests_table(&requests, Format::Md));
     vec![
@@ -332,6 +476,43 @@ pub fn chart(r: &LiveResult) -> Result<String, ChartError> {
     );
     spec.y_range = Some((0.0, 1.0));
     charts::line_chart(&spec)
+}
+
+/// The report's cache subsection (empty when no request reported cached tokens): per scenario
+/// and mode the measured and modeled totals, then every request.
+fn cache_section(r: &LiveResult, requests: &[RequestRow]) -> String {
+    let mut md = String::new();
+    let cache = cache_table(requests, Format::Md);
+    if !cache.is_empty() {
+        md.push_str("### The cache, measured beside modeled\n\n");
+        md.push_str(CACHE_NOTE);
+        md.push_str("\n\n");
+        md.push_str(&crate::output::md_table(
+            &["scenario", "mode", ""],
+            &r.scenarios
+                .iter()
+                .flat_map(|s| {
+                    cache_rows(&s.eager, &s.deferred)
+                        .into_iter()
+                        .flat_map(|row| {
+                            [("eager", 1), ("deferred", 2)].map(|(mode, i)| {
+                                vec![
+                                    s.name.clone(),
+                                    mode.to_string(),
+                                    format!("{}: {}", row[0], row[i]),
+                                ]
+                            })
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect::<Vec<_>>(),
+            &[false, false, false],
+        ));
+        md.push('\n');
+        md.push_str(&cache);
+        md.push('\n');
+    }
+    md
 }
 
 /// The report's section: Markdown to append to index.md, and the files it links.
@@ -407,6 +588,7 @@ pub fn section(r: &LiveResult) -> Result<(String, Files), ChartError> {
         .iter()
         .flat_map(|s| s.requests.clone())
         .collect();
+    md.push_str(&cache_section(r, &requests));
     md.push_str(
         "<details><summary>Every request: billed usage beside toolbudget's count</summary>\n\n",
     );
@@ -425,6 +607,153 @@ pub fn section(r: &LiveResult) -> Result<(String, Files), ChartError> {
         (
             "data/live-requests.csv".to_string(),
             csv_rows(&requests).into_bytes(),
+        ),
+    ];
+    Ok((md, files))
+}
+
+/// One model and mode of several live runs (`report --live A --live B`): a row of the side by
+/// side table and of `data/live-models.csv`.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct ModelRow {
+    pub model: String,
+    pub provider: String,
+    /// The run's scenarios, space-separated (rows compare fairly only over the same ones).
+    pub scenarios: String,
+    pub mode: String,
+    pub turns: usize,
+    pub correct: usize,
+    pub accuracy: f64,
+    pub accuracy_low: f64,
+    pub accuracy_high: f64,
+    pub searches: usize,
+    pub requests: usize,
+    /// Billed where reported, else counted.
+    pub input_tokens_per_request: f64,
+    pub billed_over_counted: Option<f64>,
+    /// The cache, measured and modeled, when the provider reported cached tokens.
+    pub cached_share: Option<f64>,
+    pub modeled_cached_share: Option<f64>,
+    pub latency_ms_p50: f64,
+}
+
+/// A row per run and mode, over every scenario of the run.
+pub fn model_rows(runs: &[LiveResult]) -> Vec<ModelRow> {
+    runs.iter()
+        .flat_map(|r| {
+            let scenarios = r
+                .scenarios
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
+            [("eager", &r.eager), ("deferred", &r.deferred)].map(|(mode, m)| ModelRow {
+                model: r.model.clone(),
+                provider: r.provider.name().into(),
+                scenarios: scenarios.clone(),
+                mode: mode.into(),
+                turns: m.turns,
+                correct: m.correct,
+                accuracy: m.accuracy,
+                accuracy_low: m.accuracy_low,
+                accuracy_high: m.accuracy_high,
+                searches: m.searches,
+                requests: m.requests,
+                input_tokens_per_request: crate::number::round(tokens_per_request(m), 1),
+                billed_over_counted: m.billed_over_counted,
+                cached_share: m.cache.as_ref().map(|c| c.cached_share),
+                modeled_cached_share: m.cache.as_ref().map(|c| c.modeled_cached_share),
+                latency_ms_p50: m.latency_ms_p50,
+            })
+        })
+        .collect()
+}
+
+/// Several runs side by side (`report --live` repeated): one table, one chart (accuracy
+/// against input tokens per request, a point per model and mode), and the table's CSV.
+pub fn models_section(runs: &[LiveResult]) -> Result<(String, Files), ChartError> {
+    let rows = model_rows(runs);
+    let mut md = String::from(
+        "## Model in the loop: runs side by side
+
+",
+    );
+    md.push_str(
+        "One row per run (`toolbudget live --out DIR`, each given to `report --live`) and mode, \
+         over every scenario of the run; accuracy and its Wilson 95% interval as in a single \
+         run's section; input tokens per request are billed where reported, else counted; the \
+         cache shares are the provider's cached tokens over its prompt tokens beside the \
+         simulator's model of the same requests (each run's first request apart). Rows compare \
+         fairly only over the same scenarios and settings.\n\n",
+    );
+    for r in runs {
+        md.push_str(&format!("- {}\n", header(r)));
+    }
+    md.push('\n');
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|m| {
+            let pct = |x: Option<f64>| x.map_or("-".into(), |v| percent(v * 100.0, 1));
+            vec![
+                m.model.clone(),
+                m.provider.clone(),
+                m.mode.clone(),
+                m.turns.to_string(),
+                share(m.accuracy, m.accuracy_low, m.accuracy_high),
+                m.searches.to_string(),
+                crate::number::thousands(m.input_tokens_per_request, 0),
+                ratio(m.billed_over_counted),
+                format!("{} / {}", pct(m.cached_share), pct(m.modeled_cached_share)),
+                format!("{:.0}", m.latency_ms_p50),
+            ]
+        })
+        .collect();
+    md.push_str(&crate::output::md_table(
+        &[
+            "model",
+            "provider",
+            "mode",
+            "turns",
+            "accuracy [95%]",
+            "searches",
+            "input tokens / request",
+            "billed / counted",
+            "cached: measured / modeled",
+            "p50 ms",
+        ],
+        &cells,
+        &[
+            false, false, false, true, true, true, true, true, true, true,
+        ],
+    ));
+    md.push_str("\n![accuracy against tokens, per model](charts/live-models.svg)\n\nData: [data/live-models.csv](data/live-models.csv).\n");
+    let series: Vec<Series> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            Series::new(
+                format!("{} {}", m.model, m.mode),
+                vec![(m.input_tokens_per_request, m.accuracy)],
+            )
+            .scatter()
+            .colored(i)
+        })
+        .collect();
+    let mut spec = LineChart::new(
+        "Accuracy against input tokens, per model and mode",
+        "input tokens per request (billed; counted where none reported)",
+        "accuracy (share of turns)",
+        series,
+    );
+    spec.y_range = Some((0.0, 1.0));
+    let files = vec![
+        (
+            "charts/live-models.svg".to_string(),
+            charts::line_chart(&spec)?.into_bytes(),
+        ),
+        (
+            "data/live-models.csv".to_string(),
+            csv_rows(&rows).into_bytes(),
         ),
     ];
     Ok((md, files))
@@ -554,5 +883,43 @@ mod tests {
             ]
         );
         assert!(String::from_utf8_lossy(&files[0].1).starts_with("<svg"));
+    }
+
+    #[test]
+    fn several_runs_are_one_table_and_chart_a_row_per_model_and_mode() {
+        let run = |model: &str, correct: usize| {
+            let mut r = crate::live::finish(
+                crate::live::Provider::OpenaiChat,
+                crate::counter::CounterKind::OpenaiChat,
+                &crate::live::Settings {
+                    model: model.into(),
+                    search: SearchSide::Client,
+                    max_steps: 3,
+                    max_tokens: 64,
+                    temperature: None,
+                    seed: 1,
+                    repeat: 1,
+                    tool_choice: None,
+                },
+                Vec::new(),
+            );
+            r.eager.turns = 4;
+            r.eager.correct = correct;
+            r.eager.accuracy = correct as f64 / 4.0;
+            r
+        };
+        let (md, files) = models_section(&[run("small", 1), run("large", 3)]).unwrap();
+        let rows: Vec<&str> = md
+            .lines()
+            .filter(|l| l.starts_with("| small") || l.starts_with("| large"))
+            .collect();
+        assert_eq!(rows.len(), 4, "{md}");
+        assert!(
+            rows[2].starts_with("| large | openai-chat | eager | 4 | 75.0%"),
+            "{md}"
+        );
+        let paths: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths, ["charts/live-models.svg", "data/live-models.csv"]);
+        assert_eq!(String::from_utf8_lossy(&files[1].1).lines().count(), 5);
     }
 }

@@ -787,3 +787,96 @@ fn the_report_adds_the_accuracy_section() {
         "one row per recorded request"
     );
 }
+
+/// A scripted model behind a fake prefix cache: the prompt is the system message, the tools,
+/// then the history, a token every 4 bytes; the cache keeps the previous prompt. Its answers
+/// carry llama.cpp's `cached_tokens` and `timings`.
+fn cached_chat(prev: &Mutex<String>, n: usize, body: &Value) -> (u16, Value) {
+    let (status, mut answer) = scripted_chat(n, body);
+    let messages = body["messages"].as_array().unwrap();
+    let history: String = messages[1..].iter().map(Value::to_string).collect();
+    let prompt = format!("{}{}{history}", messages[0], body["tools"]);
+    let mut last = prev.lock().unwrap();
+    let common = prompt
+        .bytes()
+        .zip(last.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let (tokens, cached) = (prompt.len() as u64 / 4, common as u64 / 4);
+    *last = prompt;
+    answer["usage"] = json!({"prompt_tokens": tokens, "completion_tokens": 7,
+        "prompt_tokens_details": {"cached_tokens": cached}});
+    answer["timings"] = json!({"cache_n": cached, "prompt_n": tokens - cached,
+        "prompt_ms": (tokens - cached) as f64 / 2.0, "predicted_n": 7, "predicted_ms": 35.5});
+    (status, answer)
+}
+
+/// `reveal: tools-list` against `reveal: append` on a server that reports its cache: the
+/// reveal breaks the cached prefix at the tools, measured and modeled alike; append keeps it.
+#[test]
+fn a_servers_cache_is_read_beside_the_modeled_one_for_both_reveals() {
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = std::fs::read_to_string(repo("scenarios/live/memory-and-time.yaml")).unwrap();
+    let fixtures = repo("fixtures").to_string_lossy().into_owned();
+    for reveal in ["tools-list", "append"] {
+        let scenario = dir.path().join(format!("{reveal}.yaml"));
+        let text = yaml
+            .replace("../../fixtures", &fixtures)
+            .replace("reveal: tools-list", &format!("reveal: {reveal}"))
+            .replace(
+                "name: live-memory-and-time",
+                &format!("name: cache-{reveal}"),
+            )
+            // Its own system prompt: no request of it is the first scenario's, replayed from
+            // the cassette without reaching the server's cache.
+            .replace(
+                "You are an assistant",
+                &format!("You are an assistant ({reveal})"),
+            );
+        std::fs::write(&scenario, text).unwrap();
+        let prev = Mutex::new(String::new());
+        let (url, _) = serve(40, move |n, b| cached_chat(&prev, n, b));
+        let out = dir.path().join(reveal);
+        let cassette = dir.path().join(format!("{reveal}.json"));
+        let o = live_cmd("openai-chat", &url, &cassette, &out)
+            .arg(&scenario)
+            .args(["--max-steps", "4"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let s = &r["scenarios"][1];
+        let deferred: Vec<&Value> = s["requests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|q| q["mode"] == "deferred")
+            .collect();
+        assert!(s["deferred"]["searches"].as_u64().unwrap() >= 1, "{reveal}");
+        for q in &deferred {
+            assert_eq!(q["generation_ms"], 35.5);
+            assert!(q["prompt_evaluated_tokens"].as_u64().is_some());
+        }
+        let breaks: Vec<&str> = deferred
+            .iter()
+            .map(|q| q["modeled_cache_break"].as_str().unwrap())
+            .collect();
+        let cache = &s["deferred"]["cache"];
+        if reveal == "tools-list" {
+            assert!(breaks.contains(&"tools"), "{breaks:?}");
+            assert!(cache["breaks"].as_u64().unwrap() >= 1, "{cache}");
+            assert!(deferred.iter().any(|q| q["tools_sent"].as_u64() > Some(1)));
+        } else {
+            assert!(breaks.iter().all(|b| b.is_empty()), "{breaks:?}");
+            assert_eq!(cache["breaks"], 0, "{cache}");
+            assert!(deferred.iter().all(|q| q["tools_sent"] == 1));
+        }
+        assert_eq!(cache["agree"], cache["requests"], "{cache}");
+        let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+        assert!(summary.contains("### The cache, measured beside modeled"));
+        let csv = std::fs::read_to_string(out.join("requests.csv")).unwrap();
+        assert!(csv.lines().next().unwrap().contains(
+            "cached_tokens,prompt_evaluated_tokens,prompt_ms,generated_tokens,generation_ms,modeled_cached_tokens,modeled_cache_break"
+        ));
+    }
+}

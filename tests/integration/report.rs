@@ -257,7 +257,7 @@ fn tiny() -> ReportData {
         evals: vec![eval],
         sessions: None,
         clients: None,
-        live: None,
+        live: Vec::new(),
         sweep: Some(Sweep {
             settings: SweepSettings {
                 counter: CounterNames(CounterKind::O200kJson),

@@ -150,11 +150,20 @@ impl Agent<'_> {
         for &i in &hits {
             self.load(i);
             row.search_found_expected |= expected.contains(&i);
-            text.push_str(&format!(
-                "\n- {}: {}",
-                self.names.of_tool[i],
-                listing::one_line(&self.prep.catalog().get(i).description)
-            ));
+            let t = self.prep.catalog().get(i);
+            if self.appends() {
+                // `reveal: append`: the whole definition, here in the history, is all the
+                // model gets of the tool; the tools list stays as it was (its cached prefix too).
+                let def = serde_json::json!({"name": self.names.of_tool[i],
+                    "description": t.description, "parameters": t.input_schema});
+                text.push_str(&format!("\n- {def}"));
+            } else {
+                text.push_str(&format!(
+                    "\n- {}: {}",
+                    self.names.of_tool[i],
+                    listing::one_line(&t.description)
+                ));
+            }
         }
         Ok((text, false))
     }

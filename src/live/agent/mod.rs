@@ -32,7 +32,8 @@ use crate::catalog::Tool;
 use crate::counter::api::api_tool_name;
 use crate::counter::{CounterKind, ToolChoice};
 use crate::search::{SearchError, SearchRequest};
-use crate::simulate::scenario::{CallOrder, Event, Item, Listing, Trajectory, Turn, When};
+use crate::simulate::cost::{CacheBreak, CacheState, PrefixKey, cached_prefix};
+use crate::simulate::scenario::{CallOrder, Event, Item, Listing, Reveal, Trajectory, Turn, When};
 use crate::simulate::{Mode, Prepared, SEARCH_TOOL, Scenario, listing};
 
 mod calls;
@@ -135,6 +136,10 @@ struct Agent<'a> {
     out: Played,
     skipped_turns: usize,
     subagents: usize,
+    /// The simulator's cache model over this run's requests: what the previous request left,
+    /// and the history's epoch (bumped by `clear` and `compact`).
+    cache: Option<CacheState>,
+    epoch: u64,
 }
 
 /// The search tool the deferred mode sends: the catalog's own, else toolbudget's.
@@ -217,6 +222,8 @@ pub(crate) fn play(
         },
         skipped_turns: 0,
         subagents: 0,
+        cache: None,
+        epoch: 0,
         ep,
     };
     a.set_system();
@@ -251,6 +258,12 @@ impl Agent<'_> {
 
     fn is_deferred(&self, i: usize) -> bool {
         self.deferring && self.prep.plan.deferrable[i]
+    }
+
+    /// Whether a client-side search puts the definitions it loads into its answer, in the
+    /// history (`reveal: append`, or a call bridge), instead of the next request's tools list.
+    fn appends(&self) -> bool {
+        self.sc.deferred.call_bridge || self.sc.deferred.reveal == Reveal::Append
     }
 
     /// The system prompt, and how many of its tokens the deferred list is.
@@ -315,7 +328,7 @@ impl Agent<'_> {
                 }
                 continue;
             }
-            if deferred && !self.loaded[i] {
+            if deferred && (!self.loaded[i] || self.appends()) {
                 continue;
             }
             defs.push(self.def(i, false));
@@ -368,6 +381,7 @@ impl Agent<'_> {
     fn event(&mut self, e: &Event) {
         match e {
             Event::Clear => {
+                self.epoch += 1;
                 self.messages.clear();
                 self.message_tokens.clear();
                 self.loaded.fill(false);
@@ -375,6 +389,7 @@ impl Agent<'_> {
             Event::Compact {
                 keep_discovered, ..
             } => {
+                self.epoch += 1;
                 self.messages.clear();
                 self.message_tokens.clear();
                 if !keep_discovered.unwrap_or(self.sc.deferred.compact_keeps_loaded) {
@@ -484,13 +499,20 @@ impl Agent<'_> {
                 .then(|| self.st.seed.wrapping_add(u64::from(self.run))),
         };
         let body = provider.body(&request);
-        let mut counted =
-            self.counter.system(Some(&self.system)) + self.message_tokens.iter().sum::<usize>();
-        if !defs.is_empty() {
-            counted += self.sc.profile.preamble(self.counter, choice)
-                + self.counter.tools_fixed(Some(&self.system))
-                + tools_tokens;
-        }
+        let system_tokens = self.counter.system(Some(&self.system));
+        let (overhead, tools_tokens) = if defs.is_empty() {
+            (0, 0)
+        } else {
+            (
+                self.sc.profile.preamble(self.counter, choice)
+                    + self.counter.tools_fixed(Some(&self.system)),
+                tools_tokens,
+            )
+        };
+        let counted =
+            system_tokens + overhead + tools_tokens + self.message_tokens.iter().sum::<usize>();
+        let (modeled_cached, modeled_break) =
+            self.model_cache(&defs, [system_tokens, overhead, tools_tokens], counted);
         let x = self
             .ep
             .exchange(self.run, &body, self.provider_search.is_some())?;
@@ -523,6 +545,14 @@ impl Agent<'_> {
             deferred_list_cost_usd: self.list_tokens as f64 * self.sc.profile.input_per_mtok / 1e6,
             billed_output_tokens: reply.usage.output_tokens,
             cached_tokens: reply.usage.cached_tokens,
+            prompt_evaluated_tokens: reply.timings.and_then(|t| t.prompt_n),
+            prompt_ms: reply.timings.and_then(|t| t.prompt_ms),
+            generated_tokens: reply.timings.and_then(|t| t.predicted_n),
+            generation_ms: reply.timings.and_then(|t| t.predicted_ms),
+            modeled_cached_tokens: modeled_cached as u64,
+            modeled_cache_break: modeled_break
+                .map(|b| b.name().to_string())
+                .unwrap_or_default(),
             latency_ms: x.latency_ms,
             calls: reply
                 .calls
@@ -541,6 +571,44 @@ impl Agent<'_> {
             native: reply.native,
         });
         Ok((calls, paused))
+    }
+
+    /// The simulator's prefix-cache model (`cached_prefix`) of the next request, whose parts
+    /// go in the order a Chat Completions template renders them: the system prompt (the
+    /// deferred list ends it), the tools, the history. Returns the prefix it expects cached
+    /// and, when less than the whole previous request, the part that changed.
+    fn model_cache(
+        &mut self,
+        defs: &[FunctionDef],
+        [system, tool_overhead, tools]: [usize; 3],
+        counted: usize,
+    ) -> (usize, Option<CacheBreak>) {
+        let key = PrefixKey {
+            system,
+            tool_overhead,
+            tools_sig: signature(defs.iter().map(|d| d.name.as_str())),
+            tools,
+            list_sig: 0,
+            list: 0,
+            history_epoch: self.epoch,
+        };
+        let prev = self.cache.replace(CacheState {
+            key,
+            input: counted,
+        });
+        let cached = cached_prefix(prev.as_ref(), &key).min(counted);
+        let broke = prev.filter(|p| cached < p.input).map(|p| {
+            if p.key.system != key.system {
+                CacheBreak::System
+            } else if (p.key.tool_overhead, p.key.tools_sig, p.key.tools)
+                != (key.tool_overhead, key.tools_sig, key.tools)
+            {
+                CacheBreak::Tools
+            } else {
+                CacheBreak::History
+            }
+        });
+        (cached, broke)
     }
 
     /// The turn's row completed (what was called, broken trajectory assertions, the outcome)
@@ -575,6 +643,17 @@ impl Agent<'_> {
         };
         self.out.turns.push(row);
     }
+}
+
+/// A signature of a tools list: its names in order (FNV-1a; equal lists, equal signatures).
+fn signature<'a>(names: impl Iterator<Item = &'a str>) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for n in names {
+        for b in n.bytes().chain([0]) {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
 }
 
 /// The assertions of `a` that `calls` (tool, canonical arguments; searches left out) break.

@@ -34,12 +34,16 @@ pub struct ReportFile {
 }
 
 /// `report --live DIR`: the live run's accuracy section appended to `index.md`, its chart
-/// and CSVs beside (`view::live::section`).
+/// and CSVs beside (`view::live::section`); several runs (`--live` repeated): the runs side
+/// by side (`view::live::models_section`).
 pub fn add_live(
     files: &mut Vec<ReportFile>,
-    live: &crate::live::LiveResult,
+    live: &[crate::live::LiveResult],
 ) -> Result<(), ChartError> {
-    let (md, extra) = crate::view::live::section(live)?;
+    let (md, extra) = match live {
+        [one] => crate::view::live::section(one)?,
+        runs => crate::view::live::models_section(runs)?,
+    };
     if let Some(index) = files.iter_mut().find(|f| f.path == "index.md") {
         index.bytes.extend_from_slice(b"\n");
         index.bytes.extend_from_slice(md.as_bytes());
