@@ -417,15 +417,7 @@ pub fn check_unknown<'a>(
         }
     }
     if !all.is_empty() && !allow {
-        let list: Vec<String> = all
-            .iter()
-            .map(|(k, v)| format!("{k} ({})", plural(*v, "call", "calls")))
-            .collect();
-        return Err(Error::usage(format!(
-            "{} tools named in the sessions are in no catalog: {}; add their catalogs with --catalog, or --allow-unknown-tools to leave them out",
-            all.len(),
-            list.join(", ")
-        )));
+        return Err(unknown_tools_error(&all));
     }
     Ok(all)
 }
@@ -646,4 +638,37 @@ pub fn read_session(
         mined,
         adoption,
     })
+}
+
+/// The refusal naming the tools in no catalog; a name is the log's text, shown with its
+/// control characters as escapes.
+fn unknown_tools_error(all: &BTreeMap<String, usize>) -> Error {
+    let list: Vec<String> = all
+        .iter()
+        .map(|(k, v)| {
+            format!(
+                "{} ({})",
+                crate::output::terminal_line(k),
+                plural(*v, "call", "calls")
+            )
+        })
+        .collect();
+    Error::usage(format!(
+        "{} tools named in the sessions are in no catalog: {}; add their catalogs with --catalog, or --allow-unknown-tools to leave them out",
+        all.len(),
+        list.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_tool_name_reaches_the_error_escaped() {
+        let all = BTreeMap::from([("evil\x1b[31mRED\rCR".to_string(), 2)]);
+        let e = unknown_tools_error(&all).to_string();
+        assert!(e.contains("evil\\x1b[31mRED\\rCR (2 calls)"), "{e}");
+        assert!(!e.chars().any(char::is_control), "{e}");
+    }
 }
