@@ -25,6 +25,18 @@ pub(crate) fn forget(list: &mut Vec<PathBuf>, path: &Path) {
     list.retain(|p| p != path);
 }
 
+/// Output folders this run made before its work: an interruption removes each one it left
+/// empty (a folder holding anything is kept: `remove_dir` refuses it).
+static MADE_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Records an output folder this run made, for [`clean_up_and_exit`].
+pub(crate) fn made_dir(path: &Path) {
+    MADE_DIRS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(path.to_path_buf());
+}
+
 /// Removes every pending temporary path, then exits with `128 + signal` (130 for SIGINT). Runs
 /// on its own thread (signal-hook delivers the signal there), never inside a signal handler.
 fn clean_up_and_exit(signal: i32) -> ! {
@@ -44,6 +56,13 @@ fn clean_up_and_exit(signal: i32) -> ! {
             }
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
+    }
+    for d in MADE_DIRS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .iter()
+    {
+        let _ = std::fs::remove_dir(d);
     }
     end_descendants();
     eprintln!("error: interrupted (signal {signal}); partial output removed");

@@ -73,18 +73,14 @@ impl Run for SessionImportArgs {
                 "no session files (*.jsonl) under the given paths".to_string(),
             ));
         }
-        // The folder is made before the work (one that cannot be made fails at once) and
-        // removed again, if this run made it and left it empty, when the import fails.
-        let made = self.out.as_ref().filter(|d| !d.exists()).cloned();
-        let dir = match &self.out {
-            Some(d) => {
-                std::fs::create_dir_all(d).map_err(|source| Error::Write {
-                    path: d.clone(),
-                    source,
-                })?;
-                d.clone()
-            }
-            None => PathBuf::from("."),
+        // The folder is made before the work and removed again, if this run made it and left
+        // it empty, when the import fails (an interruption does the same).
+        let (made, dir) = match &self.out {
+            Some(d) => (
+                toolbudget::output::make_out_dir(d)?.then(|| d.clone()),
+                d.clone(),
+            ),
+            None => (None, PathBuf::from(".")),
         };
         let outcome = self.import_into(quiet, files, dir);
         if outcome.is_err()

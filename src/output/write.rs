@@ -246,6 +246,18 @@ fn write_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
 
 /// Writes `bytes` to `path` whole or not at all (temporary file in the same folder, then a
 /// rename); `path` must pass [`check_out_file`].
+/// Makes an output folder before the work (one that cannot be made fails at once) and, when
+/// this run made it, records it so that an interruption removes it again if it is still empty.
+/// Returns whether it was made here.
+pub fn make_out_dir(dir: &Path) -> Result<bool> {
+    if dir.exists() {
+        return Ok(false);
+    }
+    std::fs::create_dir_all(dir).map_err(write_err(dir))?;
+    crate::process::made_dir(dir);
+    Ok(true)
+}
+
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     check_out_file(path)?;
     let err = write_err(path);

@@ -395,3 +395,44 @@ fn a_scenario_past_the_yaml_budget_is_written_as_json_and_reads_back() {
     let (imported, _) = toolbudget::experiment::sessions::load_dir(&out).unwrap();
     assert_eq!(imported.len(), 2);
 }
+
+/// An interrupted import removes the `--out` folder it made (it was left behind empty): 300
+/// distinct sessions, SIGINT as soon as the folder exists.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_import_removes_the_folder_it_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let text = std::fs::read_to_string(fixture(PLAIN)).unwrap();
+    let uuid =
+        regex::Regex::new(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{8}").unwrap();
+    for i in 0..300 {
+        // Each copy its own session: every id's last four digits are the copy's number.
+        let copy = uuid.replace_all(&text, |c: &regex::Captures<'_>| format!("{}{i:04x}", &c[0]));
+        std::fs::write(logs.join(format!("s{i}.jsonl")), copy.as_bytes()).unwrap();
+    }
+    let out = dir.path().join("out");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolbudget"))
+        .args(["-q", "session", "import"])
+        .arg(&logs)
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while !out.exists() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "ended before making its folder"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    // SAFETY: a signal to the child this test started and has not reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let done = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(130), "{stderr}");
+    assert!(!out.exists(), "the folder this run made is left: {stderr}");
+}
