@@ -129,16 +129,17 @@ pub(crate) fn str_of<'v>(v: &'v Value, key: &str) -> &'v str {
 /// enough that every sum over a run stays exact.
 pub const MAX_USAGE_TOKENS: u64 = 1_000_000_000_000;
 
+/// The value at `path` in an answer, `None` when a key on the way is absent.
+fn value_at<'v>(v: &'v Value, path: &[&str]) -> Option<&'v Value> {
+    path.iter().try_fold(v, |at, k| at.get(k))
+}
+
 /// The token count at `path` in an answer: `None` when absent or null (not reported); anything
 /// but a whole number from 0 to [`MAX_USAGE_TOKENS`] is refused, naming its field.
 pub(crate) fn tokens_at(v: &Value, path: &[&str]) -> Result<Option<u64>, String> {
-    let mut at = v;
-    for k in path {
-        match at.get(k) {
-            Some(x) => at = x,
-            None => return Ok(None),
-        }
-    }
+    let Some(at) = value_at(v, path) else {
+        return Ok(None);
+    };
     match at {
         Value::Null => Ok(None),
         Value::Number(n) if n.as_u64().is_some_and(|x| x <= MAX_USAGE_TOKENS) => Ok(n.as_u64()),
@@ -150,20 +151,16 @@ pub(crate) fn tokens_at(v: &Value, path: &[&str]) -> Result<Option<u64>, String>
     }
 }
 
-/// The longest time a server may report for one part of one request (a day, as the longest
-/// `--timeout-secs`; also the cassette's bound on a latency).
-pub const MAX_SERVER_MS: f64 = 86_400_000.0;
+/// The longest time a server may report for one part of one request: the cassette's bound
+/// on a latency (a day, as the longest `--timeout-secs`).
+pub const MAX_SERVER_MS: f64 = super::cassette::MAX_LATENCY_MS;
 
 /// The milliseconds at `path` in an answer: `None` when absent or null; anything but a number
 /// from 0 to [`MAX_SERVER_MS`] is refused, naming its field.
 pub(crate) fn ms_at(v: &Value, path: &[&str]) -> Result<Option<f64>, String> {
-    let mut at = v;
-    for k in path {
-        match at.get(k) {
-            Some(x) => at = x,
-            None => return Ok(None),
-        }
-    }
+    let Some(at) = value_at(v, path) else {
+        return Ok(None);
+    };
     match at {
         Value::Null => Ok(None),
         Value::Number(n)

@@ -322,7 +322,7 @@ fn cross_validate(pairs: &[Pair], overhead: usize) -> HeldOut {
     } else {
         FOLDS.min(main).max(2)
     };
-    // A session without main-agent requests joins fold 0's sessions' neighbours by its id.
+    // A session with subagent requests only has no rank among the sessions: its own number.
     let fold_of = |i: usize, p: &Pair| {
         if by_session {
             sessions.get(&p.session).copied().unwrap_or(p.session) % k
