@@ -133,7 +133,7 @@ impl SessionImportArgs {
         let result = session_import::run(&request, &Bars::new("session import", quiet))?;
         if let Some(out) = &self.out {
             // Checked before the first write: all the files are written, or none.
-            for (name, _) in &result.files {
+            for name in &result.files {
                 let target = out.join(name);
                 if target.canonicalize().is_ok_and(|t| logs.contains(&t)) {
                     return Err(Error::usage(format!(
@@ -143,8 +143,9 @@ impl SessionImportArgs {
                     )));
                 }
             }
-            for (name, text) in &result.files {
-                write_atomic(&out.join(name), text.as_bytes())?;
+            // One file's text in memory at a time.
+            for name in &result.files {
+                write_atomic(&out.join(name), result.file_text(name)?.as_bytes())?;
             }
         }
         if let Some(q) = &self.queries_out {

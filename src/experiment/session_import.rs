@@ -13,16 +13,18 @@ use crate::adoption::Adoption;
 use crate::counter::CounterKind;
 use crate::error::Result;
 use crate::number::{percent_of, plural};
+use crate::output::Spill;
 use crate::progress::{FileCounter, Progress};
 use crate::session::compare::{Alignment, Pair, align, calibrate};
-use crate::session::convert::BilledRequest;
+use crate::session::convert::{BilledRequest, Converted};
 use crate::session::fit::{ErrorStats, error_stats};
 use crate::session::group::Planned;
 use crate::session::import::{
-    CatalogContext, Catalogs, Plan, QUERIES_FILE, ReadSession, check_unknown, in_read_pool,
-    index_all, read_session, scenario_text, unique_names,
+    CatalogContext, Catalogs, Facts, Plan, QUERIES_FILE, ReadSession, check_unknown, in_read_pool,
+    index_all, parse_scenario, read_session, scenario_text, unique_names, with_system_prompt,
 };
 pub use crate::session::import::{Filter, ImportOptions};
+use crate::session::queries::Mined;
 use crate::session::queries::{MinedQuery, to_jsonl};
 pub use crate::session::read::LogFormat;
 pub use crate::session::{default_roots, discover};
@@ -31,6 +33,7 @@ use crate::simulate::calibration::{Calibration, CalibrationFile};
 use crate::simulate::cost::{cost_cached, cost_uncached};
 use crate::simulate::profile::{self, Profile};
 use crate::simulate::{self, ModeResult, Prepared, RequestRow, Scenario, ScenarioResult, Sizing};
+use std::sync::Arc;
 
 /// Every step for files and folders given: discover, index, plan (no filter), import.
 pub fn import_paths(
@@ -130,8 +133,8 @@ fn is_zero(n: &usize) -> bool {
 }
 
 /// The models of a session's billed requests (with usage) that the price table cannot price.
-fn unpriced(c: &crate::session::convert::Converted, main: &str) -> Vec<String> {
-    c.billed
+fn unpriced(billed: &[BilledRequest], main: &str) -> Vec<String> {
+    billed
         .iter()
         .filter(|b| b.usage.prompt() + b.usage.output > 0 && billed_cost(b, main).is_none())
         .map(|b| b.model.clone().unwrap_or_else(|| main.to_string()))
@@ -322,15 +325,30 @@ pub struct UsageFile {
 /// Everything an import produces.
 pub struct ImportResult {
     pub summary: ImportSummary,
-    /// (file name inside the output folder, contents).
-    pub files: Vec<(String, String)>,
+    /// The names of the files to write inside the output folder, in order; their texts wait in
+    /// the spill ([`ImportResult::file_text`]), each read when it is written.
+    pub files: Vec<String>,
+    spill: Spill,
     /// The model's search queries, labeled, in session order (`--queries-out`).
     pub queries: Vec<MinedQuery>,
 }
 
-/// A session read, converted, loaded back through the scenario loader and replayed raw.
+/// What the first pass keeps of a session: its facts, figures and raw pairs. Its scenario
+/// (`pre/N`) and its bill (its usage file) wait in the spill for the calibrated pass, so that
+/// memory follows the sessions in flight rather than the folder.
 struct Processed {
-    read: ReadSession,
+    facts: Facts,
+    /// The conversion, its conversation and bill taken out.
+    converted: Converted,
+    /// `NAME.yaml` or `NAME.json`.
+    scenario_file: String,
+    /// The loaded scenario's profile and counter (absent: no conversation to replay).
+    loaded: Option<Loaded>,
+    ctx: Arc<CatalogContext>,
+    /// Names of its own files in the spill (its dynamic tools' catalog).
+    own_files: Vec<String>,
+    mined: Mined,
+    adoption: Adoption,
     /// Its requests paired with its bill, replayed raw.
     raw: Alignment,
     /// Each agent's fixed prefix measured from the bill (empty when the log records a
@@ -338,11 +356,27 @@ struct Processed {
     prefixes: BTreeMap<usize, usize>,
 }
 
-impl std::ops::Deref for Processed {
-    type Target = ReadSession;
-    fn deref(&self) -> &ReadSession {
-        &self.read
+/// What the fit needs of a loaded scenario.
+struct Loaded {
+    profile: String,
+    tool_overhead_tokens: usize,
+    counter: CounterKind,
+}
+
+impl Processed {
+    fn usage_file(&self) -> String {
+        format!("{}.usage.json", self.converted.scenario.name)
     }
+}
+
+/// Where a session's scenario waits between the passes.
+fn pre_key(session: usize) -> String {
+    format!("pre/{session}")
+}
+
+/// Where an output file waits until the command writes it.
+fn out_key(name: &str) -> String {
+    format!("out/{name}")
 }
 
 /// The counter `simulate` counts a scenario with (no flag), by whose name calibrations are
@@ -379,9 +413,11 @@ pub fn replay(
 /// its bill. A log that records no system prompt (Claude Code's) is replayed twice: the first
 /// replay, with none, measures each agent's fixed prefix from its first paired request (billed
 /// less modeled); the second carries those prefixes, and the requests that set them are not
-/// compared (they would match by construction).
+/// compared (they would match by construction). Its scenario, bill and own files go to the
+/// spill; the rest is kept.
 #[allow(clippy::too_many_arguments)]
 fn process(
+    session: usize,
     p: &Planned,
     name: String,
     plan: &Plan,
@@ -389,63 +425,112 @@ fn process(
     opts: ImportOptions,
     dir: &Path,
     files: &FileCounter<'_>,
+    spill: &Spill,
 ) -> Result<Processed> {
     let mut read = read_session(p, name, plan, cats, opts, dir, files)?;
-    if read.facts.stats.redacted > 0 {
-        let raw = Alignment::redacted(&read.converted.billed);
-        return Ok(Processed {
-            read,
-            raw,
-            prefixes: BTreeMap::new(),
-        });
-    }
-    let Some(s) = &read.scenario else {
-        let unaligned = read.converted.billed.iter().filter(|b| !b.warmup).count();
-        return Ok(Processed {
-            read,
-            raw: Alignment {
-                unaligned,
-                ..Alignment::default()
-            },
-            prefixes: BTreeMap::new(),
-        });
-    };
-    let ran = read.converted.ran_as.name();
-    let mut raw = align(
-        &read.converted.billed,
-        &replay(s, &read.ctx, None)?.requests,
-        ran,
-    );
     let mut prefixes = BTreeMap::new();
-    if read.converted.scenario.system_prompt_tokens.is_none() {
-        for p in &raw.pairs {
-            if let std::collections::btree_map::Entry::Vacant(e) = prefixes.entry(p.agent) {
-                let billed = usize::try_from(p.billed).unwrap_or(usize::MAX);
-                e.insert(billed.saturating_sub(p.modeled));
-                read.converted.billed[p.request].anchor = true;
+    let raw = if read.facts.stats.redacted > 0 {
+        Alignment::redacted(&read.converted.billed)
+    } else if let Some(s) = &read.scenario {
+        let ran = read.converted.ran_as.name();
+        let mut raw = align(
+            &read.converted.billed,
+            &replay(s, &read.ctx, None)?.requests,
+            ran,
+        );
+        if read.converted.scenario.system_prompt_tokens.is_none() {
+            for p in &raw.pairs {
+                if let std::collections::btree_map::Entry::Vacant(e) = prefixes.entry(p.agent) {
+                    let billed = usize::try_from(p.billed).unwrap_or(usize::MAX);
+                    e.insert(billed.saturating_sub(p.modeled));
+                    read.converted.billed[p.request].anchor = true;
+                }
+            }
+            if !prefixes.is_empty() {
+                read.set_measured_prefixes(&prefixes, dir)?;
+                let s = read.scenario.as_ref().expect("loaded before");
+                raw = align(
+                    &read.converted.billed,
+                    &replay(s, &read.ctx, None)?.requests,
+                    ran,
+                );
             }
         }
-        if !prefixes.is_empty() {
-            read.set_measured_prefixes(&prefixes, dir)?;
-            let s = read.scenario.as_ref().expect("loaded before");
-            raw = align(
-                &read.converted.billed,
-                &replay(s, &read.ctx, None)?.requests,
-                ran,
-            );
+        raw
+    } else {
+        Alignment {
+            unaligned: read.converted.billed.iter().filter(|b| !b.warmup).count(),
+            ..Alignment::default()
         }
+    };
+    spill_session(session, read, raw, prefixes, spill)
+}
+
+/// Sends a session's scenario text, bill and own files to the spill and keeps the rest.
+fn spill_session(
+    session: usize,
+    read: ReadSession,
+    raw: Alignment,
+    prefixes: BTreeMap<usize, usize>,
+    spill: &Spill,
+) -> Result<Processed> {
+    let ReadSession {
+        facts,
+        mut converted,
+        scenario_file,
+        scenario,
+        ctx,
+        own_files,
+        mined,
+        adoption,
+    } = read;
+    let loaded = scenario.map(|s| Loaded {
+        counter: counter_of(&s),
+        profile: s.profile.name.clone(),
+        tool_overhead_tokens: s.profile.tool_overhead_tokens,
+    });
+    if loaded.is_some() {
+        spill.put(
+            &pre_key(session),
+            &scenario_text(&converted.scenario, &scenario_file)?,
+        )?;
     }
-    Ok(Processed {
-        read,
+    converted.scenario.conversation = Vec::new();
+    let usage = UsageFile {
+        session: facts.file.display().to_string(),
+        format: facts.format.name().to_string(),
+        ran_as: converted.ran_as,
+        scenario: scenario_file.clone(),
+        billed: std::mem::take(&mut converted.billed),
+        agent_profiles: converted.agent_profiles.clone(),
+        redacted_placeholders: facts.stats.redacted,
+        adoption: Some(adoption),
+    };
+    let mut own = Vec::with_capacity(own_files.len());
+    for (name, text) in own_files {
+        spill.put(&out_key(&name), &text)?;
+        own.push(name);
+    }
+    let p = Processed {
+        facts,
+        converted,
+        scenario_file,
+        loaded,
+        ctx,
+        own_files: own,
+        mined,
+        adoption,
         raw,
         prefixes,
-    })
+    };
+    spill.put(&out_key(&p.usage_file()), &crate::output::to_json(&usage))?;
+    Ok(p)
 }
 
 /// Imports the planned sessions. `dir` is where scenarios are written (catalog paths in the
-/// contexts' refs are relative to it); `written` says whether they will be. Sessions are read
-/// in parallel, each on its own (see the module notes); `tick` gets each file's bytes as it
-/// is read. The first error in session order wins.
+/// contexts' refs are relative to it); `written` says whether they will be (the spill is then
+/// made inside it). Sessions are read in parallel, each on its own (see the module notes);
+/// `tick` gets each file's bytes as it is read. The first error in session order wins.
 pub fn import(
     plan: &Plan,
     cats: &Catalogs,
@@ -454,6 +539,7 @@ pub fn import(
     written: bool,
     progress: &dyn Progress,
 ) -> Result<ImportResult> {
+    let spill = Spill::new(written.then_some(dir))?;
     let names = unique_names(&plan.sessions);
     let n: usize = plan.sessions.iter().map(|s| s.files().count()).sum();
     let files = FileCounter::begin(progress, "sessions", plan.bytes(), n);
@@ -461,7 +547,8 @@ pub fn import(
         plan.sessions
             .par_iter()
             .zip(names)
-            .map(|(p, name)| process(p, name, plan, cats, *opts, dir, &files))
+            .enumerate()
+            .map(|(i, (p, name))| process(i, p, name, plan, cats, *opts, dir, &files, &spill))
             .collect()
     });
     files.finish();
@@ -477,7 +564,7 @@ pub fn import(
     };
     let mut notes = cats.notes.clone();
     notes.extend(counter_notes(&processed));
-    let rows = calibrated(&processed, &cal_file, dir, written)?;
+    let rows = calibrated(&processed, &cal_file, dir, written, &spill)?;
     let summary = summarize(
         rows,
         &processed,
@@ -487,26 +574,28 @@ pub fn import(
         &mut notes,
     );
     let mut files = Vec::new();
-    for p in &processed {
-        if p.scenario.is_some() {
-            files.extend(session_files(p, &cal_file)?);
-            files.extend(p.own_files.iter().cloned());
-        }
+    for p in processed.iter().filter(|p| p.loaded.is_some()) {
+        files.push(p.scenario_file.clone());
+        files.push(p.usage_file());
+        files.extend(p.own_files.iter().cloned());
     }
-    files.push((
-        "calibration.json".to_string(),
-        crate::output::to_json(&cal_file),
-    ));
+    files.push("calibration.json".to_string());
+    spill.put(
+        &out_key("calibration.json"),
+        &crate::output::to_json(&cal_file),
+    )?;
     let queries: Vec<MinedQuery> = processed
         .iter()
         .flat_map(|p| p.mined.queries.iter().cloned())
         .collect();
     if !queries.is_empty() {
-        files.push((QUERIES_FILE.to_string(), to_jsonl(&queries)));
+        files.push(QUERIES_FILE.to_string());
+        spill.put(&out_key(QUERIES_FILE), &to_jsonl(&queries))?;
     }
     Ok(ImportResult {
         summary,
         files,
+        spill,
         queries,
     })
 }
@@ -516,11 +605,11 @@ fn fit_all(processed: &[Processed]) -> Vec<Calibration> {
     // Keyed by the counter's name, so the file lists counters as it always has.
     let mut by_model: BTreeMap<(String, &str, CounterKind), (Vec<Pair>, usize)> = BTreeMap::new();
     for (session, p) in processed.iter().enumerate() {
-        let Some(s) = &p.scenario else { continue };
-        let counter = counter_of(s);
+        let Some(s) = &p.loaded else { continue };
+        let counter = s.counter;
         let e = by_model
-            .entry((s.profile.name.clone(), counter.name(), counter))
-            .or_insert_with(|| (Vec::new(), s.profile.tool_overhead_tokens));
+            .entry((s.profile.clone(), counter.name(), counter))
+            .or_insert_with(|| (Vec::new(), s.tool_overhead_tokens));
         e.0.extend(p.raw.pairs.iter().map(|&q| Pair { session, ..q }));
     }
     by_model
@@ -565,45 +654,73 @@ fn counter_notes(processed: &[Processed]) -> Vec<String> {
         .collect()
 }
 
-/// A session's summary entry and its calibrated pairs.
+/// A session's summary entry and its calibrated pairs (billed, modeled).
 struct Row {
     summary: SessionSummary,
-    pairs: Vec<Pair>,
+    pairs: Vec<(u64, u64)>,
 }
 
-/// Each session replayed with its model's calibration and compared with its bill again.
+/// Each session replayed with its model's calibration and compared with its bill again, its
+/// scenario and bill read back from the spill; the scenario to write (with the fitted system
+/// prompt when a calibration applies) goes back to it.
 fn calibrated(
     processed: &[Processed],
     cal: &CalibrationFile,
     dir: &Path,
     written: bool,
+    spill: &Spill,
 ) -> Result<Vec<Row>> {
     processed
         .par_iter()
-        .map(|p| {
-            let c = &p.converted;
-            let (result, alignment) = match &p.scenario {
-                Some(sc) => {
-                    let r = replay(sc, &p.ctx, calibration_for(cal, sc))?;
+        .enumerate()
+        .map(|(i, p)| {
+            let usage: UsageFile = serde_json::from_str(&spill.get(&out_key(&p.usage_file()))?)
+                .map_err(|e| {
+                    crate::error::Error::usage(format!("cannot read back {}: {e}", p.usage_file()))
+                })?;
+            let billed = usage.billed;
+            let (result, alignment) = match &p.loaded {
+                Some(_) => {
+                    let text = spill.get(&pre_key(i))?;
+                    spill.remove(&pre_key(i));
+                    let sc = parse_scenario(dir, &p.scenario_file, text.clone())?;
+                    let k = calibration_for(cal, &sc);
+                    let r = replay(&sc, &p.ctx, k)?;
+                    drop(sc);
+                    if written {
+                        let text = match k {
+                            Some(k) => with_system_prompt(
+                                &text,
+                                &p.scenario_file,
+                                k.system_prompt_tokens.round().max(0.0) as usize,
+                            )?,
+                            None => text,
+                        };
+                        spill.put(&out_key(&p.scenario_file), &text)?;
+                    }
                     let a = if p.facts.stats.redacted > 0 {
-                        Alignment::redacted(&c.billed)
+                        Alignment::redacted(&billed)
                     } else {
-                        align(&c.billed, &r.requests, c.ran_as.name())
+                        align(&billed, &r.requests, p.converted.ran_as.name())
                     };
                     (Some(r), a)
                 }
                 None => (
                     None,
                     Alignment {
-                        unaligned: c.billed.iter().filter(|b| !b.warmup).count(),
+                        unaligned: billed.iter().filter(|b| !b.warmup).count(),
                         ..Alignment::default()
                     },
                 ),
             };
-            let summary = session_summary(p, result.as_ref(), &alignment, dir, written);
+            let summary = session_summary(p, &billed, result.as_ref(), &alignment, dir, written);
             Ok(Row {
                 summary,
-                pairs: alignment.pairs,
+                pairs: alignment
+                    .pairs
+                    .iter()
+                    .map(|p| (p.billed, p.modeled as u64))
+                    .collect(),
             })
         })
         .collect()
@@ -611,6 +728,7 @@ fn calibrated(
 
 fn session_summary(
     p: &Processed,
+    billed: &[BilledRequest],
     result: Option<&ScenarioResult>,
     alignment: &Alignment,
     dir: &Path,
@@ -640,23 +758,23 @@ fn session_summary(
     };
     SessionSummary {
         file: f.file.display().to_string(),
-        scenario: (written && p.scenario.is_some())
+        scenario: (written && p.loaded.is_some())
             .then(|| dir.join(&p.scenario_file).display().to_string()),
-        requests: c.billed.len(),
+        requests: billed.len(),
         tool_calls: c.tool_calls,
-        billed_input_tokens: c.billed.iter().map(|b| b.usage.prompt()).sum(),
+        billed_input_tokens: billed.iter().map(|b| b.usage.prompt()).sum(),
         modeled_input_tokens: ran.map_or(0, |m| m.total_input_tokens as u64),
         counter: c.counter.name(),
         format: f.format.name(),
         ran_as: c.ran_as,
         model: c.scenario.model.clone(),
-        billed_output_tokens: c.billed.iter().map(|b| b.usage.output).sum(),
+        billed_output_tokens: billed.iter().map(|b| b.usage.output).sum(),
         billed_cost_usd: crate::number::round(
-            c.billed.iter().filter_map(|b| billed_cost(b, main)).sum(),
+            billed.iter().filter_map(|b| billed_cost(b, main)).sum(),
             6,
         ),
-        unpriced_requests: unpriced(c, main).len(),
-        unpriced_models: unpriced(c, main)
+        unpriced_requests: unpriced(billed, main).len(),
+        unpriced_models: unpriced(billed, main)
             .into_iter()
             .collect::<BTreeSet<String>>()
             .into_iter()
@@ -741,7 +859,7 @@ fn summarize(
         totals.sessions_searched += usize::from(s.adoption.searches > 0);
         totals.sessions_with_deferred_calls += usize::from(s.adoption.deferred_calls > 0);
         totals.sessions_found_and_used += usize::from(s.adoption.found_calls > 0);
-        pairs.extend(row.pairs.iter().map(|p| (p.billed, p.modeled as u64)));
+        pairs.extend_from_slice(&row.pairs);
         if s.truncated_last_line {
             notes.push(format!(
                 "{}: last line truncated (still being written?), skipped",
@@ -815,36 +933,6 @@ fn unpriced_notes(unpriced: &BTreeMap<String, usize>) -> Vec<String> {
         .collect()
 }
 
-/// The scenario (with the fitted system prompt when a calibration applies) and the bill of
-/// one session.
-fn session_files(p: &Processed, cal: &CalibrationFile) -> Result<Vec<(String, String)>> {
-    let c = &p.converted;
-    let mut scenario = c.scenario.clone();
-    if let Some(sc) = &p.scenario
-        && let Some(k) = calibration_for(cal, sc)
-    {
-        scenario.system_prompt_tokens = Some(k.system_prompt_tokens.round().max(0.0) as usize);
-    }
-    let name = scenario.name.clone();
-    let usage = UsageFile {
-        session: p.facts.file.display().to_string(),
-        format: p.facts.format.name().to_string(),
-        ran_as: c.ran_as,
-        scenario: p.scenario_file.clone(),
-        billed: c.billed.clone(),
-        agent_profiles: c.agent_profiles.clone(),
-        redacted_placeholders: p.facts.stats.redacted,
-        adoption: Some(p.adoption),
-    };
-    Ok(vec![
-        (
-            p.scenario_file.clone(),
-            scenario_text(&scenario, &p.scenario_file)?,
-        ),
-        (format!("{name}.usage.json"), crate::output::to_json(&usage)),
-    ])
-}
-
 /// What `session import` is asked, as plain values: the session files (found by the command),
 /// the catalogs, the filters, the folder the scenarios are written to.
 #[derive(Debug, Clone)]
@@ -886,6 +974,13 @@ pub fn run(request: &ImportRequest, progress: &dyn Progress) -> Result<ImportRes
         request.written,
         progress,
     )
+}
+
+impl ImportResult {
+    /// The text of one of [`ImportResult::files`].
+    pub fn file_text(&self, name: &str) -> Result<String> {
+        self.spill.get(&out_key(name))
+    }
 }
 
 /// The mined queries as the JSONL file `--queries-out` writes.

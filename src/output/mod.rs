@@ -4,11 +4,13 @@
 //! or absent; `table` holds the text, Markdown and CSV tables and their escaping.
 
 mod guard;
+mod spill;
 mod table;
 mod terminal;
 mod write;
 
 pub use guard::{Guard, Target};
+pub use spill::Spill;
 pub use table::*;
 pub use terminal::*;
 pub use write::*;

@@ -237,7 +237,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
     false
 }
 
-fn write_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+pub(super) fn write_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     move |source| Error::Write {
         path: path.to_path_buf(),
         source,

@@ -493,11 +493,50 @@ fn load(c: &Converted, session: &Path, file: &str, dir: &Path) -> Result<Option<
             text.len()
         )));
     }
-    let doc = Document::parse(&dir.join(file), text.into_bytes())
-        .map_err(|e| refuse(format!("is refused by the scenario reader: {e}")))?;
-    simulate::scenario::parse(&doc)
+    parse_scenario(dir, file, text)
         .map(Some)
         .map_err(|e| refuse(format!("is refused by the scenario reader: {e}")))
+}
+
+/// Reads a scenario text made by [`scenario_text`] through the scenario loader, as the file
+/// `file` in `dir` (its catalog paths are relative to `dir`).
+pub fn parse_scenario(dir: &Path, file: &str, text: String) -> Result<Scenario> {
+    let doc = Document::parse(&dir.join(file), text.into_bytes())?;
+    simulate::scenario::parse(&doc)
+}
+
+/// A scenario text made by [`scenario_text`] with its top-level `system_prompt_tokens` set to
+/// `tokens` (placed after `counter`, where the writer puts it), everything else as it was.
+pub fn with_system_prompt(text: &str, file: &str, tokens: usize) -> Result<String> {
+    let cannot = |e: String| Error::usage(format!("cannot rewrite the scenario {file}: {e}"));
+    let value: serde_json::Value = if file.ends_with(".json") {
+        serde_json::from_str(text).map_err(|e| cannot(e.to_string()))?
+    } else {
+        serde_saphyr::from_str(text).map_err(|e| cannot(e.to_string()))?
+    };
+    let serde_json::Value::Object(map) = value else {
+        return Err(cannot("not a mapping".to_string()));
+    };
+    let mut out = serde_json::Map::with_capacity(map.len() + 1);
+    let key = "system_prompt_tokens";
+    let had = map.contains_key(key);
+    for (k, v) in map {
+        if k == key {
+            out.insert(k, tokens.into());
+            continue;
+        }
+        let after_counter = k == "counter";
+        out.insert(k, v);
+        if after_counter && !had {
+            out.insert(key.to_string(), tokens.into());
+        }
+    }
+    let value = serde_json::Value::Object(out);
+    if file.ends_with(".json") {
+        Ok(crate::output::to_json(&value))
+    } else {
+        to_yaml(&value)
+    }
 }
 
 pub fn to_yaml<T: Serialize>(v: &T) -> Result<String> {
@@ -663,6 +702,59 @@ fn unknown_tools_error(all: &BTreeMap<String, usize>) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The scenario's header as the writer lays it out, with text a YAML reader could take
+    /// for something else.
+    #[derive(Serialize)]
+    struct Shaped {
+        name: String,
+        description: String,
+        model: String,
+        counter: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        system_prompt_tokens: Option<usize>,
+        catalogs: Vec<BTreeMap<String, String>>,
+        conversation: Vec<serde_json::Value>,
+    }
+
+    fn shaped(prompt: Option<usize>) -> Shaped {
+        Shaped {
+            name: "s-1".into(),
+            description: "line one\nline two: \"quoted\" # not a comment\tyes".into(),
+            model: "claude-sonnet-4-5".into(),
+            counter: "o200k",
+            system_prompt_tokens: prompt,
+            catalogs: vec![BTreeMap::from([(
+                "path".into(),
+                "builtin:claude-code".into(),
+            )])],
+            conversation: vec![serde_json::json!({
+                "user": "123", "tokens": 7, "ratio": 0.25, "flag": "yes", "empty": "",
+                "calls": [{"tool": "Read", "input": {"k": null, "n": [1, 2.5, "3"]}}]
+            })],
+        }
+    }
+
+    #[test]
+    fn setting_the_system_prompt_rewrites_only_that_key() {
+        for file in ["s.yaml", "s.json"] {
+            let text = |p| {
+                if file.ends_with(".json") {
+                    crate::output::to_json(&shaped(p))
+                } else {
+                    to_yaml(&shaped(p)).unwrap()
+                }
+            };
+            assert_eq!(
+                with_system_prompt(&text(None), file, 42).unwrap(),
+                text(Some(42))
+            );
+            assert_eq!(
+                with_system_prompt(&text(Some(9)), file, 42).unwrap(),
+                text(Some(42))
+            );
+        }
+    }
 
     #[test]
     fn an_unknown_tool_name_reaches_the_error_escaped() {

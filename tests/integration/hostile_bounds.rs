@@ -30,6 +30,11 @@ sys.exit(p.returncode if p.returncode >= 0 else 128 - p.returncode)\n";
 /// Runs the binary in `dir` through [`RUN_AND_MEASURE`]: its exit code, its own peak RSS, its
 /// output.
 pub fn measure(dir: &Path, args: &[&str]) -> Measured {
+    measure_with(dir, &[], args)
+}
+
+/// [`measure`] with environment variables set for the binary.
+pub fn measure_with(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Measured {
     let out = dir.join(".stdout");
     let err = dir.join(".stderr");
     let peak = dir.join(".peak");
@@ -40,6 +45,7 @@ pub fn measure(dir: &Path, args: &[&str]) -> Measured {
         .arg(&peak)
         .arg(bin())
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&out).unwrap())
         .stderr(std::fs::File::create(&err).unwrap())

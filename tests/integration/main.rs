@@ -43,6 +43,7 @@ mod session_codex;
 mod session_hostile;
 mod session_import;
 mod session_known;
+mod session_memory;
 mod session_queries;
 mod session_shapes;
 mod simulate_cli;

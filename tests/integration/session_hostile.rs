@@ -436,3 +436,37 @@ fn an_interrupted_import_removes_the_folder_it_made() {
     assert_eq!(done.status.code(), Some(130), "{stderr}");
     assert!(!out.exists(), "the folder this run made is left: {stderr}");
 }
+
+/// A response with more parallel tool calls than one response may make (400,000 took 1.8 GB
+/// before it was refused after conversion) is refused at its line while it is read.
+#[test]
+fn a_response_with_too_many_tool_calls_is_refused_at_its_line() {
+    let max = toolbudget::session::read::claude::MAX_CALLS_PER_RESPONSE;
+    let (dir, path) = edited(PLAIN, 5, |l| {
+        let mut blocks = String::new();
+        for i in 0..=max {
+            if i > 0 {
+                blocks.push(',');
+            }
+            write!(
+                blocks,
+                r#"{{"type":"tool_use","id":"toolu_x{i}","name":"Read","input":{{}}}}"#
+            )
+            .unwrap();
+        }
+        let start = l.find(r#""content":["#).unwrap() + r#""content":["#.len();
+        format!("{}{blocks},{}", &l[..start], &l[start..])
+    });
+    let (code, _, stderr) = import_into(dir.path(), &path);
+    assert_eq!(code, Some(2), "{stderr}");
+    let error = stderr.lines().find(|l| l.starts_with("error:")).unwrap();
+    assert!(
+        error.starts_with(&format!(
+            "error: {path}:5:1: this response makes {} tool calls, more than the {max} one \
+             response may make",
+            max + 2
+        )),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("out").exists());
+}

@@ -87,6 +87,10 @@ pub(super) struct Message<'a> {
     usage: Option<RawUsage>,
 }
 
+/// Most tool calls one logged response may make (parallel `tool_use` blocks, its lines
+/// together): real ones make a few dozen, and each call costs a scenario entry.
+pub const MAX_CALLS_PER_RESPONSE: usize = 10_000;
+
 /// A message's `usage`: each field a whole number up to [`MAX_USAGE_TOKENS`], refused where
 /// it stands otherwise (`transcript::token_count`).
 ///
@@ -661,6 +665,18 @@ impl Apply<'_> {
             match content {
                 Content::Text(t) => text_tokens += count_text(t),
                 Content::Blocks(blocks) => {
+                    let uses = blocks
+                        .iter()
+                        .filter(|b| b.kind.as_deref() == Some("tool_use"))
+                        .count();
+                    let before = self.tx.request(&key).calls.len();
+                    if before + uses > MAX_CALLS_PER_RESPONSE {
+                        return Err(format!(
+                            "this response makes {} tool calls, more than the \
+                             {MAX_CALLS_PER_RESPONSE} one response may make",
+                            before + uses
+                        ));
+                    }
                     for b in blocks {
                         text_tokens += self.assistant_block(b, &mut calls);
                     }
