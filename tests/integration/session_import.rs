@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use serde_json::Value;
 use toolbudget::counter::CounterKind;
-use toolbudget::session::claude::{render_call, render_reference};
+use toolbudget::session::claude::{
+    render_call, render_call_block, render_reference, render_result_frame,
+};
 use toolbudget::simulate::scenario::{Event, Item, Turn};
 use toolbudget::simulate::{Scenario, load_scenario};
 use toolbudget::tokenize::Tokenizer;
@@ -21,8 +23,14 @@ pub(crate) fn c(s: &str) -> usize {
     CLAUDE.text(s)
 }
 
-pub(crate) fn call(name: &str, input: &str) -> usize {
-    c(&render_call(name, input))
+/// A logged call's size: its `tool_use` block, id included.
+pub(crate) fn call(id: &str, name: &str, input: &str) -> usize {
+    c(&render_call_block(id, name, input))
+}
+
+/// A logged result's size: its text and its `tool_result` frame, the call's id included.
+pub(crate) fn result(id: &str, text: &str) -> usize {
+    joined(CLAUDE, &[text, &render_result_frame(id)])
 }
 
 /// A size recorded for several texts together (a request's text with its first call, the
@@ -113,6 +121,38 @@ fn read_result() -> &'static str {
     "    30\tdef total(items, coupon):\n    31\t    t = sum(i.price * i.qty for i in items)\n    42\t    total -= coupon.amount\n    57\t    if coupon.percent:\n    58\t        t *= 1 - coupon.percent / 100\n"
 }
 
+/// The plain session's second turn: two calls of one response, and its reply.
+fn second_turn_of_the_plain_session(t: &Turn) {
+    // Two tool_use blocks of one response (two records sharing message.id): parallel calls.
+    assert_eq!(
+        calls(t),
+        vec![
+            (
+                "Glob".into(),
+                call("toolu_01C", "Glob", r#"{"pattern":"tests/test_cart*.py"}"#),
+                result("toolu_01C", "tests/test_cart.py"),
+                false
+            ),
+            (
+                "Grep".into(),
+                call(
+                    "toolu_01D",
+                    "Grep",
+                    r#"{"pattern":"coupon","path":"CHANGELOG.md"}"#
+                ),
+                result("toolu_01D", "No matches found"),
+                true
+            ),
+        ]
+    );
+    assert_eq!(
+        t.reply_tokens,
+        Some(c(
+            "There is one test file and no changelog entry about coupons."
+        ))
+    );
+}
+
 #[test]
 fn a_plain_session_becomes_its_turns_calls_and_sizes() {
     let (v, dir, stderr) = import(&[fixture("claude/plain")], &[]);
@@ -161,19 +201,27 @@ fn a_plain_session_becomes_its_turns_calls_and_sizes() {
                     CLAUDE,
                     &[
                         "I'll look at the cart code.",
-                        &render_call("Grep", r#"{"pattern":"coupon","path":"src"}"#)
+                        &render_call_block(
+                            "toolu_01A",
+                            "Grep",
+                            r#"{"pattern":"coupon","path":"src"}"#
+                        )
                     ]
                 ),
-                c("src/cart.py:42: total -= coupon.amount\nsrc/cart.py:57: if coupon.percent:"),
+                result(
+                    "toolu_01A",
+                    "src/cart.py:42: total -= coupon.amount\nsrc/cart.py:57: if coupon.percent:"
+                ),
                 false
             ),
             (
                 "Read".into(),
                 call(
+                    "toolu_01B",
                     "Read",
                     r#"{"file_path":"/home/dev/shop/src/cart.py","offset":30,"limit":40}"#
                 ),
-                c(read_result()),
+                result("toolu_01B", read_result()),
                 false
             ),
         ]
@@ -188,30 +236,7 @@ fn a_plain_session_becomes_its_turns_calls_and_sizes() {
         ts[1].tokens,
         Some(c("Check the tests too and the changelog."))
     );
-    // Two tool_use blocks of one response (two records sharing message.id): parallel calls.
-    assert_eq!(
-        calls(ts[1]),
-        vec![
-            (
-                "Glob".into(),
-                call("Glob", r#"{"pattern":"tests/test_cart*.py"}"#),
-                c("tests/test_cart.py"),
-                false
-            ),
-            (
-                "Grep".into(),
-                call("Grep", r#"{"pattern":"coupon","path":"CHANGELOG.md"}"#),
-                c("No matches found"),
-                true
-            ),
-        ]
-    );
-    assert_eq!(
-        ts[1].reply_tokens,
-        Some(c(
-            "There is one test file and no changelog entry about coupons."
-        ))
-    );
+    second_turn_of_the_plain_session(ts[1]);
     // Sessions are private: no message text in what was written.
     for f in std::fs::read_dir(dir.path()).unwrap() {
         let text = std::fs::read_to_string(f.unwrap().path()).unwrap();
@@ -272,13 +297,15 @@ fn a_deferred_session_keeps_its_searches_and_what_they_loaded() {
             CLAUDE,
             &[
                 &render_reference("mcp__tracker__create_issue"),
-                &render_reference("mcp__tracker__search_issues")
+                &render_reference("mcp__tracker__search_issues"),
+                &render_result_frame("toolu_02A"),
             ]
         ))
     );
     assert_eq!(
         search.call_tokens,
         Some(call(
+            "toolu_02A",
             "ToolSearch",
             r#"{"query":"tracker create issue","max_results":5}"#
         ))
@@ -288,10 +315,11 @@ fn a_deferred_session_keeps_its_searches_and_what_they_loaded() {
         (
             "mcp__tracker__create_issue".into(),
             call(
+                "toolu_02B",
                 "mcp__tracker__create_issue",
                 r#"{"project":"SHOP","title":"Checkout fails with an empty coupon field","type":"bug"}"#
             ),
-            c("Created SHOP-311"),
+            result("toolu_02B", "Created SHOP-311"),
             false
         )
     );
@@ -306,7 +334,10 @@ fn a_deferred_session_keeps_its_searches_and_what_they_loaded() {
     );
     assert_eq!(
         ts[1].calls[0].result_tokens,
-        Some(c("SHOP-201 Coupon rounding error (closed)"))
+        Some(result(
+            "toolu_02C",
+            "SHOP-201 Coupon rounding error (closed)"
+        ))
     );
 }
 
@@ -342,7 +373,8 @@ fn subagents_in_their_own_files_fold_into_the_parent_session() {
     assert_eq!(task.tool.id, "Task");
     assert_eq!(
         task.result_tokens,
-        Some(c(
+        Some(result(
+            "toolu_03A",
             "Two providers: stripe (env STRIPE_KEY) and invoice (config/invoice.toml)."
         ))
     );
@@ -352,7 +384,7 @@ fn subagents_in_their_own_files_fold_into_the_parent_session() {
     );
     assert_eq!(
         ts[0].calls[1].result_tokens,
-        Some(c("# Shop\nA small web shop.\n"))
+        Some(result("toolu_03B", "# Shop\nA small web shop.\n"))
     );
     let sub = task
         .subagent
@@ -370,8 +402,11 @@ fn subagents_in_their_own_files_fold_into_the_parent_session() {
         calls(st[0]),
         vec![(
             "Glob".into(),
-            call("Glob", r#"{"pattern":"src/payments/*.py"}"#),
-            c("src/payments/stripe.py\nsrc/payments/invoice.py"),
+            call("toolu_03C", "Glob", r#"{"pattern":"src/payments/*.py"}"#),
+            result(
+                "toolu_03C",
+                "src/payments/stripe.py\nsrc/payments/invoice.py"
+            ),
             false
         )]
     );
@@ -468,6 +503,7 @@ fn a_truncated_last_line_is_skipped_with_a_note() {
     assert_eq!(
         calls(ts[0])[0].1,
         call(
+            "toolu_06A",
             "Bash",
             r#"{"command":"wc -l seed/products.csv","description":"Count seed rows"}"#
         )
@@ -1125,10 +1161,14 @@ fn a_session_resumed_inside_its_own_file_is_read_once() {
         vec![(
             "Edit".into(),
             call(
+                "toolu_15E",
                 "Edit",
                 r#"{"file_path":"/home/dev/shop/docs/cart.md","old_string":"total(","new_string":"cart_total("}"#
             ),
-            c("The file /home/dev/shop/docs/cart.md has been updated."),
+            result(
+                "toolu_15E",
+                "The file /home/dev/shop/docs/cart.md has been updated."
+            ),
             false
         )]
     );

@@ -14,7 +14,7 @@ use toolbudget::catalog::{CatalogSource, load_catalogs};
 use toolbudget::counter::{CounterKind, anthropic};
 use toolbudget::experiment::session_import::import_paths;
 use toolbudget::rng::SplitMix64;
-use toolbudget::session::claude::render_call;
+use toolbudget::session::claude::{render_call_block, render_result_frame};
 use toolbudget::session::count_text;
 use toolbudget::session::import::{Catalogs, ImportOptions, catalogs};
 
@@ -164,7 +164,7 @@ impl Gen {
             for (ci, c) in step.calls.iter().enumerate() {
                 let id = format!("toolu_{}{si}{ci}{}", &self.sid[..6], self.requests);
                 let input = serde_json::to_string(&c.input).unwrap();
-                let call_o200k = count_text(&render_call(c.tool, &input));
+                let call_o200k = count_text(&render_call_block(&id, c.tool, &input));
                 out += COUNTER.text_from_count(call_o200k + std::mem::take(&mut text_o200k));
                 blocks
                     .push(json!({"type": "tool_use", "id": id, "name": c.tool, "input": c.input}));
@@ -173,7 +173,8 @@ impl Gen {
             self.request(new, blocks, out);
             new = 0;
             for (id, r) in results {
-                new += COUNTER.text(&r);
+                new +=
+                    COUNTER.text_from_count(count_text(&r) + count_text(&render_result_frame(&id)));
                 self.user(json!([{"type": "tool_result", "tool_use_id": id, "content": r}]));
             }
         }

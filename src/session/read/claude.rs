@@ -226,6 +226,29 @@ pub fn render_call(name: &str, input: &str) -> String {
     s
 }
 
+/// The text counted for a logged `tool_use` block: the block as the request carries it, its
+/// id included (a call's id is sent twice, here and in its result, and costs tokens each time).
+pub fn render_call_block(id: &str, name: &str, input: &str) -> String {
+    let mut s = String::with_capacity(input.len() + name.len() + id.len() + 48);
+    s.push_str("{\"type\":\"tool_use\",\"id\":");
+    s.push_str(&serde_json::to_string(id).expect("a string serializes"));
+    s.push_str(",\"name\":");
+    s.push_str(&serde_json::to_string(name).expect("a string serializes"));
+    s.push_str(",\"input\":");
+    s.push_str(input);
+    s.push('}');
+    s
+}
+
+/// The text counted for a `tool_result` block beside its content: its type and the id of the
+/// call it answers.
+pub fn render_result_frame(call_id: &str) -> String {
+    format!(
+        "{{\"type\":\"tool_result\",\"tool_use_id\":{},\"content\":\"\"}}",
+        serde_json::to_string(call_id).expect("a string serializes")
+    )
+}
+
 /// The text counted for a `tool_reference` block of a search result.
 pub fn render_reference(tool: &str) -> String {
     format!(
@@ -718,7 +741,7 @@ impl Apply<'_> {
                 } else {
                     None
                 };
-                let tokens = count_text(&render_call(&name, input));
+                let tokens = count_text(&render_call_block(&id, &name, input));
                 self.call_names.insert(id.clone(), name.clone());
                 calls.push(Call {
                     id,
@@ -826,7 +849,7 @@ impl Apply<'_> {
             }
             None => {}
         }
-        let tokens = Self::result_tokens(b);
+        let tokens = Self::result_tokens(b) + count_text(&render_result_frame(&call_id));
         let is_task = self
             .call_names
             .get(&call_id)
