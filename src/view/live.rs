@@ -63,6 +63,19 @@ pub fn mode_rows(e: &ModeSummary, d: &ModeSummary) -> Vec<Vec<String>> {
                 m.premature_calls, m.malformed_calls, m.unknown_calls
             )
         }),
+        row("searches: select / keyword / returned nothing", &|m| {
+            let a = &m.adoption;
+            format!(
+                "{} / {} / {}",
+                a.select_searches,
+                a.keyword_searches(),
+                a.empty_searches
+            )
+        }),
+        row(
+            "deferred calls: after a search / came first (failed)",
+            &|m| adoption_calls(&m.adoption),
+        ),
         row("requests (without usage)", &|m| {
             format!("{} ({})", m.requests, m.requests_without_usage)
         }),
@@ -87,6 +100,15 @@ pub fn mode_rows(e: &ModeSummary, d: &ModeSummary) -> Vec<Vec<String>> {
             format!("{:.0} / {:.0}", m.latency_ms_p50, m.latency_ms_p95)
         }),
     ]
+}
+
+/// Deferred-tool calls by adoption's definition: after a search that returned the tool /
+/// came first (of those, failed): `3 / 1 (1)`.
+pub fn adoption_calls(a: &crate::adoption::Adoption) -> String {
+    format!(
+        "{} / {} ({})",
+        a.found_calls, a.first_calls, a.failed_first_calls
+    )
 }
 
 /// A share with its interval: `33.3% [6.1–79.2%]`.
