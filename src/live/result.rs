@@ -435,6 +435,13 @@ pub struct LiveResult {
     pub repeats: Option<Repeats>,
 }
 
+/// Several models of one run (`live --model A,B`), each its own result, in the order given:
+/// what `live.json` and `--format json` hold then (one model: its [`LiveResult`] alone).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LiveModels {
+    pub models: Vec<LiveResult>,
+}
+
 pub const INTERVAL: &str = "Wilson score interval, 95%, per turn and run";
 pub const PAIRED_TEST: &str =
     "exact McNemar: two-sided binomial test on the turns only one mode got right";

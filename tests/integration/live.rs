@@ -380,13 +380,13 @@ fn chat_call(name: &str, args: &str) -> Value {
         "usage": {"prompt_tokens": 100, "completion_tokens": 7}})
 }
 
-fn chat_text(text: &str) -> Value {
+pub(crate) fn chat_text(text: &str) -> Value {
     json!({"choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
            "usage": {"prompt_tokens": 120, "completion_tokens": 3}})
 }
 
 /// A model that searches when it has to, writes one malformed call, then calls right.
-fn scripted_chat(_: usize, body: &Value) -> (u16, Value) {
+pub(crate) fn scripted_chat(_: usize, body: &Value) -> (u16, Value) {
     let messages = body["messages"].as_array().unwrap();
     let last = messages.last().unwrap();
     let names: Vec<&str> = body["tools"]
