@@ -11,6 +11,12 @@
 //! - Such a call is **found** when an earlier search of the same conversation (since the last
 //!   `/clear`) returned that tool; it **came first** otherwise: called before any search
 //!   loaded it. A call that came first and whose result was an error **failed**.
+//!
+//! In `live` a conversation is one scenario played in one mode and run; its `clear` event,
+//! and a `compact` or `resume` that drops the loaded tools, forget what was returned (the
+//! tools must be searched for again). A search whose arguments were malformed or whose query
+//! was refused returned nothing; a call of a name no tool has is not a deferred-tool call.
+//! `live` reports the counts per turn and mode (`premature_calls` is `first_calls`).
 
 use std::collections::HashSet;
 

@@ -126,9 +126,16 @@ pub struct LiveArgs {
     /// The endpoint's request shape.
     #[arg(long, value_enum)]
     pub provider: toolbudget::live::Provider,
-    /// The model name sent with every request.
-    #[arg(long)]
-    pub model: String,
+    /// The model name sent with every request; several, comma-separated (or the flag
+    /// repeated), are each played in turn against the same endpoint and cassette and shown
+    /// side by side, a row per model and mode.
+    #[arg(
+        long,
+        required = true,
+        value_delimiter = ',',
+        value_name = "MODEL[,MODEL...]"
+    )]
+    pub model: Vec<String>,
     /// Base URL [default: the provider's own, https://api.openai.com/v1 or
     /// https://api.anthropic.com]; e.g. http://127.0.0.1:8765/v1 for a local server (which
     /// needs no key).
@@ -181,7 +188,8 @@ pub struct LiveArgs {
     /// Seconds to wait for one answer.
     #[arg(long, default_value = "300", value_name = "SECS", value_parser = parse_seconds)]
     pub timeout_secs: f64,
-    /// Folder for live.json, turns.csv, requests.csv and summary.md (`report --live` reads it).
+    /// Folder for live.json, turns.csv, requests.csv, searches.csv and summary.md (`report
+    /// --live` reads it); with several models, also the side by side chart and CSV.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Summary format on stdout.
@@ -336,7 +344,8 @@ pub struct ReportArgs {
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<PathBuf>,
     /// Add the accuracy section: a folder written by `toolbudget live --out DIR`. Repeat it
-    /// for several runs (models) side by side: one table and chart, a row per model and mode.
+    /// for several runs (models) side by side, or give a `live --model A,B` folder: one table
+    /// and chart, a row per model and mode.
     #[arg(long, value_name = "DIR")]
     pub live: Vec<PathBuf>,
 }

@@ -1,7 +1,7 @@
 //! `toolbudget live`: reads the scenarios and the cassette, builds the endpoint (key from the
 //! environment, the real transport, a monotonic clock, `std::thread::sleep`), plays every
-//! scenario eager and deferred through `live::run_scenario`, saves the cassette (also when a
-//! request fails) and writes the result's views.
+//! scenario eager and deferred through `live::run_scenario` (with each model of `--model A,B`
+//! in turn), saves the cassette (also when a request fails) and writes the result's views.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -93,11 +93,16 @@ impl Run for LiveArgs {
             Box::new(move || origin.elapsed()),
         );
         let bars = Bars::new("live", quiet);
-        let result = live::run(&plan, &mut ep, &bars, &mut |ep| {
+        let results = live::run(&plan, &mut ep, &bars, &mut |ep| {
             save_cassette(ep, &self.cassette)
         })?;
         if let Some(dir) = &self.out {
-            write_tree(dir, &toolbudget::view::live::files(&result))?;
+            let files = match results.as_slice() {
+                [one] => toolbudget::view::live::files(one),
+                runs => toolbudget::view::live::models_files(runs)
+                    .map_err(|e| Error::Missing(e.to_string()))?,
+            };
+            write_tree(dir, &files)?;
         }
         if !quiet {
             eprintln!(
@@ -108,7 +113,11 @@ impl Run for LiveArgs {
                 self.cassette.display()
             );
         }
-        emit(None, &render(&result, self.format))?;
+        let text = match results.as_slice() {
+            [one] => render(one, self.format),
+            runs => render_models(runs, self.format),
+        };
+        emit(None, &text)?;
         Ok(Outcome::Success)
     }
 }
@@ -124,8 +133,9 @@ impl LiveArgs {
                 external: self.external.config(),
                 ..SimulateSettings::default()
             },
+            models: self.model.clone(),
             settings: Settings {
-                model: self.model.clone(),
+                model: self.model.first().cloned().unwrap_or_default(),
                 search: self.search,
                 max_steps: self.max_steps as usize,
                 max_tokens: self.max_tokens,
@@ -151,5 +161,19 @@ pub fn render(result: &LiveResult, format: Format) -> String {
             csv_rows(&turns)
         }
         Format::Table | Format::Md => toolbudget::view::live::text(result, format == Format::Md),
+    }
+}
+
+/// Renders several models' results: json `{"models": [...]}`, the turns CSV with a `model`
+/// column first, or each model's tables and then the models side by side; pure.
+pub fn render_models(results: &[LiveResult], format: Format) -> String {
+    match format {
+        Format::Json => to_json(&toolbudget::live::LiveModels {
+            models: results.to_vec(),
+        }),
+        Format::Csv => toolbudget::view::live::models_csv(results, |s| &s.turns),
+        Format::Table | Format::Md => {
+            toolbudget::view::live::models_text(results, format == Format::Md)
+        }
     }
 }

@@ -23,7 +23,10 @@ pub struct LiveRequest {
     pub counter: Option<CounterKind>,
     /// The search of the deferred mode (`--scorer`) and how external scorers start.
     pub simulate: simulate::Settings,
+    /// How every model plays (its `model` is set per model).
     pub settings: Settings,
+    /// The models, each played in turn (`--model A,B`), a run of its own.
+    pub models: Vec<String>,
 }
 
 /// A `live` run with everything decided: the flags checked, the scenarios loaded with their
@@ -34,10 +37,37 @@ pub struct LivePlan {
     scenarios: Vec<Scenario>,
     simulate: simulate::Settings,
     settings: Settings,
+    models: Vec<String>,
+}
+
+/// The models of `--model`, refused when one is named twice or, in a list, not at all.
+fn check_models(models: &[String]) -> Result<()> {
+    if models.is_empty() {
+        return Err(Error::usage(
+            "--model: name the model (or several, comma-separated)",
+        ));
+    }
+    let list = models.join(",");
+    if models.len() > 1 && models.iter().any(|m| m.trim().is_empty()) {
+        return Err(Error::usage(format!(
+            "--model {list:?}: an empty model name in the list; give MODEL[,MODEL...]"
+        )));
+    }
+    if let Some(twice) = models
+        .iter()
+        .enumerate()
+        .find_map(|(i, m)| models[..i].contains(m).then_some(m))
+    {
+        return Err(Error::usage(format!(
+            "--model {list:?}: {twice:?} is named twice; each model is played once"
+        )));
+    }
+    Ok(())
 }
 
 impl LivePlan {
     pub fn new(request: LiveRequest) -> Result<LivePlan> {
+        check_models(&request.models)?;
         let provider = request.provider;
         if request.settings.search == SearchSide::Provider
             && provider
@@ -65,63 +95,82 @@ impl LivePlan {
             scenarios,
             simulate: request.simulate,
             settings: request.settings,
+            models: request.models,
         })
     }
 }
 
-/// Plays every scenario; `keep` saves the endpoint's cassette after each one (whatever was
-/// answered stays recorded, also when a later request failed).
+/// Plays every scenario with each model in turn (all of one model's scenarios, then the
+/// next's), a result per model; `keep` saves the endpoint's cassette after each scenario
+/// (whatever was answered stays recorded, also when a later request failed).
 pub fn run(
     plan: &LivePlan,
     ep: &mut Endpoint,
     progress: &dyn Progress,
     keep: &mut dyn FnMut(&Endpoint) -> Result<()>,
-) -> Result<LiveResult> {
+) -> Result<Vec<LiveResult>> {
+    let several = plan.models.len() > 1;
     progress.phase(
         "live",
-        plan.scenarios.len() as u64,
+        (plan.scenarios.len() * plan.models.len()) as u64,
         Unit::Items("scenarios"),
     );
-    let settings = &plan.settings;
-    let mut results = Vec::new();
     let mut budget = crate::budget::Budget::new();
-    for scenario in &plan.scenarios {
-        progress.step(&scenario.name);
-        let simulate = simulate::Settings {
-            counter: Some(plan.counter),
-            ..plan.simulate.clone()
+    let mut runs = Vec::with_capacity(plan.models.len());
+    for model in &plan.models {
+        let settings = &Settings {
+            model: model.clone(),
+            ..plan.settings.clone()
         };
-        let prepared = simulate::prepare(&simulate, scenario, None)?;
-        crate::simulate::charge_searches(scenario, &prepared, &mut budget)?;
-        progress.note(&format!(
-            "live: {}: {} run{} eager and deferred against {} ({})",
-            scenario.name,
-            settings.repeat,
-            if settings.repeat == 1 { "" } else { "s" },
-            settings.model,
-            if ep.offline {
-                "offline"
+        let mut results = Vec::new();
+        for scenario in &plan.scenarios {
+            progress.step(&if several {
+                format!("{model}: {}", scenario.name)
             } else {
-                ep.base_url.as_str()
-            }
+                scenario.name.clone()
+            });
+            let simulate = simulate::Settings {
+                counter: Some(plan.counter),
+                ..plan.simulate.clone()
+            };
+            let prepared = simulate::prepare(&simulate, scenario, None)?;
+            crate::simulate::charge_searches(scenario, &prepared, &mut budget)?;
+            progress.note(&format!(
+                "live: {}: {} run{} eager and deferred against {} ({})",
+                scenario.name,
+                settings.repeat,
+                if settings.repeat == 1 { "" } else { "s" },
+                settings.model,
+                if ep.offline {
+                    "offline"
+                } else {
+                    ep.base_url.as_str()
+                }
+            ));
+            let played = crate::live::run_scenario(scenario, &prepared, settings, ep);
+            keep(ep)?;
+            results.push(played.map_err(|e| Error::Missing(e.to_string()))?);
+            progress.advance(1);
+        }
+        runs.push(crate::live::finish(
+            plan.provider,
+            plan.counter,
+            settings,
+            results,
         ));
-        let played = crate::live::run_scenario(scenario, &prepared, settings, ep);
-        keep(ep)?;
-        results.push(played.map_err(|e| Error::Missing(e.to_string()))?);
-        progress.advance(1);
     }
     progress.finish();
-    Ok(crate::live::finish(
-        plan.provider,
-        plan.counter,
-        settings,
-        results,
-    ))
+    Ok(runs)
 }
 
-/// Reads `DIR/live.json`, written by `live --out DIR` (`report --live DIR`).
-pub fn read_result(dir: &std::path::Path) -> Result<LiveResult> {
+/// Reads `DIR/live.json`, written by `live --out DIR` (`report --live DIR`): one model's
+/// result, or each model's of a `--model A,B` run.
+pub fn read_result(dir: &std::path::Path) -> Result<Vec<LiveResult>> {
     let path = dir.join("live.json");
     let doc = crate::document::Document::read(&path)?;
-    doc.decode(&[], &doc.value)
+    if doc.value.get("models").is_some() {
+        let runs: crate::live::LiveModels = doc.decode(&[], &doc.value)?;
+        return Ok(runs.models);
+    }
+    Ok(vec![doc.decode(&[], &doc.value)?])
 }

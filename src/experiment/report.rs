@@ -231,7 +231,7 @@ pub fn build(
         .other
         .push(("machine".into(), crate::timing::machine()));
     for dir in &inputs.live {
-        data.live.push(super::live::read_result(dir)?);
+        data.live.extend(super::live::read_result(dir)?);
     }
     Ok(data)
 }

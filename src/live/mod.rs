@@ -29,7 +29,7 @@ pub mod stats;
 pub use agent::Settings;
 pub use endpoint::{Endpoint, LiveError};
 pub use provider::{Provider, SearchSide};
-pub use result::{LiveResult, ScenarioLive};
+pub use result::{LiveModels, LiveResult, ScenarioLive};
 
 use crate::simulate::{Mode, Prepared, Scenario};
 

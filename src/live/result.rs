@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::provider::{Provider, SearchSide};
 use super::stats;
+use crate::adoption::Adoption;
 use crate::counter::CounterKind;
 use crate::number::round;
 
@@ -60,10 +61,13 @@ pub struct TurnRow {
     pub outcome: Outcome,
     pub steps: usize,
     pub hit_step_limit: bool,
+    /// Calls of the search tool (adoption's `searches`, [`crate::adoption`]).
     pub searches: usize,
     /// A search of this turn returned (loaded) an expected tool.
     pub search_found_expected: bool,
-    /// Calls to a deferred tool that was not loaded yet.
+    /// Calls of a deferred tool that no earlier search of the conversation returned
+    /// (adoption's `first_calls`): before it was loaded, answered with an error, or loaded
+    /// only as another tool's `depends_on`.
     pub premature_calls: usize,
     /// Calls whose arguments were not JSON or broke the tool's schema.
     pub malformed_calls: usize,
@@ -71,6 +75,46 @@ pub struct TurnRow {
     pub unknown_calls: usize,
     /// The turn's broken trajectory assertions, space-separated (see [`Broken`]).
     pub trajectory: String,
+    /// Adoption ([`crate::adoption`]): of `searches`, the `select:` ones, and those whose
+    /// answer named no tool (a refused or malformed search included).
+    #[serde(default)]
+    pub select_searches: usize,
+    #[serde(default)]
+    pub empty_searches: usize,
+    /// Calls of deferred tools; of them, calls of a tool an earlier search returned; of
+    /// `premature_calls` (which came first), those answered with an error.
+    #[serde(default)]
+    pub deferred_calls: usize,
+    #[serde(default)]
+    pub found_calls: usize,
+    #[serde(default)]
+    pub failed_first_calls: usize,
+}
+
+impl TurnRow {
+    /// The turn's adoption counts.
+    pub fn adoption(&self) -> Adoption {
+        Adoption {
+            searches: self.searches,
+            select_searches: self.select_searches,
+            empty_searches: self.empty_searches,
+            deferred_calls: self.deferred_calls,
+            found_calls: self.found_calls,
+            first_calls: self.premature_calls,
+            failed_first_calls: self.failed_first_calls,
+        }
+    }
+
+    /// Keeps the turn's adoption counts in its fields.
+    pub fn set_adoption(&mut self, a: &Adoption) {
+        self.searches = a.searches;
+        self.select_searches = a.select_searches;
+        self.empty_searches = a.empty_searches;
+        self.deferred_calls = a.deferred_calls;
+        self.found_calls = a.found_calls;
+        self.premature_calls = a.first_calls;
+        self.failed_first_calls = a.failed_first_calls;
+    }
 }
 
 /// A trajectory assertion a turn broke.
@@ -190,14 +234,20 @@ pub struct ModeSummary {
     pub out_of_order: usize,
     pub over_max_calls: usize,
     pub duplicate_call: usize,
+    /// Calls of the search tool (`adoption.searches`).
     pub searches: usize,
     /// Turns in which the model searched at least once.
     pub turns_searched: usize,
     /// Turns in which a search returned an expected tool.
     pub turns_search_found_expected: usize,
+    /// Calls of a deferred tool no earlier search returned (`adoption.first_calls`).
     pub premature_calls: usize,
     pub malformed_calls: usize,
     pub unknown_calls: usize,
+    /// Adoption of the search tool by the one definition `session import` uses
+    /// ([`crate::adoption`]), summed over the turns.
+    #[serde(default)]
+    pub adoption: Adoption,
     pub requests: usize,
     /// Requests whose answer reported no input usage.
     pub requests_without_usage: usize,
@@ -385,6 +435,13 @@ pub struct LiveResult {
     pub repeats: Option<Repeats>,
 }
 
+/// Several models of one run (`live --model A,B`), each its own result, in the order given:
+/// what `live.json` and `--format json` hold then (one model: its [`LiveResult`] alone).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LiveModels {
+    pub models: Vec<LiveResult>,
+}
+
 pub const INTERVAL: &str = "Wilson score interval, 95%, per turn and run";
 pub const PAIRED_TEST: &str =
     "exact McNemar: two-sided binomial test on the turns only one mode got right";
@@ -407,6 +464,10 @@ pub fn summarize(turns: &[&TurnRow], requests: &[&RequestRow]) -> ModeSummary {
     let billed = saturating_sum(with_usage.iter().filter_map(|r| r.billed_input_tokens));
     let counted = saturating_sum(with_usage.iter().map(|r| r.counted_input_tokens));
     let latencies: Vec<f64> = requests.iter().map(|r| r.latency_ms).collect();
+    let mut adoption = Adoption::default();
+    for t in turns {
+        adoption.add(&t.adoption());
+    }
     ModeSummary {
         turns: turns.len(),
         correct,
@@ -426,12 +487,13 @@ pub fn summarize(turns: &[&TurnRow], requests: &[&RequestRow]) -> ModeSummary {
         out_of_order: broke(Broken::OutOfOrder),
         over_max_calls: broke(Broken::OverMaxCalls),
         duplicate_call: broke(Broken::DuplicateCall),
-        searches: turns.iter().map(|t| t.searches).sum(),
+        searches: adoption.searches,
         turns_searched: turns.iter().filter(|t| t.searches > 0).count(),
         turns_search_found_expected: turns.iter().filter(|t| t.search_found_expected).count(),
-        premature_calls: turns.iter().map(|t| t.premature_calls).sum(),
+        premature_calls: adoption.first_calls,
         malformed_calls: turns.iter().map(|t| t.malformed_calls).sum(),
         unknown_calls: turns.iter().map(|t| t.unknown_calls).sum(),
+        adoption,
         requests: requests.len(),
         requests_without_usage: requests.len() - with_usage.len(),
         billed_input_tokens: billed,

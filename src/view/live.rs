@@ -63,6 +63,19 @@ pub fn mode_rows(e: &ModeSummary, d: &ModeSummary) -> Vec<Vec<String>> {
                 m.premature_calls, m.malformed_calls, m.unknown_calls
             )
         }),
+        row("searches: select / keyword / returned nothing", &|m| {
+            let a = &m.adoption;
+            format!(
+                "{} / {} / {}",
+                a.select_searches,
+                a.keyword_searches(),
+                a.empty_searches
+            )
+        }),
+        row(
+            "deferred calls: after a search / came first (failed)",
+            &|m| adoption_calls(&m.adoption),
+        ),
         row("requests (without usage)", &|m| {
             format!("{} ({})", m.requests, m.requests_without_usage)
         }),
@@ -87,6 +100,15 @@ pub fn mode_rows(e: &ModeSummary, d: &ModeSummary) -> Vec<Vec<String>> {
             format!("{:.0} / {:.0}", m.latency_ms_p50, m.latency_ms_p95)
         }),
     ]
+}
+
+/// Deferred-tool calls by adoption's definition: after a search that returned the tool /
+/// came first (of those, failed): `3 / 1 (1)`.
+pub fn adoption_calls(a: &crate::adoption::Adoption) -> String {
+    format!(
+        "{} / {} ({})",
+        a.found_calls, a.first_calls, a.failed_first_calls
+    )
 }
 
 /// A share with its interval: `33.3% [6.1–79.2%]`.
@@ -405,21 +427,11 @@ pub fn requests_table(requests: &[RequestRow], format: Format) -> String {
     table_for(format)(&names, &rows, &right)
 }
 
-/// The files `toolbudget live --out DIR` writes.
-pub fn files(r: &LiveResult) -> Files {
-    let turns: Vec<TurnRow> = r.scenarios.iter().flat_map(|s| s.turns.clone()).collect();
-    let requests: Vec<RequestRow> = r
-        .scenarios
-        .iter()
-        .flat_map(|s| s.requests.clone())
-        .collect();
-    let searches: Vec<crate::live::result::SearchRow> = r
-        .scenarios
-        .iter()
-        .flat_map(|s| s.searches.clone())
-        .collect();
+/// `summary.md` of one model's run: its tables, the cache measured beside modeled (when
+/// reported) and every request.
+fn summary(r: &LiveResult, requests: &[RequestRow]) -> String {
     let mut summary = text(r, true);
-    let cache = cache_table(&requests, Format::Md);
+    let cache = cache_table(requests, Format::Md);
     if !cache.is_empty() {
         summary.push_str("\n### The cache, measured beside modeled\n\n");
         summary.push_str(CACHE_NOTE);
@@ -427,7 +439,28 @@ pub fn files(r: &LiveResult) -> Files {
         summary.push_str(&cache);
     }
     summary.push_str("\n### Every request\n\n");
-    summary.push_str(&requests_table(&requests, Format::Md));
+    summary.push_str(&requests_table(requests, Format::Md));
+    summary
+}
+
+/// Every request of a run, scenario by scenario.
+fn all_requests(r: &LiveResult) -> Vec<RequestRow> {
+    r.scenarios
+        .iter()
+        .flat_map(|s| s.requests.clone())
+        .collect()
+}
+
+/// The files `toolbudget live --out DIR` writes.
+pub fn files(r: &LiveResult) -> Files {
+    let turns: Vec<TurnRow> = r.scenarios.iter().flat_map(|s| s.turns.clone()).collect();
+    let requests = all_requests(r);
+    let searches: Vec<crate::live::result::SearchRow> = r
+        .scenarios
+        .iter()
+        .flat_map(|s| s.searches.clone())
+        .collect();
+    let summary = summary(r, &requests);
     vec![
         ("live.json".into(), to_json(r).into_bytes()),
         ("turns.csv".into(), csv_rows(&turns).into_bytes()),
@@ -435,6 +468,96 @@ pub fn files(r: &LiveResult) -> Files {
         ("searches.csv".into(), csv_rows(&searches).into_bytes()),
         ("summary.md".into(), summary.into_bytes()),
     ]
+}
+
+/// A row of one of several models' runs with its model first (the CSVs of `live --model
+/// A,B`).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+struct OfModel<T> {
+    model: String,
+    #[serde(flatten)]
+    row: T,
+}
+
+/// The rows `rows` picks from every scenario of every run, a `model` column first.
+pub fn models_csv<T: serde::Serialize + Default + Clone>(
+    runs: &[LiveResult],
+    rows: impl Fn(&ScenarioLive) -> &[T],
+) -> String {
+    let all: Vec<OfModel<T>> = runs
+        .iter()
+        .flat_map(|r| {
+            r.scenarios.iter().flat_map(&rows).map(|row| OfModel {
+                model: r.model.clone(),
+                row: row.clone(),
+            })
+        })
+        .collect();
+    csv_rows(&all)
+}
+
+/// What `toolbudget live --model A,B` prints (table or md): each model's tables as one
+/// model's run prints them, then the models side by side, a row per model and mode.
+pub fn models_text(runs: &[LiveResult], md: bool) -> String {
+    let format = if md { Format::Md } else { Format::Table };
+    let mut out = String::new();
+    for r in runs {
+        if md {
+            out.push_str(&format!(
+                "## Model {}\n\n",
+                crate::output::md_text(&r.model)
+            ));
+        }
+        out.push_str(text(r, md).trim_end());
+        out.push_str("\n\n");
+    }
+    out.push_str(if md {
+        "## Models side by side\n\n"
+    } else {
+        "== models side by side ==\n"
+    });
+    out.push_str(&models_table(&model_rows(runs), format));
+    out
+}
+
+/// The files `toolbudget live --model A,B --out DIR` writes: `live.json` holding every model's
+/// result (`{"models": [...]}`), the CSVs with a `model` column first, `summary.md` (the models
+/// side by side, as `report --live` shows them, then each model's summary), and the side by
+/// side chart and CSV.
+pub fn models_files(runs: &[LiveResult]) -> Result<Files, ChartError> {
+    let (body, extra) = models_body(runs)?;
+    let mut summary = String::from("## Models side by side\n\n");
+    summary.push_str(MODELS_NOTE);
+    summary.push_str("\n\n");
+    summary.push_str(&body);
+    for r in runs {
+        summary.push_str(&format!(
+            "\n## Model {}\n\n",
+            crate::output::md_text(&r.model)
+        ));
+        summary.push_str(&self::summary(r, &all_requests(r)));
+    }
+    let json = to_json(&crate::live::LiveModels {
+        models: runs.to_vec(),
+    });
+    let mut files: Files = vec![
+        ("live.json".into(), json.into_bytes()),
+        (
+            "turns.csv".into(),
+            models_csv(runs, |s| &s.turns).into_bytes(),
+        ),
+        (
+            "requests.csv".into(),
+            models_csv(runs, |s| &s.requests).into_bytes(),
+        ),
+        (
+            "searches.csv".into(),
+            models_csv(runs, |s| &s.searches).into_bytes(),
+        ),
+        ("summary.md".into(), summary.into_bytes()),
+    ];
+    files.extend(extra);
+    Ok(files)
 }
 
 /// Mean input tokens per request of a mode: billed where reported, else counted.
@@ -612,8 +735,8 @@ pub fn section(r: &LiveResult) -> Result<(String, Files), ChartError> {
     Ok((md, files))
 }
 
-/// One model and mode of several live runs (`report --live A --live B`): a row of the side by
-/// side table and of `data/live-models.csv`.
+/// One model and mode of several live runs (`live --model A,B`, or `report --live A --live
+/// B`): a row of the side by side table and of `data/live-models.csv`.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct ModelRow {
     pub model: String,
@@ -635,6 +758,22 @@ pub struct ModelRow {
     pub cached_share: Option<f64>,
     pub modeled_cached_share: Option<f64>,
     pub latency_ms_p50: f64,
+    /// Runs of each turn (`--repeat`); the repeat figures below only from 2 runs on.
+    pub runs: u32,
+    pub pass_rate: Option<f64>,
+    pub pass_hat_k: Option<f64>,
+    pub pass_at_k: Option<f64>,
+    pub flip_rate: Option<f64>,
+    /// Input tokens over every request: billed (of those that reported usage) and counted.
+    pub billed_input_tokens: u64,
+    pub counted_input_tokens: u64,
+    /// Adoption of the search tool ([`crate::adoption`], as `session import` counts it).
+    pub select_searches: usize,
+    pub empty_searches: usize,
+    pub deferred_calls: usize,
+    pub found_calls: usize,
+    pub first_calls: usize,
+    pub failed_first_calls: usize,
 }
 
 /// A row per run and mode, over every scenario of the run.
@@ -647,85 +786,143 @@ pub fn model_rows(runs: &[LiveResult]) -> Vec<ModelRow> {
                 .map(|s| s.name.as_str())
                 .collect::<Vec<_>>()
                 .join(" ");
-            [("eager", &r.eager), ("deferred", &r.deferred)].map(|(mode, m)| ModelRow {
-                model: r.model.clone(),
-                provider: r.provider.name().into(),
-                scenarios: scenarios.clone(),
-                mode: mode.into(),
-                turns: m.turns,
-                correct: m.correct,
-                accuracy: m.accuracy,
-                accuracy_low: m.accuracy_low,
-                accuracy_high: m.accuracy_high,
-                searches: m.searches,
-                requests: m.requests,
-                input_tokens_per_request: crate::number::round(tokens_per_request(m), 1),
-                billed_over_counted: m.billed_over_counted,
-                cached_share: m.cache.as_ref().map(|c| c.cached_share),
-                modeled_cached_share: m.cache.as_ref().map(|c| c.modeled_cached_share),
-                latency_ms_p50: m.latency_ms_p50,
+            let stability = |mode: &str| {
+                r.repeats.as_ref().map(|x| {
+                    if mode == "eager" {
+                        x.eager.clone()
+                    } else {
+                        x.deferred.clone()
+                    }
+                })
+            };
+            [("eager", &r.eager), ("deferred", &r.deferred)].map(|(mode, m)| {
+                let st = stability(mode);
+                let a = &m.adoption;
+                ModelRow {
+                    model: r.model.clone(),
+                    provider: r.provider.name().into(),
+                    scenarios: scenarios.clone(),
+                    mode: mode.into(),
+                    turns: m.turns,
+                    correct: m.correct,
+                    accuracy: m.accuracy,
+                    accuracy_low: m.accuracy_low,
+                    accuracy_high: m.accuracy_high,
+                    searches: m.searches,
+                    requests: m.requests,
+                    input_tokens_per_request: crate::number::round(tokens_per_request(m), 1),
+                    billed_over_counted: m.billed_over_counted,
+                    cached_share: m.cache.as_ref().map(|c| c.cached_share),
+                    modeled_cached_share: m.cache.as_ref().map(|c| c.modeled_cached_share),
+                    latency_ms_p50: m.latency_ms_p50,
+                    runs: r.repeat,
+                    pass_rate: st.as_ref().map(|s| crate::number::round(s.pass_rate, 4)),
+                    pass_hat_k: st.as_ref().map(|s| s.pass_hat_k),
+                    pass_at_k: st.as_ref().map(|s| s.pass_at_k),
+                    flip_rate: st.as_ref().map(|s| s.flip_rate),
+                    billed_input_tokens: m.billed_input_tokens,
+                    counted_input_tokens: m.counted_input_tokens,
+                    select_searches: a.select_searches,
+                    empty_searches: a.empty_searches,
+                    deferred_calls: a.deferred_calls,
+                    found_calls: a.found_calls,
+                    first_calls: a.first_calls,
+                    failed_first_calls: a.failed_first_calls,
+                }
             })
         })
         .collect()
 }
 
-/// Several runs side by side (`report --live` repeated): one table, one chart (accuracy
-/// against input tokens per request, a point per model and mode), and the table's CSV.
-pub fn models_section(runs: &[LiveResult]) -> Result<(String, Files), ChartError> {
-    let rows = model_rows(runs);
-    let mut md = String::from(
-        "## Model in the loop: runs side by side
-
-",
-    );
-    md.push_str(
-        "One row per run (`toolbudget live --out DIR`, each given to `report --live`) and mode, \
-         over every scenario of the run; accuracy and its Wilson 95% interval as in a single \
-         run's section; input tokens per request are billed where reported, else counted; the \
-         cache shares are the provider's cached tokens over its prompt tokens beside the \
-         simulator's model of the same requests (each run's first request apart). Rows compare \
-         fairly only over the same scenarios and settings.\n\n",
-    );
-    for r in runs {
-        md.push_str(&format!("- {}\n", header(r)));
-    }
-    md.push('\n');
+/// The side by side table, a row per model and mode; the repeats column only when a run was
+/// repeated.
+pub fn models_table(rows: &[ModelRow], format: Format) -> String {
+    let repeated = rows.iter().any(|m| m.pass_rate.is_some());
+    let pct = |x: Option<f64>| x.map_or("-".into(), |v| percent(v * 100.0, 1));
+    let text = |s: &str| {
+        if format == Format::Md {
+            crate::output::md_text(s)
+        } else {
+            s.to_string()
+        }
+    };
     let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|m| {
-            let pct = |x: Option<f64>| x.map_or("-".into(), |v| percent(v * 100.0, 1));
-            vec![
-                m.model.clone(),
+            let mut row = vec![
+                text(&m.model),
                 m.provider.clone(),
                 m.mode.clone(),
                 m.turns.to_string(),
                 share(m.accuracy, m.accuracy_low, m.accuracy_high),
-                m.searches.to_string(),
+            ];
+            if repeated {
+                row.push(match m.pass_rate {
+                    Some(_) => format!(
+                        "{}: {} / {} / {}",
+                        m.runs,
+                        pct(m.pass_rate),
+                        pct(m.pass_hat_k),
+                        pct(m.flip_rate)
+                    ),
+                    None => format!("{}: -", m.runs),
+                });
+            }
+            row.extend([
+                format!(
+                    "{} ({} / {})",
+                    m.searches, m.select_searches, m.empty_searches
+                ),
+                format!(
+                    "{} / {} ({})",
+                    m.found_calls, m.first_calls, m.failed_first_calls
+                ),
                 crate::number::thousands(m.input_tokens_per_request, 0),
                 ratio(m.billed_over_counted),
                 format!("{} / {}", pct(m.cached_share), pct(m.modeled_cached_share)),
                 format!("{:.0}", m.latency_ms_p50),
-            ]
+            ]);
+            row
         })
         .collect();
-    md.push_str(&crate::output::md_table(
-        &[
-            "model",
-            "provider",
-            "mode",
-            "turns",
-            "accuracy [95%]",
-            "searches",
-            "input tokens / request",
-            "billed / counted",
-            "cached: measured / modeled",
-            "p50 ms",
-        ],
-        &cells,
-        &[
-            false, false, false, true, true, true, true, true, true, true,
-        ],
-    ));
+    let mut head = vec!["model", "provider", "mode", "turns", "accuracy [95%]"];
+    if repeated {
+        head.push("runs: pass rate / pass^k / flips");
+    }
+    head.extend([
+        "searches (select / empty)",
+        "deferred calls: found / first (failed)",
+        "input tokens / request",
+        "billed / counted",
+        "cached: measured / modeled",
+        "p50 ms",
+    ]);
+    let right: Vec<bool> = (0..head.len()).map(|i| i > 2).collect();
+    table_for(format)(&head, &cells, &right)
+}
+
+/// What the side by side table's columns are.
+pub const MODELS_NOTE: &str = "One row per model and mode, over every scenario of its run; \
+accuracy and its Wilson 95% interval as in a single run's tables; with `--repeat` N ≥ 2, each \
+turn's pass rate (mean of runs right / N), pass^N (right in all N runs) and the flip rate (right \
+in some runs only), over the distinct turns; searches (of them `select:` ones, and empty ones \
+that returned no tool) and deferred-tool calls by adoption's definitions, as `session import` \
+counts them (found: after a search that returned the tool; first: before any search returned \
+it; failed: of those, answered with an error); input tokens per request are billed \
+where reported, else counted; the cache shares are the provider's cached tokens over its prompt \
+tokens beside the simulator's model of the same requests (each run's first request apart). Rows \
+compare fairly only over the same scenarios and settings.";
+
+/// The side by side part of several runs: each run's settings, the table, the chart and the
+/// CSV (`charts/live-models.svg`, `data/live-models.csv`).
+fn models_body(runs: &[LiveResult]) -> Result<(String, Files), ChartError> {
+    let rows = model_rows(runs);
+    let mut md = String::new();
+    for r in runs {
+        md.push_str(&format!("- {}\n", header(r)));
+    }
+    md.push('\n');
+    md.push_str(&models_table(&rows, Format::Md));
     md.push_str("\n![accuracy against tokens, per model](charts/live-models.svg)\n\nData: [data/live-models.csv](data/live-models.csv).\n");
     let series: Vec<Series> = rows
         .iter()
@@ -756,6 +953,22 @@ pub fn models_section(runs: &[LiveResult]) -> Result<(String, Files), ChartError
             csv_rows(&rows).into_bytes(),
         ),
     ];
+    Ok((md, files))
+}
+
+/// Several runs side by side (`report --live` repeated, or one `live --model A,B` folder):
+/// one table, one chart (accuracy against input tokens per request, a point per model and
+/// mode), and the table's CSV.
+pub fn models_section(runs: &[LiveResult]) -> Result<(String, Files), ChartError> {
+    let mut md = String::from("## Model in the loop: runs side by side\n\n");
+    md.push_str(
+        "Each run is a `toolbudget live --out DIR` given to `report --live` (a `live --model \
+         A,B` folder holds a run per model). ",
+    );
+    md.push_str(MODELS_NOTE);
+    md.push_str("\n\n");
+    let (body, files) = models_body(runs)?;
+    md.push_str(&body);
     Ok((md, files))
 }
 
@@ -921,5 +1134,14 @@ mod tests {
         let paths: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(paths, ["charts/live-models.svg", "data/live-models.csv"]);
         assert_eq!(String::from_utf8_lossy(&files[1].1).lines().count(), 5);
+        // Single runs: no repeats column; the adoption columns always.
+        assert!(!md.contains("pass^k"), "{md}");
+        assert!(
+            md.contains("| deferred calls: found / first (failed) |"),
+            "{md}"
+        );
+        let csv = String::from_utf8_lossy(&files[1].1);
+        assert!(csv.contains(",runs,pass_rate,pass_hat_k,pass_at_k,flip_rate,"));
+        assert!(csv.lines().nth(1).unwrap().contains(",1,,,,,"), "{csv}");
     }
 }

@@ -380,13 +380,13 @@ fn chat_call(name: &str, args: &str) -> Value {
         "usage": {"prompt_tokens": 100, "completion_tokens": 7}})
 }
 
-fn chat_text(text: &str) -> Value {
+pub(crate) fn chat_text(text: &str) -> Value {
     json!({"choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
            "usage": {"prompt_tokens": 120, "completion_tokens": 3}})
 }
 
 /// A model that searches when it has to, writes one malformed call, then calls right.
-fn scripted_chat(_: usize, body: &Value) -> (u16, Value) {
+pub(crate) fn scripted_chat(_: usize, body: &Value) -> (u16, Value) {
     let messages = body["messages"].as_array().unwrap();
     let last = messages.last().unwrap();
     let names: Vec<&str> = body["tools"]
@@ -508,6 +508,14 @@ fn online_runs_record_retry_and_keep_keys_out_of_the_cassette() {
     assert_eq!(s["deferred"]["searches"], 2);
     assert_eq!(s["deferred"]["turns_search_found_expected"], 2);
     assert_eq!(s["deferred"]["premature_calls"], 0);
+    // Adoption by the definition session import uses: both deferred calls came after a search
+    // that returned their tool; eager defers nothing.
+    assert_eq!(
+        s["deferred"]["adoption"],
+        json!({"searches": 2, "select_searches": 0, "empty_searches": 0, "deferred_calls": 2,
+               "found_calls": 2, "first_calls": 0, "failed_first_calls": 0})
+    );
+    assert_eq!(s["eager"]["adoption"]["deferred_calls"], 0);
     assert_eq!(s["paired"]["both_correct"], 2);
     assert_eq!(s["paired"]["p_value"], 1.0);
     let first_deferred = seen
@@ -539,6 +547,91 @@ fn online_runs_record_retry_and_keep_keys_out_of_the_cassette() {
     );
     assert_eq!(offline.stdout, online.stdout);
     assert_eq!(tree(&dir.path().join("a")), tree(&dir.path().join("b")));
+}
+
+/// A model that calls the deferred tool before any search (an error: not loaded), then
+/// searches by keywords that match nothing, then selects it by name, then calls it.
+fn impatient_chat(_: usize, body: &Value) -> (u16, Value) {
+    let messages = body["messages"].as_array().unwrap();
+    let last = messages.last().unwrap();
+    let user = messages.iter().rev().find(|m| m["role"] == "user").unwrap()["content"]
+        .as_str()
+        .unwrap();
+    let (tool, args) = if user.starts_with("Remember") {
+        (
+            "mcp__memory__create_entities",
+            r#"{"entities":[{"name":"Alice","entityType":"person","observations":["owns billing"]}]}"#,
+        )
+    } else {
+        (
+            "mcp__time__convert_time",
+            r#"{"source_timezone":"America/New_York","time":"09:00","target_timezone":"Europe/London"}"#,
+        )
+    };
+    if last["role"] != "tool" {
+        return (200, chat_call(tool, args));
+    }
+    let content = last["content"].as_str().unwrap();
+    if content.contains("is not loaded") {
+        return (200, chat_call("ToolSearch", r#"{"query":"zebra quartz"}"#));
+    }
+    if content.starts_with("No deferred tool matches") {
+        let query = format!(r#"{{"query":"select:{tool}"}}"#);
+        return (200, chat_call("ToolSearch", &query));
+    }
+    if content.starts_with("Loaded") {
+        return (200, chat_call(tool, args));
+    }
+    (200, chat_text("Done."))
+}
+
+/// Adoption in `live` is counted by the definition `session import` uses (src/adoption.rs): a
+/// call before any search came first and failed, an empty keyword search and a `select:`
+/// search are told apart, and the call after the search found its tool.
+#[test]
+fn live_counts_adoption_by_the_session_import_definition() {
+    let (url, _) = serve(40, impatient_chat);
+    let dir = tempfile::tempdir().unwrap();
+    let o = live_cmd(
+        "openai-chat",
+        &format!("{url}/v1"),
+        &dir.path().join("c.json"),
+        &dir.path().join("a"),
+    )
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let d = &r["deferred"];
+    assert_eq!(
+        d["adoption"],
+        json!({"searches": 4, "select_searches": 2, "empty_searches": 2, "deferred_calls": 4,
+               "found_calls": 2, "first_calls": 2, "failed_first_calls": 2})
+    );
+    // The older fields are the same numbers under their names.
+    assert_eq!(d["searches"], 4);
+    assert_eq!(d["premature_calls"], 2);
+    assert_eq!(d["correct"], 2);
+    assert_eq!(r["eager"]["adoption"]["deferred_calls"], 0);
+    let turns = std::fs::read_to_string(dir.path().join("a/turns.csv")).unwrap();
+    assert!(
+        turns.lines().next().unwrap().ends_with(
+            "trajectory,select_searches,empty_searches,deferred_calls,found_calls,failed_first_calls"
+        ),
+        "{turns}"
+    );
+    let summary = std::fs::read_to_string(dir.path().join("a/summary.md")).unwrap();
+    assert!(
+        summary
+            .contains("| searches: select / keyword / returned nothing | 0 / 0 / 0 | 2 / 2 / 2 |"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains(
+            "| deferred calls: after a search / came first (failed) | 0 / 0 (0) | 2 / 2 (2) |"
+        ),
+        "{summary}"
+    );
 }
 
 #[test]

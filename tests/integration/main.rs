@@ -25,6 +25,7 @@ mod hostile_numbers;
 mod hostile_output;
 mod ir_measures;
 mod live;
+mod live_models;
 mod mcp_hostile;
 mod mcp_import;
 mod mcp_live;

@@ -1,6 +1,9 @@
 //! The model's calls answered: the search tool searched (client side), a loaded tool's recorded result returned, anything else an error; each search recorded; the turn's trajectory assertions checked.
+//! Searches and calls of deferred tools are counted for adoption by the one definition
+//! ([`crate::adoption`]), as `session import` counts them in real logs.
 
 use super::*;
+use crate::adoption::Use;
 
 impl Agent<'_> {
     /// Answers one call; returns the result text and whether it is an error.
@@ -27,12 +30,14 @@ impl Agent<'_> {
         }
         Ok(match target {
             Some(Target::Search) if self.deferring && self.provider_search.is_none() => {
-                row.searches += 1;
                 return self.client_search(c, expected, row);
             }
             Some(Target::Tool(i)) if self.available(i) => {
+                let deferred = self.is_deferred(i);
+                let came_first =
+                    self.adoption.call(&self.prep.catalog().get(i).id, deferred) == Use::First;
                 if self.is_deferred(i) && !self.loaded[i] {
-                    row.premature_calls += 1;
+                    self.adoption.first_failed();
                     *other_calls += 1;
                     return Ok((
                         format!(
@@ -45,6 +50,9 @@ impl Agent<'_> {
                 }
                 let tool = self.prep.catalog().get(i);
                 if let Err(why) = arguments::check(&c.arguments, &tool.input_schema) {
+                    if came_first {
+                        self.adoption.first_failed();
+                    }
                     row.malformed_calls += 1;
                     if !malformed.contains(&i) {
                         malformed.push(i);
@@ -89,6 +97,13 @@ impl Agent<'_> {
         let args = match arguments::check(&c.arguments, &self.search_def.input_schema) {
             Ok(a) => a,
             Err(why) => {
+                // A search all the same, whose answer named no tool (as a failed search in a
+                // session log).
+                let query = serde_json::from_str::<Value>(&c.arguments)
+                    .ok()
+                    .and_then(|v| v.get("query").and_then(Value::as_str).map(str::to_string))
+                    .unwrap_or_default();
+                self.adoption.search(query.trim(), Some(&[]));
                 row.malformed_calls += 1;
                 return Ok((
                     format!("Error: invalid arguments for {}: {why}", c.name),
@@ -130,6 +145,7 @@ impl Agent<'_> {
                 .collect(),
             // The query's fault is the model's: it is told. The scorer's own failure stops the run.
             Err(SearchError::Refused(e)) => {
+                self.adoption.search(query, Some(&[]));
                 return Ok((format!("Error: the query was refused: {}", e.message), true));
             }
             Err(SearchError::Failed(message)) => return Err(LiveError::Scorer(message)),
@@ -168,7 +184,14 @@ impl Agent<'_> {
         Ok((text, false))
     }
 
+    /// A search that ran (client or provider side) and the tools it returned: kept as a row
+    /// and counted for adoption.
     pub(super) fn record_search(&mut self, query: &str, returned: &[usize]) {
+        let ids: Vec<&str> = returned
+            .iter()
+            .map(|&i| self.prep.catalog().get(i).id.as_str())
+            .collect();
+        self.adoption.search(query, Some(&ids));
         self.out.searches.push(SearchRow {
             scenario: self.sc.name.clone(),
             mode: self.mode.name().to_string(),

@@ -28,6 +28,7 @@ use super::conversation::{FunctionDef, Message, ProviderSearch, Request, ToolCal
 use super::endpoint::{Endpoint, LiveError};
 use super::provider::SearchSide;
 use super::result::{Broken, Outcome, RequestRow, SearchRow, TurnRow};
+use crate::adoption::{Adoption, Tracker};
 use crate::catalog::Tool;
 use crate::counter::api::api_tool_name;
 use crate::counter::{CounterKind, ToolChoice};
@@ -140,6 +141,9 @@ struct Agent<'a> {
     /// and the history's epoch (bumped by `clear` and `compact`).
     cache: Option<CacheState>,
     epoch: u64,
+    /// Adoption of the search tool over this conversation ([`crate::adoption`]): what its
+    /// searches returned, and the current turn's counts.
+    adoption: Tracker,
 }
 
 /// The search tool the deferred mode sends: the catalog's own, else toolbudget's.
@@ -224,6 +228,7 @@ pub(crate) fn play(
         subagents: 0,
         cache: None,
         epoch: 0,
+        adoption: Tracker::default(),
         ep,
     };
     a.set_system();
@@ -378,13 +383,20 @@ impl Agent<'_> {
         }
     }
 
+    /// Every loaded tool dropped: for adoption, what earlier searches returned is forgotten
+    /// too (a call after it comes first again, as after `/clear` in a session log).
+    fn unload(&mut self) {
+        self.loaded.fill(false);
+        self.adoption.clear();
+    }
+
     fn event(&mut self, e: &Event) {
         match e {
             Event::Clear => {
                 self.epoch += 1;
                 self.messages.clear();
                 self.message_tokens.clear();
-                self.loaded.fill(false);
+                self.unload();
             }
             Event::Compact {
                 keep_discovered, ..
@@ -393,7 +405,7 @@ impl Agent<'_> {
                 self.messages.clear();
                 self.message_tokens.clear();
                 if !keep_discovered.unwrap_or(self.sc.deferred.compact_keeps_loaded) {
-                    self.loaded.fill(false);
+                    self.unload();
                 }
             }
             Event::Connect { server, .. } | Event::Disconnect { server, .. } => {
@@ -404,7 +416,7 @@ impl Agent<'_> {
             }
             Event::Resume { rediscover } => {
                 if !rediscover.unwrap_or(self.sc.deferred.resume_rediscovers) {
-                    self.loaded.fill(false);
+                    self.unload();
                 }
             }
         }
@@ -427,6 +439,7 @@ impl Agent<'_> {
         }
         self.push(Message::User(t.user.clone()));
         self.turn_calls.clear();
+        self.adoption.counts = Adoption::default();
         let mut row = TurnRow {
             scenario: self.sc.name.clone(),
             mode: self.mode.name().to_string(),
@@ -521,7 +534,6 @@ impl Agent<'_> {
             .map_err(|message| LiveError::Unreadable { provider, message })?;
         row.steps = step;
         for s in &reply.provider_searches {
-            row.searches += 1;
             let mut returned = Vec::new();
             for name in &s.loaded {
                 if let Some(&Target::Tool(i)) = self.names.by_name.get(name) {
@@ -622,6 +634,7 @@ impl Agent<'_> {
         malformed: &[usize],
         other_calls: usize,
     ) {
+        row.set_adoption(&self.adoption.counts);
         row.called = called
             .iter()
             .map(|&i| self.prep.catalog().get(i).id.as_str())
