@@ -12,7 +12,7 @@ use toolbudget::experiment::session_import::{
     self, Filter, ImportOptions, ImportRequest, LogFormat, default_roots, discover,
 };
 use toolbudget::experiment::{builtin, parse_catalog_arg};
-use toolbudget::output::{Guard, Target, emit, write_atomic};
+use toolbudget::output::{Guard, Target, add_files, check_add_to, emit, write_atomic};
 use toolbudget::view::session_import::{notes, render};
 
 /// The note that no `--catalog` was given: which built-in catalog stands in for each format.
@@ -130,6 +130,10 @@ impl SessionImportArgs {
             dir,
             written: self.out.is_some(),
         };
+        // Every import writes calibration.json: a user's own one is refused before the work.
+        if let Some(out) = &self.out {
+            check_add_to(out, &[session_import::CALIBRATION_FILE])?;
+        }
         let result = session_import::run(&request, &Bars::new("session import", quiet))?;
         if let Some(out) = &self.out {
             // Checked before the first write: all the files are written, or none.
@@ -143,10 +147,11 @@ impl SessionImportArgs {
                     )));
                 }
             }
+            // A file already there is replaced only when toolbudget wrote it (the folder's
+            // list says so); a user's own calibration.json is refused, before any is written.
             // One file's text in memory at a time.
-            for name in &result.files {
-                write_atomic(&out.join(name), result.file_text(name)?.as_bytes())?;
-            }
+            let names: Vec<&str> = result.files.iter().map(String::as_str).collect();
+            add_files(out, &names, |name| result.file_text(name))?;
         }
         if let Some(q) = &self.queries_out {
             write_atomic(q, session_import::queries_jsonl(&result).as_bytes())?;

@@ -90,6 +90,17 @@ pub struct ConfigImport {
     pub any_failed: bool,
 }
 
+/// The files a `--config` import would write into its folder: `<server>.json` of every stdio
+/// server, so the command can refuse, before any server starts, to replace one it did not
+/// write.
+pub fn config_files(config: &Path) -> Result<Vec<String>> {
+    Ok(read_config(config, &|k| std::env::var(k).ok())?
+        .into_iter()
+        .filter(|e| matches!(e.kind, EntryKind::Stdio(_)))
+        .map(|e| format!("{}.json", e.name))
+        .collect())
+}
+
 /// `--config FILE`: every stdio server of the config imported into `DIR/<server>.json` (`keep`
 /// writes each as it is listed); remote servers skipped, failures reported and the rest still
 /// run.

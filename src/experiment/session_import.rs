@@ -35,6 +35,9 @@ use crate::simulate::profile::{self, Profile};
 use crate::simulate::{self, ModeResult, Prepared, RequestRow, Scenario, ScenarioResult, Sizing};
 use std::sync::Arc;
 
+/// The fitted calibration's file in an import folder (read back by `report --sessions`).
+pub const CALIBRATION_FILE: &str = "calibration.json";
+
 /// Every step for files and folders given: discover, index, plan (no filter), import.
 pub fn import_paths(
     paths: &[PathBuf],
@@ -579,9 +582,9 @@ pub fn import(
         files.push(p.usage_file());
         files.extend(p.own_files.iter().cloned());
     }
-    files.push("calibration.json".to_string());
+    files.push(CALIBRATION_FILE.to_string());
     spill.put(
-        &out_key("calibration.json"),
+        &out_key(CALIBRATION_FILE),
         &crate::output::to_json(&cal_file),
     )?;
     let queries: Vec<MinedQuery> = processed

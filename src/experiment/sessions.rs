@@ -91,7 +91,7 @@ pub fn load_dir(dir: &Path) -> Result<(Vec<Imported>, CalibrationFile)> {
         let scenario = load_scenario(&dir.join(&usage.scenario))?;
         out.push(Imported { usage, scenario });
     }
-    let cal_path = dir.join("calibration.json");
+    let cal_path = dir.join(super::session_import::CALIBRATION_FILE);
     let cal = if cal_path.is_file() {
         CalibrationFile::load(&cal_path)?
     } else {

@@ -244,8 +244,6 @@ pub(super) fn write_err(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
     }
 }
 
-/// Writes `bytes` to `path` whole or not at all (temporary file in the same folder, then a
-/// rename); `path` must pass [`check_out_file`].
 /// Makes an output folder before the work (one that cannot be made fails at once) and, when
 /// this run made it, records it so that an interruption removes it again if it is still empty.
 /// Returns whether it was made here.
@@ -258,6 +256,8 @@ pub fn make_out_dir(dir: &Path) -> Result<bool> {
     Ok(true)
 }
 
+/// Writes `bytes` to `path` whole or not at all (temporary file in the same folder, then a
+/// rename); `path` must pass [`check_out_file`].
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     check_out_file(path)?;
     let err = write_err(path);
@@ -300,6 +300,126 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     written.map_err(&err)?;
     tmp.persist(path).map_err(|e| err(e.error))?;
     Ok(())
+}
+
+/// The list of what toolbudget wrote into a folder it adds files to one by one (`session
+/// import --out`, `catalog import --config --out`): a first line saying so, then one JSON
+/// string per file, its path relative to the folder (JSON, so that no name can forge a line).
+/// A file already in such a folder is replaced only when this list names it: anything else
+/// there is someone's own (a hand-made `calibration.json`, a `weather.json` written by hand).
+pub const ADDED_MARKER: &str = ".toolbudget-files";
+
+const ADDED_MARKER_HEADER: &str = "files toolbudget wrote in this folder (one JSON string a line)";
+
+/// The names the folder's [`ADDED_MARKER`] lists; none when it has no list. A file of that
+/// name that is not such a list (another kind of file, or another header) is refused: it is
+/// not toolbudget's to replace.
+fn added_list(dir: &Path) -> Result<std::collections::HashSet<String>> {
+    let path = dir.join(ADDED_MARKER);
+    let not_ours = || {
+        Error::usage(format!(
+            "{}: is not the list toolbudget keeps of the files it wrote here, and toolbudget \
+             would replace it: move it away, or write to another folder",
+            path.display()
+        ))
+    };
+    match std::fs::symlink_metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(std::collections::HashSet::new());
+        }
+        Err(source) => {
+            return Err(Error::Write {
+                path: path.clone(),
+                source,
+            });
+        }
+        Ok(m) if m.is_file() => {}
+        Ok(_) => return Err(not_ours()),
+    }
+    let bytes = crate::input::read(&path)?;
+    let text = String::from_utf8_lossy(&bytes);
+    let mut lines = text.lines();
+    if lines.next() != Some(ADDED_MARKER_HEADER) {
+        return Err(not_ours());
+    }
+    Ok(lines
+        .filter_map(|l| serde_json::from_str::<String>(l).ok())
+        .collect())
+}
+
+/// Checks, before any is written, that each of `names` can be written into `dir`: a new
+/// name, or a regular file the folder's [`ADDED_MARKER`] lists (one toolbudget wrote there
+/// before). Any other existing file is refused, naming it: replacing it would lose it.
+pub fn check_add_to(dir: &Path, names: &[&str]) -> Result<()> {
+    let listed = added_list(dir)?;
+    let mut foreign = Vec::new();
+    for name in names {
+        let path = dir.join(name);
+        check_out_file(&path)?;
+        let exists = std::fs::symlink_metadata(&path).is_ok();
+        if exists && (*name == ADDED_MARKER || !listed.contains(*name)) {
+            foreign.push(path.display().to_string());
+        }
+    }
+    let Some(first) = foreign.first() else {
+        return Ok(());
+    };
+    let more = match foreign.len() {
+        1 => String::new(),
+        n => format!(" (and {} more)", n - 1),
+    };
+    Err(Error::usage(format!(
+        "{first}{more}: exists and toolbudget did not write it ({} does not list it); replacing \
+         it would lose it: move it away, or write to another folder",
+        dir.join(ADDED_MARKER).display()
+    )))
+}
+
+/// Writes the files `names` (relative to `dir`) into `dir`, each whole ([`write_atomic`]) with
+/// the bytes `bytes(name)` gives (asked one at a time, so one file's text is in memory at a
+/// time), once [`check_add_to`] allows every one, and lists each in the folder's
+/// [`ADDED_MARKER`] as soon as it is written (an interrupted run leaves no file of its own
+/// unlisted but the one it was writing). The list is rewritten whole at the end, without
+/// repeats.
+pub fn add_files<B: AsRef<[u8]>>(
+    dir: &Path,
+    names: &[&str],
+    mut bytes: impl FnMut(&str) -> Result<B>,
+) -> Result<()> {
+    check_add_to(dir, names)?;
+    let mut listed: Vec<String> = added_list(dir)?.into_iter().collect();
+    let marker = dir.join(ADDED_MARKER);
+    let line = |name: &str| format!("{}\n", serde_json::to_string(name).unwrap_or_default());
+    let whole = |listed: &mut Vec<String>| {
+        listed.sort();
+        listed.dedup();
+        let mut text = format!("{ADDED_MARKER_HEADER}\n");
+        for name in listed.iter() {
+            text.push_str(&line(name));
+        }
+        write_atomic(&marker, text.as_bytes())
+    };
+    // The list exists (with its header) before the first file: each is then appended.
+    whole(&mut listed)?;
+    for name in names {
+        write_atomic(&dir.join(name), bytes(name)?.as_ref())?;
+        append_line(&marker, &line(name))?;
+        listed.push((*name).to_string());
+    }
+    whole(&mut listed)
+}
+
+/// Appends one line to a regular file (never through a symbolic link).
+fn append_line(path: &Path, line: &str) -> Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    let mut f = options.open(path).map_err(write_err(path))?;
+    f.write_all(line.as_bytes()).map_err(write_err(path))
 }
 
 /// Writes a whole folder of files (`(relative path, bytes)`) whole or not at all: the new tree
@@ -483,6 +603,58 @@ mod tests {
         std::fs::write(old.join("data/s.jsonl"), "x").unwrap();
         let e = check_out_dir(&old).unwrap_err().to_string();
         assert!(e.contains("data/s.jsonl"), "{e}");
+    }
+
+    /// A folder files are added to: a file is replaced only where the folder's list says
+    /// toolbudget wrote it; a user's own file is refused, naming it, and kept.
+    #[test]
+    fn added_files_replace_only_what_the_list_names() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        std::fs::write(dir.join("calibration.json"), "mine").unwrap();
+        let e = add_files(dir, &["a.yaml", "calibration.json"], |_| Ok("new"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("calibration.json: exists and toolbudget did not write it"),
+            "{e}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("calibration.json")).unwrap(),
+            "mine"
+        );
+        assert!(
+            !dir.join("a.yaml").exists(),
+            "nothing is written when one is refused"
+        );
+        std::fs::remove_file(dir.join("calibration.json")).unwrap();
+        add_files(dir, &["a.yaml", "calibration.json"], |_| Ok("one")).unwrap();
+        add_files(dir, &["a.yaml", "calibration.json"], |_| Ok("two")).unwrap();
+        assert_eq!(std::fs::read_to_string(dir.join("a.yaml")).unwrap(), "two");
+        let list = std::fs::read_to_string(dir.join(ADDED_MARKER)).unwrap();
+        assert_eq!(
+            list.lines().count(),
+            3,
+            "the header and two names, once: {list}"
+        );
+        // A name holding a line break is one entry of the list, never a line of its own.
+        let forged = "x\n\"y.json\"";
+        add_files(dir, &[forged], |_| Ok("f")).unwrap();
+        let listed = added_list(dir).unwrap();
+        assert!(
+            listed.contains(forged) && !listed.contains("y.json"),
+            "{listed:?}"
+        );
+        // A file of the list's name that is not toolbudget's list is not replaced.
+        std::fs::write(dir.join(ADDED_MARKER), "my own notes\n").unwrap();
+        let e = add_files(dir, &["b.yaml"], |_| Ok("b"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is not the list toolbudget keeps"), "{e}");
+        assert_eq!(
+            std::fs::read_to_string(dir.join(ADDED_MARKER)).unwrap(),
+            "my own notes\n"
+        );
     }
 
     #[test]

@@ -590,3 +590,72 @@ fn a_setsid_grandchild_of_a_scorer_or_mcp_server_does_not_outlive_the_run() {
         assert!(!alive, "{args:?}: the grandchild {pid} outlived the run");
     }
 }
+
+/// A folder files are added to (`session import --out`) is written only where its list says
+/// toolbudget wrote before (#40 probe 2): a user's own `calibration.json` (or a file named like
+/// a session's scenario) beside the logs is refused, naming it, before any file is written; a
+/// folder of its own output is replaced file by file, run after run.
+#[test]
+fn session_import_replaces_only_files_it_wrote() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let log = "d0f1b2c3-9e0a-4b12-b324-354657687980";
+    let logs = dir.join("d");
+    std::fs::create_dir(&logs).unwrap();
+    std::fs::copy(
+        crate::support::repo(&format!("fixtures/sessions/claude/searches/{log}.jsonl")),
+        logs.join(format!("{log}.jsonl")),
+    )
+    .unwrap();
+    let mine = "{\"note\": \"hand-made\"}";
+    std::fs::write(logs.join("calibration.json"), mine).unwrap();
+    let tracker = format!(
+        "tracker={}",
+        crate::support::repo("fixtures/catalogs/mcp/tracker.json").display()
+    );
+    let import = |out: &str| {
+        run(
+            dir,
+            &[
+                "-q",
+                "session",
+                "import",
+                "d",
+                "-c",
+                &builtins(),
+                "-c",
+                &tracker,
+                "--out",
+                out,
+            ],
+        )
+    };
+    refused(
+        &import("d"),
+        &["d/calibration.json", "toolbudget did not write it"],
+    );
+    assert_eq!(
+        std::fs::read_to_string(logs.join("calibration.json")).unwrap(),
+        mine
+    );
+    assert!(
+        !logs.join(format!("{log}.yaml")).exists(),
+        "nothing written"
+    );
+
+    // Its own folder: written, then replaced by the next run.
+    for _ in 0..2 {
+        let d = import("out");
+        assert_eq!(d.code, Some(0), "{}", d.stderr);
+    }
+    assert!(dir.join("out/calibration.json").is_file());
+    // A user's file named like a scenario the import writes, in a folder of its own.
+    std::fs::create_dir(dir.join("other")).unwrap();
+    std::fs::write(dir.join(format!("other/{log}.yaml")), "name: mine\n").unwrap();
+    refused(&import("other"), &[&format!("other/{log}.yaml")]);
+    assert_eq!(
+        std::fs::read_to_string(dir.join(format!("other/{log}.yaml"))).unwrap(),
+        "name: mine\n"
+    );
+    assert!(!dir.join("other/calibration.json").exists());
+}

@@ -341,11 +341,13 @@ fn a_config_imports_every_stdio_server_and_one_failure_does_not_stop_the_rest() 
         expect.map(|(a, b)| (a.to_string(), b.to_string())).to_vec()
     );
     assert_eq!(report["total_tools"], 3);
-    let written: Vec<_> = std::fs::read_dir(&out)
+    let mut written: Vec<_> = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
-    assert_eq!(written, ["weather.json"]);
+    written.sort();
+    // The catalog, and the list of what toolbudget wrote there.
+    assert_eq!(written, [".toolbudget-files", "weather.json"]);
     // The starter scenario names only the servers that were imported, relative to itself.
     let yaml = std::fs::read_to_string(&scenario).unwrap();
     assert!(yaml.contains("name: \"mine\"\n"), "{yaml}");
@@ -399,4 +401,65 @@ fn a_file_that_is_not_a_config_is_a_located_input_error() {
         "{e}"
     );
     assert!(e.contains("must be an object"), "{e}");
+}
+
+/// `--config DIR/x.mcp.json --out DIR` where the user's own `DIR/weather.json` exists (#40 probe
+/// 10): refused, naming it, before any server starts; the file is kept. Once toolbudget wrote a
+/// `weather.json` there (its list says so), the next import replaces it.
+#[test]
+fn a_config_import_replaces_only_catalogs_it_wrote() {
+    let Some(py) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("d");
+    std::fs::create_dir(&d).unwrap();
+    let pid_file = dir.path().join("started.pid");
+    let config = serde_json::json!({"mcpServers": {
+        "weather": {"command": py, "args": [fake("paginated_server.py")]},
+        "stuck": {"command": py, "args": [fake("never_answers.py")],
+                  "env": {"FAKE_GRANDCHILD_PID_FILE": pid_file}}
+    }});
+    let cfg = d.join("x.mcp.json");
+    std::fs::write(&cfg, serde_json::to_string_pretty(&config).unwrap()).unwrap();
+    let mine = "{\"tools\":[{\"name\":\"my_own\",\"description\":\"hand-written\",\"inputSchema\":{\"type\":\"object\"}}]}\n";
+    std::fs::write(d.join("weather.json"), mine).unwrap();
+    let import = || {
+        bin()
+            .args(["-q", "catalog", "import", "--timeout-secs", "2", "--config"])
+            .arg(&cfg)
+            .arg("--out")
+            .arg(&d)
+            .output()
+            .unwrap()
+    };
+    let o = import();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.starts_with(&format!(
+            "error: {}: exists and toolbudget did not write it",
+            d.join("weather.json").display()
+        )),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("weather.json")).unwrap(),
+        mine
+    );
+    assert!(!pid_file.exists(), "no server was started");
+
+    // Without the user's file, the import writes its own; a second import replaces it.
+    std::fs::remove_file(d.join("weather.json")).unwrap();
+    let config = serde_json::json!({"mcpServers": {
+        "weather": {"command": py, "args": [fake("paginated_server.py")]}
+    }});
+    std::fs::write(&cfg, serde_json::to_string_pretty(&config).unwrap()).unwrap();
+    for _ in 0..2 {
+        let o = import();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    assert!(
+        std::fs::read_to_string(d.join("weather.json"))
+            .unwrap()
+            .contains("\"tools\"")
+    );
 }

@@ -86,9 +86,10 @@ fn import_peak(root: &Path, n: usize, bytes: usize) -> u64 {
     let written = std::fs::read_dir(root.join(&out)).unwrap().count();
     assert_eq!(
         written,
-        2 * n + 1,
-        "scenario and bill per session, calibration.json"
+        2 * n + 2,
+        "scenario and bill per session, calibration.json, .toolbudget-files"
     );
+    assert!(root.join(&out).join(".toolbudget-files").is_file());
     std::fs::remove_dir_all(root.join(&logs)).unwrap();
     m.peak_kib
 }

@@ -14,10 +14,10 @@ use crate::commands::progress::Bars;
 use crate::commands::{Outcome, Run};
 use toolbudget::error::{Error, Result};
 use toolbudget::experiment::catalog_import::{
-    ImportReport, ImportSettings, failure_lines, import_config, import_stdio, ok_row,
+    ImportReport, ImportSettings, config_files, failure_lines, import_config, import_stdio, ok_row,
     starter_scenario,
 };
-use toolbudget::output::{Guard, Target, emit, write_atomic};
+use toolbudget::output::{Guard, Target, add_files, check_add_to, emit, write_atomic};
 
 /// Default folder for `--config` snapshots.
 pub const DEFAULT_CONFIG_OUT: &str = "catalogs";
@@ -110,23 +110,29 @@ impl ImportArgs {
             .out
             .clone()
             .unwrap_or_else(|| PathBuf::from(DEFAULT_CONFIG_OUT));
-        // One line per server above the bar (name, state, tools, time); the bar says which one
-        // runs. Failures are said even with --quiet.
-        let bars = Bars::new("import", quiet);
+        // Checked for every server before any starts: a server named like the config file
+        // (`x.mcp` for `x.mcp.json`) would replace it, and a `<server>.json` already in the
+        // folder is replaced only when toolbudget wrote it there (its list of files says so).
+        let names = config_files(config)?;
         let config_file = config.canonicalize().ok();
-        let done = import_config(config, &dir, settings, &bars, &mut |path, imported| {
-            // A server named like the config file (`x.mcp` for `x.mcp.json`) would replace it.
-            if path
-                .canonicalize()
-                .ok()
-                .is_some_and(|p| Some(&p) == config_file.as_ref())
-            {
-                return Err(toolbudget::error::Error::usage(format!(
+        for name in &names {
+            let path = dir.join(name);
+            if config_file.is_some() && path.canonicalize().ok() == config_file {
+                return Err(Error::usage(format!(
                     "{}: is the config this command reads; import into another --out folder",
                     path.display()
                 )));
             }
-            write_atomic(path, imported.json.as_bytes())
+        }
+        check_add_to(&dir, &names.iter().map(String::as_str).collect::<Vec<_>>())?;
+        // One line per server above the bar (name, state, tools, time); the bar says which one
+        // runs. Failures are said even with --quiet.
+        let bars = Bars::new("import", quiet);
+        let done = import_config(config, &dir, settings, &bars, &mut |path, imported| {
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            add_files(&dir, &[name.as_deref().unwrap_or_default()], |_| {
+                Ok(imported.json.as_bytes())
+            })
         })?;
         if !done.written.is_empty() {
             write_scenario(self.scenario.as_deref(), &done.written)?;
