@@ -19,8 +19,16 @@ use toolbudget::view::report::Pages;
 
 impl Run for ReportArgs {
     fn guard(&self) -> Guard {
+        // The catalogs the scenarios (and the imported sessions) name are inputs too: a report
+        // folder holding one would delete it.
+        let mut scenarios = scenario_files(&shipped(&self.scenarios));
+        scenarios.extend(scenario_files(&shipped(&self.scenarios).join("published")));
+        if let Some(dir) = &self.sessions {
+            scenarios.extend(scenario_files(dir));
+        }
         let mut g = Guard::default();
         g.input(&self.scenarios)
+            .inputs(toolbudget::experiment::simulate::named_inputs(&scenarios))
             .input(&self.fixtures)
             .inputs(self.data.iter().cloned())
             .inputs(self.sessions.iter().cloned())
@@ -31,18 +39,6 @@ impl Run for ReportArgs {
     }
 
     fn run(&self, quiet: bool) -> Result<Outcome> {
-        // The shipped scenarios and fixtures are found from the current folder (the repository
-        // root), or else beside the crate this binary was built from, so `report` works from
-        // anywhere.
-        let shipped = |p: &Path| -> PathBuf {
-            if p.is_relative() && !p.exists() {
-                let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join(p);
-                if beside.exists() {
-                    return beside;
-                }
-            }
-            p.to_path_buf()
-        };
         let mut inputs = gather(
             &shipped(&self.scenarios),
             &shipped(&self.fixtures),
@@ -86,6 +82,25 @@ impl Run for ReportArgs {
         }
         Ok(Outcome::Success)
     }
+}
+
+/// The shipped scenarios and fixtures are found from the current folder (the repository
+/// root), or else beside the crate this binary was built from, so `report` works from
+/// anywhere.
+fn shipped(p: &Path) -> PathBuf {
+    if p.is_relative() && !p.exists() {
+        let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join(p);
+        if beside.exists() {
+            return beside;
+        }
+    }
+    p.to_path_buf()
+}
+
+/// The scenario files of a folder, for the guard (none when it cannot be read: the run says
+/// why).
+fn scenario_files(dir: &Path) -> Vec<PathBuf> {
+    sorted_files(dir, &["yaml", "yml"]).unwrap_or_default()
 }
 
 /// Every (scorer, listing) asked for, keyword over names when none is.

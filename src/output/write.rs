@@ -46,8 +46,8 @@ pub const MAX_OUT_DIR_ENTRIES: usize = 10_000;
 
 /// Checks that `--out DIR` can be replaced by a new tree: a new path, an empty folder, or a
 /// folder this tool wrote before and nobody added to. A folder holding any file toolbudget
-/// did not write (by its [`TREE_MARKER`] list; a folder of an older version, with an `index.md`
-/// or a marker without list, may hold only `.md`, `.csv`, `.json` and `.svg` files) is refused,
+/// did not write (by its [`TREE_MARKER`] list; a folder of an older version, without a list,
+/// only in that version's exact layout: see `foreign_files`) is refused,
 /// naming the files, before any work is done: replacing a folder deletes what is in it. The
 /// current folder, one holding it and a mount point are refused too (they cannot be swapped).
 pub fn check_out_dir(path: &Path) -> Result<()> {
@@ -125,7 +125,12 @@ fn foreign_files(dir: &Path) -> Result<Vec<PathBuf>> {
         // A marker of an older version holds only its header.
         (!rest.is_empty()).then_some(rest)
     });
-    let legacy = listed.is_none() && (marker.is_some() || dir.join("index.md").is_file());
+    // A folder without a list is taken for an older version's report only by that report's
+    // whole layout: an `index.md` that opens with the report's title, charts/*.svg and
+    // data/*.csv|json, and nothing else (the header-only marker of 2026-11-30 aside). The
+    // kinds of file alone are not enough: a user's notes folder with an `index.md` and a
+    // catalog `db.json` is no report, and replacing it would delete both.
+    let legacy = listed.is_none() && opens_like_a_report(&dir.join("index.md"));
     let mut foreign = Vec::new();
     let mut stack = vec![PathBuf::new()];
     let mut seen = 0usize;
@@ -151,13 +156,7 @@ fn foreign_files(dir: &Path) -> Result<Vec<PathBuf>> {
             let ours = name == TREE_MARKER
                 || match &listed {
                     Some(list) => kind.is_file() && list.contains(name.as_ref()),
-                    None => {
-                        legacy
-                            && kind.is_file()
-                            && [".md", ".csv", ".json", ".svg"]
-                                .iter()
-                                .any(|e| name.ends_with(e))
-                    }
+                    None => legacy && kind.is_file() && in_old_report(&child),
                 };
             if !ours {
                 foreign.push(child);
@@ -166,6 +165,39 @@ fn foreign_files(dir: &Path) -> Result<Vec<PathBuf>> {
     }
     foreign.sort();
     Ok(foreign)
+}
+
+/// The first line of every report's `index.md`.
+const REPORT_TITLE: &str = "# toolbudget report";
+
+/// Whether `index` is a regular file whose first line is the report's title.
+fn opens_like_a_report(index: &Path) -> bool {
+    use std::io::Read;
+    if !std::fs::symlink_metadata(index).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut head = Vec::new();
+    let limit = REPORT_TITLE.len() as u64 + 1;
+    if std::fs::File::open(index)
+        .and_then(|f| f.take(limit).read_to_end(&mut head))
+        .is_err()
+    {
+        return false;
+    }
+    head.strip_prefix(REPORT_TITLE.as_bytes())
+        .is_some_and(|rest| rest.first().is_none_or(|&b| b == b'\n' || b == b'\r'))
+}
+
+/// Whether `rel` is a file an older version's report held: `index.md`, `charts/NAME.svg` or
+/// `data/NAME.csv|json`.
+fn in_old_report(rel: &Path) -> bool {
+    let parts: Vec<&str> = rel.iter().filter_map(|p| p.to_str()).collect();
+    match parts.as_slice() {
+        ["index.md"] => true,
+        ["charts", f] => f.ends_with(".svg"),
+        ["data", f] => f.ends_with(".csv") || f.ends_with(".json"),
+        _ => false,
+    }
 }
 
 /// Refuses an `--out` that is one of the command's inputs, so writing the result cannot
@@ -594,15 +626,28 @@ mod tests {
             std::fs::read_to_string(dir.join("index.md")).unwrap(),
             "one"
         );
-        // An older version's folder (index.md, no list): its kinds of files only.
+        // An older version's folder (no list): its exact layout only.
         let old = tmp.path().join("old");
         std::fs::create_dir_all(old.join("data")).unwrap();
-        std::fs::write(old.join("index.md"), "x").unwrap();
+        std::fs::create_dir_all(old.join("charts")).unwrap();
+        std::fs::write(old.join("index.md"), "# toolbudget report\n\nTokens").unwrap();
         std::fs::write(old.join("data/a.csv"), "x").unwrap();
+        std::fs::write(old.join("data/report.json"), "{}").unwrap();
+        std::fs::write(old.join("charts/a.svg"), "x").unwrap();
         assert!(check_out_dir(&old).is_ok());
         std::fs::write(old.join("data/s.jsonl"), "x").unwrap();
+        std::fs::write(old.join("db.json"), "{}").unwrap();
+        std::fs::write(old.join("charts/notes.md"), "x").unwrap();
         let e = check_out_dir(&old).unwrap_err().to_string();
-        assert!(e.contains("data/s.jsonl"), "{e}");
+        assert!(e.contains("charts/notes.md, data/s.jsonl, db.json"), "{e}");
+        // A folder of notes is no report: `.md` and `.json` files are not enough (#40).
+        let notes = tmp.path().join("notes");
+        std::fs::create_dir_all(&notes).unwrap();
+        std::fs::write(notes.join("index.md"), "# my notes\n").unwrap();
+        let e = check_out_dir(&notes).unwrap_err().to_string();
+        assert!(e.contains("(index.md)"), "{e}");
+        std::fs::write(notes.join("index.md"), "# toolbudget reports I like\n").unwrap();
+        assert!(check_out_dir(&notes).is_err());
     }
 
     /// A folder files are added to: a file is replaced only where the folder's list says

@@ -659,3 +659,52 @@ fn session_import_replaces_only_files_it_wrote() {
     );
     assert!(!dir.join("other/calibration.json").exists());
 }
+
+/// `report --out` onto a folder of notes that holds a catalog a scenario reads (#40 probe 15):
+/// the catalog is an input (refused as such), and without it the folder is still no old
+/// report (an `index.md` and `.json` files are not a report's layout): refused, naming them.
+#[test]
+fn report_never_takes_a_notes_folder_for_an_old_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    for d in ["scen", "cats", "fix/catalogs/mcp"] {
+        std::fs::create_dir_all(dir.join(d)).unwrap();
+    }
+    let db = crate::support::repo("fixtures/catalogs/mcp/db.json");
+    std::fs::copy(&db, dir.join("fix/catalogs/mcp/db.json")).unwrap();
+    std::fs::copy(&db, dir.join("cats/db.json")).unwrap();
+    std::fs::write(dir.join("cats/index.md"), "# my notes\n").unwrap();
+    std::fs::write(
+        dir.join("scen/a.yaml"),
+        "name: a\nsystem_prompt_tokens: 100\ncatalogs:\n  - {path: ../cats/db.json, server: db}\n\
+         deferred: {defer_mcp: true}\nconversation:\n  - {user: hi, reply_tokens: 20}\n",
+    )
+    .unwrap();
+    let report = || {
+        run(
+            dir,
+            &[
+                "-q",
+                "report",
+                "--scenarios",
+                "scen",
+                "--fixtures",
+                "fix",
+                "--out",
+                "cats",
+            ],
+        )
+    };
+    refused(
+        &report(),
+        &["--out cats", "holding one of this run's inputs", "db.json"],
+    );
+    // No scenario reads it now: still a folder of someone's files, not an old report.
+    std::fs::remove_file(dir.join("scen/a.yaml")).unwrap();
+    refused(&report(), &["did not write (db.json, index.md)"]);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("cats/index.md")).unwrap(),
+        "# my notes\n"
+    );
+    assert!(dir.join("cats/db.json").is_file());
+}
