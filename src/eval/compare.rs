@@ -439,7 +439,8 @@ fn compare_scorer(
     notes: &mut Vec<String>,
 ) -> Result<ScorerComparison> {
     let (name, metric) = (&b.scorer, &options.metric);
-    let Some(b_checked) = b.metric(metric) else {
+    // Absent is an error; present and n/a (null: no query expects a tool) compares as n/a.
+    let Some(&b_checked) = b.metrics.get(metric) else {
         let known: Vec<String> = b.metrics.keys().map(ToString::to_string).collect();
         return Err(Error::usage(format!(
             "metric {:?} is not in the baseline's results for scorer {:?}; it has: {}",
@@ -453,12 +454,14 @@ fn compare_scorer(
         .metrics
         .iter()
         .filter_map(|(m, &x)| {
-            let y = c.metric(m)?;
+            // A metric the candidate lacks is left out; one that is n/a (null) in either file
+            // stays, with no difference.
+            let y = *c.metrics.get(m)?;
             Some(MetricDiff {
                 metric: m.clone(),
-                base: Some(x),
-                candidate: Some(y),
-                difference: Some(round_metric(y - x)),
+                base: x,
+                candidate: y,
+                difference: x.zip(y).map(|(x, y)| round_metric(y - x)),
                 ci95: None,
                 p_value: None,
             })
@@ -470,9 +473,11 @@ fn compare_scorer(
         paired: false,
         paired_queries: 0,
         metrics: Vec::new(),
-        regression: c
-            .metric(metric)
-            .is_some_and(|c_checked| round_metric(c_checked - b_checked) < -options.max_drop),
+        regression: b_checked
+            .zip(c.metric(metric))
+            .is_some_and(|(b_checked, c_checked)| {
+                round_metric(c_checked - b_checked) < -options.max_drop
+            }),
         worse: Vec::new(),
         better: Vec::new(),
     };

@@ -79,8 +79,10 @@ pub struct ScorerResult {
     pub scorer: ScorerName,
     #[serde(default)]
     pub settings: IndexMap<String, String>,
-    /// Means over all queries, rounded to 6 decimals, in `EvalOptions::metric_names` order.
-    pub metrics: IndexMap<Metric, f64>,
+    /// Means over the queries that expect a tool, rounded to 6 decimals, in
+    /// `EvalOptions::metric_names` order; `null` (n/a, never 0) when no query of the set
+    /// expects one (every query is no-match): there is nothing to average.
+    pub metrics: IndexMap<Metric, Option<f64>>,
     /// 95% percentile-bootstrap interval of the mean of recall@k, mrr and ndcg@10 (10,000
     /// resamples, fixed seed).
     #[serde(default)]
@@ -170,7 +172,7 @@ pub struct RunSummary {
 
 impl ScorerResult {
     pub fn metric(&self, metric: &Metric) -> Option<f64> {
-        self.metrics.get(metric).copied()
+        self.metrics.get(metric).copied().flatten()
     }
 }
 

@@ -296,10 +296,16 @@ pub fn score_rankings(
     ScorerResult {
         scorer: ScorerName::new(&source.name),
         settings: source.settings,
+        // No query that expects a tool: no mean, n/a (a 0 would read as a scorer that
+        // finds nothing).
         metrics: names
             .iter()
             .cloned()
-            .zip(columns.iter().map(|c| round_metric(mean(c))))
+            .zip(
+                columns
+                    .iter()
+                    .map(|c| (!answerable.is_empty()).then(|| round_metric(mean(c)))),
+            )
             .collect(),
         ci95: intervals(&names, &columns, options.resamples),
         latency_us: source.latency_us,

@@ -410,7 +410,7 @@ pub const WRONG_SIBLING_RATE: &str = "wrong_sibling_rate";
 pub fn csv_rows(result: &EvalResult) -> Vec<EvalCsvRow> {
     let mut rows = Vec::new();
     for r in &result.results {
-        let row = |class: &str, metric: &str, value: f64| EvalCsvRow {
+        let row = |class: &str, metric: &str, value: Option<f64>| EvalCsvRow {
             set: result.set.clone(),
             setting: result.setting().to_string(),
             tool_count: result.tool_count,
@@ -432,10 +432,14 @@ pub fn csv_rows(result: &EvalResult) -> Vec<EvalCsvRow> {
                 ..row(ALL_CLASSES, &metric.to_string(), value)
             });
         }
-        rows.push(row(ALL_CLASSES, WRONG_SIBLING_RATE, r.wrong_sibling.rate));
+        rows.push(row(
+            ALL_CLASSES,
+            WRONG_SIBLING_RATE,
+            Some(r.wrong_sibling.rate),
+        ));
         for (class, c) in &r.classes {
             for (metric, &value) in &c.metrics {
-                rows.push(row(class.as_str(), &metric.to_string(), value));
+                rows.push(row(class.as_str(), &metric.to_string(), Some(value)));
             }
         }
     }
@@ -457,7 +461,8 @@ pub struct EvalCsvRow {
     /// `all`, or the query class the metric is averaged over.
     pub class: String,
     pub metric: String,
-    pub value: f64,
+    /// Empty (n/a) when no query of the set expects a tool: there is no mean.
+    pub value: Option<f64>,
     /// Empty when no interval is computed for the metric.
     pub ci95_low: Option<f64>,
     pub ci95_high: Option<f64>,
@@ -572,7 +577,7 @@ pub fn sections(out: &mut String, evals: &[EvalSet], charts: &[Figure]) {
                 .map(|sc| {
                     let mut row = vec![sc.scorer.to_string()];
                     row.extend(names.iter().map(|n| {
-                        let value = sc.metric(n).map(metric).unwrap_or_default();
+                        let value = sc.metric(n).map_or_else(|| "n/a".to_string(), metric);
                         match sc.ci95.get(*n).filter(|_| **n == Metric::Recall(5)) {
                             Some(c) => format!("{value} ({}–{})", metric(c[0]), metric(c[1])),
                             None => value,

@@ -685,3 +685,86 @@ fn eval_of_only_no_match_queries_prints_n_a() {
         assert!(!row.contains("0.0000"), "{format}: {row}");
     }
 }
+
+/// The same set in the stored formats: no mean is written as 0.0 (which reads as a scorer that
+/// finds nothing). JSON holds null, CSV an empty cell; `compare` reads the file back as n/a
+/// ("nothing to check", exit 1), and a null beside queries that expect a tool is refused at its
+/// line:column (#40 probe 48).
+#[test]
+fn eval_of_only_no_match_queries_stores_null_and_empty_cells() {
+    let dir = tempfile::tempdir().unwrap();
+    let queries = write(
+        dir.path(),
+        "nomatch.jsonl",
+        "{\"id\":\"n1\",\"query\":\"bake a cake\",\"expected\":[]}\n{\"id\":\"n2\",\"query\":\"fly to the moon\",\"expected\":[]}\n",
+    );
+    let eval = |format: &str, extra: &[&str]| {
+        let o = toolbudget()
+            .args(["-q", "eval", "-c"])
+            .arg(crate::support::repo("fixtures/catalogs/mcp/db.json"))
+            .args(["--queries", &queries, "-s", "keyword", "--format", format])
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(0), "{err}");
+        String::from_utf8(o.stdout).unwrap()
+    };
+    for extra in [&[][..], &["--per-query"][..]] {
+        let v: serde_json::Value = serde_json::from_str(&eval("json", extra)).unwrap();
+        let metrics = v["results"][0]["metrics"].as_object().unwrap();
+        assert!(metrics.contains_key("recall@5"), "{metrics:?}");
+        assert!(
+            metrics.values().all(serde_json::Value::is_null),
+            "{metrics:?}"
+        );
+        // The class's refusal rate is a real figure.
+        assert!(v["results"][0]["classes"]["no-match"]["metrics"]["refusal"].is_number());
+    }
+    let csv = eval("csv", &[]);
+    let mut rows = csv
+        .lines()
+        .filter(|l| l.contains(",all,recall@") || l.contains(",all,mrr"));
+    let first = rows
+        .next()
+        .unwrap_or_else(|| panic!("no metric rows: {csv}"));
+    assert!(first.ends_with(",all,recall@1,,,"), "{first}");
+    assert!(rows.all(|r| r.ends_with(",,,")), "{csv}");
+    assert!(!csv.contains(",all,recall@5,0.0"), "{csv}");
+
+    // Read back by compare: n/a, nothing to check.
+    let stored = write(dir.path(), "nm.json", &eval("json", &[]));
+    let o = toolbudget()
+        .args(["compare", &stored, &stored])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("recall@5 is n/a"), "{out}");
+    assert!(out.contains("nothing to check"), "{out}");
+
+    // A null where queries expect a tool hides a figure: refused where it stands.
+    let mut v: serde_json::Value =
+        serde_json::from_str(&eval_json(&[("q1", 1.0), ("q2", 0.0)])).unwrap();
+    v["results"][0]["metrics"]["mrr"] = serde_json::Value::Null;
+    let edited = write(
+        dir.path(),
+        "edited.json",
+        &serde_json::to_string_pretty(&v).unwrap(),
+    );
+    let base = write(
+        dir.path(),
+        "base.json",
+        &eval_json(&[("q1", 1.0), ("q2", 0.0)]),
+    );
+    let o = toolbudget()
+        .args(["compare", &base, &edited])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("edited.json:") && err.contains("mrr is null (n/a), but"),
+        "{err}"
+    );
+}

@@ -69,7 +69,7 @@ pub fn check_figures(r: &EvalResult) -> Result<(), (Vec<Seg>, String)> {
             v.extend_from_slice(rest);
             v
         };
-        check_ordered(&s.metrics).map_err(|(m, why)| (at(&path!["metrics", m.as_str()]), why))?;
+        check_means(r, s).map_err(|(m, why)| (at(&path!["metrics", m.as_str()]), why))?;
         for (class, c) in &s.classes {
             check_ordered(&c.metrics).map_err(|(m, why)| {
                 (
@@ -121,6 +121,26 @@ pub fn check_figures(r: &EvalResult) -> Result<(), (Vec<Seg>, String)> {
     Ok(())
 }
 
+/// A scorer's means: n/a (null) exactly when no query expects a tool (a null beside such
+/// queries hides a figure, and no evaluation writes one), the others in order
+/// ([`check_ordered`]).
+fn check_means(r: &EvalResult, s: &ScorerResult) -> Result<(), (String, String)> {
+    if let Some(m) = s.metrics.iter().find_map(|(m, v)| v.is_none().then_some(m))
+        && let Some(n) = answerable(r, s).filter(|&n| n > 0)
+    {
+        return Err((
+            m.to_string(),
+            format!("{m} is null (n/a), but {n} queries expect a tool: their mean is a number"),
+        ));
+    }
+    let present: indexmap::IndexMap<Metric, f64> = s
+        .metrics
+        .iter()
+        .filter_map(|(m, v)| Some((m.clone(), (*v)?)))
+        .collect();
+    check_ordered(&present)
+}
+
 /// Rounding allowed between a stored mean and what its own interval and classes say (each is
 /// rounded to 6 decimals).
 const CONSISTENCY_SLACK: f64 = 1e-5;
@@ -130,7 +150,7 @@ const CONSISTENCY_SLACK: f64 = 1e-5;
 /// so it is their query-weighted mean. A stored figure that contradicts either (every metric
 /// set to 1.0 beside an interval of [0.405, 0.605]) was not produced by an evaluation.
 pub(super) fn check_consistent(s: &ScorerResult) -> Result<(), (Metric, String)> {
-    for (m, &v) in &s.metrics {
+    for (m, v) in s.metrics.iter().filter_map(|(m, v)| Some((m, (*v)?))) {
         if let Some(&[lo, hi]) = s.ci95.get(m)
             && (v < lo - CONSISTENCY_SLACK || v > hi + CONSISTENCY_SLACK)
         {
