@@ -374,6 +374,20 @@ impl Loader<'_> {
         }
     }
 
+    /// Refuses a server name that makes ids ambiguous ([`super::server_name_problem`]),
+    /// saying where the name came from: `SERVER=` of the argument, or the file's stem.
+    fn check_server(&self, at: &[Seg], server: &str) -> Result<()> {
+        let Some(problem) = super::server_name_problem(server) else {
+            return Ok(());
+        };
+        let from = if self.server_override.is_some() {
+            "the name given for this file: SERVER=PATH, or a scenario's `server:`"
+        } else {
+            "the name is the file's stem: give another with SERVER=PATH"
+        };
+        Err(self.doc.error_at(at, format!("{problem} ({from})")))
+    }
+
     fn origin(&self, at: &[Seg]) -> Option<Origin> {
         Some(Origin {
             path: self.doc.path.clone(),
@@ -479,6 +493,7 @@ impl Loader<'_> {
                 .doc
                 .error_at(at, "cannot tell the server name: use SERVER=PATH"));
         }
+        self.check_server(at, &server)?;
         let mut out = Vec::with_capacity(raw.len());
         for (i, t) in raw.into_iter().enumerate() {
             let mut p = at.to_vec();
@@ -509,6 +524,10 @@ impl Loader<'_> {
         for (si, server) in raw.servers.into_iter().enumerate() {
             let sp = path!["servers", si];
             let name = self.name(&sp, server.name)?;
+            if let Some(problem) = super::server_name_problem(&name) {
+                let at = path!["servers", si, "name"];
+                return Err(self.doc.error_at(&at, with_path(&at, &problem)));
+            }
             let flags = ServerFlags {
                 should_defer: server.should_defer,
                 always_load: server.always_load.unwrap_or(false),
@@ -592,6 +611,9 @@ impl Loader<'_> {
             tools: Vec::with_capacity(items.len()),
             ..ApiTools::default()
         };
+        if let Some(server) = self.server_override {
+            self.check_server(at, server)?;
+        }
         self.api_items(at, items, self.server_override, &mut out)?;
         Ok(out)
     }
@@ -630,6 +652,11 @@ impl Loader<'_> {
             } else if kind == Some("namespace") {
                 let raw: RawNamespace = self.doc.decode(&p, item)?;
                 let name = self.name(&p, raw.name)?;
+                if let Some(problem) = super::server_name_problem(&name) {
+                    let mut q = p.clone();
+                    q.push(Seg::from("name"));
+                    return Err(self.doc.error_at(&q, with_path(&q, &problem)));
+                }
                 let mut tp = p.clone();
                 tp.push(Seg::from("tools"));
                 self.api_items(&tp, &raw.tools, Some(&name), out)?;

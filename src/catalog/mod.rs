@@ -216,6 +216,20 @@ impl Catalog {
 /// it, `eval` and `simulate` never rank it, `simulate` sends it only in deferred mode.
 pub const SEARCH_TOOL: &str = "ToolSearch";
 
+/// Why `server` cannot name an MCP server, if it cannot. Ids are `mcp__<server>__<tool>`
+/// and are read back at the first `__` after `mcp__` (search words, session logs), so a
+/// server name holding `__` makes them ambiguous: `mcp__a__b__run` would be both server
+/// `a__b`'s tool `run` and server `a`'s tool `b__run`. (A tool name may hold `__`: the
+/// server's part ends at the first one.)
+pub fn server_name_problem(server: &str) -> Option<String> {
+    let (first, rest) = server.split_once("__")?;
+    Some(format!(
+        "server name {server:?} contains \"__\": tool ids are mcp__<server>__<tool>, so \
+         mcp__{server}__<tool> would also read as server {first:?}'s tool \"{rest}__<tool>\"; \
+         name the server without \"__\""
+    ))
+}
+
 /// Builds an MCP tool id. Server and tool names keep their spelling.
 pub fn mcp_id(server: &str, tool: &str) -> String {
     format!("mcp__{server}__{tool}")

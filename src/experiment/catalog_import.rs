@@ -69,6 +69,9 @@ pub fn import_stdio(
     if server.trim().is_empty() {
         return Err(Error::usage("--server must not be empty"));
     }
+    if let Some(problem) = crate::catalog::server_name_problem(server) {
+        return Err(Error::usage(format!("--server: {problem}")));
+    }
     let mut command =
         ServerCommand::parse(line).map_err(|e| Error::usage(format!("--stdio: {e}")))?;
     for kv in env {

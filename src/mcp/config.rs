@@ -148,6 +148,9 @@ fn entry_kind(
     if let Some(problem) = file_name_problem(name) {
         return Err(doc.error_at(at, format!("server name {name:?} {problem}")));
     }
+    if let Some(problem) = crate::catalog::server_name_problem(name) {
+        return Err(doc.error_at(at, problem));
+    }
     let sub = |key: &str| {
         let mut p = at.to_vec();
         p.push(Seg::from(key));

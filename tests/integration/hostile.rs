@@ -708,3 +708,69 @@ fn report_never_takes_a_notes_folder_for_an_old_report() {
     );
     assert!(dir.join("cats/db.json").is_file());
 }
+
+/// A server name holding `__` makes ids ambiguous (`mcp__a__b__run`: server `a__b`'s `run`, or
+/// server `a`'s `b__run`): refused wherever a server name enters, located, saying why (#40
+/// probe 49).
+#[test]
+fn a_server_name_with_a_double_underscore_is_refused_everywhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let list = "{\"tools\":[{\"name\":\"run\",\"description\":\"d\",\"inputSchema\":{\"type\":\"object\"}}]}\n";
+    std::fs::write(dir.join("x.json"), list).unwrap();
+    std::fs::write(dir.join("a__b.json"), list).unwrap();
+    std::fs::write(
+        dir.join("native.yaml"),
+        "servers:\n  - name: a__b\n    tools:\n      - {name: run, description: d, input_schema: {type: object}}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("s.yaml"),
+        "catalogs: [{path: x.json, server: a__b}]\nconversation: [{user: hi}]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("x.mcp.json"),
+        "{\"mcpServers\": {\"a__b\": {\"command\": \"true\"}}}\n",
+    )
+    .unwrap();
+    let why = "contains \"__\": tool ids are mcp__<server>__<tool>";
+    refused(
+        &run(dir, &["count", "-c", "a__b=x.json"]),
+        &["x.json:1:", why],
+    );
+    refused(
+        &run(dir, &["count", "-c", "a__b.json"]),
+        &["a__b.json:1:", why, "file's stem"],
+    );
+    refused(
+        &run(dir, &["count", "-c", "native.yaml"]),
+        &["native.yaml:2:", "servers[0].name", why],
+    );
+    refused(&run(dir, &["simulate", "s.yaml"]), &["x.json:1:", why]);
+    refused(
+        &run(
+            dir,
+            &["catalog", "import", "--stdio", "true", "--server", "a__b"],
+        ),
+        &["--server", why],
+    );
+    let d = run(
+        dir,
+        &[
+            "catalog",
+            "import",
+            "--config",
+            "x.mcp.json",
+            "--out",
+            "snap",
+        ],
+    );
+    assert_eq!(d.code, Some(2), "{}", d.stderr);
+    assert!(
+        d.stderr.contains("x.mcp.json:1:") && d.stderr.contains(why),
+        "{}",
+        d.stderr
+    );
+    assert!(!dir.join("snap/a__b.json").exists());
+}
