@@ -29,12 +29,16 @@ pub(crate) fn forget(list: &mut Vec<PathBuf>, path: &Path) {
 /// empty (a folder holding anything is kept: `remove_dir` refuses it).
 static MADE_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
-/// Records an output folder this run made, for [`clean_up_and_exit`].
-pub(crate) fn made_dir(path: &Path) {
-    MADE_DIRS
+/// Makes an output folder and records it, for [`clean_up_and_exit`], under the lock that
+/// function takes: an interruption between the two (the folder made, not yet recorded) left it
+/// behind.
+pub(crate) fn make_dir(path: &Path) -> std::io::Result<()> {
+    let mut made = MADE_DIRS
         .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .push(path.to_path_buf());
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    std::fs::create_dir_all(path)?;
+    made.push(path.to_path_buf());
+    Ok(())
 }
 
 /// Removes every pending temporary path, then exits with `128 + signal` (130 for SIGINT). Runs

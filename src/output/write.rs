@@ -283,8 +283,7 @@ pub fn make_out_dir(dir: &Path) -> Result<bool> {
     if dir.exists() {
         return Ok(false);
     }
-    std::fs::create_dir_all(dir).map_err(write_err(dir))?;
-    crate::process::made_dir(dir);
+    crate::process::make_dir(dir).map_err(write_err(dir))?;
     Ok(true)
 }
 
