@@ -342,8 +342,13 @@ fn per_query_table(result: &EvalResult, table: TableFn, format: Format) -> Strin
                 code_for(format, &q.id),
                 q.class.to_string(),
                 ranks_text(&q.ranks),
-                fixed(q.metrics.get(&recall).copied().unwrap_or(0.0)),
-                fixed(q.metrics.get(&Metric::Mrr).copied().unwrap_or(0.0)),
+                // A no-match query has no recall or rank: n/a, never 0.
+                q.metrics
+                    .get(&recall)
+                    .map_or_else(|| "n/a".to_string(), |v| fixed(*v)),
+                q.metrics
+                    .get(&Metric::Mrr)
+                    .map_or_else(|| "n/a".to_string(), |v| fixed(*v)),
                 q.top
                     .iter()
                     .take(3)
@@ -388,10 +393,11 @@ fn per_query_csv(result: &EvalResult) -> String {
                 q.top.join(";"),
                 q.refused.clone().unwrap_or_default(),
             ];
+            // A metric the query has not (a no-match query's recall): an empty cell, never 0.
             row.extend(
                 metric_names
                     .iter()
-                    .map(|m| fixed(q.metrics.get(m).copied().unwrap_or(0.0))),
+                    .map(|m| q.metrics.get(m).map(|v| fixed(*v)).unwrap_or_default()),
             );
             rows.push(row);
         }

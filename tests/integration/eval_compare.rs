@@ -731,6 +731,18 @@ fn eval_of_only_no_match_queries_stores_null_and_empty_cells() {
     assert!(first.ends_with(",all,recall@1,,,"), "{first}");
     assert!(rows.all(|r| r.ends_with(",,,")), "{csv}");
     assert!(!csv.contains(",all,recall@5,0.0"), "{csv}");
+    // Per query: a no-match query has no recall or rank, an empty cell (n/a in the table).
+    let rows = eval("csv", &["--per-query"]);
+    assert!(
+        rows.lines().skip(1).all(|l| l.ends_with(",,,")) && !rows.contains("0.0000"),
+        "{rows}"
+    );
+    let table = eval("table", &["--per-query"]);
+    let per_query: Vec<&str> = table.lines().filter(|l| l.contains(" n1 ")).collect();
+    assert!(
+        per_query.len() == 1 && per_query[0].contains("n/a") && !per_query[0].contains("0.0000"),
+        "{table}"
+    );
 
     // Read back by compare: n/a, nothing to check.
     let stored = write(dir.path(), "nm.json", &eval("json", &[]));
