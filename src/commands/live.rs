@@ -168,7 +168,7 @@ pub fn render(result: &LiveResult, format: Format) -> String {
 /// column first, or each model's tables and then the models side by side; pure.
 pub fn render_models(results: &[LiveResult], format: Format) -> String {
     match format {
-        Format::Json => to_json(&toolbudget::live::LiveModels {
+        Format::Json => to_json(&toolbudget::experiment::live::LiveModels {
             models: results.to_vec(),
         }),
         Format::Csv => toolbudget::view::live::models_csv(results, |s| &s.turns),

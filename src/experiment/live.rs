@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use crate::counter::CounterKind;
 use crate::error::{Error, Result};
 pub use crate::live::cassette::{Cassette, Load as CassetteLoad};
-pub use crate::live::{Endpoint, LiveResult, Provider, SearchSide, Settings};
+pub use crate::live::{Endpoint, LiveModels, LiveResult, Provider, SearchSide, Settings};
 use crate::progress::{Progress, Unit};
 use crate::search::ScorerKind;
 use crate::simulate::Scenario;
