@@ -12,7 +12,7 @@ impl Run for CalibrateArgs {
         // `--write` replaces the file it reads, by design: the refit is stored in it.
         let mut g = Guard::default();
         if self.write {
-            g.own(&self.data);
+            g.own("--data", &self.data);
         }
         g
     }

@@ -15,7 +15,7 @@ impl Run for CheckArgs {
         g.inputs(super::catalog_paths(&self.catalog))
             .inputs(super::catalog_paths(&self.baseline_args()))
             .inputs(self.queries.iter().cloned())
-            .output(self.out.as_deref(), Target::File);
+            .output("--out", self.out.as_deref(), Target::File);
         g
     }
 

@@ -12,9 +12,11 @@ use toolbudget::output::{Guard, Target, emit};
 impl Run for CompareArgs {
     fn guard(&self) -> Guard {
         let mut g = Guard::default();
-        g.input(&self.baseline)
-            .input(&self.candidate)
-            .output(self.output.out.as_deref(), Target::File);
+        g.input(&self.baseline).input(&self.candidate).output(
+            "--out",
+            self.output.out.as_deref(),
+            Target::File,
+        );
         g
     }
 

@@ -15,7 +15,7 @@ impl Run for CountArgs {
         let mut g = Guard::default();
         g.inputs(super::catalog_paths(&self.catalog))
             .input(&self.api.api_cache)
-            .output(self.output.out.as_deref(), Target::File);
+            .output("--out", self.output.out.as_deref(), Target::File);
         g
     }
 

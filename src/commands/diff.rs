@@ -13,9 +13,11 @@ use toolbudget::output::{Guard, Target, emit};
 impl Run for DiffArgs {
     fn guard(&self) -> Guard {
         let mut g = Guard::default();
-        g.input(&self.base)
-            .input(&self.head)
-            .output(self.output.out.as_deref(), Target::File);
+        g.input(&self.base).input(&self.head).output(
+            "--out",
+            self.output.out.as_deref(),
+            Target::File,
+        );
         g
     }
 

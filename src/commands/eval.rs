@@ -25,8 +25,8 @@ impl Run for EvalArgs {
             .input(&self.queries)
             .inputs(self.pool.iter().cloned())
             .inputs(self.runs.iter().map(|r| split_run_arg(r).1))
-            .output(self.output.out.as_deref(), Target::File)
-            .output(self.write_run.as_deref(), Target::File);
+            .output("--out", self.output.out.as_deref(), Target::File)
+            .output("--write-run", self.write_run.as_deref(), Target::File);
         g
     }
 

@@ -65,8 +65,8 @@ impl Run for LiveArgs {
                 &self.scenarios,
             ))
             .input(&self.cassette)
-            .output(self.out.as_deref(), Target::Tree)
-            .own(&self.cassette);
+            .output("--out", self.out.as_deref(), Target::Tree)
+            .own("--cassette", &self.cassette);
         g
     }
 

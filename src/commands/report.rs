@@ -34,7 +34,7 @@ impl Run for ReportArgs {
             .inputs(self.sessions.iter().cloned())
             .inputs(self.calibration.iter().cloned())
             .inputs(self.live.iter().cloned())
-            .output(Some(&self.out), Target::Tree);
+            .output("--out", Some(&self.out), Target::Tree);
         g
     }
 

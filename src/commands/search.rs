@@ -15,8 +15,11 @@ use toolbudget::progress::Shared;
 impl Run for SearchArgs {
     fn guard(&self) -> Guard {
         let mut g = Guard::default();
-        g.inputs(super::catalog_paths(&self.catalog))
-            .output(self.output.out.as_deref(), Target::File);
+        g.inputs(super::catalog_paths(&self.catalog)).output(
+            "--out",
+            self.output.out.as_deref(),
+            Target::File,
+        );
         g
     }
 

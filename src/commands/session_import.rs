@@ -60,8 +60,8 @@ impl Run for SessionImportArgs {
         let mut g = Guard::default();
         g.inputs(self.paths.iter().filter(|p| p.is_file()).cloned())
             .inputs(self.catalogs.iter().map(|c| parse_catalog_arg(c).path))
-            .output(self.out.as_deref(), Target::AddTo)
-            .output(self.queries_out.as_deref(), Target::File);
+            .output("--out", self.out.as_deref(), Target::AddTo)
+            .output("--queries-out", self.queries_out.as_deref(), Target::File);
         g
     }
 

@@ -24,7 +24,7 @@ impl Run for SimulateArgs {
             ))
             .inputs(self.calibration.iter().cloned())
             .input(&self.api.api_cache)
-            .output(self.output.out.as_deref(), Target::File);
+            .output("--out", self.output.out.as_deref(), Target::File);
         g
     }
 

@@ -22,9 +22,10 @@ pub enum Target {
 #[derive(Debug, Default)]
 pub struct Guard {
     inputs: Vec<PathBuf>,
-    outputs: Vec<(PathBuf, Target)>,
-    /// Files the command reads and rewrites by design (a cassette, a cache, a refit).
-    own: Vec<PathBuf>,
+    /// (flag, path, how it is written): the flag names the output in a refusal.
+    outputs: Vec<(&'static str, PathBuf, Target)>,
+    /// Files the command reads and rewrites by design (a cassette, a cache, a refit), by flag.
+    own: Vec<(&'static str, PathBuf)>,
 }
 
 impl Guard {
@@ -40,18 +41,18 @@ impl Guard {
         self
     }
 
-    /// An output, when the flag was given.
-    pub fn output(&mut self, path: Option<&Path>, target: Target) -> &mut Self {
+    /// An output, when its flag (`flag`, e.g. `--out`) was given.
+    pub fn output(&mut self, flag: &'static str, path: Option<&Path>, target: Target) -> &mut Self {
         if let Some(p) = path {
-            self.outputs.push((p.to_path_buf(), target));
+            self.outputs.push((flag, p.to_path_buf(), target));
         }
         self
     }
 
     /// A file the command reads and rewrites (a cassette, an answer cache): checked as a file
     /// output and against every other input, never against itself.
-    pub fn own(&mut self, path: &Path) -> &mut Self {
-        self.own.push(path.to_path_buf());
+    pub fn own(&mut self, flag: &'static str, path: &Path) -> &mut Self {
+        self.own.push((flag, path.to_path_buf()));
         self
     }
 
@@ -59,20 +60,20 @@ impl Guard {
     /// files", so it is checked first), then one of a kind its target may not replace.
     pub fn check(&self) -> Result<()> {
         let inputs: Vec<&Path> = self.inputs.iter().map(PathBuf::as_path).collect();
-        for (out, target) in &self.outputs {
-            check_out_not_input(out, *target == Target::Tree, &inputs)?;
+        for (flag, out, target) in &self.outputs {
+            check_out_not_input(flag, out, *target == Target::Tree, &inputs)?;
         }
-        for own in &self.own {
+        for (flag, own) in &self.own {
             // Not against itself (its one entry as an input), but never over another input (a
             // cassette named like the scenario or a catalog it reads).
             let mut others = inputs.clone();
             if let Some(i) = others.iter().position(|p| *p == own) {
                 others.remove(i);
             }
-            check_out_not_input(own, false, &others)?;
+            check_out_not_input(flag, own, false, &others)?;
             check_out_file(own)?;
         }
-        for (out, target) in &self.outputs {
+        for (_, out, target) in &self.outputs {
             match target {
                 Target::File => check_out_file(out)?,
                 // Added to an existing folder one by one, each atomically; a new one is made.

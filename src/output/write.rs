@@ -204,7 +204,7 @@ fn in_old_report(rel: &Path) -> bool {
 /// replace what the command read: the same file (also through another name or a hard link),
 /// with `tree`, a folder holding one (the folder is replaced whole), or a file inside an
 /// input folder. `-` and paths that do not exist are no inputs to protect.
-pub fn check_out_not_input(out: &Path, tree: bool, inputs: &[&Path]) -> Result<()> {
+pub fn check_out_not_input(flag: &str, out: &Path, tree: bool, inputs: &[&Path]) -> Result<()> {
     let Some(out_canonical) = canonical_target(out) else {
         return Ok(());
     };
@@ -235,7 +235,7 @@ pub fn check_out_not_input(out: &Path, tree: bool, inputs: &[&Path]) -> Result<(
                 )
             };
             return Err(Error::usage(format!(
-                "--out {}: is {what}; write the result elsewhere",
+                "{flag} {}: is {what}; write the result elsewhere",
                 out.display()
             )));
         }
@@ -708,26 +708,28 @@ mod tests {
         std::fs::write(&base, "{}").unwrap();
         let other = tmp.path().join("cand.json");
         std::fs::write(&other, "{}").unwrap();
-        let e = check_out_not_input(&base, false, &[&other, &base])
+        let e = check_out_not_input("--out", &base, false, &[&other, &base])
             .unwrap_err()
             .to_string();
         assert!(e.contains("one of this command's inputs"), "{e}");
         // Another spelling of the same file, and a hard link to it.
         let spelled = tmp.path().join(".").join("base.json");
-        assert!(check_out_not_input(&spelled, false, &[&base]).is_err());
+        assert!(check_out_not_input("--out", &spelled, false, &[&base]).is_err());
         let link = tmp.path().join("link.json");
         std::fs::hard_link(&base, &link).unwrap();
-        assert!(check_out_not_input(&link, false, &[&base]).is_err());
-        assert!(check_out_not_input(&tmp.path().join("new.json"), false, &[&base]).is_ok());
-        assert!(check_out_not_input(&other, false, &[&base, Path::new("-")]).is_ok());
+        assert!(check_out_not_input("--out", &link, false, &[&base]).is_err());
+        assert!(
+            check_out_not_input("--out", &tmp.path().join("new.json"), false, &[&base]).is_ok()
+        );
+        assert!(check_out_not_input("--out", &other, false, &[&base, Path::new("-")]).is_ok());
         // A tree holding an input; a file beside it is no input of the tree's.
         let dir = tmp.path().join("reports");
         std::fs::create_dir_all(dir.join("sessions")).unwrap();
-        let e = check_out_not_input(&dir, true, &[&dir.join("sessions")])
+        let e = check_out_not_input("--out", &dir, true, &[&dir.join("sessions")])
             .unwrap_err()
             .to_string();
         assert!(e.contains("holding one of this run's inputs"), "{e}");
-        assert!(check_out_not_input(&dir, true, &[&base]).is_ok());
+        assert!(check_out_not_input("--out", &dir, true, &[&base]).is_ok());
         // The current folder is never swapped out.
         let e = check_out_dir(Path::new(".")).unwrap_err().to_string();
         assert!(e.contains("current folder"), "{e}");

@@ -585,7 +585,7 @@ fn outputs_never_replace_files_the_inputs_name() {
     };
     refused(&["simulate", "s.yaml", "--out", "gh.json"]);
     for cassette in ["s.yaml", "gh.json"] {
-        refused(&[
+        let err = refused(&[
             "live",
             "--provider",
             "openai-chat",
@@ -597,6 +597,11 @@ fn outputs_never_replace_files_the_inputs_name() {
             cassette,
             "s.yaml",
         ]);
+        // The refusal names the flag that would have written it.
+        assert!(
+            err.contains(&format!("error: --cassette {cassette}: is one of this command's")),
+            "{err}"
+        );
     }
     assert_eq!(std::fs::read_to_string(&cat).unwrap(), CATALOG);
     assert!(

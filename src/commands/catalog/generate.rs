@@ -8,7 +8,7 @@ use toolbudget::output::{Guard, Target, emit};
 impl Run for GenerateArgs {
     fn guard(&self) -> Guard {
         let mut g = Guard::default();
-        g.output(self.out.as_deref(), Target::File);
+        g.output("--out", self.out.as_deref(), Target::File);
         g
     }
 

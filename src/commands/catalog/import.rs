@@ -27,6 +27,7 @@ impl Run for ImportArgs {
         let mut g = Guard::default();
         g.inputs(self.config.iter().cloned())
             .output(
+                "--out",
                 self.out.as_deref(),
                 if self.config.is_some() {
                     Target::AddTo
@@ -34,7 +35,7 @@ impl Run for ImportArgs {
                     Target::File
                 },
             )
-            .output(self.scenario.as_deref(), Target::File);
+            .output("--scenario", self.scenario.as_deref(), Target::File);
         g
     }
 
