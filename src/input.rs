@@ -152,6 +152,20 @@ fn read_bounded(reader: impl Read, path: &Path, limit: u64) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// Whether a file toolbudget rewrites by design (a cassette, an answer cache) holds one of its
+/// own kind: a JSON object whose `format` names `kind` (any version, `KIND/N`). Only such a file
+/// may be discarded and written anew; anything else is someone's file.
+pub fn is_own_kind(bytes: &[u8], kind: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Marker {
+        format: Option<String>,
+    }
+    serde_json::from_slice::<Marker>(bytes)
+        .ok()
+        .and_then(|m| m.format)
+        .is_some_and(|f| f.split('/').next() == Some(kind))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

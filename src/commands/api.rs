@@ -47,6 +47,16 @@ pub fn api_client(args: &ApiArgs, model: &str) -> Result<ApiClient> {
             std::thread::sleep(wait);
         }),
     );
+    if let CacheLoad::Foreign(why) = &client.load {
+        return Err(Error::input(
+            &args.api_cache,
+            None,
+            format!(
+                "is not an answers cache ({why}); the cache is written only over a cache: give \
+                 --api-cache another path"
+            ),
+        ));
+    }
     if let CacheLoad::Discarded(why) = &client.load {
         eprintln!(
             "note: {} was discarded ({why}); it is rebuilt from the API's answers",

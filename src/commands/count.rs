@@ -15,6 +15,7 @@ impl Run for CountArgs {
         let mut g = Guard::default();
         g.inputs(super::catalog_paths(&self.catalog))
             .input(&self.api.api_cache)
+            .own("--api-cache", &self.api.api_cache)
             .output("--out", self.output.out.as_deref(), Target::File);
         g
     }

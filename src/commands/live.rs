@@ -34,6 +34,16 @@ fn read_cassette(path: &Path, offline: bool) -> Result<Cassette> {
     let (cassette, load) = Cassette::read(path, &bytes)?;
     // Its own kind, checksum and all, yet holding a count or latency no view can show.
     cassette.check_numbers(path, &bytes)?;
+    if let Load::Foreign(why) = &load {
+        return Err(Error::input(
+            path,
+            None,
+            format!(
+                "is not a cassette ({why}); a cassette is written only over a cassette: give \
+                 --cassette another path"
+            ),
+        ));
+    }
     if let Load::Discarded(why) = load {
         if offline {
             return Err(Error::input(

@@ -108,6 +108,16 @@ impl SessionImportArgs {
         }
         // A log found under the folders may bear a name the import writes (queries.jsonl).
         let logs: Vec<PathBuf> = files.iter().filter_map(|f| f.canonicalize().ok()).collect();
+        // The guard knows the files given; a log found inside a folder is checked here.
+        if let Some(q) = &self.queries_out
+            && q.canonicalize().is_ok_and(|t| logs.contains(&t))
+        {
+            return Err(Error::usage(format!(
+                "--queries-out {}: is one of this command's inputs (a session log it reads); \
+                 write the result elsewhere",
+                q.display()
+            )));
+        }
         let request = ImportRequest {
             files,
             catalogs: self

@@ -24,6 +24,7 @@ impl Run for SimulateArgs {
             ))
             .inputs(self.calibration.iter().cloned())
             .input(&self.api.api_cache)
+            .own("--api-cache", &self.api.api_cache)
             .output("--out", self.output.out.as_deref(), Target::File);
         g
     }

@@ -181,8 +181,10 @@ fn hex(bytes: &[u8]) -> String {
 pub enum CacheLoad {
     Missing,
     Loaded(usize),
-    /// Unreadable, unparsable or failing its checksum: discarded, rebuilt from answers.
+    /// Another version's, unparsable or failing its checksum: discarded, rebuilt from answers.
     Discarded(String),
+    /// Not an answers cache at all (someone's file): never written over.
+    Foreign(String),
 }
 
 /// The answers cache, keyed by sha256 of the request body.
@@ -195,6 +197,11 @@ pub struct Cache {
 impl Cache {
     /// Parses a cache file's bytes; anything doubtful is discarded.
     pub fn from_bytes(bytes: &[u8]) -> (Cache, CacheLoad) {
+        let kind = CACHE_FORMAT.split('/').next().unwrap_or(CACHE_FORMAT);
+        if !crate::input::is_own_kind(bytes, kind) {
+            let why = format!("its \"format\" is not {kind}/N");
+            return (Cache::rebuilt(), CacheLoad::Foreign(why));
+        }
         let parsed: Result<CacheFile, String> =
             serde_json::from_slice(bytes).map_err(|e| e.to_string());
         match parsed {
@@ -784,8 +791,14 @@ mod tests {
         let (bad, load) = Cache::from_bytes(tampered.as_bytes());
         assert_eq!(load, CacheLoad::Discarded("checksum mismatch".into()));
         assert!(bad.is_empty() && bad.is_dirty());
+        // Not one of its kind (unreadable, or another format): someone's file, never rebuilt.
         let (_, load) = Cache::from_bytes(b"{\"format\":");
-        assert!(matches!(load, CacheLoad::Discarded(_)));
+        assert!(matches!(load, CacheLoad::Foreign(_)), "{load:?}");
+        let (_, load) = Cache::from_bytes(br#"{"tools": []}"#);
+        assert!(matches!(load, CacheLoad::Foreign(_)), "{load:?}");
+        // Another version of its own kind is discarded and rebuilt.
+        let (_, load) = Cache::from_bytes(br#"{"format": "toolbudget-count-tokens/0"}"#);
+        assert!(matches!(load, CacheLoad::Discarded(_)), "{load:?}");
     }
 
     #[test]

@@ -68,8 +68,11 @@ struct File {
 pub enum Load {
     Missing,
     Loaded(usize),
-    /// Unparsable, another format or a failed checksum: not used.
+    /// A cassette of another version, unparsable, or with a failed checksum: not used, and
+    /// written anew.
     Discarded(String),
+    /// Not a cassette at all (someone's file): never written over.
+    Foreign(String),
 }
 
 #[derive(Debug, Clone, Default)]
@@ -128,6 +131,11 @@ impl Cassette {
 
     /// Reads a cassette file's bytes; anything doubtful is discarded.
     pub fn from_bytes(bytes: &[u8]) -> (Cassette, Load) {
+        let kind = FORMAT.split('/').next().unwrap_or(FORMAT);
+        if !crate::input::is_own_kind(bytes, kind) {
+            let why = format!("its \"format\" is not {kind}/N");
+            return (Cassette::rebuilt(), Load::Foreign(why));
+        }
         match serde_json::from_slice::<File>(bytes) {
             Ok(f) if f.format != FORMAT => (
                 Cassette::rebuilt(),
@@ -395,7 +403,7 @@ mod tests {
         let path = std::path::Path::new("cas.json");
         let at = text(bound - 3);
         let (_, load) = Cassette::read(path, at.as_bytes()).unwrap();
-        assert!(matches!(load, Load::Discarded(_)), "{load:?}");
+        assert!(matches!(load, Load::Foreign(_)), "{load:?}");
         let over = text(bound - 2);
         let e = Cassette::read(path, over.as_bytes())
             .unwrap_err()

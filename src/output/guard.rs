@@ -49,8 +49,9 @@ impl Guard {
         self
     }
 
-    /// A file the command reads and rewrites (a cassette, an answer cache): checked as a file
-    /// output and against every other input, never against itself.
+    /// A file the command reads and rewrites (a cassette, an answer cache), also given as an
+    /// input (an output folder must not hold it): checked as a file output and against every
+    /// other input, never against its own entry.
     pub fn own(&mut self, flag: &'static str, path: &Path) -> &mut Self {
         self.own.push((flag, path.to_path_buf()));
         self

@@ -30,6 +30,7 @@ mod mcp_hostile;
 mod mcp_import;
 mod mcp_live;
 mod output_bytes;
+mod output_walk;
 mod progress;
 mod provider_counts;
 mod published;

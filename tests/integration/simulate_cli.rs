@@ -599,7 +599,9 @@ fn outputs_never_replace_files_the_inputs_name() {
         ]);
         // The refusal names the flag that would have written it.
         assert!(
-            err.contains(&format!("error: --cassette {cassette}: is one of this command's")),
+            err.contains(&format!(
+                "error: --cassette {cassette}: is one of this command's"
+            )),
             "{err}"
         );
     }
