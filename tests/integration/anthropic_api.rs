@@ -323,11 +323,17 @@ fn a_corrupted_cache_is_rebuilt_never_trusted() {
         text,
         "rebuilt to the same bytes"
     );
-    // Garbage is discarded too, and offline it cannot be rebuilt: a clear error, not a count.
-    std::fs::write(&cache, "{\"format\": \"toolbudget-count-tok").unwrap();
-    let out = count(&cat, &cache, None, None);
+    // A file that cannot be told for a cache (cut short here) is someone's: refused, kept.
+    let cut = "{\"format\": \"toolbudget-count-tok";
+    std::fs::write(&cache, cut).unwrap();
+    let out = count(&cat, &cache, Some(&fake.url), Some(KEY));
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("has no answer"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is not an answers cache"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&cache).unwrap(), cut);
 }
 
 type Sleeps = Arc<Mutex<Vec<Duration>>>;
