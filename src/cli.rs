@@ -225,9 +225,9 @@ pub struct SessionImportArgs {
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// A catalog of the tools the sessions may call, or SERVER=PATH. Repeatable. The agents'
-    /// built-ins, embedded in the binary, are added for their own sessions (builtin:claude-code
-    /// for Claude Code, builtin:codex for Codex; the scenarios name them so) unless a catalog
-    /// given defines their tools.
+    /// built-ins, embedded in the binary, are added for their own sessions (for Claude Code
+    /// builtin:claude-code@VERSION, the tools the log's version sent; builtin:codex for Codex;
+    /// the scenarios name them so) unless a catalog given defines their tools.
     #[arg(long = "catalog", short = 'c', value_name = "[SERVER=]PATH")]
     pub catalogs: Vec<String>,
     /// Only sessions active on or after this date (YYYY-MM-DD, UTC).
@@ -370,8 +370,8 @@ pub struct GenerateArgs {
 #[derive(Debug, Args, Clone)]
 pub struct CatalogArgs {
     /// A catalog file, or SERVER=PATH to name the MCP server of a tools/list file, or an
-    /// agent's built-ins embedded in the binary (builtin:claude-code, builtin:codex).
-    /// Repeatable.
+    /// agent's built-ins embedded in the binary (builtin:claude-code, builtin:codex,
+    /// builtin:claude-code@VERSION for one Claude Code version's). Repeatable.
     #[arg(
         long = "catalog",
         short = 'c',

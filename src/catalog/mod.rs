@@ -6,6 +6,7 @@ pub mod builtin;
 mod hosted;
 mod load;
 mod native_writer;
+pub mod versions;
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;

@@ -38,6 +38,8 @@ pub struct Session {
     pub system_tokens: Option<usize>,
     /// Tools the session defined itself (Codex `dynamic_tools`).
     pub dynamic_tools: Vec<crate::catalog::Tool>,
+    /// The agent's version the main file names (Claude Code's `version`), when it does.
+    pub agent_version: Option<(u32, u32, u32)>,
 }
 
 impl Session {
@@ -248,6 +250,7 @@ pub fn assemble(planned: &Planned, logs: Vec<FileLog>) -> Session {
         stats,
         system_tokens: first.system_tokens,
         dynamic_tools: first.dynamic_tools,
+        agent_version: first.agent_version,
     }
 }
 

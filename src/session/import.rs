@@ -134,6 +134,17 @@ pub struct Catalogs {
     pub codex: Arc<CatalogContext>,
     /// What was added or left out, for the command to print.
     pub notes: Vec<String>,
+    /// When Claude sessions get the shipped built-ins: the catalogs given with them, so a
+    /// session naming its Claude Code version gets that version's tools
+    /// (`builtin:claude-code@VERSION`) instead of every tool any version had.
+    claude_versioned: Option<Versioned>,
+}
+
+/// The catalogs of each Claude Code version met, built once each.
+struct Versioned {
+    given: Vec<CatalogSource>,
+    dir: PathBuf,
+    built: std::sync::Mutex<BTreeMap<String, Arc<CatalogContext>>>,
 }
 
 impl Catalogs {
@@ -144,6 +155,59 @@ impl Catalogs {
         }
     }
 
+    /// The catalogs a session is looked up in: for a Claude session that names a version the
+    /// table knows, when the shipped built-ins are used, that version's built-in tools.
+    pub fn for_session(&self, session: &Session) -> Result<Arc<CatalogContext>> {
+        let (LogFormat::ClaudeCode, Some(v), Some(versioned)) = (
+            session.format,
+            session.agent_version,
+            self.claude_versioned.as_ref(),
+        ) else {
+            return Ok(self.for_format(session.format).clone());
+        };
+        if !crate::catalog::versions::knows(v) {
+            // A version newer than the table: every tool any version had.
+            return Ok(self.claude.clone());
+        }
+        // The built-ins the session called that its version's listed set lacks were sent
+        // too (the listed sets come from one machine's dumps, where some tools were off).
+        let full = crate::catalog::builtin::text(Path::new(crate::catalog::builtin::CLAUDE_CODE))
+            .map_err(Error::usage)?;
+        let listed = crate::catalog::versions::tools_of(v);
+        let extra: BTreeSet<String> = session
+            .transcripts()
+            .flat_map(|t| t.requests.iter().flat_map(|r| r.calls.iter()))
+            .map(|c| c.name.as_str())
+            .filter(|n| {
+                // Listed under this name or under the one it was renamed from or to.
+                let sent = |x: &str| listed.iter().any(|l| l == x);
+                !sent(n)
+                    && !super::tools::CLAUDE_ALIASES
+                        .iter()
+                        .any(|(from, to)| (from == n && sent(to)) || (to == n && sent(from)))
+            })
+            .filter(|n| crate::catalog::versions::holds(&full, n))
+            .map(str::to_string)
+            .collect();
+        let reference =
+            crate::catalog::versions::reference(v, &extra.into_iter().collect::<Vec<_>>());
+        let mut built = versioned
+            .built
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(ctx) = built.get(&reference) {
+            return Ok(ctx.clone());
+        }
+        let mut sources = versioned.given.clone();
+        sources.push(CatalogSource {
+            path: reference.clone().into(),
+            server: None,
+        });
+        let ctx = Arc::new(catalogs(&sources, &versioned.dir)?);
+        built.insert(reference, ctx.clone());
+        Ok(ctx)
+    }
+
     /// The same catalogs for both formats (what the caller gave, nothing added).
     pub fn only(ctx: CatalogContext) -> Catalogs {
         let ctx = Arc::new(ctx);
@@ -151,6 +215,7 @@ impl Catalogs {
             claude: ctx.clone(),
             codex: ctx,
             notes: Vec::new(),
+            claude_versioned: None,
         }
     }
 }
@@ -184,6 +249,7 @@ pub fn catalogs_for(
         Some(load_catalogs(given)?)
     };
     let mut notes = Vec::new();
+    let mut claude_versioned = None;
     let mut build = |format: LogFormat, builtin: &Option<PathBuf>| -> Result<CatalogContext> {
         let mut sources = given.to_vec();
         if let Some(b) = builtin
@@ -200,16 +266,26 @@ pub fn catalogs_for(
                     .find(|t| g.index_of(&t.id).is_some())
                     .map(|t| t.id.clone())
             });
-            match clash {
-                Some(id) => notes.push(format!(
+            if let Some(id) = clash {
+                notes.push(format!(
                     "{} sessions: the catalogs given define {id}, so the shipped built-ins {} are not added",
                     format.name(),
                     b.display()
-                )),
-                None => sources.push(CatalogSource {
+                ));
+            } else {
+                if format == LogFormat::ClaudeCode
+                    && b.to_str() == Some(crate::catalog::builtin::CLAUDE_CODE)
+                {
+                    claude_versioned = Some(Versioned {
+                        given: given.to_vec(),
+                        dir: dir.to_path_buf(),
+                        built: std::sync::Mutex::default(),
+                    });
+                }
+                sources.push(CatalogSource {
                     path: b.clone(),
                     server: None,
-                }),
+                });
             }
         }
         if sources.is_empty() {
@@ -230,6 +306,7 @@ pub fn catalogs_for(
         claude: Arc::new(claude),
         codex: Arc::new(codex),
         notes,
+        claude_versioned,
     })
 }
 
@@ -623,7 +700,7 @@ pub fn read_session(
         files.file_done(f.bytes);
     }
     let session = assemble(p, logs);
-    let base = cats.for_format(session.format);
+    let base = &cats.for_session(&session)?;
     if base.refs.is_empty() {
         return Err(Error::usage(format!(
             "no catalog for {} sessions ({}): give the tools they may call with --catalog",

@@ -727,12 +727,21 @@ fn a_malformed_line_is_an_error_at_its_line_unless_skipped() {
 
 #[test]
 fn simulate_applies_the_fitted_calibration() {
-    let (v, dir, _) = import(
-        &[crate::support::repo("fixtures/sessions/known")
-            .display()
-            .to_string()],
-        &[],
-    );
+    // No --catalog: the built-ins of the version the fixture's records name, which its bills
+    // were generated with.
+    let dir = tempfile::tempdir().unwrap();
+    let known = crate::support::repo("fixtures/sessions/known");
+    let (code, stdout, stderr) = run(&[
+        "session",
+        "import",
+        known.to_str().unwrap(),
+        "--out",
+        dir.path().to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
     let name = "5a1e7c3b-2d4f-4e6a-8b9c-0d1e2f3a4b5c";
     let usage: Value = serde_json::from_str(
         &std::fs::read_to_string(dir.path().join(format!("{name}.usage.json"))).unwrap(),
@@ -1080,7 +1089,8 @@ fn an_unknown_builtin_catalog_is_refused_at_its_line() {
         String::from_utf8_lossy(&sim.stderr),
         format!(
             "error: {}:4:11: catalogs[1].path: unknown built-in catalog \"builtin:cursor\": the \
-             built-in catalogs are builtin:claude-code, builtin:codex\n",
+             built-in catalogs are builtin:claude-code, builtin:codex (and \
+             builtin:claude-code@VERSION, the tools that Claude Code version sends)\n",
             s.display()
         )
     );
@@ -1099,7 +1109,8 @@ fn an_unknown_builtin_catalog_is_refused_at_its_line() {
     assert_eq!(
         String::from_utf8_lossy(&bad.stderr),
         "error: builtin:nope: unknown built-in catalog \"builtin:nope\": the built-in catalogs \
-         are builtin:claude-code, builtin:codex\n"
+         are builtin:claude-code, builtin:codex (and builtin:claude-code@VERSION, the tools \
+         that Claude Code version sends)\n"
     );
 }
 

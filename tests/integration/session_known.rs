@@ -22,6 +22,8 @@ const SYSTEM: f64 = 9_871.0;
 const SCALE: f64 = 1.137;
 const PREAMBLE: usize = 346;
 const COUNTER: CounterKind = CounterKind::AnthropicEstimate;
+/// The tools the version the records name (2.0.42) sent: what `session import` looks them up in.
+const VERSIONED_BUILTINS: &str = "builtin:claude-code@2.0.42";
 
 /// What every request with tools carries besides the system prompt, in provider tokens.
 fn overhead() -> usize {
@@ -215,7 +217,7 @@ fn call(g: &mut Gen, tool: &'static str, input: Value, result_words: usize) -> C
 /// eagerly).
 fn builtin_tools_tokens() -> f64 {
     let catalog = load_catalogs(&[CatalogSource {
-        path: crate::support::repo("fixtures/catalogs/builtins.yaml"),
+        path: VERSIONED_BUILTINS.into(),
         server: None,
     }])
     .unwrap();
@@ -392,7 +394,7 @@ fn the_committed_fixture_is_what_the_generator_writes() {
 fn the_fit_recovers_the_known_parameters_and_prices_every_request() {
     let dir = tempfile::tempdir().unwrap();
     let sources = [CatalogSource {
-        path: crate::support::repo("fixtures/catalogs/builtins.yaml"),
+        path: VERSIONED_BUILTINS.into(),
         server: None,
     }];
     let cats = Catalogs::only(catalogs(&sources, dir.path()).unwrap());

@@ -95,9 +95,10 @@ fn the_prompt_after_a_refused_tool_use_opens_its_own_turn() {
 }
 
 #[test]
-fn a_claude_code_1_0_log_pairs_its_built_in_calls_under_their_current_names() {
+fn a_claude_code_1_0_log_pairs_its_built_in_calls_with_the_tools_its_version_sent() {
     let name = "d4f5b6c7-3e4a-4b5c-9d6e-7f8091021324";
-    // No --catalog: the shipped built-ins, which name the tool KillShell.
+    // No --catalog: the shipped built-ins of the version the log names (1.0.98), which sent
+    // the tool as KillBash (2.0 renamed it KillShell).
     let (v, dir, stderr) = import_default(&[fixture("claude/v1")], &[]);
     let e = entry(&v, name);
     assert_eq!(e["tool_calls"], 3);
@@ -109,7 +110,38 @@ fn a_claude_code_1_0_log_pairs_its_built_in_calls_under_their_current_names() {
         .iter()
         .map(|c| c.tool.id.clone())
         .collect();
-    assert_eq!(tools, ["Bash", "BashOutput", "KillShell"]);
+    assert_eq!(tools, ["Bash", "BashOutput", "KillBash"]);
+    let text = std::fs::read_to_string(dir.path().join(format!("{name}.yaml"))).unwrap();
+    assert!(
+        text.contains("- path: builtin:claude-code@1.0.98\n"),
+        "{text}"
+    );
+}
+
+/// A built-in the session called that its version's listed set lacks (the lists come from
+/// one machine's dumps) was sent too: the reference names it after the version.
+#[test]
+fn a_built_in_called_beyond_the_version_s_listed_set_is_added_to_it() {
+    let name = "d4f5b6c7-3e4a-4b5c-9d6e-7f8091021324";
+    let src = std::fs::read_dir(fixture("claude/v1"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let text =
+        std::fs::read_to_string(&src)
+            .unwrap()
+            .replacen("\"name\":\"Bash\"", "\"name\":\"LS\"", 1);
+    std::fs::write(logs.path().join(src.file_name().unwrap()), text).unwrap();
+    let (v, dir, _) = import_default(&[logs.path().to_str().unwrap().to_string()], &[]);
+    let e = entry(&v, name);
+    assert!(e["unknown_tools"].as_object().unwrap().is_empty(), "{e}");
+    let text = std::fs::read_to_string(dir.path().join(format!("{name}.yaml"))).unwrap();
+    assert!(
+        text.contains("- path: builtin:claude-code@1.0.98+LS\n"),
+        "{text}"
+    );
 }
 
 const FIRST: &str = "e5a6c7d8-4f5b-4c6d-8e7f-809102132435";

@@ -71,6 +71,9 @@ pub(super) struct Record<'a> {
     pub message: Option<&'a RawValue>,
     #[serde(rename = "toolUseResult", borrow, default)]
     tool_use_result: Option<&'a RawValue>,
+    /// The Claude Code version that wrote the record (`2.0.58`).
+    #[serde(borrow, default)]
+    version: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -281,6 +284,8 @@ pub fn response_key(
 pub(super) struct State<'c> {
     copies: &'c Copies,
     pub session_id: Option<String>,
+    /// The Claude Code version of the file's first record that names one it can read.
+    pub version: Option<(u32, u32, u32)>,
     main: Option<Transcript>,
     agents: Vec<Transcript>,
     agent_index: HashMap<String, usize>,
@@ -422,6 +427,7 @@ impl<'c> State<'c> {
         State {
             copies,
             session_id: None,
+            version: None,
             main: None,
             agents: Vec::new(),
             agent_index: HashMap::new(),
@@ -483,6 +489,12 @@ impl<'c> State<'c> {
             && let Some(s) = &rec.session_id
         {
             self.session_id = Some(s.to_string());
+        }
+        if self.version.is_none() {
+            self.version = rec
+                .version
+                .as_deref()
+                .and_then(crate::catalog::versions::parse);
         }
         // History an earlier file holds is context here; history this file already holds (a
         // resume that rewrote it into the same file) is read once, where first written.

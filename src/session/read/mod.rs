@@ -153,6 +153,8 @@ pub struct FileLog {
     pub system_tokens: Option<usize>,
     /// Tools the session defined itself (Codex `dynamic_tools`).
     pub dynamic_tools: Vec<crate::catalog::Tool>,
+    /// The agent's version its records name (Claude Code's `version`), when they do.
+    pub agent_version: Option<(u32, u32, u32)>,
 }
 
 #[derive(Deserialize)]
@@ -275,6 +277,7 @@ pub fn read_file(path: &Path, opts: ReadOptions, copies: &Copies) -> Result<File
     stats.bad_lines += line_stats.too_long;
     let format = format.unwrap_or(LogFormat::ClaudeCode);
     let (mut system_tokens, mut dynamic_tools) = (None, Vec::new());
+    let agent_version = claude.version;
     let (session_id, main, agents) = match format {
         LogFormat::ClaudeCode => claude.finish(),
         LogFormat::Codex => {
@@ -292,6 +295,7 @@ pub fn read_file(path: &Path, opts: ReadOptions, copies: &Copies) -> Result<File
         stats,
         system_tokens,
         dynamic_tools,
+        agent_version,
     })
 }
 
