@@ -105,10 +105,9 @@ fn entries(full: &str) -> (&str, Vec<(&str, &str)>) {
     (head, list)
 }
 
-/// Whether the full catalog text holds a tool `name` would take its text from.
-pub fn holds(full: &str, name: &str) -> bool {
-    let own = own_text_of(name);
-    entries(full).1.iter().any(|(n, _)| *n == own)
+/// The names of the full catalog's tools (to check a name once each, see [`own_text_of`]).
+pub fn names(full: &str) -> Vec<&str> {
+    entries(full).1.into_iter().map(|(n, _)| n).collect()
 }
 
 /// The catalog text of `version`'s tools and then of `extra` (built-ins a session called that

@@ -174,6 +174,7 @@ impl Catalogs {
         let full = crate::catalog::builtin::text(Path::new(crate::catalog::builtin::CLAUDE_CODE))
             .map_err(Error::usage)?;
         let listed = crate::catalog::versions::tools_of(v);
+        let builtin_names = crate::catalog::versions::names(&full);
         let extra: BTreeSet<String> = session
             .transcripts()
             .flat_map(|t| t.requests.iter().flat_map(|r| r.calls.iter()))
@@ -186,7 +187,7 @@ impl Catalogs {
                         .iter()
                         .any(|(from, to)| (from == n && sent(to)) || (to == n && sent(from)))
             })
-            .filter(|n| crate::catalog::versions::holds(&full, n))
+            .filter(|n| builtin_names.contains(&crate::catalog::versions::own_text_of(n)))
             .map(str::to_string)
             .collect();
         let reference =
