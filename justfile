@@ -112,7 +112,7 @@ fuzz-cmin:
     set -euo pipefail
     FUZZ_BUILD_ONLY=1 bash scripts/fuzz.sh
     export PATH="$PWD/target/fuzz-tool:$PATH"
-    for t in catalog_parse scenario_parse query_parse compare_parse texts_expand calibration_parse; do
+    for t in catalog_parse scenario_parse query_parse compare_parse texts_expand calibration_parse run_parse live_answer_parse cassette_parse; do
         RUSTC_BOOTSTRAP=1 cargo fuzz cmin -O "$t" "fuzz/corpus/$t" -- -max_len=65536
     done
 

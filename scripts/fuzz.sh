@@ -26,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-60}"
 # query_parse first: it may be given longer (below), and the others then fill the other core.
-targets="${FUZZ_TARGETS:-query_parse catalog_parse scenario_parse compare_parse texts_expand calibration_parse}"
+targets="${FUZZ_TARGETS:-query_parse catalog_parse scenario_parse compare_parse texts_expand calibration_parse run_parse live_answer_parse cassette_parse}"
 jobs="${FUZZ_JOBS:-$(nproc)}"
 sanitizer="${FUZZ_SANITIZER:-address}"
 # A build that lints while it compiles (.ci/run's clippy wrapper) is for the main workspace only.

@@ -419,6 +419,35 @@ mod tests {
         );
     }
 
+    /// A recorded answer reads back from its cassette whatever doubles it holds. serde_json's
+    /// fast float path read `4.5e30` one ulp off (the answer `450e28`, found by the
+    /// `live_answer_parse` fuzz target), so the entries serialized differently when read, the
+    /// checksum failed and the cassette was discarded (and refused with `--offline`).
+    #[test]
+    fn answers_holding_any_double_read_back_from_their_cassette() {
+        for answer in [
+            "450e28",
+            r#"{"content": [], "usage": {"input_tokens": 1}, "id": 4.5e30}"#,
+        ] {
+            let mut c = Cassette::default();
+            c.insert(
+                "k".into(),
+                Entry {
+                    provider: Provider::Anthropic,
+                    run: 0,
+                    request: json!({"model": "m"}),
+                    response: serde_json::from_str(answer).unwrap(),
+                    latency_ms: 0.0,
+                },
+            );
+            let bytes = c.to_bytes();
+            let (back, load) = Cassette::from_bytes(&bytes);
+            assert_eq!(load, Load::Loaded(1), "{answer}");
+            assert_eq!(back.get("k"), c.get("k"), "{answer}");
+            assert_eq!(back.to_bytes(), bytes, "{answer}");
+        }
+    }
+
     #[test]
     fn files_round_trip_and_tampering_is_refused() {
         let mut c = Cassette::default();

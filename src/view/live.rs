@@ -1,6 +1,7 @@
 //! The report's accuracy section (`report --live DIR`) and the views `toolbudget live` prints
 //! and writes: pure functions from a finished [`LiveResult`] to text and (path, bytes).
 
+use crate::adoption::Adoption;
 use crate::live::repeats::Stability;
 use crate::live::result::{
     CacheSummary, ModeSummary, Paired, Repeats, RequestRow, ScenarioLive, TurnRow,
@@ -104,7 +105,7 @@ pub fn mode_rows(e: &ModeSummary, d: &ModeSummary) -> Vec<Vec<String>> {
 
 /// Deferred-tool calls by adoption's definition: after a search that returned the tool /
 /// came first (of those, failed): `3 / 1 (1)`.
-pub fn adoption_calls(a: &crate::adoption::Adoption) -> String {
+pub fn adoption_calls(a: &Adoption) -> String {
     format!(
         "{} / {} ({})",
         a.found_calls, a.first_calls, a.failed_first_calls
@@ -749,6 +750,7 @@ pub struct ModelRow {
     pub accuracy: f64,
     pub accuracy_low: f64,
     pub accuracy_high: f64,
+    /// Calls of the search tool (`adoption.searches`), beside the accuracy.
     pub searches: usize,
     pub requests: usize,
     /// Billed where reported, else counted.
@@ -767,13 +769,19 @@ pub struct ModelRow {
     /// Input tokens over every request: billed (of those that reported usage) and counted.
     pub billed_input_tokens: u64,
     pub counted_input_tokens: u64,
-    /// Adoption of the search tool ([`crate::adoption`], as `session import` counts it).
-    pub select_searches: usize,
-    pub empty_searches: usize,
-    pub deferred_calls: usize,
-    pub found_calls: usize,
-    pub first_calls: usize,
-    pub failed_first_calls: usize,
+    /// Adoption of the search tool ([`crate::adoption`], as `session import` counts it): the
+    /// last columns, every count but `searches` (its own column above).
+    #[serde(serialize_with = "adoption_but_searches")]
+    pub adoption: Adoption,
+}
+
+/// An [`Adoption`] as [`ModelRow`]'s last columns: every count in its order but `searches`.
+fn adoption_but_searches<S: serde::Serializer>(a: &Adoption, s: S) -> Result<S::Ok, S::Error> {
+    let mut v = serde_json::to_value(a).map_err(serde::ser::Error::custom)?;
+    if let serde_json::Value::Object(counts) = &mut v {
+        counts.shift_remove("searches");
+    }
+    serde::Serialize::serialize(&v, s)
 }
 
 /// A row per run and mode, over every scenario of the run.
@@ -797,7 +805,6 @@ pub fn model_rows(runs: &[LiveResult]) -> Vec<ModelRow> {
             };
             [("eager", &r.eager), ("deferred", &r.deferred)].map(|(mode, m)| {
                 let st = stability(mode);
-                let a = &m.adoption;
                 ModelRow {
                     model: r.model.clone(),
                     provider: r.provider.name().into(),
@@ -822,12 +829,7 @@ pub fn model_rows(runs: &[LiveResult]) -> Vec<ModelRow> {
                     flip_rate: st.as_ref().map(|s| s.flip_rate),
                     billed_input_tokens: m.billed_input_tokens,
                     counted_input_tokens: m.counted_input_tokens,
-                    select_searches: a.select_searches,
-                    empty_searches: a.empty_searches,
-                    deferred_calls: a.deferred_calls,
-                    found_calls: a.found_calls,
-                    first_calls: a.first_calls,
-                    failed_first_calls: a.failed_first_calls,
+                    adoption: m.adoption,
                 }
             })
         })
@@ -871,12 +873,9 @@ pub fn models_table(rows: &[ModelRow], format: Format) -> String {
             row.extend([
                 format!(
                     "{} ({} / {})",
-                    m.searches, m.select_searches, m.empty_searches
+                    m.searches, m.adoption.select_searches, m.adoption.empty_searches
                 ),
-                format!(
-                    "{} / {} ({})",
-                    m.found_calls, m.first_calls, m.failed_first_calls
-                ),
+                adoption_calls(&m.adoption),
                 crate::number::thousands(m.input_tokens_per_request, 0),
                 ratio(m.billed_over_counted),
                 format!("{} / {}", pct(m.cached_share), pct(m.modeled_cached_share)),
@@ -1121,7 +1120,18 @@ mod tests {
             r.eager.accuracy = correct as f64 / 4.0;
             r
         };
-        let (md, files) = models_section(&[run("small", 1), run("large", 3)]).unwrap();
+        let mut large = run("large", 3);
+        large.deferred.searches = 7;
+        large.deferred.adoption = Adoption {
+            searches: 7,
+            select_searches: 1,
+            empty_searches: 2,
+            deferred_calls: 6,
+            found_calls: 4,
+            first_calls: 2,
+            failed_first_calls: 1,
+        };
+        let (md, files) = models_section(&[run("small", 1), large]).unwrap();
         let rows: Vec<&str> = md
             .lines()
             .filter(|l| l.starts_with("| small") || l.starts_with("| large"))
@@ -1140,8 +1150,24 @@ mod tests {
             md.contains("| deferred calls: found / first (failed) |"),
             "{md}"
         );
+        assert!(rows[3].contains("| 7 (1 / 2) | 4 / 2 (1) |"), "{md}");
         let csv = String::from_utf8_lossy(&files[1].1);
-        assert!(csv.contains(",runs,pass_rate,pass_hat_k,pass_at_k,flip_rate,"));
+        // The columns: searches beside the accuracy, adoption's other counts last.
+        assert_eq!(
+            csv.lines().next().unwrap(),
+            "model,provider,scenarios,mode,turns,correct,accuracy,accuracy_low,accuracy_high,\
+             searches,requests,input_tokens_per_request,billed_over_counted,cached_share,\
+             modeled_cached_share,latency_ms_p50,runs,pass_rate,pass_hat_k,pass_at_k,flip_rate,\
+             billed_input_tokens,counted_input_tokens,select_searches,empty_searches,\
+             deferred_calls,found_calls,first_calls,failed_first_calls"
+        );
         assert!(csv.lines().nth(1).unwrap().contains(",1,,,,,"), "{csv}");
+        let large_deferred = csv.lines().nth(4).unwrap();
+        assert!(
+            large_deferred.starts_with("large,openai-chat,,deferred,0,0,"),
+            "{csv}"
+        );
+        assert!(large_deferred.ends_with(",1,2,6,4,2,1"), "{csv}");
+        assert_eq!(large_deferred.matches(",7,").count(), 1, "{csv}");
     }
 }

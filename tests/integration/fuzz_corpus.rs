@@ -57,3 +57,18 @@ fn texts_expand_corpus() {
 fn calibration_parse_corpus() {
     replay("calibration_parse", common::calibration_parse);
 }
+
+#[test]
+fn run_parse_corpus() {
+    replay("run_parse", common::run_parse);
+}
+
+#[test]
+fn live_answer_parse_corpus() {
+    replay("live_answer_parse", common::live_answer_parse);
+}
+
+#[test]
+fn cassette_parse_corpus() {
+    replay("cassette_parse", common::cassette_parse);
+}
