@@ -115,6 +115,15 @@ pub(crate) fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
+/// Waits for the interruption being handled to end the process (with 128 + signal, its
+/// partial output removed). A writer that returned an error instead raced that exit and could
+/// end the run with exit 2 first.
+pub(crate) fn wait_for_interrupt_exit() -> ! {
+    loop {
+        std::thread::park();
+    }
+}
+
 /// Installs the SIGINT/SIGTERM/SIGHUP handling that removes pending temporary files. Call once at
 /// start; without it an interrupted write can leave a temporary file beside its target (the
 /// target itself is never damaged either way).

@@ -510,7 +510,7 @@ fn build_tree(root: &Path, files: &[(String, Vec<u8>)]) -> Result<()> {
     all.extend(files.iter().map(|(p, b)| (p.as_str(), b.as_slice())));
     for (rel, bytes) in all {
         if process::interrupted() {
-            return Err(Error::usage("interrupted"));
+            process::wait_for_interrupt_exit();
         }
         let path = root.join(rel);
         if let Some(d) = path.parent() {
