@@ -332,15 +332,18 @@ pub fn run_parse(data: &[u8]) {
         }
         // `eval --write-run` then `eval --run`: the same rankings, scores and all (ties by id,
         // the rule the writer's order follows; unknown tools kept, as they were written).
-        let Ok(scored) = evaluate_run(
-            run,
-            &f.catalog,
-            &f.siblings,
-            &f.set,
-            &f.options,
-            TieBreak::Id,
-            true,
-        ) else {
+        let score = |run| {
+            evaluate_run(
+                run,
+                &f.catalog,
+                &f.siblings,
+                &f.set,
+                &f.options,
+                TieBreak::Id,
+                true,
+            )
+        };
+        let Ok(scored) = score(run) else {
             continue;
         };
         let written = EvalResult::new(&f.catalog, &f.set, &f.options, &f.siblings, vec![scored]);
@@ -348,16 +351,8 @@ pub fn run_parse(data: &[u8]) {
         let again = parse_runs(Path::new("written.jsonl"), text.clone().into_bytes(), None)
             .unwrap_or_else(|e| panic!("the written run does not read back: {e}\n{text}"));
         assert_eq!(again.len(), 1, "{text}");
-        let rescored = evaluate_run(
-            &again[0],
-            &f.catalog,
-            &f.siblings,
-            &f.set,
-            &f.options,
-            TieBreak::Id,
-            true,
-        )
-        .unwrap_or_else(|e| panic!("the written run does not score: {e}\n{text}"));
+        let rescored = score(&again[0])
+            .unwrap_or_else(|e| panic!("the written run does not score: {e}\n{text}"));
         assert_eq!(rescored.rankings, written.results[0].rankings, "{text}");
     }
 }
