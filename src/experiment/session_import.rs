@@ -566,6 +566,7 @@ pub fn import(
         path: PathBuf::new(),
     };
     let mut notes = cats.notes.clone();
+    notes.extend(builtin_notes(&processed));
     notes.extend(counter_notes(&processed));
     let rows = calibrated(&processed, &cal_file, dir, written, &spill)?;
     let summary = summarize(
@@ -632,6 +633,40 @@ fn fit_all(processed: &[Processed]) -> Vec<Calibration> {
 }
 
 /// Sessions whose profile's counter needs the network, counted with its estimate instead.
+/// Which shipped Claude Code built-ins the sessions were given: the tools of the version each
+/// log names, or every tool any version had.
+fn builtin_notes(processed: &[Processed]) -> Vec<String> {
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for p in processed {
+        for r in &p.ctx.refs {
+            let whole = r.path == crate::catalog::builtin::CLAUDE_CODE;
+            if whole
+                || r.path
+                    .starts_with(&format!("{}@", crate::catalog::builtin::CLAUDE_CODE))
+            {
+                *seen.entry(r.path.as_str()).or_insert(0) += 1;
+            }
+        }
+    }
+    if seen.is_empty() {
+        return Vec::new();
+    }
+    let table = crate::catalog::versions::table();
+    let list: Vec<String> = seen
+        .iter()
+        .map(|(r, n)| format!("{r} ({})", plural(*n, "session", "sessions")))
+        .collect();
+    vec![format!(
+        "Claude Code built-ins: the tools of the version each log names ({} to {}, from {}, {}), \
+         every tool any version had for a later version or none: {}",
+        table.versions.first().map_or("", |e| e.version.as_str()),
+        table.last,
+        table.source.split_whitespace().next().unwrap_or_default(),
+        table.date,
+        list.join(", ")
+    )]
+}
+
 fn counter_notes(processed: &[Processed]) -> Vec<String> {
     let mut seen = BTreeMap::new();
     for p in processed {

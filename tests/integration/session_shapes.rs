@@ -116,6 +116,15 @@ fn a_claude_code_1_0_log_pairs_its_built_in_calls_with_the_tools_its_version_sen
         text.contains("- path: builtin:claude-code@1.0.98\n"),
         "{text}"
     );
+    // The summary says which built-ins each session was given, and from where.
+    assert!(
+        stderr.contains(
+            "note: Claude Code built-ins: the tools of the version each log names (1.0.14 to \
+             2.1.4, from https://github.com/marckrenn/cc-mvp-prompts, 2026-01-11), every tool \
+             any version had for a later version or none: builtin:claude-code@1.0.98 (1 session)"
+        ),
+        "{stderr}"
+    );
 }
 
 /// A built-in the session called that its version's listed set lacks (the lists come from
