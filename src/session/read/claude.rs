@@ -22,15 +22,67 @@ use super::{BadLine, Copies, ReadOptions, ReadStats, count_untyped, ignore, key_
 use crate::session::transcript::{Call, Step, ToolResult, Transcript, Usage, tokens};
 use crate::session::{SEARCH_TOOL, count_text};
 
-/// Claude tokens of one image block (the ~1,600-token ceiling for a full-size image: the log
-/// keeps only the base64 bytes, so the real size is not known).
+/// Claude tokens of one image block whose size cannot be read (the ~1,600-token ceiling of a
+/// full-size image).
 pub const IMAGE_TOKENS: usize = 1_600;
 
-/// [`IMAGE_TOKENS`] as the o200k count session sizes are kept in: the anthropic-estimate
-/// counter maps it back to 1,600 (Codex sessions, counted with openai-responses, keep the
-/// o200k figure: OpenAI bills images by tiles, also unknown from the log).
+/// Claude tokens as the o200k count session sizes are kept in: the anthropic-estimate counter
+/// maps it back (Codex sessions, counted with openai-responses, keep the o200k figure: OpenAI
+/// bills images by tiles, unknown from the log).
+fn as_kept(claude_tokens: usize) -> usize {
+    (claude_tokens as f64 / crate::counter::anthropic::fit().text_ratio).round() as usize
+}
+
+/// [`IMAGE_TOKENS`] as kept: an image whose size is not known.
 pub fn image_tokens() -> usize {
-    (IMAGE_TOKENS as f64 / crate::counter::anthropic::fit().text_ratio).round() as usize
+    as_kept(IMAGE_TOKENS)
+}
+
+/// Most base64 characters of an image decoded to find its size (a JPEG's frame header can
+/// follow tens of KB of metadata; past this the size is not read).
+const MAX_IMAGE_HEADER_CHARS: usize = 64 * 1024;
+
+/// Claude tokens of a `width` × `height` image as Anthropic bills it: scaled down to at most
+/// 1,568 px on its long edge and about 1.15 megapixels (1,600 tokens), then width × height /
+/// 750 (docs.claude.com/en/docs/build-with-claude/vision, "Evaluate image size").
+pub fn claude_image_tokens(width: u64, height: u64) -> usize {
+    if width == 0 || height == 0 {
+        return 0;
+    }
+    let (mut w, mut h) = (width as f64, height as f64);
+    let long = w.max(h);
+    if long > 1568.0 {
+        w *= 1568.0 / long;
+        h *= 1568.0 / long;
+    }
+    let most = IMAGE_TOKENS as f64 * 750.0;
+    if w * h > most {
+        let k = (most / (w * h)).sqrt();
+        w *= k;
+        h *= k;
+    }
+    (((w * h) / 750.0).ceil() as usize).min(IMAGE_TOKENS)
+}
+
+/// The tokens of an image block as kept: from the size its base64 data's header names, else
+/// [`image_tokens`].
+fn image_block_tokens(b: &Block<'_>) -> usize {
+    use base64::Engine;
+    let source = b
+        .source
+        .and_then(|raw| serde_json::from_str::<ImageSource<'_>>(raw.get()).ok());
+    let Some(data) = source.as_ref().and_then(|s| s.data.as_deref()) else {
+        return image_tokens();
+    };
+    let head = &data.as_bytes()[..data.len().min(MAX_IMAGE_HEADER_CHARS) / 4 * 4];
+    let size = base64::engine::general_purpose::STANDARD
+        .decode(head)
+        .ok()
+        .and_then(|bytes| imagesize::blob_size(&bytes).ok());
+    match size {
+        Some(s) => as_kept(claude_image_tokens(s.width as u64, s.height as u64)),
+        None => image_tokens(),
+    }
 }
 
 /// Record types this reader uses; every other type is ignored and counted.
@@ -197,6 +249,16 @@ pub(super) struct Block<'a> {
     tool_name: Option<Cow<'a, str>>,
     #[serde(default)]
     is_error: Option<bool>,
+    /// An image's source (`{"type": "base64", "media_type": …, "data": …}`), read only for
+    /// an image (another block's `source` may have another shape).
+    #[serde(borrow, default)]
+    source: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+pub(super) struct ImageSource<'a> {
+    #[serde(borrow, default)]
+    data: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -674,7 +736,7 @@ impl Apply<'_> {
                     Some("tool_reference") => {
                         count_text(&render_reference(ib.tool_name.as_deref().unwrap_or("")))
                     }
-                    Some("image") => image_tokens(),
+                    Some("image") => image_block_tokens(ib),
                     _ => 0,
                 })
                 .sum(),
@@ -801,7 +863,7 @@ impl Apply<'_> {
                                 user_text.get_or_insert_with(String::new).push_str(t);
                             }
                         }
-                        Some("image") => user_tokens += image_tokens(),
+                        Some("image") => user_tokens += image_block_tokens(b),
                         _ => {}
                     }
                 }
@@ -903,6 +965,51 @@ pub(super) fn agent_of(tool_use_result: Option<&RawValue>, texts: &[&str]) -> Op
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_image_is_billed_by_its_size_scaled_as_anthropic_does() {
+        // Anthropic's table: 200 x 200 ≈ 54 tokens, 1092 x 1092 ≈ 1,590.
+        assert_eq!(claude_image_tokens(200, 200), 54);
+        assert_eq!(claude_image_tokens(1092, 1092), 1590);
+        // Long edge over 1,568: scaled down first; then at most ~1,600 tokens.
+        assert_eq!(
+            claude_image_tokens(3136, 200),
+            claude_image_tokens(1568, 100)
+        );
+        assert!((1590..=1600).contains(&claude_image_tokens(4000, 3000)));
+        assert_eq!(claude_image_tokens(0, 500), 0);
+        assert!(claude_image_tokens(u64::MAX, u64::MAX) <= 1600);
+    }
+
+    #[test]
+    fn an_image_block_s_size_is_read_from_its_base64_header() {
+        use base64::Engine;
+        // A PNG header of 600 x 134 (the IHDR chunk is all the reader needs).
+        let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+        png.extend(600u32.to_be_bytes());
+        png.extend(134u32.to_be_bytes());
+        png.extend([8, 6, 0, 0, 0, 0, 0, 0, 0]);
+        let data = base64::engine::general_purpose::STANDARD.encode(&png);
+        let block = |source: &str| {
+            let line = format!(r#"{{"type":"image","source":{source}}}"#);
+            let b: Block<'_> = serde_json::from_str(&line).unwrap();
+            image_block_tokens(&b)
+        };
+        assert_eq!(
+            block(&format!(
+                r#"{{"type":"base64","media_type":"image/png","data":"{data}"}}"#
+            )),
+            as_kept(claude_image_tokens(600, 134))
+        );
+        // Unreadable data, another shape of source, or none: the full-size figure.
+        for other in [
+            r#"{"type":"base64","data":"not base64!"}"#,
+            r#""a string""#,
+            "null",
+        ] {
+            assert_eq!(block(other), image_tokens(), "{other}");
+        }
+    }
 
     #[test]
     fn responses_are_keyed_by_message_and_request_then_uuid_never_empty() {
