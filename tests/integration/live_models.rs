@@ -9,7 +9,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::live::{chat_text, scripted_chat, serve};
-use crate::support::{repo, report_files, toolbudget};
+use crate::support::{files_under, repo, toolbudget};
 
 /// Model `a` searches and calls right every run; model `b` answers without a tool in run 0
 /// (seed 1) and plays as `a` in run 1 (seed 2): right in one of two runs, so every turn flips.
@@ -181,8 +181,8 @@ fn several_models_play_side_by_side_and_replay_offline_byte_for_byte() {
     )
     .arg("--offline"));
     assert_eq!(offline, online, "the offline replay differs");
-    let files = report_files(&dir.path().join("online"));
-    assert_eq!(files, report_files(&dir.path().join("offline")));
+    let files = files_under(&dir.path().join("online"));
+    assert_eq!(files, files_under(&dir.path().join("offline")));
     let paths: Vec<&str> = files.keys().map(String::as_str).collect();
     assert_eq!(
         paths,

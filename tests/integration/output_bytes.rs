@@ -581,7 +581,7 @@ fn report_bytes() {
     }
     let root = crate::support::report_once();
     let mut manifest = String::new();
-    for (rel, bytes) in crate::support::report_files(root) {
+    for (rel, bytes) in crate::support::files_under(root) {
         // index.html is index.md (pinned above, masked) converted: it holds the latencies too.
         if rel.contains("latency") || rel == "index.html" {
             manifest.push_str(&format!("measured {rel}\n"));

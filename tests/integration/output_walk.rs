@@ -242,32 +242,13 @@ fn inputs(dir: &Path) {
     w("logs/s.jsonl", &std::fs::read_to_string(log).unwrap());
 }
 
-/// Every file under `dir` with its bytes.
-fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().display().to_string();
-                out.push((rel, std::fs::read(&p).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
 #[test]
 fn no_output_flag_of_any_command_replaces_an_input() {
     for case in CASES {
         for target in case.targets {
             let tmp = tempfile::tempdir().unwrap();
             inputs(tmp.path());
-            let before = snapshot(tmp.path());
+            let before = crate::support::files_under(tmp.path());
             let args: Vec<&str> = case
                 .args
                 .iter()
@@ -286,7 +267,11 @@ fn no_output_flag_of_any_command_replaces_an_input() {
                 first.starts_with(&format!("error: {} {target}", case.flag)),
                 "{args:?}: the refusal names the flag and the path: {err}"
             );
-            assert_eq!(snapshot(tmp.path()), before, "{args:?} changed the folder");
+            assert_eq!(
+                crate::support::files_under(tmp.path()),
+                before,
+                "{args:?} changed the folder"
+            );
         }
     }
 }

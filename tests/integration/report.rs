@@ -425,7 +425,7 @@ fn report_json_round_trips_the_numbers() {
 /// `output_bytes::report_bytes`.
 #[test]
 fn report_command_writes_every_part() {
-    let files = crate::support::report_files(crate::support::report_once());
+    let files = crate::support::files_under(crate::support::report_once());
     for part in [
         "index.md",
         "data/report.json",

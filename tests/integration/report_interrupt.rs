@@ -9,7 +9,7 @@
 #![cfg(unix)]
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
@@ -52,29 +52,9 @@ fn report(inputs: &Path, out: &Path) -> Command {
     cmd
 }
 
-/// Every file under `dir` with its bytes.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.insert(
-                    p.strip_prefix(dir).unwrap().to_path_buf(),
-                    std::fs::read(&p).unwrap(),
-                );
-            }
-        }
-    }
-    out
-}
-
 /// A complete report: its index links only to files that exist, and nothing temporary is in it.
-fn assert_complete(dir: &Path, files: &BTreeMap<PathBuf, Vec<u8>>) {
-    let index = String::from_utf8(files[Path::new("index.md")].clone()).unwrap();
+fn assert_complete(dir: &Path, files: &BTreeMap<String, Vec<u8>>) {
+    let index = String::from_utf8(files["index.md"].clone()).unwrap();
     let mut links = 0;
     for part in index.split("](").skip(1) {
         let target = part.split(')').next().unwrap();
@@ -88,9 +68,9 @@ fn assert_complete(dir: &Path, files: &BTreeMap<PathBuf, Vec<u8>>) {
         );
     }
     assert!(links > 5, "the index links its charts and data");
-    assert!(files.contains_key(Path::new(".toolbudget-output")));
+    assert!(files.contains_key(".toolbudget-output"));
     assert!(
-        files.keys().all(|p| !p.to_string_lossy().contains(".tmp")),
+        files.keys().all(|p| !p.contains(".tmp")),
         "{:?}",
         files.keys().collect::<Vec<_>>()
     );
@@ -107,18 +87,14 @@ fn an_interrupted_report_leaves_the_old_one_or_a_whole_new_one() {
     let status = report(inputs, &out).status().unwrap();
     assert!(status.success());
     let full = start.elapsed();
-    let mut before = snapshot(&out);
+    let mut before = crate::support::files_under(&out);
     assert_complete(&out, &before);
 
-    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    // Seeded delays over the whole run, most of them late (the write phase).
+    let mut rng = toolbudget::rng::SplitMix64::new(0x9e37_79b9_7f4a_7c15);
     let (mut kept, mut replaced) = (0, 0);
     for trial in 0..TRIALS {
-        // SplitMix64: seeded delays over the whole run, most of them late (the write phase).
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        let fraction = 0.3 + 1.2 * ((z ^ (z >> 31)) as f64 / u64::MAX as f64);
+        let fraction = 0.3 + 1.2 * (rng.next_u64() as f64 / u64::MAX as f64);
         let delay = full.mul_f64(fraction);
 
         let child = report(inputs, &out).spawn().unwrap();
@@ -132,7 +108,7 @@ fn an_interrupted_report_leaves_the_old_one_or_a_whole_new_one() {
             "trial {trial}: exit {code:?}: {}",
             String::from_utf8_lossy(&result.stderr)
         );
-        let after = snapshot(&out);
+        let after = crate::support::files_under(&out);
         if after == before {
             kept += 1;
         } else {

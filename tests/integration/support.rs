@@ -82,8 +82,9 @@ pub fn report_once() -> &'static std::path::Path {
     })
 }
 
-/// Every file under a report folder, by path relative to it (`/`-separated), sorted.
-pub fn report_files(root: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+/// Every file under a folder (a report, a test's work folder), by path relative to it
+/// (`/`-separated), sorted, with its bytes.
+pub fn files_under(root: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
     let mut out = std::collections::BTreeMap::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
